@@ -1,0 +1,3 @@
+from kvgen.cli import main
+
+main()

@@ -1,0 +1,184 @@
+"""The data kvgen shares with the Helm chart: models, instances, runtime pins, rules.
+
+All of it lives as YAML under ``charts/kvgen/files/`` and is read once per process. A spec
+names a catalog model or instance by key, may override any of its fields inline, or may
+describe one the catalog does not know.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from kvgen import paths, quantity
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    """One data file of charts/kvgen/files, parsed (cached)."""
+    with (paths.files_dir() / name).open(encoding="utf-8") as fh:
+        return YAML(typ="safe", pure=True).load(fh)
+
+
+def models() -> dict[str, dict[str, Any]]:
+    return load("models.yaml")["models"]
+
+
+def instances() -> dict[str, dict[str, Any]]:
+    return load("instances.yaml")["instances"]
+
+
+def runtime() -> dict[str, Any]:
+    return load("runtime.yaml")
+
+
+def rules() -> list[dict[str, Any]]:
+    return load("rules.yaml")["rules"]
+
+
+def suggest(word: str, choices: list[str]) -> str | None:
+    """A 'did you mean' hint, case-insensitive."""
+    lowered = {c.lower(): c for c in choices}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    architecture: str
+    layers: int
+    attention_layers: int
+    kv_heads: int
+    head_dim: int
+    mla: bool
+    hybrid: bool
+    weights_bytes: int
+    max_model_len: int | None
+    in_catalog: bool
+
+    def kv_bytes_per_token(self, dtype_bytes: int = 2, tensor_parallel: int = 1) -> int:
+        """KV-cache bytes one token takes on one GPU (vLLM kv_cache_interface.py).
+
+        Standard attention: 2 (K and V) x KV heads per rank x head dim x dtype, per attention
+        layer; heads are replicated when TP exceeds them. MLA: one latent vector of head_dim
+        per layer, no factor 2, replicated on every rank (runtime.md section 9).
+        """
+        if self.mla:
+            return self.attention_layers * self.head_dim * dtype_bytes
+        heads_per_rank = max(1, self.kv_heads // tensor_parallel)
+        return self.attention_layers * 2 * heads_per_rank * self.head_dim * dtype_bytes
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    type: str | None
+    gpus: int
+    gpu_model: str | None
+    gpu_memory_bytes: int
+    memory_bytes: int
+    cpu: int | None
+    arch: str
+    local_disk_bytes: int
+    mig: str | None
+    in_catalog: bool
+
+
+MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
+INSTANCE_FIELDS = ("gpus", "memory")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, str, str | None]]]:
+    """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint))."""
+    row = models().get(spec_model.id)
+    merged: dict[str, Any] = dict(row or {})
+    for field in ("architecture", "layers", "attention_layers", "kv_heads", "head_dim", "mla", "hybrid", "weights"):
+        value = getattr(spec_model, field)
+        if value is not None:
+            merged[_camel(field)] = value
+    missing = [f for f in MODEL_FIELDS if merged.get(_camel(f)) is None]
+    if missing:
+        hint_model = suggest(spec_model.id, list(models()))
+        names = ", ".join(f"model.{_camel(f)}" for f in missing)
+        if row is None:
+            message = f"model {spec_model.id!r} is not in the catalog and is not described inline (missing {names})"
+            hint = f"did you mean {hint_model!r}? " if hint_model else ""
+            hint += "or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
+        else:
+            message = f"missing {names}"
+            hint = None
+        return None, [(("model", "id"), message, hint)]
+    layers = int(merged["layers"])
+    info = ModelInfo(
+        id=spec_model.id,
+        architecture=str(merged["architecture"]),
+        layers=layers,
+        attention_layers=int(merged.get("attentionLayers") if merged.get("attentionLayers") is not None else layers),
+        kv_heads=int(merged["kvHeads"]),
+        head_dim=int(merged["headDim"]),
+        mla=bool(merged.get("mla", False)),
+        hybrid=bool(merged.get("hybrid", False)),
+        weights_bytes=quantity.to_bytes(merged["weights"]),
+        max_model_len=merged.get("maxModelLen"),
+        in_catalog=row is not None,
+    )
+    problems = []
+    if spec_model.max_model_len and info.max_model_len and spec_model.max_model_len > info.max_model_len:
+        problems.append(
+            (
+                ("model", "maxModelLen"),
+                f"{spec_model.max_model_len} is longer than {spec_model.id}'s limit of {info.max_model_len} tokens",
+                f"use at most {info.max_model_len}",
+            )
+        )
+    return info, problems
+
+
+def _mig_memory(profile: str) -> int:
+    """'3g.40gb' -> 40 GB of device memory (MIG profiles name decimal gigabytes)."""
+    return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
+
+
+def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tuple[tuple, str, str | None]]]:
+    row = instances().get(spec_instance.type) if spec_instance.type else None
+    merged: dict[str, Any] = dict(row or {})
+    for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig"):
+        value = getattr(spec_instance, field)
+        if value is not None:
+            merged[_camel(field)] = value
+    missing = [f for f in INSTANCE_FIELDS if merged.get(_camel(f)) is None]
+    if merged.get("gpus") and not merged.get("gpuMemory") and not merged.get("mig"):
+        missing.append("gpu_memory")
+    if missing:
+        names = ", ".join(f"instance.{_camel(f)}" for f in missing)
+        if spec_instance.type and row is None:
+            close = suggest(spec_instance.type, list(instances()))
+            message = f"unknown instance type {spec_instance.type!r} (missing {names})"
+            hint = f"did you mean {close!r}? " if close else ""
+            hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
+            return None, [(("instance", "type"), message, hint)]
+        return None, [(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")]
+    mig = merged.get("mig")
+    gpu_memory = _mig_memory(mig) if mig else quantity.to_bytes(merged.get("gpuMemory") or 0)
+    info = InstanceInfo(
+        type=spec_instance.type,
+        gpus=int(merged["gpus"]),
+        gpu_model=merged.get("gpuModel"),
+        gpu_memory_bytes=gpu_memory,
+        memory_bytes=quantity.to_bytes(merged["memory"]),
+        cpu=int(merged["cpu"]) if merged.get("cpu") is not None else None,
+        arch=str(merged.get("arch") or "amd64"),
+        local_disk_bytes=quantity.to_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,
+        mig=mig,
+        in_catalog=row is not None,
+    )
+    return info, []

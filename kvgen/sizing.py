@@ -1,0 +1,334 @@
+"""How big everything must be: container memory, /dev/shm, ephemeral storage, the CPU tier.
+
+One module, every constant named with where it comes from. The plan is computed from the
+node's allocatable memory (what the kubelet leaves to pods), the pod's share of the node's
+GPUs, the model's weights and the offloading spec. Explicit values in ``spec.resources``
+always win; when they look too small a warning says so. A pod that cannot fit its node is
+an error that says what to change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from kvgen import quantity
+from kvgen.catalog import InstanceInfo, ModelInfo
+from kvgen.quantity import GiB, MiB
+from kvgen.rules import Decision
+from kvgen.spec import Spec
+
+# --- node allocatable -----------------------------------------------------------------
+# kube-reserved memory by bands of node RAM (GKE "plan node sizes"; AKS before 1.29 used the
+# same bands): 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next
+# 112, 2% of the rest.
+KUBE_RESERVED_BANDS: tuple[tuple[int, float], ...] = (
+    (4 * GiB, 0.25),
+    (4 * GiB, 0.20),
+    (8 * GiB, 0.10),
+    (112 * GiB, 0.06),
+    (math.inf, 0.02),  # type: ignore[arg-type]
+)
+# kubelet hard eviction threshold memory.available<100Mi (GKE, and AKS 1.29+).
+EVICTION_THRESHOLD = 100 * MiB
+
+# --- the vLLM container -----------------------------------------------------------------
+# API server + engine-core processes: Python, tokenizer, torch and CUDA user-space libraries.
+VLLM_POD_OVERHEAD = 4 * GiB
+# Each GPU worker process: torch, its CUDA context, NCCL host buffers, pinned staging.
+# (AIBrix maintainers' rule of thumb is ~20 GB per TP rank including weights; vllm#53042
+# measured 35 GiB anonymous memory for 16 ranks, ~2.2 GiB each.) 4 GiB per GPU is between.
+VLLM_PER_GPU_OVERHEAD = 4 * GiB
+# safetensors are memory-mapped while loading; the pages read are charged to the container's
+# memory cgroup. Budget the node's share of the weights once.
+MODEL_LOADING_FACTOR = 1.0
+# vLLM's CPU backend keeps its KV cache in host RAM, sized by VLLM_CPU_KVCACHE_SPACE (GiB).
+CPU_BACKEND_KV_SPACE_GIB = 4
+# vLLM requests: 4 cores per GPU worker plus 2 for the API server (vLLM recommends at least
+# 2 physical cores per GPU worker); never more than 90% of the pod's share of the node.
+VLLM_CPU_PER_GPU = 4
+VLLM_CPU_BASE = 2
+CPU_REQUEST_CEILING = 0.9
+
+# --- native backend (vLLM OffloadingConnector) ---------------------------------------------
+# The CPU tier is one mmap file in /dev/shm the size of cpu_bytes_to_use (vLLM PR #50094);
+# vLLM refuses to start when /dev/shm has less free space. Pages of an emptyDir with
+# medium: Memory are charged to the container that touches them: the vLLM container.
+NATIVE_CPU_TIER_FACTOR = 1.0
+# vllm#53042 (open): on a hybrid GDN+GQA model with 4 KV groups, --kv-offloading-size N took
+# 1.92 x N of shmem. Budget 2x for hybrid models that opt in to offloading.
+NATIVE_HYBRID_CPU_TIER_FACTOR = 2.0
+
+# --- lmcache backend (LMCache MP server sidecar) --------------------------------------------
+# The MP server process beyond its L1 pool: the LMCache operator requests ceil(L1 + 5) GiB.
+LMCACHE_SERVER_OVERHEAD = 5 * GiB
+# One ZMQ worker plus the lazy allocator's pinning thread.
+LMCACHE_SERVER_CPU = "2"
+# KAITO starts LMCache with a 1 GiB pinned pool and grows it lazily (--l1-init-size-gb 1).
+LMCACHE_L1_INIT_GIB = 1
+# KAITO's default share of available host RAM for the CPU tier.
+DEFAULT_CPU_MEMORY_UTILIZATION = 0.5
+
+# --- /dev/shm -------------------------------------------------------------------------------
+# KServe's single-node presets mount a 1Gi dshm; its data-parallel presets (up to 8 GPUs)
+# 8Gi: 1 GiB, plus 1 GiB per additional GPU worker for NCCL and vLLM's shared-memory queues.
+SHM_BASE = 1 * GiB
+SHM_PER_EXTRA_GPU = 1 * GiB
+
+# --- ephemeral storage ----------------------------------------------------------------------
+# The model download cache (HF_HOME) holds the weights plus tokenizer files and vLLM's
+# compile cache (VLLM_CACHE_ROOT).
+MODEL_CACHE_HEADROOM = 2 * GiB
+
+# --- GPU memory (for the KV-cache estimate only) --------------------------------------------
+# KAITO's node estimator: 2.3 GiB base overhead per GPU plus 5% of the weights it holds
+# (activations, CUDA graphs, NCCL).
+GPU_BASE_OVERHEAD = int(2.3 * GiB)
+GPU_OVERHEAD_WEIGHT_FACTOR = 0.05
+
+
+def kube_reserved(memory: int) -> int:
+    reserved, left = 0.0, memory
+    for band, share in KUBE_RESERVED_BANDS:
+        take = min(left, band)
+        reserved += take * share
+        left -= take
+        if left <= 0:
+            break
+    return math.ceil(reserved)
+
+
+def allocatable_memory(memory: int) -> int:
+    """Memory the kubelet leaves to pods on a node with ``memory`` bytes of RAM."""
+    return memory - kube_reserved(memory) - EVICTION_THRESHOLD
+
+
+def round_up_gib(n: float) -> int:
+    return math.ceil(n / GiB) * GiB
+
+
+@dataclass(frozen=True)
+class ContainerSize:
+    cpu: str | None
+    memory: int  # request = limit: pinned and shared memory cannot be reclaimed
+    ephemeral: int  # ephemeral-storage request (0: none)
+
+
+@dataclass
+class Sizing:
+    gpus_per_pod: int
+    gpu_share: float  # this pod's share of the node (GPUs per pod / GPUs per node)
+    node_allocatable: int
+    pod_allocatable: int  # node allocatable x share
+    cpu_tier: int  # bytes of the CPU tier (native: cpu_bytes_to_use; lmcache: planned L1)
+    l1_cap: int | None  # lmcache: the explicit cap the launcher applies (kvCacheOffloading.cpu)
+    utilization: float | None  # lmcache: the share of available RAM the launcher uses
+    shm: int
+    model_cache: int
+    tiers_ephemeral: int  # emptyDir tier sizes, summed
+    vllm: ContainerSize
+    lmcache: ContainerSize | None
+    gpu_kv_cache: int  # estimated GPU KV-cache bytes of the whole pod (all GPUs)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def pod_memory(self) -> int:
+        return self.vllm.memory + (self.lmcache.memory if self.lmcache else 0)
+
+    @property
+    def pod_ephemeral(self) -> int:
+        return self.vllm.ephemeral + (self.lmcache.ephemeral if self.lmcache else 0)
+
+
+class FitError(Exception):
+    """The pod cannot fit its node; each problem is (spec path, message, hint)."""
+
+    def __init__(self, problems: list[tuple[tuple, str, str | None]]):
+        self.problems = problems
+        super().__init__("; ".join(p[1] for p in problems))
+
+
+def gib(n: int) -> str:
+    return f"{n / GiB:.1f} GiB"
+
+
+def _override(value: str | None, computed: int) -> int:
+    return quantity.to_bytes(value) if value is not None else computed
+
+
+def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decision, gpus_per_pod: int) -> Sizing:
+    o = spec.kv_cache_offloading
+    res = spec.resources
+    p = spec.parallelism
+    warnings: list[str] = []
+
+    share = gpus_per_pod / instance.gpus if instance.gpus else 1.0
+    node_alloc = allocatable_memory(instance.memory_bytes)
+    pod_alloc = int(node_alloc * share)
+    weights_per_node = model.weights_bytes / p.nodes
+
+    backend = o.backend if decision.enabled else None
+    tiers = [t.file_system for t in o.secondary] if decision.enabled else []
+    tiers_ephemeral = sum(quantity.to_bytes(t.empty_dir.size) for t in tiers if t.empty_dir)
+
+    # CPU tier
+    cpu_tier, l1_cap, utilization = 0, None, None
+    if backend == "native":
+        cpu_tier = quantity.to_bytes(o.cpu)
+    elif backend == "lmcache":
+        l1_cap = quantity.to_bytes(o.cpu) if o.cpu is not None else None
+        if o.cpu is not None and o.cpu_memory_utilization is None:
+            utilization = None  # an absolute size: no measurement
+            cpu_tier = l1_cap
+        else:
+            utilization = o.cpu_memory_utilization if o.cpu_memory_utilization is not None else DEFAULT_CPU_MEMORY_UTILIZATION
+            cpu_tier = int(pod_alloc * utilization / p.tensor)
+            if l1_cap is not None:
+                cpu_tier = min(cpu_tier, l1_cap)
+        cpu_tier = (cpu_tier // MiB) * MiB
+
+    # /dev/shm
+    shm = SHM_BASE + SHM_PER_EXTRA_GPU * max(0, gpus_per_pod - 1)
+    factor = NATIVE_HYBRID_CPU_TIER_FACTOR if model.hybrid else NATIVE_CPU_TIER_FACTOR
+    if backend == "native":
+        shm += int(cpu_tier * factor)
+    shm = _override(res.shm, round_up_gib(shm))
+
+    # model cache
+    model_cache = _override(res.model_cache, round_up_gib(weights_per_node + MODEL_CACHE_HEADROOM))
+
+    # vLLM container
+    if instance.gpus:
+        vllm_mem = VLLM_POD_OVERHEAD + VLLM_PER_GPU_OVERHEAD * gpus_per_pod + weights_per_node * MODEL_LOADING_FACTOR
+    else:
+        vllm_mem = VLLM_POD_OVERHEAD + model.weights_bytes + CPU_BACKEND_KV_SPACE_GIB * GiB
+    vllm_mem += SHM_BASE + SHM_PER_EXTRA_GPU * max(0, gpus_per_pod - 1)
+    if backend == "native":
+        vllm_mem += cpu_tier * factor
+    vllm_mem = round_up_gib(vllm_mem)
+    cpu_req = VLLM_CPU_BASE + VLLM_CPU_PER_GPU * gpus_per_pod
+    if instance.cpu:
+        cpu_req = min(cpu_req, max(1, int(instance.cpu * share * CPU_REQUEST_CEILING)))
+    vllm_eph = model_cache + (tiers_ephemeral if backend == "native" else 0)
+    vllm = _apply_overrides(
+        "vllm", ContainerSize(str(cpu_req), vllm_mem, vllm_eph), res.vllm, warnings
+    )
+
+    lmcache = None
+    if backend == "lmcache":
+        lm_mem = round_up_gib(cpu_tier + LMCACHE_SERVER_OVERHEAD)
+        lmcache = _apply_overrides(
+            "lmcacheServer", ContainerSize(LMCACHE_SERVER_CPU, lm_mem, tiers_ephemeral), res.lmcache_server, warnings
+        )
+
+    # GPU KV cache, for explain and the "does offloading pay off" warning
+    gpu_kv = 0
+    if instance.gpus:
+        per_gpu_weights = model.weights_bytes / (p.tensor * p.pipeline)
+        per_gpu = (
+            instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization
+            - per_gpu_weights
+            - GPU_BASE_OVERHEAD
+            - GPU_OVERHEAD_WEIGHT_FACTOR * per_gpu_weights
+        )
+        gpu_kv = max(0, int(per_gpu)) * gpus_per_pod
+
+    sizing = Sizing(
+        gpus_per_pod=gpus_per_pod,
+        gpu_share=share,
+        node_allocatable=node_alloc,
+        pod_allocatable=pod_alloc,
+        cpu_tier=cpu_tier,
+        l1_cap=l1_cap,
+        utilization=utilization,
+        shm=shm,
+        model_cache=model_cache,
+        tiers_ephemeral=tiers_ephemeral,
+        vllm=vllm,
+        lmcache=lmcache,
+        gpu_kv_cache=gpu_kv,
+        warnings=warnings,
+    )
+    _check_fit(spec, model, instance, sizing, decision)
+    _advise(spec, sizing, decision, tiers)
+    return sizing
+
+
+def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: list[str]) -> ContainerSize:
+    req, lim = explicit.requests, explicit.limits
+    mem_value = lim.memory or req.memory
+    memory = _override(mem_value, computed.memory)
+    if mem_value is not None and memory < computed.memory:
+        warnings.append(
+            f"resources.{name}: memory {quantity.format_bytes(memory)} is below the {quantity.format_bytes(computed.memory)} "
+            "kvgen computes for this container; it may be OOM-killed"
+        )
+    eph = _override(req.ephemeral_storage, computed.ephemeral)
+    if req.ephemeral_storage is not None and eph < computed.ephemeral:
+        warnings.append(
+            f"resources.{name}: ephemeral-storage {quantity.format_bytes(eph)} is below the "
+            f"{quantity.format_bytes(computed.ephemeral)} of its emptyDir volumes; the kubelet may evict the pod"
+        )
+    return ContainerSize(req.cpu or computed.cpu, memory, eph)
+
+
+def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> None:
+    problems: list[tuple[tuple, str, str | None]] = []
+    where = instance.type or "the instance"
+    o = spec.kv_cache_offloading
+    if s.pod_memory > s.pod_allocatable:
+        lead = f"the pod needs {gib(s.pod_memory)} of memory (vLLM {gib(s.vllm.memory)}"
+        if s.lmcache:
+            lead += f", LMCache server {gib(s.lmcache.memory)}"
+        share = f" ({s.gpus_per_pod} of its {instance.gpus} GPUs)" if s.gpu_share < 1 else ""
+        message = f"{lead}) but {where} leaves {gib(s.pod_allocatable)} to it{share}"
+        if decision.enabled and s.cpu_tier:
+            room = s.pod_allocatable - (s.pod_memory - s.cpu_tier)
+            if o.backend == "native":
+                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // MiB * MiB)}, or pick an instance with more RAM"
+            elif s.utilization is not None and s.l1_cap is None:
+                path, hint = ("kvCacheOffloading", "cpuMemoryUtilization"), "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM"
+            else:
+                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // MiB * MiB)}, or pick an instance with more RAM"
+        else:
+            path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
+        problems.append((path, message, hint))
+    if instance.local_disk_bytes and s.pod_ephemeral > instance.local_disk_bytes * s.gpu_share:
+        problems.append(
+            (
+                ("kvCacheOffloading", "secondary") if s.tiers_ephemeral else ("instance", "type"),
+                f"the pod needs {gib(s.pod_ephemeral)} of ephemeral storage (model cache {gib(s.model_cache)}, "
+                f"emptyDir tiers {gib(s.tiers_ephemeral)}) but {where} has {gib(int(instance.local_disk_bytes * s.gpu_share))} of local disk for it",
+                "make the emptyDir tiers smaller, move them to a pvc tier, or pick an instance with more local disk",
+            )
+        )
+    if instance.gpus:
+        per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
+        usable = instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization
+        if per_gpu_weights + GPU_BASE_OVERHEAD > usable:
+            problems.append(
+                (
+                    ("parallelism", "tensor"),
+                    f"{model.id} needs {gib(int(per_gpu_weights))} of weights per GPU at tensor {spec.parallelism.tensor} x pipeline "
+                    f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
+                    f"(gpuMemoryUtilization {spec.vllm.gpu_memory_utilization})",
+                    "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs",
+                )
+            )
+    if problems:
+        raise FitError(problems)
+
+
+def _advise(spec: Spec, s: Sizing, decision: Decision, tiers) -> None:
+    if not decision.enabled:
+        return
+    if s.cpu_tier and s.gpu_kv_cache and s.cpu_tier <= s.gpu_kv_cache:
+        s.warnings.append(
+            f"the CPU tier ({gib(s.cpu_tier)}) is not larger than the GPU KV cache (~{gib(s.gpu_kv_cache)}); "
+            "offloading then mostly mirrors what the GPU already holds"
+        )
+    if spec.kv_cache_offloading.backend == "native" and any(t.empty_dir for t in tiers):
+        s.warnings.append(
+            "vLLM's fs tier has no size bound: when it outgrows an emptyDir's sizeLimit the kubelet evicts the pod; "
+            "size the emptyDir generously or use a pvc tier"
+        )

@@ -1,0 +1,344 @@
+"""The kvgen spec: typed user models (also the Helm chart's values).
+
+These models are the user-facing layer only; what Kubernetes receives is built elsewhere
+(``kvgen.plan`` and ``templates/``). Keys are camelCase. Unknown keys are errors. The JSON
+Schema in ``schemas/kvgen.schema.json`` is generated from these models (``kvgen schema``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from kvgen import quantity
+
+# A positive size with an optional binary or decimal suffix. Exponents and milli-units are
+# left out on purpose: the Helm chart parses the same strings in Go templates.
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"
+_QUANTITY_RE = re.compile(QUANTITY_PATTERN)
+
+
+def _check_size(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
+    text = str(value).strip()
+    if text.startswith("-"):
+        raise ValueError(f"{text} is negative; a size must be greater than zero, e.g. 10Gi")
+    if not _QUANTITY_RE.match(text):
+        raise ValueError(f"{text!r} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
+    if quantity.to_bytes(text) <= 0:
+        raise ValueError("must be greater than zero")
+    return text
+
+
+Size = Annotated[
+    str,
+    BeforeValidator(_check_size),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": QUANTITY_PATTERN},
+                {"type": "integer", "minimum": 1},
+            ]
+        }
+    ),
+]
+
+# DNS-1035 label: Service names must be one, and kvgen names every object after the spec.
+# 52 characters leaves room for "-headless" and for StatefulSet pod names and revision hashes.
+NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
+ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True
+    )
+
+
+# ---------------------------------------------------------------- model and instance
+
+
+class SecretKeyRef(Model):
+    """A key of a Kubernetes Secret; kvgen never takes a token literally."""
+
+    name: str = Field(description="Name of the Secret in the spec's namespace.", min_length=1)
+    key: str = Field(description="Key inside the Secret that holds the token.", min_length=1)
+
+
+class ModelSpec(Model):
+    """The model to serve: looked up in the catalog by id, or described inline."""
+
+    id: str = Field(
+        description="Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct. Catalog models need nothing else.",
+        min_length=1,
+    )
+    max_model_len: int | None = Field(
+        None, ge=1, description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit."
+    )
+    hf_token_secret: SecretKeyRef | None = Field(
+        None, description="Secret holding a Hugging Face token (exposed to vLLM as HF_TOKEN). Needed for gated models."
+    )
+    architecture: str | None = Field(
+        None, description="Inline model: the vLLM architecture class, e.g. LlamaForCausalLM. Overrides the catalog."
+    )
+    layers: int | None = Field(None, ge=1, description="Inline model: number of hidden layers.")
+    attention_layers: int | None = Field(
+        None, ge=0, description="Inline model: layers that keep a per-token KV cache (fewer than layers for hybrids). Default: layers."
+    )
+    kv_heads: int | None = Field(None, ge=1, description="Inline model: number of key/value heads (1 for MLA).")
+    head_dim: int | None = Field(
+        None, ge=1, description="Inline model: head dimension (for MLA: kv_lora_rank + qk_rope_head_dim)."
+    )
+    mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
+    hybrid: bool | None = Field(
+        None, description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid)."
+    )
+    weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
+
+
+class InstanceSpec(Model):
+    """The node type the pods run on: a catalog type, or described inline."""
+
+    type: str | None = Field(
+        None,
+        description="Cloud instance type, e.g. Standard_NC24ads_A100_v4 or p5.48xlarge. Pods are pinned to it with node.kubernetes.io/instance-type.",
+    )
+    gpus: int | None = Field(None, ge=0, description="GPUs (or MIG devices) per node; 0 for a CPU-only node.")
+    gpu_model: str | None = Field(None, description="GPU model name, informational.")
+    gpu_memory: Size | None = Field(None, description="Memory of one GPU, e.g. 80Gi.")
+    memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
+    cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")
+    arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
+    local_disk: Size | None = Field(None, description="Local disk for ephemeral storage (NVMe or temp disk).")
+    mig: str | None = Field(
+        None,
+        pattern=MIG_PATTERN,
+        description="MIG profile each GPU request uses, e.g. 1g.10gb (nvidia.com/mig-<profile>). Turns offloading off.",
+    )
+
+
+class Parallelism(Model):
+    """How the model is split across GPUs and nodes (vLLM's parallel sizes)."""
+
+    tensor: int = Field(1, ge=1, description="--tensor-parallel-size.")
+    pipeline: int = Field(1, ge=1, description="--pipeline-parallel-size.")
+    data: int = Field(1, ge=1, description="--data-parallel-size (independent replicas inside one server).")
+    nodes: int = Field(1, ge=1, description="Nodes one server spans; more than 1 renders a StatefulSet.")
+
+
+# ---------------------------------------------------------------- offloading
+
+
+class EmptyDirTier(Model):
+    size: Size = Field(description="sizeLimit of the emptyDir; the same amount is requested as ephemeral-storage.")
+
+
+class PVCRef(Model):
+    name: str = Field(description="Name of an existing PersistentVolumeClaim.", min_length=1)
+    path: str | None = Field(None, description="Sub-directory inside the claim (mounted with subPath).")
+
+
+class PVCTier(Model):
+    """Exactly one of spec (one ephemeral claim per pod) or ref (an existing claim)."""
+
+    spec: dict[str, Any] | None = Field(
+        None, description="A PersistentVolumeClaimSpec; each pod gets its own claim, deleted with the pod."
+    )
+    ref: PVCRef | None = Field(None, description="An existing claim; use an RWX claim to share the cache across replicas.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "PVCTier":
+        if (self.spec is None) == (self.ref is None):
+            both = "both are set" if self.spec is not None else "neither is set"
+            raise ValueError(f"exactly one of spec or ref must be set; {both}")
+        return self
+
+
+class FileSystemTier(Model):
+    """Exactly one of emptyDir or pvc."""
+
+    empty_dir: EmptyDirTier | None = Field(None, description="Node-local disk that lives as long as the pod.")
+    pvc: PVCTier | None = Field(None, description="A PersistentVolumeClaim: per-pod ephemeral (spec) or existing (ref).")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "FileSystemTier":
+        if (self.empty_dir is None) == (self.pvc is None):
+            both = "both are set" if self.empty_dir is not None else "neither is set"
+            raise ValueError(f"exactly one of emptyDir or pvc must be set; {both}")
+        return self
+
+
+class SecondaryTier(Model):
+    file_system: FileSystemTier = Field(description="A disk tier; mounted at /mnt/kv-cache-<index>.")
+
+
+class KVCacheOffloading(Model):
+    """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
+
+    enabled: bool = Field(True, description="Offload the KV cache (on by default, as in KAITO).")
+    backend: Literal["lmcache", "native"] = Field(
+        "lmcache",
+        description="lmcache: an LMCache MP server sidecar via LMCacheMPConnector. native: vLLM's OffloadingConnector.",
+    )
+    cpu_memory_utilization: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="lmcache backend: share of the host RAM available at start-up used for the CPU tier, divided by the tensor-parallel size (default 0.5; 0 disables).",
+    )
+    cpu: Size | None = Field(
+        None,
+        description="Size of the CPU tier. Required for the native backend; caps the measured size for lmcache.",
+    )
+    eviction_policy: Literal["lru", "arc"] = Field("lru", description="Eviction policy of the CPU tier.")
+    secondary: list[SecondaryTier] = Field(
+        default_factory=list, description="Ordered disk tiers after CPU RAM (KServe shape)."
+    )
+    allow_hybrid: bool = Field(
+        False,
+        description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
+    )
+
+    @model_validator(mode="after")
+    def _native_needs_cpu(self) -> "KVCacheOffloading":
+        if (
+            self.enabled
+            and self.backend == "native"
+            and self.cpu is None
+            and self.cpu_memory_utilization != 0
+        ):
+            raise ValueError(
+                "the native backend needs the size of its CPU tier: set kvCacheOffloading.cpu (e.g. cpu: 10Gi)"
+            )
+        return self
+
+
+class Disaggregation(Model):
+    role: Literal["none", "prefill", "decode"] = Field(
+        "none", description="Prefill/decode disaggregation role; prefill and decode use NixlConnector, not a local cache."
+    )
+
+
+# ---------------------------------------------------------------- images, runtime, resources
+
+
+class Image(Model):
+    repository: str | None = Field(None, description="Image repository.", min_length=1)
+    tag: str | None = Field(None, description="Image tag.", min_length=1)
+    digest: str | None = Field(
+        None, pattern=r"^sha256:[0-9a-f]{64}$", description="Image digest; when set the image is pulled by digest."
+    )
+
+
+class Images(Model):
+    """Runtime images; unset fields take the pins in charts/kvgen/files/images.yaml."""
+
+    vllm: Image = Field(default_factory=Image, description="The vLLM OpenAI server image.")
+    lmcache: Image = Field(default_factory=Image, description="The LMCache standalone image (MP server sidecar).")
+
+
+class EnvVar(Model):
+    name: str = Field(pattern=ENV_NAME_PATTERN, description="Variable name.")
+    value: str | None = Field(None, description="Literal value (no secrets: use valueFrom).")
+    value_from: dict[str, Any] | None = Field(None, description="A Kubernetes EnvVarSource.")
+
+
+class VLLMSettings(Model):
+    gpu_memory_utilization: float = Field(
+        0.92, gt=0, le=1, description="--gpu-memory-utilization (vLLM 0.33 default 0.92)."
+    )
+    extra_args: list[str] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
+    env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
+
+
+ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
+
+
+def _check_cpu_quantity(value: Any) -> str:
+    text = str(value)
+    if not re.match(r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$", text):
+        raise ValueError(f"{text!r} is not a CPU quantity such as 4, 0.5 or 500m")
+    return text
+
+
+class ResourceList(Model):
+    cpu: Annotated[str, BeforeValidator(_check_cpu_quantity)] | None = Field(
+        None, description="CPU cores, e.g. 4 or 500m."
+    )
+    memory: Size | None = Field(None, description="Memory, e.g. 64Gi.")
+    ephemeral_storage: Size | None = Field(None, alias="ephemeral-storage", description="Ephemeral storage, e.g. 120Gi.")
+
+
+class ContainerResources(Model):
+    requests: ResourceList = Field(default_factory=ResourceList, description="Explicit requests; they win over computed ones.")
+    limits: ResourceList = Field(default_factory=ResourceList, description="Explicit limits; they win over computed ones.")
+
+
+class Resources(Model):
+    """Explicit sizes. Anything set here wins over what kvgen computes."""
+
+    vllm: ContainerResources = Field(default_factory=ContainerResources, description="The vLLM container.")
+    lmcache_server: ContainerResources = Field(
+        default_factory=ContainerResources, description="The lmcache-mp-server sidecar."
+    )
+    shm: Size | None = Field(None, description="sizeLimit of the /dev/shm emptyDir.")
+    model_cache: Size | None = Field(None, description="sizeLimit of the model download cache emptyDir.")
+
+
+class Scheduling(Model):
+    node_selector: dict[str, str] = Field(default_factory=dict, description="Extra node labels the pods require.")
+    tolerations: list[dict[str, Any]] = Field(default_factory=list, description="Pod tolerations.")
+    affinity: dict[str, Any] = Field(default_factory=dict, description="Pod affinity.")
+    priority_class_name: str | None = Field(None, description="Pod priorityClassName.")
+
+
+class Service(Model):
+    port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
+    type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
+
+
+class Spec(Model):
+    """A kvgen spec: one vLLM deployment with KV-cache offloading."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=False,
+        frozen=True,
+        title="kvgen spec",
+        json_schema_extra={"$id": "https://kvgen.dev/schemas/kvgen.schema.json"},
+    )
+
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        max_length=52,
+        description="Name of every rendered object (DNS-1035 label, at most 52 characters).",
+    )
+    namespace: str = Field("default", pattern=NAMESPACE_PATTERN, max_length=63, description="Namespace of every object.")
+    model: ModelSpec = Field(description="The model to serve.")
+    instance: InstanceSpec = Field(description="The node type.")
+    replicas: int = Field(1, ge=0, description="Number of vLLM servers.")
+    parallelism: Parallelism = Field(default_factory=Parallelism, description="Tensor, pipeline and data parallel sizes.")
+    kv_cache_offloading: KVCacheOffloading = Field(
+        default_factory=KVCacheOffloading, description="KV-cache offloading to CPU RAM and disk."
+    )
+    disaggregation: Disaggregation = Field(default_factory=Disaggregation, description="Prefill/decode disaggregation.")
+    images: Images = Field(default_factory=Images, description="Runtime images (pinned by default).")
+    vllm: VLLMSettings = Field(default_factory=VLLMSettings, description="vLLM server settings.")
+    resources: Resources = Field(default_factory=Resources, description="Explicit resource values; they always win.")
+    scheduling: Scheduling = Field(default_factory=Scheduling, description="Node selection.")
+    service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")

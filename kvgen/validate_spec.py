@@ -1,0 +1,85 @@
+"""Turn an input document into a Spec, or into a list of problems with spec paths.
+
+pydantic collects every field error of a document in one pass; this module rewrites them
+for people: the spec path (``kvCacheOffloading.secondary[1].fileSystem``), the file:line it
+came from, and a hint (a "did you mean" for unknown keys).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from kvgen import catalog
+from kvgen.errors import Problem
+from kvgen.source import SourceDoc
+from kvgen.spec import Spec
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The model class inside Optional[...] / list[...] / dict[str, ...], if any."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, list, dict, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            inner = _unwrap(arg)
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                return inner
+        return None
+    return annotation
+
+
+def model_at(path: tuple) -> type[BaseModel] | None:
+    """The spec model class that sits at ``path`` (list indexes are skipped)."""
+    model: Any = Spec
+    for part in path:
+        if isinstance(part, int):
+            continue
+        fields = {f.alias or n: f for n, f in model.model_fields.items()}
+        if part not in fields:
+            return None
+        model = _unwrap(fields[part].annotation)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+    return model
+
+
+def allowed_keys(path: tuple) -> list[str]:
+    model = model_at(path)
+    if model is None:
+        return []
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    hint = None
+    if kind == "extra_forbidden":
+        key = loc[-1]
+        keys = allowed_keys(loc[:-1])
+        close = catalog.suggest(str(key), keys)
+        message = f"unknown key {key!r}"
+        hint = f"did you mean {close!r}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
+    elif kind == "missing":
+        message = "required key is missing"
+    elif kind == "value_error":
+        message = str(error["msg"]).removeprefix("Value error, ")
+    elif kind == "string_pattern_mismatch":
+        message = f"{error['input']!r} is not valid here (must match {error['ctx']['pattern']})"
+        if loc[-1] == "name":
+            hint = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
+    else:
+        message = str(error["msg"])
+    return Problem(loc, message, hint, doc.locate(loc))
+
+
+def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
+    if not isinstance(doc.data, dict):
+        return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]
+    try:
+        return Spec.model_validate(doc.data), []
+    except ValidationError as exc:
+        return None, [_problem(e, doc) for e in exc.errors(include_url=False)]
