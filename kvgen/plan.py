@@ -156,7 +156,12 @@ def _resources(size: sizing.ContainerSize, gpu: dict[str, int] | None) -> dict[s
     requests["memory"] = quantity.format_bytes(size.memory)
     if size.ephemeral:
         requests["ephemeral-storage"] = quantity.format_bytes(size.ephemeral)
-    limits: dict[str, Any] = {"memory": quantity.format_bytes(size.memory)}
+    limits: dict[str, Any] = {}
+    if size.cpu_limit:
+        limits["cpu"] = size.cpu_limit
+    limits["memory"] = quantity.format_bytes(size.limit)
+    if size.ephemeral_limit is not None:
+        limits["ephemeral-storage"] = quantity.format_bytes(size.ephemeral_limit)
     for name, count in (gpu or {}).items():
         requests[name] = count
         limits[name] = count

@@ -37,16 +37,14 @@ def to_bytes(value: str | int | float) -> int:
 
 
 def format_bytes(n: int) -> str:
-    """The shortest exact binary-suffix form: 10737418240 -> "10Gi", 1610612736 -> "1536Mi".
+    """The shortest exact form of a byte count: 10737418240 -> "10Gi", 1610612736 -> "1536Mi".
 
-    Sizes kvgen computes are rounded up to whole MiB first, so the result never has a
-    fractional part and reads the same in every tool.
+    Exact, never rounded: a value that is no whole number of KiB is written in plain bytes.
     """
-    n = math.ceil(n / MiB) * MiB
-    for suffix, unit in (("Ti", 1024**4), ("Gi", GiB), ("Mi", MiB)):
-        if n % unit == 0:
+    for suffix, unit in (("Ti", 1024**4), ("Gi", GiB), ("Mi", MiB), ("Ki", 1024)):
+        if n and n % unit == 0:
             return f"{n // unit}{suffix}"
-    raise AssertionError("unreachable: n is a whole number of MiB")
+    return str(n)
 
 
 def round_up_gib(n: int) -> int:

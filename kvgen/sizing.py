@@ -109,9 +109,20 @@ def round_up_gib(n: float) -> int:
 
 @dataclass(frozen=True)
 class ContainerSize:
+    """Computed sizes set memory request = limit (pinned and shared memory cannot be
+    reclaimed, so a container must never be scheduled on less than it will use) and no CPU
+    limit (throttling a serving engine only adds latency). Explicit values replace either."""
+
     cpu: str | None
-    memory: int  # request = limit: pinned and shared memory cannot be reclaimed
+    memory: int  # memory request
     ephemeral: int  # ephemeral-storage request (0: none)
+    memory_limit: int | None = None  # None: equal to the request
+    cpu_limit: str | None = None
+    ephemeral_limit: int | None = None
+
+    @property
+    def limit(self) -> int:
+        return self.memory_limit if self.memory_limit is not None else self.memory
 
 
 @dataclass
@@ -256,12 +267,17 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
 
 def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: list[str]) -> ContainerSize:
     req, lim = explicit.requests, explicit.limits
-    mem_value = lim.memory or req.memory
-    memory = _override(mem_value, computed.memory)
-    if mem_value is not None and memory < computed.memory:
+    if req.memory is not None:
+        memory = quantity.to_bytes(req.memory)
+    elif lim.memory is not None:
+        memory = min(computed.memory, quantity.to_bytes(lim.memory))
+    else:
+        memory = computed.memory
+    memory_limit = quantity.to_bytes(lim.memory) if lim.memory is not None else max(memory, computed.memory)
+    if memory_limit < computed.memory:
         warnings.append(
-            f"resources.{name}: memory {quantity.format_bytes(memory)} is below the {quantity.format_bytes(computed.memory)} "
-            "kvgen computes for this container; it may be OOM-killed"
+            f"resources.{name}: memory limit {quantity.format_bytes(memory_limit)} is below the "
+            f"{quantity.format_bytes(computed.memory)} kvgen computes for this container; it may be OOM-killed"
         )
     eph = _override(req.ephemeral_storage, computed.ephemeral)
     if req.ephemeral_storage is not None and eph < computed.ephemeral:
@@ -269,7 +285,14 @@ def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: lis
             f"resources.{name}: ephemeral-storage {quantity.format_bytes(eph)} is below the "
             f"{quantity.format_bytes(computed.ephemeral)} of its emptyDir volumes; the kubelet may evict the pod"
         )
-    return ContainerSize(req.cpu or computed.cpu, memory, eph)
+    return ContainerSize(
+        cpu=req.cpu or computed.cpu,
+        memory=memory,
+        ephemeral=eph,
+        memory_limit=memory_limit if memory_limit != memory else None,
+        cpu_limit=lim.cpu,
+        ephemeral_limit=quantity.to_bytes(lim.ephemeral_storage) if lim.ephemeral_storage is not None else None,
+    )
 
 
 def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> None:
@@ -285,11 +308,11 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
         if decision.enabled and s.cpu_tier:
             room = s.pod_allocatable - (s.pod_memory - s.cpu_tier)
             if o.backend == "native":
-                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // MiB * MiB)}, or pick an instance with more RAM"
+                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // GiB * GiB)}, or pick an instance with more RAM"
             elif s.utilization is not None and s.l1_cap is None:
                 path, hint = ("kvCacheOffloading", "cpuMemoryUtilization"), "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM"
             else:
-                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // MiB * MiB)}, or pick an instance with more RAM"
+                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // GiB * GiB)}, or pick an instance with more RAM"
         else:
             path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
         problems.append((path, message, hint))

@@ -78,7 +78,9 @@ def load_documents(text: str, file: str) -> list[SourceDoc]:
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else None
-        message = " ".join(str(x) for x in (exc.context, exc.problem) if x)
+        message = str(exc.problem or "")
+        if exc.context:
+            message = f"{exc.context} (started at line {exc.context_mark.line + 1}): {message}" if exc.context_mark else f"{exc.context}: {message}"
         raise SpecError(file, [Problem((), f"malformed YAML: {message}", location=loc)]) from None
     except YAMLError as exc:
         raise SpecError(file, [Problem((), f"malformed YAML: {exc}")]) from None

@@ -1,0 +1,85 @@
+"""Shared helpers: compile a spec given as a dict, run the CLI, find examples."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from kvgen.compiler import Compiled, compile_text
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+GOLDEN = ROOT / "golden"
+
+BASE: dict[str, Any] = {
+    "name": "demo",
+    "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+    "instance": {"type": "Standard_NC24ads_A100_v4"},
+}
+
+
+def spec(**overrides: Any) -> dict[str, Any]:
+    """BASE with top-level keys replaced (deep-copied)."""
+    out = copy.deepcopy(BASE)
+    out.update(copy.deepcopy(overrides))
+    return out
+
+
+def dump(data: Any) -> str:
+    import io
+
+    y = YAML(typ="safe", pure=True)
+    y.default_flow_style = False
+    buf = io.StringIO()
+    y.dump(data, buf)
+    return buf.getvalue()
+
+
+def compile_spec(data: dict[str, Any], version: str = "1.33") -> Compiled:
+    (result,) = compile_text(dump(data), "spec.yaml", version)
+    return result
+
+
+def kind(compiled: Compiled, k: str) -> dict[str, Any]:
+    (obj,) = [o for o in compiled.objects if o["kind"] == k]
+    return obj
+
+
+def workload(compiled: Compiled) -> dict[str, Any]:
+    (obj,) = [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet")]
+    return obj
+
+
+def container(compiled: Compiled, name: str) -> dict[str, Any]:
+    pod = workload(compiled)["spec"]["template"]["spec"]
+    (c,) = [c for c in pod.get("containers", []) + pod.get("initContainers", []) if c["name"] == name]
+    return c
+
+
+def kv_transfer_config(compiled: Compiled) -> dict[str, Any] | None:
+    for arg in container(compiled, "vllm")["args"]:
+        if arg.startswith("--kv-transfer-config="):
+            return json.loads(arg.split("=", 1)[1])
+    return None
+
+
+def run_kvgen(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess: exit codes, stdout and stderr as a user sees them."""
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "kvgen", *args], input=input, capture_output=True, text=True, cwd=cwd or ROOT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def example(request) -> Path:
+    return request.param

@@ -1,0 +1,199 @@
+"""Bad specs fail with every problem listed: the spec path, file:line, a clear message,
+exit code 1, no traceback, and no output written."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import run_kvgen
+
+HEAD = """\
+name: demo
+model:
+  id: meta-llama/Llama-3.1-8B-Instruct
+instance:
+  type: Standard_NC24ads_A100_v4
+"""
+
+# id -> (spec text, spec path, text on the reported line, message fragment)
+CASES = {
+    "unknown-key": (
+        HEAD + "kvCacheOffloding:\n  enabled: true\n",
+        "kvCacheOffloding", "kvCacheOffloding:", "unknown key 'kvCacheOffloding'",
+    ),
+    "negative-size": (
+        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: -10Gi\n",
+        "kvCacheOffloading.cpu", "cpu: -10Gi", "negative",
+    ),
+    "emptydir-and-pvc": (
+        HEAD + textwrap.dedent("""\
+            kvCacheOffloading:
+              backend: native
+              cpu: 10Gi
+              secondary:
+                - fileSystem:
+                    emptyDir: {size: 100Gi}
+                - fileSystem:
+                    emptyDir: {size: 100Gi}
+                    pvc: {ref: {name: cache}}
+            """),
+        "kvCacheOffloading.secondary[1].fileSystem", "- fileSystem:", "exactly one of emptyDir or pvc must be set; both are set",
+    ),
+    "neither-emptydir-nor-pvc": (
+        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem: {}\n",
+        "kvCacheOffloading.secondary[0].fileSystem", "- fileSystem: {}", "neither is set",
+    ),
+    "pvc-spec-and-ref": (
+        HEAD + textwrap.dedent("""\
+            kvCacheOffloading:
+              backend: native
+              cpu: 10Gi
+              secondary:
+                - fileSystem:
+                    pvc:
+                      spec: {storageClassName: nvme}
+                      ref: {name: cache}
+            """),
+        "kvCacheOffloading.secondary[0].fileSystem.pvc", "pvc:", "exactly one of spec or ref must be set; both are set",
+    ),
+    "missing-ref-name": (
+        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          ref: {path: kv/}\n",
+        "kvCacheOffloading.secondary[0].fileSystem.pvc.ref.name", "ref: {path: kv/}", "required key is missing",
+    ),
+    "native-without-cpu": (
+        HEAD + "kvCacheOffloading:\n  backend: native\n",
+        "kvCacheOffloading", "kvCacheOffloading:", "the native backend needs the size of its CPU tier",
+    ),
+    "invalid-name": (
+        HEAD.replace("name: demo", "name: Gemma_4"),
+        "name", "name: Gemma_4", "'Gemma_4' is not valid here",
+    ),
+    "utilization-above-one": (
+        HEAD + "kvCacheOffloading:\n  cpuMemoryUtilization: 1.5\n",
+        "kvCacheOffloading.cpuMemoryUtilization", "cpuMemoryUtilization: 1.5", "less than or equal to 1",
+    ),
+    "utilization-below-zero": (
+        HEAD + "kvCacheOffloading:\n  cpuMemoryUtilization: -0.1\n",
+        "kvCacheOffloading.cpuMemoryUtilization", "cpuMemoryUtilization: -0.1", "greater than or equal to 0",
+    ),
+    "parallelism-exceeds-gpus": (
+        HEAD + "parallelism:\n  tensor: 4\n",
+        "parallelism", "parallelism:", "needs 4 GPUs per node, but Standard_NC24ads_A100_v4 has 1",
+    ),
+    "unknown-instance-type": (
+        HEAD.replace("Standard_NC24ads_A100_v4", "Standard_NC24ads_A100_v5"),
+        "instance.type", "type: Standard_NC24ads_A100_v5", "unknown instance type 'Standard_NC24ads_A100_v5'",
+    ),
+    "unknown-model": (
+        HEAD.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/secret-model-7b"),
+        "model.id", "id: acme/secret-model-7b", "is not in the catalog and is not described inline",
+    ),
+    "malformed-yaml": (
+        HEAD + "kvCacheOffloading:\n  cpu: 10Gi: 20Gi\n  evictionPolicy: lru\n",
+        "(spec)", "cpu: 10Gi: 20Gi", "malformed YAML: mapping values are not allowed here",
+    ),
+    "pod-does-not-fit-node": (
+        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 500Gi\n",
+        "kvCacheOffloading.cpu", "cpu: 500Gi", "the pod needs",
+    ),
+    "managed-flag-in-extra-args": (
+        HEAD + "vllm:\n  extraArgs:\n    - --max-num-seqs=64\n    - --kv-transfer-config={}\n",
+        "vllm.extraArgs[1]", "- --kv-transfer-config={}", "--kv-transfer-config is set by kvgen",
+    ),
+    "wrong-type": (
+        HEAD + "replicas: two\n",
+        "replicas", "replicas: two", "valid integer",
+    ),
+    "invalid-embedded-pvc-spec": (
+        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n            storageClassNam: nvme\n",
+        "kvCacheOffloading.secondary[0].fileSystem.pvc.spec", "spec:", "'storageClassNam' was unexpected",
+    ),
+}
+
+HINTS = {
+    "unknown-key": "did you mean 'kvCacheOffloading'?",
+    "unknown-instance-type": "did you mean 'Standard_NC24ads_A100_v4'?",
+    "pod-does-not-fit-node": "lower kvCacheOffloading.cpu to at most",
+}
+
+
+def _line_of(text: str, needle: str) -> int:
+    lines = text.splitlines()
+    matches = [i + 1 for i, line in enumerate(lines) if needle in line]
+    return matches[-1] if needle.startswith("- ") or needle.endswith(":") and needle != "kvCacheOffloading:" else matches[0]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_spec_is_rejected_with_path_and_line(case, tmp_path):
+    text, path, line_text, fragment = CASES[case]
+    spec_file = tmp_path / f"{case}.yaml"
+    spec_file.write_text(text)
+    out_dir = tmp_path / "out"
+    result = run_kvgen("render", str(spec_file), "-o", str(out_dir))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert not out_dir.exists() or not any(out_dir.iterdir()), "no file may be written"
+    expected_line = _line_of(text, line_text)
+    expected = f"{spec_file}:{expected_line}:"
+    problem_lines = [l for l in result.stderr.splitlines() if l.strip().startswith(str(spec_file) + ":")]
+    assert any(l.strip().startswith(expected) and f" {path}: " in l and fragment in l for l in problem_lines), result.stderr
+    if case in HINTS:
+        assert HINTS[case] in result.stderr
+
+
+def test_unterminated_yaml_names_where_the_open_bracket_started(tmp_path):
+    f = tmp_path / "open.yaml"
+    f.write_text(HEAD + "kvCacheOffloading:\n  cpu: [10Gi\n")
+    result = run_kvgen("validate", str(f))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "malformed YAML" in result.stderr and "started at line 7" in result.stderr
+
+
+def test_there_are_at_least_twelve_distinct_bad_inputs():
+    assert len(CASES) >= 12
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    text = HEAD.replace("name: demo", "name: Bad_Name") + textwrap.dedent("""\
+        replicas: -1
+        kvCacheOffloding: {}
+        kvCacheOffloading:
+          cpuMemoryUtilization: 2
+          evictionPolicy: fifo
+          secondary:
+            - fileSystem:
+                emptyDir: {size: -5Gi}
+        """)
+    f = tmp_path / "many.yaml"
+    f.write_text(text)
+    result = run_kvgen("validate", str(f))
+    assert result.returncode == 1
+    for fragment in ("name:", "replicas:", "kvCacheOffloding:", "cpuMemoryUtilization:", "evictionPolicy:", "emptyDir.size:"):
+        assert fragment in result.stderr, fragment
+    assert "6 problems" in result.stderr
+
+
+def test_problems_of_several_files_are_all_reported_and_nothing_is_written(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(HEAD)
+    bad1 = tmp_path / "bad1.yaml"
+    bad1.write_text(HEAD + "replicas: two\n")
+    bad2 = tmp_path / "bad2.yaml"
+    bad2.write_text(HEAD + "kvCacheOffloding: {}\n")
+    out = tmp_path / "out"
+    result = run_kvgen("render", str(good), str(bad1), str(bad2), "-o", str(out))
+    assert result.returncode == 1
+    assert str(bad1) in result.stderr and str(bad2) in result.stderr
+    assert not out.exists()
+
+
+def test_a_token_literal_is_not_a_field(tmp_path):
+    f = tmp_path / "token.yaml"
+    f.write_text(HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfToken: hf_abcdef"))
+    result = run_kvgen("render", str(f))
+    assert result.returncode == 1
+    assert "unknown key 'hfToken'" in result.stderr
+    assert "hfTokenSecret" in result.stderr  # the hint points at the Secret reference

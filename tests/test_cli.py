@@ -1,0 +1,108 @@
+"""The command line as a user drives it: inputs, outputs, versions, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from ruamel.yaml import YAML
+
+from conftest import BASE, EXAMPLES, GOLDEN, ROOT, dump, run_kvgen
+
+EXAMPLE = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
+
+
+def test_render_to_stdout_equals_golden():
+    result = run_kvgen("render", str(EXAMPLE))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (GOLDEN / EXAMPLE.name).read_text()
+    assert "KV-cache offloading enabled (lmcache backend)" in result.stderr
+
+
+def test_render_reads_stdin():
+    result = run_kvgen("render", "-", input=EXAMPLE.read_text())
+    assert result.returncode == 0
+    assert result.stdout == (GOLDEN / EXAMPLE.name).read_text()
+
+
+def test_render_writes_one_file_per_spec(tmp_path):
+    out = tmp_path / "rendered"
+    result = run_kvgen("render", "-q", str(ROOT / "examples" / "kserve-qwen2-7b.yaml"), str(EXAMPLE), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""
+    assert sorted(p.name for p in out.iterdir()) == ["gemma-4-12b.yaml", "qwen2-7b-kv-cache-offloading.yaml"]
+    assert (out / "gemma-4-12b.yaml").read_text() == (GOLDEN / EXAMPLE.name).read_text()
+
+
+def test_render_a_directory_and_a_multi_document_file(tmp_path):
+    a = dict(BASE, name="a")
+    b = dict(BASE, name="b")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "two.yaml").write_text(dump(a) + "---\n" + dump(b))
+    result = run_kvgen("render", "-q", str(tmp_path / "specs"))
+    assert result.returncode == 0, result.stderr
+    names = [d["metadata"]["name"] for d in YAML(typ="safe").load_all(result.stdout) if d["kind"] == "Deployment"]
+    assert names == ["a", "b"]
+
+
+def test_same_name_twice_with_output_dir_is_a_usage_error(tmp_path):
+    f = tmp_path / "twice.yaml"
+    f.write_text(dump(BASE) + "---\n" + dump(BASE))
+    result = run_kvgen("render", str(f), "-o", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "several specs are named demo" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_kube_version_option():
+    ok = run_kvgen("render", "-q", "--kube-version", "1.29", str(EXAMPLE))
+    assert ok.returncode == 0 and ok.stdout
+    old = run_kvgen("render", "--kube-version", "1.27", str(EXAMPLE))
+    assert old.returncode == 2 and "1.28 or newer" in old.stderr
+    bogus = run_kvgen("render", "--kube-version", "latest", str(EXAMPLE))
+    assert bogus.returncode == 2 and "not a Kubernetes version" in bogus.stderr
+
+
+def test_usage_errors_exit_2_without_traceback(tmp_path):
+    missing = run_kvgen("render", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    unknown = run_kvgen("render", "--frobnicate", str(EXAMPLE))
+    assert unknown.returncode == 2
+    for r in (missing, unknown):
+        assert "Traceback" not in r.stderr
+
+
+def test_help_documents_exit_codes():
+    result = run_kvgen("--help")
+    assert result.returncode == 0
+    for code in ("0 ok", "1 invalid input", "2 usage error", "3 invalid output"):
+        assert code in result.stdout
+
+
+def test_validate_reports_ok_and_writes_nothing_to_stdout():
+    result = run_kvgen("validate", *map(str, EXAMPLES))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.count("ok: ") == len(EXAMPLES)
+
+
+def test_explain_json_has_the_decision_and_every_rule():
+    result = run_kvgen("explain", "--output", "json", str(ROOT / "examples" / "rule-mig-partition.yaml"))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["decision"]["offloading"] == "disabled"
+    assert report["decision"]["reasonCode"] == "mig-partition"
+    assert [r["code"] for r in report["decision"]["rules"] if r["matched"]] == ["mig-partition"]
+    assert len(report["decision"]["rules"]) == 7
+
+
+def test_explain_text_shows_decision_and_sizing_table():
+    result = run_kvgen("explain", str(EXAMPLE), env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "KV-cache offloading enabled" in result.stdout
+    assert "Capability rules" in result.stdout and "Sizing" in result.stdout
+    assert "LMCache MP server sidecar memory" in result.stdout
+
+
+def test_version():
+    result = run_kvgen("--version")
+    assert result.returncode == 0 and result.stdout.startswith("kvgen ")

@@ -1,0 +1,120 @@
+"""Each capability rule turns offloading off with its reason code, never failing the render,
+and a neighbouring case that differs in just that respect keeps offloading on."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import compile_spec, container, kv_transfer_config, run_kvgen, spec, workload, dump
+from kvgen import catalog, rules
+
+LLAMA = {"id": "meta-llama/Llama-3.1-8B-Instruct"}
+
+# code -> (spec that trips the rule, its neighbour that keeps offloading on)
+CASES = {
+    "disabled-by-config": (
+        spec(kvCacheOffloading={"enabled": False}),
+        spec(kvCacheOffloading={"enabled": True}),
+    ),
+    "cpu-instance": (
+        spec(model={"id": "meta-llama/Llama-3.2-1B-Instruct"}, instance={"type": "Standard_D16s_v5"}),
+        # an ARM node with GPUs (Grace Blackwell) keeps offloading on: the rule is about GPUs
+        spec(model={"id": "meta-llama/Llama-3.2-1B-Instruct"}, instance={"type": "Standard_ND128isr_NDR_GB200_v6"}),
+    ),
+    "mig-partition": (
+        spec(instance={"type": "Standard_NC24ads_A100_v4", "mig": "3g.40gb"}),
+        spec(instance={"type": "Standard_NC24ads_A100_v4"}),
+    ),
+    "data-parallel": (
+        spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"data": 4}),
+        spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 4}),
+    ),
+    "multi-node-pipeline-parallel": (
+        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+             parallelism={"tensor": 8, "pipeline": 2, "nodes": 2}),
+        # pipeline parallel inside one node keeps offloading on
+        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+             parallelism={"tensor": 4, "pipeline": 2}),
+    ),
+    "prefill-decode-disaggregation": (
+        spec(disaggregation={"role": "decode"}),
+        spec(disaggregation={"role": "none"}),
+    ),
+    "hybrid-architecture": (
+        spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}),
+        # a Qwen3 (not hybrid) model stays on, as in KAITO
+        spec(model={"id": "Qwen/Qwen3-8B"}),
+    ),
+}
+
+
+def test_every_rule_in_the_table_has_a_case():
+    assert set(CASES) == {r["code"] for r in catalog.rules()} == set(rules.PREDICATES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_turns_offloading_off_with_its_reason(code):
+    c = compile_spec(CASES[code][0])
+    meta = workload(c)["metadata"]["annotations"]
+    assert meta["kvgen.dev/kv-cache-offloading"] == "disabled"
+    assert meta["kvgen.dev/kv-cache-offloading-reason"] == code
+    pod = workload(c)["spec"]["template"]
+    assert pod["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == code
+    assert "initContainers" not in pod["spec"]  # no LMCache sidecar
+    assert not any(o["kind"] == "ConfigMap" for o in c.objects)
+    kv = kv_transfer_config(c)
+    if code == "prefill-decode-disaggregation":
+        assert kv == {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+    else:
+        assert kv is None
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_neighbour_keeps_offloading_on(code):
+    c = compile_spec(CASES[code][1])
+    meta = workload(c)["metadata"]["annotations"]
+    assert meta["kvgen.dev/kv-cache-offloading"] == "enabled"
+    assert "kvgen.dev/kv-cache-offloading-reason" not in meta
+    assert kv_transfer_config(c)["kv_connector"] == "LMCacheMPConnector"
+    assert container(c, "lmcache-mp-server")["restartPolicy"] == "Always"
+
+
+def test_utilization_zero_is_disabled_by_config():
+    c = compile_spec(spec(kvCacheOffloading={"cpuMemoryUtilization": 0}))
+    assert workload(c)["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == "disabled-by-config"
+
+
+def test_hybrid_opt_in_with_native_backend_keeps_offloading_on_with_prefix_caching():
+    c = compile_spec(spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
+                          kvCacheOffloading={"backend": "native", "cpu": "20Gi", "allowHybrid": True}))
+    assert kv_transfer_config(c)["kv_connector"] == "OffloadingConnector"
+    assert "--enable-prefix-caching" in container(c, "vllm")["args"]
+
+
+def test_hybrid_opt_in_is_refused_for_lmcache_with_a_warning():
+    c = compile_spec(spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}, kvCacheOffloading={"allowHybrid": True}))
+    assert workload(c)["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == "hybrid-architecture"
+    assert any("native backend only" in w for w in c.plan.warnings)
+
+
+def test_first_matching_rule_in_table_order_gives_the_reason():
+    # both MIG and data parallel apply; mig-partition comes first in rules.yaml
+    c = compile_spec(spec(instance={"type": "Standard_NC96ads_A100_v4", "mig": "3g.40gb"}, parallelism={"data": 2}))
+    assert workload(c)["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == "mig-partition"
+    matched = [r.code for r in c.plan.decision.checked if r.matched]
+    assert matched == ["mig-partition", "data-parallel"]
+
+
+def test_mig_requests_the_mig_resource():
+    c = compile_spec(CASES["mig-partition"][0])
+    assert container(c, "vllm")["resources"]["limits"]["nvidia.com/mig-3g.40gb"] == 1
+    assert "nvidia.com/gpu" not in container(c, "vllm")["resources"]["limits"]
+
+
+def test_decision_is_printed_on_stderr_and_the_render_succeeds(tmp_path):
+    path = tmp_path / "dp.yaml"
+    path.write_text(dump(CASES["data-parallel"][0]))
+    result = run_kvgen("render", str(path))
+    assert result.returncode == 0
+    assert "KV-cache offloading disabled: data-parallel" in result.stderr
+    assert "kind: Deployment" in result.stdout

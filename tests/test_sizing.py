@@ -1,0 +1,142 @@
+"""Sizing: allocatable memory, container memory, /dev/shm, ephemeral storage, fit checks,
+and explicit values that always win."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import compile_spec, container, spec, workload
+from kvgen import quantity, sizing
+from kvgen.errors import SpecError
+
+GiB = 1024**3
+
+
+def mem(c, name, field="requests"):
+    return quantity.to_bytes(container(c, name)["resources"][field]["memory"])
+
+
+def volume(c, name):
+    (v,) = [v for v in workload(c)["spec"]["template"]["spec"]["volumes"] if v["name"] == name]
+    return v
+
+
+@pytest.mark.parametrize(
+    "node_gib, reserved_gib",
+    [(4, 1.0), (8, 1.8), (16, 2.6), (128, 9.32), (220, 11.16)],
+)
+def test_kube_reserved_bands(node_gib, reserved_gib):
+    # 25% of 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next 112, 2% above
+    assert sizing.kube_reserved(node_gib * GiB) / GiB == pytest.approx(reserved_gib, abs=0.01)
+
+
+def test_allocatable_subtracts_reserved_and_eviction_threshold():
+    assert sizing.allocatable_memory(220 * GiB) == 220 * GiB - sizing.kube_reserved(220 * GiB) - 100 * 1024**2
+
+
+def test_lmcache_sidecar_memory_is_l1_plus_server_overhead():
+    c = compile_spec(spec(kvCacheOffloading={"cpu": "40Gi"}))
+    assert mem(c, "lmcache-mp-server") == 40 * GiB + sizing.LMCACHE_SERVER_OVERHEAD
+    assert mem(c, "lmcache-mp-server", "limits") == mem(c, "lmcache-mp-server")
+    args = container(c, "lmcache-mp-server")["args"]
+    assert f"--max-bytes={40 * GiB}" in args
+    assert not any(a.startswith("--utilization") for a in args)  # an absolute size: no measurement
+
+
+def test_lmcache_utilization_plans_l1_from_the_pods_share_of_allocatable():
+    # 4 GPUs, TP 1: each pod may use a quarter of the node
+    c = compile_spec(spec(instance={"type": "Standard_NC96ads_A100_v4"}, kvCacheOffloading={"cpuMemoryUtilization": 0.5}))
+    alloc = sizing.allocatable_memory(quantity.to_bytes("880Gi"))
+    planned = int(alloc / 4 * 0.5) // 1024**2 * 1024**2
+    assert c.plan.sizing.cpu_tier == planned
+    assert mem(c, "lmcache-mp-server") == sizing.round_up_gib(planned + sizing.LMCACHE_SERVER_OVERHEAD)
+
+
+def test_lmcache_tp_divides_the_l1_as_in_kaito():
+    one = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance={"type": "Standard_NC48ads_A100_v4"}, parallelism={"tensor": 1}))
+    two = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance={"type": "Standard_NC48ads_A100_v4"}, parallelism={"tensor": 2}))
+    # TP 1 uses one of two GPUs (half the node); TP 2 the whole node divided by 2: same L1
+    assert one.plan.sizing.cpu_tier == pytest.approx(two.plan.sizing.cpu_tier, rel=0.01)
+
+
+def test_native_cpu_tier_is_in_vllm_memory_and_dev_shm():
+    small = compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}))
+    big = compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "50Gi"}))
+    assert mem(big, "vllm") - mem(small, "vllm") == 40 * GiB
+    shm = lambda c: quantity.to_bytes(volume(c, "dshm")["emptyDir"]["sizeLimit"])  # noqa: E731
+    assert shm(big) - shm(small) == 40 * GiB
+
+
+def test_native_hybrid_tier_budgets_twice_its_size():
+    c = compile_spec(spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
+                          kvCacheOffloading={"backend": "native", "cpu": "10Gi", "allowHybrid": True}))
+    assert quantity.to_bytes(volume(c, "dshm")["emptyDir"]["sizeLimit"]) >= 20 * GiB
+
+
+def test_dev_shm_grows_with_gpus():
+    one = compile_spec(spec(instance={"type": "p5.48xlarge"}, model={"id": "meta-llama/Llama-3.1-8B-Instruct"}))
+    eight = compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism={"tensor": 8}))
+    assert volume(one, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
+    assert volume(eight, "dshm")["emptyDir"]["sizeLimit"] == "8Gi"
+
+
+def test_model_cache_holds_the_weights():
+    c = compile_spec(spec())
+    cache = quantity.to_bytes(volume(c, "model-cache")["emptyDir"]["sizeLimit"])
+    assert cache >= c.plan.model.weights_bytes + sizing.MODEL_CACHE_HEADROOM
+
+
+def test_explicit_resources_win():
+    c = compile_spec(spec(
+        resources={
+            "vllm": {"requests": {"cpu": "3", "memory": "100Gi", "ephemeral-storage": "300Gi"}, "limits": {"memory": "120Gi"}},
+            "lmcacheServer": {"requests": {"memory": "20Gi"}},
+            "shm": "16Gi",
+            "modelCache": "50Gi",
+        },
+        kvCacheOffloading={"cpu": "10Gi"},
+    ))
+    r = container(c, "vllm")["resources"]
+    assert r["requests"]["cpu"] == "3" and r["requests"]["memory"] == "100Gi" and r["limits"]["memory"] == "120Gi"
+    assert r["requests"]["ephemeral-storage"] == "300Gi"
+    assert container(c, "lmcache-mp-server")["resources"]["requests"]["memory"] == "20Gi"
+    assert volume(c, "dshm")["emptyDir"]["sizeLimit"] == "16Gi"
+    assert volume(c, "model-cache")["emptyDir"]["sizeLimit"] == "50Gi"
+
+
+def test_explicit_limit_below_need_warns():
+    c = compile_spec(spec(resources={"vllm": {"limits": {"memory": "8Gi"}}}))
+    assert any("may be OOM-killed" in w for w in c.plan.warnings)
+
+
+def test_emptydir_tiers_beyond_local_disk_fail_with_advice():
+    tiers = [{"fileSystem": {"emptyDir": {"size": "2Ti"}}}]
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": tiers}))
+    (problem,) = err.value.problems
+    assert problem.path == ("kvCacheOffloading", "secondary")
+    assert "ephemeral storage" in problem.message and "pvc tier" in problem.hint
+
+
+def test_model_that_does_not_fit_the_gpu_is_refused():
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}))
+    gpu = [p for p in err.value.problems if p.path == ("parallelism", "tensor")]
+    assert gpu and "of weights per GPU" in gpu[0].message
+
+
+def test_utilization_one_does_not_fit_and_says_what_to_change():
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(kvCacheOffloading={"cpuMemoryUtilization": 1.0}))
+    (problem,) = err.value.problems
+    assert problem.path == ("kvCacheOffloading", "cpuMemoryUtilization")
+    assert "lower kvCacheOffloading.cpuMemoryUtilization" in problem.hint
+
+
+def test_cpu_instance_keeps_weights_in_host_memory():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.2-1B-Instruct"}, instance={"type": "Standard_D16s_v5"}))
+    env = {e["name"]: e.get("value") for e in container(c, "vllm")["env"]}
+    assert env["VLLM_CPU_KVCACHE_SPACE"] == str(sizing.CPU_BACKEND_KV_SPACE_GIB)
+    assert "nvidia.com/gpu" not in container(c, "vllm")["resources"]["limits"]
+    assert container(c, "vllm")["image"].startswith("public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:")
+    assert mem(c, "vllm") >= c.plan.model.weights_bytes + sizing.CPU_BACKEND_KV_SPACE_GIB * GiB
