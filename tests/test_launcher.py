@@ -1,0 +1,129 @@
+"""The LMCache launcher (charts/kvgen/files/lmcache_launcher.py) against fake /proc and
+cgroup trees, in dry-run mode: it prints the argv it would exec."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
+GiB = 1024**3
+SERVER = ["/opt/venv/bin/lmcache", "server", "--host", "127.0.0.1", "--port", "5555", "--eviction-policy", "LRU"]
+
+
+def node(tmp_path, available_gib: float | None, v2: str | None = None, v1: str | None = None):
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    if available_gib is not None:
+        kib = int(available_gib * 1024 * 1024)
+        (tmp_path / "proc" / "meminfo").write_text(f"MemTotal: {kib * 2} kB\nMemFree: 1 kB\nMemAvailable: {kib} kB\n")
+    if v2 is not None:
+        (tmp_path / "sys/fs/cgroup").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sys/fs/cgroup/memory.max").write_text(v2 + "\n")
+    if v1 is not None:
+        (tmp_path / "sys/fs/cgroup/memory").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sys/fs/cgroup/memory/memory.limit_in_bytes").write_text(v1 + "\n")
+    return tmp_path
+
+
+def launch(root, *args: str):
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--dry-run", *args, "--", *SERVER],
+        capture_output=True, text=True,
+    )
+
+
+def l1(result) -> str:
+    assert result.returncode == 0, result.stderr
+    argv = json.loads(result.stdout)
+    assert argv[: len(SERVER)] == SERVER
+    assert argv[-2] == "--l1-size-gb"
+    return argv[-1]
+
+
+def test_seed_400gib_half_tp2_is_100gib(tmp_path):
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", "--tensor-parallel-size=2")
+    assert l1(r) == "100.00"
+    assert "Offload KV cache to LMCache MP server: 1.00 GB initial, 100.00 GB final (utilization=0.5, tp=2)" in r.stderr
+
+
+def test_cgroup_v2_limit_smaller_than_host_ram_caps_l1(tmp_path):
+    r = launch(node(tmp_path, 400, v2=str(60 * GiB)), "--utilization=0.5", "--tensor-parallel-size=1", f"--reserve-bytes={5 * GiB}")
+    assert l1(r) == "55.00"
+    assert "cgroup v2: limit 60.00 GB" in r.stderr
+
+
+def test_cgroup_v1_limit_is_read_when_v2_is_absent(tmp_path):
+    r = launch(node(tmp_path, 400, v1=str(30 * GiB)), "--utilization=1", "--tensor-parallel-size=1", f"--reserve-bytes={5 * GiB}")
+    assert l1(r) == "25.00"
+    assert "cgroup v1" in r.stderr
+
+
+def test_cgroup_v1_unlimited_is_no_limit(tmp_path):
+    r = launch(node(tmp_path, 64, v1=str(9223372036854771712)), "--utilization=0.5", "--tensor-parallel-size=1")
+    assert l1(r) == "32.00"
+    assert "cgroup v1: no limit" in r.stderr
+
+
+def test_no_cgroup_limit_uses_host_ram(tmp_path):
+    r = launch(node(tmp_path, 100, v2="max"), "--utilization=0.4", "--tensor-parallel-size=1")
+    assert l1(r) == "40.00"
+
+
+def test_explicit_cap_bounds_l1(tmp_path):
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", f"--max-bytes={10 * GiB}")
+    assert l1(r) == "10.00"
+    assert "kvCacheOffloading.cpu" in r.stderr
+
+
+def test_absolute_size_without_utilization(tmp_path):
+    r = launch(node(tmp_path, None, v2=str(30 * GiB)), f"--max-bytes={20 * GiB}", f"--reserve-bytes={5 * GiB}")
+    assert l1(r) == "20.00"
+    assert "(utilization=none, tp=1)" in r.stderr
+
+
+def test_utilization_zero_refuses_to_start(tmp_path):
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "below the 1 GB initial allocation" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1"])
+def test_utilization_outside_unit_interval_exits_2(tmp_path, value):
+    r = launch(node(tmp_path, 400, v2="max"), f"--utilization={value}")
+    assert r.returncode == 2
+    assert "utilization must be within [0, 1]" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1  # one clear log line
+
+
+def test_unreadable_meminfo_exits_2(tmp_path):
+    r = launch(node(tmp_path, None, v2="max"), "--utilization=0.5")
+    assert r.returncode == 2
+    assert "cannot read" in r.stderr and "meminfo" in r.stderr
+
+
+def test_garbage_cgroup_file_exits_2(tmp_path):
+    r = launch(node(tmp_path, 100, v2="lots"), "--utilization=0.5")
+    assert r.returncode == 2 and "not a byte count" in r.stderr
+
+
+def test_server_command_must_not_carry_the_size(tmp_path):
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), f"--proc-root={node(tmp_path, 100, v2='max')}", "--utilization=0.5", "--",
+         *SERVER, "--l1-size-gb", "3"],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 2 and "must not carry --l1-size-gb" in r.stderr
+
+
+def test_launcher_uses_only_the_standard_library():
+    import ast
+
+    tree = ast.parse(LAUNCHER.read_text())
+    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert modules <= set(sys.stdlib_module_names) | {"__future__"}

@@ -1,0 +1,108 @@
+"""Shapes of the rendered objects: the launcher wiring, multi-node StatefulSets, labels,
+secrets by reference only."""
+
+from __future__ import annotations
+
+from conftest import ROOT, compile_spec, container, kind, spec, workload
+
+LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
+
+
+def test_launcher_ships_in_a_configmap_and_the_sidecar_runs_it():
+    c = compile_spec(spec())
+    cm = kind(c, "ConfigMap")
+    assert cm["metadata"]["name"] == "demo-lmcache-launcher"
+    assert cm["data"]["lmcache_launcher.py"] == LAUNCHER.read_text()
+    side = container(c, "lmcache-mp-server")
+    assert side["command"] == ["/opt/venv/bin/python", "/opt/kvgen/lmcache_launcher.py"]
+    assert {"name": "lmcache-launcher", "mountPath": "/opt/kvgen", "readOnly": True} in side["volumeMounts"]
+    pod = workload(c)["spec"]["template"]["spec"]
+    (vol,) = [v for v in pod["volumes"] if v["name"] == "lmcache-launcher"]
+    assert vol["configMap"]["name"] == "demo-lmcache-launcher"
+    # a changed launcher rolls the pods
+    import hashlib
+
+    sha = hashlib.sha256(LAUNCHER.read_bytes()).hexdigest()
+    assert workload(c)["spec"]["template"]["metadata"]["annotations"]["kvgen.dev/lmcache-launcher-sha256"] == sha
+
+
+def test_sidecar_shares_dev_shm_and_sees_the_gpus_without_requesting_one():
+    c = compile_spec(spec())
+    side = container(c, "lmcache-mp-server")
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in side["volumeMounts"]
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in side["env"]
+    assert not any(k.startswith("nvidia.com/") for k in side["resources"]["limits"])
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in container(c, "vllm")["volumeMounts"]
+
+
+def test_lmcache_disk_tiers_mount_on_the_sidecar_as_l2_fs_adapters():
+    c = compile_spec(spec(kvCacheOffloading={"cpu": "20Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}]}))
+    side = container(c, "lmcache-mp-server")
+    assert {"name": "kv-cache-secondary-0", "mountPath": "/mnt/kv-cache-0"} in side["volumeMounts"]
+    args = side["args"]
+    assert args[args.index("--l2-adapter") + 1] == '{"base_path":"/mnt/kv-cache-0","type":"fs"}'
+    assert side["resources"]["requests"]["ephemeral-storage"] == "100Gi"
+    assert not any(m["name"].startswith("kv-cache-secondary") for m in container(c, "vllm")["volumeMounts"])
+
+
+def test_multi_node_renders_a_statefulset_and_a_headless_service():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+                          parallelism={"tensor": 8, "pipeline": 2, "nodes": 2}))
+    kinds = [o["kind"] for o in c.objects]
+    assert kinds == ["Service", "Service", "StatefulSet"]
+    sts = kind(c, "StatefulSet")
+    assert sts["spec"]["replicas"] == 2 and sts["spec"]["serviceName"] == "demo-headless"
+    headless = [o for o in c.objects if o["kind"] == "Service" and o["spec"].get("clusterIP") == "None"]
+    assert headless and headless[0]["metadata"]["name"] == "demo-headless"
+    api = [o for o in c.objects if o["kind"] == "Service" and o["metadata"]["name"] == "demo"][0]
+    assert api["spec"]["selector"]["apps.kubernetes.io/pod-index"] == "0"
+    args = container(c, "vllm")["args"]
+    assert "--nnodes=2" in args and "--node-rank=$(NODE_RANK)" in args
+    assert "--master-addr=demo-0.demo-headless.default.svc.cluster.local" in args
+    env = {e["name"]: e for e in container(c, "vllm")["env"]}
+    assert env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['apps.kubernetes.io/pod-index']"
+    assert container(c, "vllm")["resources"]["limits"]["nvidia.com/gpu"] == 8
+
+
+def test_single_node_is_a_deployment_and_service():
+    c = compile_spec(spec())
+    assert [o["kind"] for o in c.objects] == ["ConfigMap", "Service", "Deployment"]
+    dep = kind(c, "Deployment")
+    assert dep["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
+
+
+def test_recommended_labels_and_instance_type_pinning():
+    c = compile_spec(spec())
+    labels = workload(c)["metadata"]["labels"]
+    assert labels["app.kubernetes.io/name"] == "vllm"
+    assert labels["app.kubernetes.io/instance"] == "demo"
+    assert labels["app.kubernetes.io/managed-by"] == "kvgen"
+    assert labels["app.kubernetes.io/version"] == "v0.33.0"
+    pod = workload(c)["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]["node.kubernetes.io/instance-type"] == "Standard_NC24ads_A100_v4"
+
+
+def test_hf_token_is_only_a_secret_reference():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "token"}}))
+    (env,) = [e for e in container(c, "vllm")["env"] if e["name"] == "HF_TOKEN"]
+    assert env == {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}
+
+
+def test_user_scheduling_and_env_pass_through():
+    c = compile_spec(spec(
+        scheduling={"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "priorityClassName": "inference"},
+        vllm={"env": [{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}], "extraArgs": ["--max-num-seqs=64"]},
+    ))
+    pod = workload(c)["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4", "pool": "gpu"}
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu" and pod["priorityClassName"] == "inference"
+    assert container(c, "vllm")["args"][-1] == "--max-num-seqs=64"
+    assert {"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"} in container(c, "vllm")["env"]
+
+
+def test_image_overrides_and_digest():
+    digest = "sha256:" + "a" * 64
+    c = compile_spec(spec(images={"vllm": {"tag": "v0.33.1"}, "lmcache": {"repository": "mirror/lmcache", "digest": digest}}))
+    assert container(c, "vllm")["image"] == "vllm/vllm-openai:v0.33.1"
+    assert container(c, "lmcache-mp-server")["image"] == f"mirror/lmcache@{digest}"

@@ -1,0 +1,41 @@
+"""A regular (non-editable) install of the wheel in a fresh venv renders an example exactly
+as the checkout does: templates, schemas and the chart's data files ship inside the wheel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+
+import pytest
+
+from conftest import GOLDEN, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(ROOT)],
+        check=True, capture_output=True, text=True,
+    )
+    (wheel,) = dist.glob("kvgen-*.whl")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    bin_dir = env_dir / "bin"
+    subprocess.run([str(bin_dir / "pip"), "install", "--quiet", str(wheel)], check=True, capture_output=True, text=True)
+    # run outside the checkout so nothing can be picked up from the source tree
+    example = ROOT / "examples" / "kserve-qwen2-7b.yaml"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [str(bin_dir / "kvgen"), "render", str(example)], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (GOLDEN / example.name).read_text()
+    located = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import kvgen.paths as p; print(p.files_dir())"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
+    )
+    assert str(env_dir) in located.stdout  # data came from the installed wheel
