@@ -1,6 +1,7 @@
 """How big everything must be: container memory, /dev/shm, ephemeral storage, the CPU tier.
 
-One module, every constant named with where it comes from. The plan is computed from the
+One module. Every constant is named here and defined, with where it comes from, in
+``charts/kvgen/files/sizing.yaml`` (the Helm chart reads the same file). The plan is computed from the
 node's allocatable memory (what the kubelet leaves to pods), the pod's share of the node's
 GPUs, the model's weights and the offloading spec. Explicit values in ``spec.resources``
 always win; when they look too small a warning says so. A pod that cannot fit its node is
@@ -12,79 +13,42 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from kvgen import quantity
+from kvgen import catalog, quantity
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.quantity import GiB, MiB
 from kvgen.rules import Decision
 from kvgen.spec import Spec
 
-# --- node allocatable -----------------------------------------------------------------
-# kube-reserved memory by bands of node RAM (GKE "plan node sizes"; AKS before 1.29 used the
-# same bands): 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next
-# 112, 2% of the rest.
-KUBE_RESERVED_BANDS: tuple[tuple[int, float], ...] = (
-    (4 * GiB, 0.25),
-    (4 * GiB, 0.20),
-    (8 * GiB, 0.10),
-    (112 * GiB, 0.06),
-    (math.inf, 0.02),  # type: ignore[arg-type]
+_C = catalog.load("sizing.yaml")  # every constant, with its source, lives in that file
+
+KUBE_RESERVED_BANDS: tuple[tuple[float, float], ...] = tuple(
+    (b["gib"] * GiB if b["gib"] is not None else math.inf, b["share"]) for b in _C["kubeReserved"]["bands"]
 )
-# kubelet hard eviction threshold memory.available<100Mi (GKE, and AKS 1.29+).
-EVICTION_THRESHOLD = 100 * MiB
+EVICTION_THRESHOLD = _C["kubeReserved"]["evictionThresholdMiB"] * MiB
 
-# --- the vLLM container -----------------------------------------------------------------
-# API server + engine-core processes: Python, tokenizer, torch and CUDA user-space libraries.
-VLLM_POD_OVERHEAD = 4 * GiB
-# Each GPU worker process: torch, its CUDA context, NCCL host buffers, pinned staging.
-# (AIBrix maintainers' rule of thumb is ~20 GB per TP rank including weights; vllm#53042
-# measured 35 GiB anonymous memory for 16 ranks, ~2.2 GiB each.) 4 GiB per GPU is between.
-VLLM_PER_GPU_OVERHEAD = 4 * GiB
-# safetensors are memory-mapped while loading; the pages read are charged to the container's
-# memory cgroup. Budget the node's share of the weights once.
-MODEL_LOADING_FACTOR = 1.0
-# vLLM's CPU backend keeps its KV cache in host RAM, sized by VLLM_CPU_KVCACHE_SPACE (GiB).
-CPU_BACKEND_KV_SPACE_GIB = 4
-# vLLM requests: 4 cores per GPU worker plus 2 for the API server (vLLM recommends at least
-# 2 physical cores per GPU worker); never more than 90% of the pod's share of the node.
-VLLM_CPU_PER_GPU = 4
-VLLM_CPU_BASE = 2
-CPU_REQUEST_CEILING = 0.9
+VLLM_POD_OVERHEAD = _C["vllm"]["podOverheadGiB"] * GiB
+VLLM_PER_GPU_OVERHEAD = _C["vllm"]["perGpuOverheadGiB"] * GiB
+MODEL_LOADING_FACTOR = _C["vllm"]["modelLoadingFactor"]
+CPU_BACKEND_KV_SPACE_GIB = _C["vllm"]["cpuBackendKvSpaceGiB"]
+VLLM_CPU_PER_GPU = _C["vllm"]["cpuPerGpu"]
+VLLM_CPU_BASE = _C["vllm"]["cpuBase"]
+CPU_REQUEST_CEILING = _C["vllm"]["cpuRequestCeiling"]
 
-# --- native backend (vLLM OffloadingConnector) ---------------------------------------------
-# The CPU tier is one mmap file in /dev/shm the size of cpu_bytes_to_use (vLLM PR #50094);
-# vLLM refuses to start when /dev/shm has less free space. Pages of an emptyDir with
-# medium: Memory are charged to the container that touches them: the vLLM container.
-NATIVE_CPU_TIER_FACTOR = 1.0
-# vllm#53042 (open): on a hybrid GDN+GQA model with 4 KV groups, --kv-offloading-size N took
-# 1.92 x N of shmem. Budget 2x for hybrid models that opt in to offloading.
-NATIVE_HYBRID_CPU_TIER_FACTOR = 2.0
+NATIVE_CPU_TIER_FACTOR = _C["native"]["cpuTierFactor"]
+NATIVE_HYBRID_CPU_TIER_FACTOR = _C["native"]["hybridCpuTierFactor"]
 
-# --- lmcache backend (LMCache MP server sidecar) --------------------------------------------
-# The MP server process beyond its L1 pool: the LMCache operator requests ceil(L1 + 5) GiB.
-LMCACHE_SERVER_OVERHEAD = 5 * GiB
-# One ZMQ worker plus the lazy allocator's pinning thread.
-LMCACHE_SERVER_CPU = "2"
-# KAITO starts LMCache with a 1 GiB pinned pool and grows it lazily (--l1-init-size-gb 1).
-LMCACHE_L1_INIT_GIB = 1
-# KAITO's default share of available host RAM for the CPU tier.
-DEFAULT_CPU_MEMORY_UTILIZATION = 0.5
+LMCACHE_SERVER_OVERHEAD = _C["lmcache"]["serverOverheadGiB"] * GiB
+LMCACHE_SERVER_CPU = str(_C["lmcache"]["serverCpu"])
+LMCACHE_L1_INIT_GIB = _C["lmcache"]["l1InitGiB"]
+DEFAULT_CPU_MEMORY_UTILIZATION = _C["lmcache"]["defaultCpuMemoryUtilization"]
 
-# --- /dev/shm -------------------------------------------------------------------------------
-# KServe's single-node presets mount a 1Gi dshm; its data-parallel presets (up to 8 GPUs)
-# 8Gi: 1 GiB, plus 1 GiB per additional GPU worker for NCCL and vLLM's shared-memory queues.
-SHM_BASE = 1 * GiB
-SHM_PER_EXTRA_GPU = 1 * GiB
+SHM_BASE = _C["shm"]["baseGiB"] * GiB
+SHM_PER_EXTRA_GPU = _C["shm"]["perExtraGpuGiB"] * GiB
 
-# --- ephemeral storage ----------------------------------------------------------------------
-# The model download cache (HF_HOME) holds the weights plus tokenizer files and vLLM's
-# compile cache (VLLM_CACHE_ROOT).
-MODEL_CACHE_HEADROOM = 2 * GiB
+MODEL_CACHE_HEADROOM = _C["modelCache"]["headroomGiB"] * GiB
 
-# --- GPU memory (for the KV-cache estimate only) --------------------------------------------
-# KAITO's node estimator: 2.3 GiB base overhead per GPU plus 5% of the weights it holds
-# (activations, CUDA graphs, NCCL).
-GPU_BASE_OVERHEAD = int(2.3 * GiB)
-GPU_OVERHEAD_WEIGHT_FACTOR = 0.05
+GPU_BASE_OVERHEAD = int(_C["gpu"]["baseOverheadGiB"] * GiB)
+GPU_OVERHEAD_WEIGHT_FACTOR = _C["gpu"]["overheadWeightFactor"]
 
 
 def kube_reserved(memory: int) -> int:
