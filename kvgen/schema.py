@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema
 
-from kvgen.spec import Spec
+from kvgen.spec import K8S_MARKER, Spec
 
 
 class _Generator(GenerateJsonSchema):
@@ -30,8 +31,59 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+# Kubernetes definitions embedded in the spec are copied from this version's schemas.
+EMBEDDED_K8S_VERSION = "1.33"
+_K8S_REF = re.compile(r"^(?:/api/_definitions\.json|https://kubernetes\.io/api/_definitions\.json)?#/\$defs/(.+)$")
+
+
+def _k8s_definitions(names: set[str]) -> dict[str, Any]:
+    """The named Kubernetes definitions and everything they reference, refs made local."""
+    from kvgen import kube
+
+    all_defs = json.loads((kube.schema_dir(EMBEDDED_K8S_VERSION) / "_definitions.json").read_text())["$defs"]
+    out: dict[str, Any] = {}
+
+    def localize(node: Any) -> Any:
+        if isinstance(node, dict):
+            res = {}
+            for k, v in node.items():
+                if k == "$ref" and isinstance(v, str) and (m := _K8S_REF.match(v)):
+                    todo.append(m[1])
+                    res[k] = f"#/$defs/{m[1]}"
+                else:
+                    res[k] = localize(v)
+            return res
+        if isinstance(node, list):
+            return [localize(v) for v in node]
+        return node
+
+    todo = sorted(names)
+    while todo:
+        name = todo.pop()
+        if name not in out:
+            out[name] = None  # placeholder against cycles
+            out[name] = localize(all_defs[name])
+    return dict(sorted(out.items()))
+
+
+def _link_k8s(node: Any, found: set[str]) -> Any:
+    """Replace kvgen's Kubernetes-definition markers with $refs, collecting their names."""
+    if isinstance(node, dict):
+        if K8S_MARKER in node:
+            found.add(node[K8S_MARKER])
+            rest = {k: v for k, v in node.items() if k != K8S_MARKER}
+            return {"$ref": f"#/$defs/{node[K8S_MARKER]}", **rest}
+        return {k: _link_k8s(v, found) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_link_k8s(v, found) for v in node]
+    return node
+
+
 def spec_schema() -> dict[str, Any]:
-    return _strip_titles(Spec.model_json_schema(by_alias=True, schema_generator=_Generator))
+    found: set[str] = set()
+    schema = _link_k8s(_strip_titles(Spec.model_json_schema(by_alias=True, schema_generator=_Generator)), found)
+    schema["$defs"].update(_k8s_definitions(found))
+    return schema
 
 
 def schema_text() -> str:

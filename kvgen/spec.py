@@ -63,6 +63,27 @@ MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
 
 
+K8S_MARKER = "x-kvgen-kubernetes-definition"  # replaced by a $ref in kvgen.schema
+
+
+def k8s(definition: str) -> Any:
+    """A Kubernetes object embedded in the spec; its JSON Schema is the Kubernetes definition
+    (copied into schemas/kvgen.schema.json by kvgen.schema), and kvgen checks it against the
+    target version's schema with the spec's own path."""
+    return WithJsonSchema({K8S_MARKER: definition})
+
+
+PVCSpec = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PersistentVolumeClaimSpec")]
+Toleration = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Toleration")]
+Affinity = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Affinity")]
+EnvVarSource = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.EnvVarSource")]
+
+
+def _exactly_one_object(*keys: str) -> dict[str, Any]:
+    """JSON Schema for "exactly one of these keys holds an object" (Helm enforces it too)."""
+    return {"oneOf": [{"required": [k], "properties": {k: {"type": "object"}}} for k in keys]}
+
+
 class Model(BaseModel):
     model_config = ConfigDict(
         extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True
@@ -155,7 +176,9 @@ class PVCRef(Model):
 class PVCTier(Model):
     """Exactly one of spec (one ephemeral claim per pod) or ref (an existing claim)."""
 
-    spec: dict[str, Any] | None = Field(
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("spec", "ref"))
+
+    spec: PVCSpec | None = Field(
         None, description="A PersistentVolumeClaimSpec; each pod gets its own claim, deleted with the pod."
     )
     ref: PVCRef | None = Field(None, description="An existing claim; use an RWX claim to share the cache across replicas.")
@@ -170,6 +193,8 @@ class PVCTier(Model):
 
 class FileSystemTier(Model):
     """Exactly one of emptyDir or pvc."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("emptyDir", "pvc"))
 
     empty_dir: EmptyDirTier | None = Field(None, description="Node-local disk that lives as long as the pod.")
     pvc: PVCTier | None = Field(None, description="A PersistentVolumeClaim: per-pod ephemeral (spec) or existing (ref).")
@@ -188,6 +213,22 @@ class SecondaryTier(Model):
 
 class KVCacheOffloading(Model):
     """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
+
+    # the native backend needs cpu unless offloading is off (JSON Schema form of _native_needs_cpu)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {
+                "properties": {"enabled": {"const": True}, "backend": {"const": "native"}},
+                "required": ["backend"],
+            },
+            "then": {
+                "anyOf": [
+                    {"required": ["cpu"], "properties": {"cpu": {"not": {"type": "null"}}}},
+                    {"required": ["cpuMemoryUtilization"], "properties": {"cpuMemoryUtilization": {"const": 0}}},
+                ]
+            },
+        }
+    )
 
     enabled: bool = Field(True, description="Offload the KV cache (on by default, as in KAITO).")
     backend: Literal["lmcache", "native"] = Field(
@@ -254,7 +295,7 @@ class Images(Model):
 class EnvVar(Model):
     name: str = Field(pattern=ENV_NAME_PATTERN, description="Variable name.")
     value: str | None = Field(None, description="Literal value (no secrets: use valueFrom).")
-    value_from: dict[str, Any] | None = Field(None, description="A Kubernetes EnvVarSource.")
+    value_from: EnvVarSource | None = Field(None, description="A Kubernetes EnvVarSource.")
 
 
 class VLLMSettings(Model):
@@ -301,8 +342,8 @@ class Resources(Model):
 
 class Scheduling(Model):
     node_selector: dict[str, str] = Field(default_factory=dict, description="Extra node labels the pods require.")
-    tolerations: list[dict[str, Any]] = Field(default_factory=list, description="Pod tolerations.")
-    affinity: dict[str, Any] = Field(default_factory=dict, description="Pod affinity.")
+    tolerations: list[Toleration] = Field(default_factory=list, description="Pod tolerations.")
+    affinity: Affinity = Field(default_factory=dict, description="Pod affinity.")
     priority_class_name: str | None = Field(None, description="Pod priorityClassName.")
 
 

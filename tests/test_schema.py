@@ -37,25 +37,42 @@ def test_schema_is_closed_and_rejects_a_typo():
     assert any("kvCacheOffloding" in e.message for e in errors)
 
 
-def _walk(node, path=""):
-    if isinstance(node, dict):
-        for key, value in node.get("properties", {}).items():
-            yield f"{path}.{key}", value
-        for key, value in node.items():
-            if isinstance(value, (dict, list)):
-                yield from _walk(value, f"{path}/{key}")
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk(v, f"{path}[{i}]")
+def _fields(schema, path):
+    """Every declared property of an object schema (constraint sub-schemas such as oneOf or
+    if/then repeat property names without declaring fields, so they are not walked)."""
+    for key, prop in schema.get("properties", {}).items():
+        yield f"{path}.{key}", prop
+        yield from _fields(prop, f"{path}.{key}")
+        if isinstance(prop.get("items"), dict):
+            yield from _fields(prop["items"], f"{path}.{key}[]")
 
 
 def test_every_field_has_a_description():
     schema = spec_schema()
-    missing = []
-    for path, prop in _walk(schema):
-        target = prop
-        if "$ref" in prop and "description" not in prop:
-            missing.append(path)
-        elif "description" not in target:
-            missing.append(path)
-    assert missing == []
+    declared = list(_fields(schema, "spec"))
+    for name, definition in schema["$defs"].items():
+        declared += list(_fields(definition, name))
+    assert len(declared) > 100
+    assert [path for path, prop in declared if "description" not in prop] == []
+
+
+SCHEMA_LEVEL = [
+    "unknown-key", "negative-size", "emptydir-and-pvc", "neither-emptydir-nor-pvc", "pvc-spec-and-ref",
+    "missing-ref-name", "native-without-cpu", "invalid-name", "utilization-above-one", "utilization-below-zero",
+    "wrong-type", "invalid-embedded-pvc-spec",
+]
+
+
+@pytest.mark.parametrize("case", SCHEMA_LEVEL)
+def test_schema_alone_rejects_the_structural_bad_inputs(case):
+    """Editors and Helm (values.schema.json) see these problems without running kvgen."""
+    from test_bad_input import CASES
+
+    data = YAML(typ="safe", pure=True).load(CASES[case][0])
+    assert list(jsonschema.Draft202012Validator(spec_schema()).iter_errors(data)), case
+
+
+def test_schema_accepts_native_with_utilization_zero_and_no_cpu():
+    data = {"name": "x", "model": {"id": "a/b"}, "instance": {"type": "t"},
+            "kvCacheOffloading": {"backend": "native", "cpuMemoryUtilization": 0}}
+    assert not list(jsonschema.Draft202012Validator(spec_schema()).iter_errors(data))
