@@ -21,6 +21,13 @@ TIER_MOUNT_PREFIX = "/mnt/kv-cache-"
 # The launcher ConfigMap is mounted here in the sidecar.
 LAUNCHER_DIR = "/opt/kvgen"
 LAUNCHER_FILE = "lmcache_launcher.py"
+# LMCache's own defaults for its L2 eviction trigger and the share evicted each time.
+L2_EVICTION_WATERMARK = 0.8
+L2_EVICTION_RATIO = 0.2
+# Ready when the server's HTTP front end (127.0.0.1:8080, LMCache's default) answers 200 on
+# /healthcheck; it answers 503 until the engine is initialised.
+LMCACHE_HEALTH_PROBE = "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthcheck', timeout=2)"
+GiB = 1024**3
 
 
 def dumps(obj: Any) -> str:
@@ -64,7 +71,26 @@ def nixl_kv_transfer_config() -> dict[str, Any]:
     return {"kv_connector": catalog.runtime()["connectors"]["disaggregation"], "kv_role": "kv_both"}
 
 
-def lmcache_server_argv(eviction_policy: str, tier_count: int, init_gib: int) -> list[str]:
+def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
+    """An LMCache L2 disk adapter for tier ``index``.
+
+    LMCache 0.5.6's ``fs`` adapter declares no capacity and ignores an eviction block, so it
+    grows until the volume is full: on an emptyDir that gets the pod evicted. When the tier's
+    size is known, kvgen uses ``fs_native`` instead, bounded by ``max_capacity_gb`` with LRU
+    eviction from 80% full (the LMCache defaults); an existing claim of unknown size keeps
+    ``fs``.
+    """
+    if capacity_bytes is None or capacity_bytes < GiB:
+        return {"type": "fs", "base_path": tier_path(index)}
+    return {
+        "type": "fs_native",
+        "base_path": tier_path(index),
+        "max_capacity_gb": capacity_bytes // GiB,
+        "eviction": {"eviction_policy": "LRU", "trigger_watermark": L2_EVICTION_WATERMARK, "eviction_ratio": L2_EVICTION_RATIO},
+    }
+
+
+def lmcache_server_argv(eviction_policy: str, tier_capacities: list[int | None], init_gib: int) -> list[str]:
     """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up."""
     rt = catalog.runtime()["lmcache"]
     argv = [
@@ -76,6 +102,6 @@ def lmcache_server_argv(eviction_policy: str, tier_count: int, init_gib: int) ->
         "--l1-init-size-gb", str(init_gib),
         "--eviction-policy", eviction_policy.upper(),
     ]  # fmt: skip
-    for i in range(tier_count):
-        argv += ["--l2-adapter", dumps({"type": "fs", "base_path": tier_path(i)})]
+    for i, capacity in enumerate(tier_capacities):
+        argv += ["--l2-adapter", dumps(l2_adapter(i, capacity))]
     return argv

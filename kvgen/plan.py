@@ -37,6 +37,8 @@ MANAGED_FLAGS = {
 MASTER_PORT = 29500
 MODEL_CACHE_MOUNT = "/root/.cache"  # HF_HOME and VLLM_CACHE_ROOT default below it
 LAUNCHER_VOLUME = "lmcache-launcher"
+# Multi-node servers: rank 0 ("leader") runs the API server, ranks 1.. ("worker") run headless.
+ROLE_LABEL = "kvgen.dev/node-role"
 
 
 @dataclass
@@ -142,10 +144,18 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
 # ----------------------------------------------------------------------------- context
 
 
+def number(x: float) -> str:
+    """A number as Go's %v prints it (shortest round-trip form, no trailing .0), so that the
+    Helm chart can produce the same argument strings: 0.92 -> "0.92", 1.0 -> "1"."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _image(spec_image, pinned: dict[str, Any]) -> str:
+    """Each field from the spec, else from the pin (the same merge Helm applies to values)."""
     repo = spec_image.repository or pinned["repository"]
-    digest = spec_image.digest or (None if spec_image.repository or spec_image.tag else pinned.get("digest"))
     tag = spec_image.tag or pinned["tag"]
+    digest = spec_image.digest or pinned.get("digest")
     return f"{repo}@{digest}" if digest else f"{repo}:{tag}"
 
 
@@ -186,6 +196,22 @@ def _tier_volumes(spec: Spec) -> tuple[list[dict], list[dict]]:
     return volumes, mounts
 
 
+def tier_capacities(spec: Spec) -> list[int | None]:
+    """Known size of each disk tier in bytes: an emptyDir's size, a claim template's storage
+    request; None for an existing claim, whose size kvgen cannot know."""
+    out: list[int | None] = []
+    for tier in spec.kv_cache_offloading.secondary:
+        fs = tier.file_system
+        if fs.empty_dir:
+            out.append(quantity.to_bytes(fs.empty_dir.size))
+        elif fs.pvc.spec is not None:
+            storage = ((fs.pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
+            out.append(quantity.to_bytes(storage) if storage is not None else None)
+        else:
+            out.append(None)
+    return out
+
+
 def launcher_script() -> str:
     return (paths.files_dir() / connector.LAUNCHER_FILE).read_text(encoding="utf-8")
 
@@ -195,17 +221,17 @@ def context(plan: Plan) -> dict[str, Any]:
     spec, s, d = plan.spec, plan.sizing, plan.decision
     rt = catalog.runtime()
     o = spec.kv_cache_offloading
+    p = spec.parallelism
     backend = plan.backend
     tier_count = len(o.secondary) if backend else 0
 
-    vllm_image_pin = rt["vllm"]["image"] if plan.instance.gpus else rt["vllm"]["cpuImage"][plan.instance.arch]
-    vllm_image = _image(spec.images.vllm, vllm_image_pin)
-    version = (spec.images.vllm.tag or vllm_image_pin["tag"])
+    vllm_pin = rt["vllm"]["image"] if plan.instance.gpus else rt["vllm"]["cpuImage"][plan.instance.arch]
+    vllm_spec_image = spec.images.vllm if plan.instance.gpus else spec.images.vllm_cpu
     selector = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": spec.name}
     labels = {
         **selector,
         "app.kubernetes.io/component": "inference" if spec.disaggregation.role == "none" else spec.disaggregation.role,
-        "app.kubernetes.io/version": version,
+        "app.kubernetes.io/version": vllm_spec_image.tag or vllm_pin["tag"],
         "app.kubernetes.io/managed-by": "kvgen",
     }
     annotations = {"kvgen.dev/kv-cache-offloading": "enabled" if d.enabled else "disabled"}
@@ -214,10 +240,8 @@ def context(plan: Plan) -> dict[str, Any]:
     else:
         annotations["kvgen.dev/kv-cache-offloading-reason"] = d.reason_code
 
-    # vLLM container
-    args = [f"--model={spec.model.id}", f"--port={spec.service.port}"]
-    p = spec.parallelism
-    args.append(f"--tensor-parallel-size={p.tensor}")
+    # vLLM arguments (the image's entrypoint is `vllm serve`; the model is its positional argument)
+    args = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
     if p.pipeline > 1:
         args.append(f"--pipeline-parallel-size={p.pipeline}")
     if p.data > 1:
@@ -230,10 +254,11 @@ def context(plan: Plan) -> dict[str, Any]:
             f"--master-addr={spec.name}-0.{headless_name}.{spec.namespace}.svc.cluster.local",
             f"--master-port={MASTER_PORT}",
         ]
+    rank_args_end = len(args)  # ranks 1.. add --headless here
     if spec.model.max_model_len:
         args.append(f"--max-model-len={spec.model.max_model_len}")
     if plan.instance.gpus:
-        args.append(f"--gpu-memory-utilization={spec.vllm.gpu_memory_utilization:g}")
+        args.append(f"--gpu-memory-utilization={number(spec.vllm.gpu_memory_utilization)}")
     kv_config = None
     if backend == "lmcache":
         kv_config = connector.lmcache_kv_transfer_config()
@@ -262,29 +287,26 @@ def context(plan: Plan) -> dict[str, Any]:
 
     gpu_resource: dict[str, int] = {}
     if plan.instance.gpus:
-        name = f"nvidia.com/mig-{plan.instance.mig}" if plan.instance.mig else "nvidia.com/gpu"
-        gpu_resource[name] = plan.gpus_per_pod
+        gpu_name = f"nvidia.com/mig-{plan.instance.mig}" if plan.instance.mig else "nvidia.com/gpu"
+        gpu_resource[gpu_name] = plan.gpus_per_pod
 
     tier_volumes, tier_mounts = _tier_volumes(spec) if backend else ([], [])
     vllm_mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "model-cache", "mountPath": MODEL_CACHE_MOUNT}]
     if backend == "native":
         vllm_mounts += tier_mounts
-
     vllm_container: dict[str, Any] = {
         "name": "vllm",
-        "image": vllm_image,
+        "image": _image(vllm_spec_image, vllm_pin),
         "args": args,
         "env": env,
         "ports": [{"name": "http", "containerPort": spec.service.port, "protocol": "TCP"}],
         "resources": _resources(s.vllm, gpu_resource),
         "volumeMounts": vllm_mounts,
-        # multi-node: only rank 0 serves HTTP, and all ranks share one pod template
-        "probes": not plan.multi_node,
+        "probes": True,
     }
 
-    # LMCache MP server sidecar
-    sidecar = None
-    launcher = None
+    # LMCache MP server sidecar and its launcher
+    sidecar = launcher = None
     if backend == "lmcache":
         script = launcher_script()
         launcher = {
@@ -295,12 +317,12 @@ def context(plan: Plan) -> dict[str, Any]:
         }
         largs: list[str] = []
         if s.utilization is not None:
-            largs.append(f"--utilization={s.utilization:g}")
+            largs.append(f"--utilization={number(s.utilization)}")
         largs.append(f"--tensor-parallel-size={p.tensor}")
         if s.l1_cap is not None:
             largs.append(f"--max-bytes={s.l1_cap}")
         largs += [f"--reserve-bytes={sizing.LMCACHE_SERVER_OVERHEAD}", f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}", "--"]
-        largs += connector.lmcache_server_argv(o.eviction_policy, tier_count, sizing.LMCACHE_L1_INIT_GIB)
+        largs += connector.lmcache_server_argv(o.eviction_policy, tier_capacities(spec), sizing.LMCACHE_L1_INIT_GIB)
         lm = rt["lmcache"]
         sidecar = {
             "name": "lmcache-mp-server",
@@ -308,15 +330,12 @@ def context(plan: Plan) -> dict[str, Any]:
             "command": [lm["python"], f"{connector.LAUNCHER_DIR}/{connector.LAUNCHER_FILE}"],
             "args": largs,
             "env": [
-                # See the GPU it must read over CUDA IPC without taking a GPU of its own (README: sidecar GPU access)
+                # See the GPUs it reads over CUDA IPC without taking GPUs of its own (README: sidecar GPU access)
                 {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
                 {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
             ],
             "resources": _resources(s.lmcache, None),
-            "probeCommand": [
-                lm["python"], "-c",
-                f"import socket; socket.create_connection(('{connector.LMCACHE_HOST}', {connector.LMCACHE_PORT}), 1).close()",
-            ],
+            "probeCommand": [lm["python"], "-c", connector.LMCACHE_HEALTH_PROBE],
             "volumeMounts": [
                 {"name": "dshm", "mountPath": "/dev/shm"},
                 {"name": LAUNCHER_VOLUME, "mountPath": connector.LAUNCHER_DIR, "readOnly": True},
@@ -340,28 +359,46 @@ def context(plan: Plan) -> dict[str, Any]:
     if launcher:
         pod_annotations["kvgen.dev/lmcache-launcher-sha256"] = launcher["sha256"]
 
+    def pod(role: str | None) -> dict[str, Any]:
+        """The pod of a single-node server (role None), or of rank 0 / the other ranks."""
+        role_labels = {ROLE_LABEL: role} if role else {}
+        vllm = dict(vllm_container)
+        if role == "worker":  # ranks 1.. run engine workers only: no API server, no HTTP probes
+            vllm["args"] = [*args[:rank_args_end], "--headless", *args[rank_args_end:]]
+            vllm["probes"] = False
+        return {
+            "selector": {**selector, **role_labels},
+            "labels": {**labels, **role_labels},
+            "annotations": pod_annotations,
+            "sidecar": sidecar,
+            "vllm": vllm,
+            "volumes": volumes,
+        }
+
+    if plan.multi_node:
+        workloads = [
+            {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "ordinalsStart": None, "pod": pod("leader")},
+            {"kind": "StatefulSet", "name": f"{spec.name}-worker", "replicas": p.nodes - 1, "ordinalsStart": 1, "pod": pod("worker")},
+        ]
+    else:
+        workloads = [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "ordinalsStart": None, "pod": pod(None)}]
+
     return {
         "name": spec.name,
         "namespace": spec.namespace,
         "labels": labels,
         "selector": selector,
         "annotations": annotations,
-        "pod_annotations": pod_annotations,
-        "replicas": spec.replicas,
         "multi_node": plan.multi_node,
-        "nodes": p.nodes,
         "headless_name": headless_name,
         "master_port": MASTER_PORT,
         "service": {
             "type": spec.service.type,
             "port": spec.service.port,
-            # a multi-node server's API runs on rank 0 only
-            "selector": {**selector, "apps.kubernetes.io/pod-index": "0"} if plan.multi_node else selector,
+            "selector": workloads[0]["pod"]["selector"],  # rank 0 serves the API
         },
         "launcher": launcher,
-        "sidecar": sidecar,
-        "vllm": vllm_container,
-        "volumes": volumes,
+        "workloads": workloads,
         "node_selector": node_selector,
         "tolerations": spec.scheduling.tolerations,
         "affinity": spec.scheduling.affinity,

@@ -52,8 +52,7 @@ def objects(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for name in TEMPLATES:
         text = environment().get_template(name).render(c=ctx)
-        if text.strip():
-            out.append(loader.load(text))
+        out += [doc for doc in loader.load_all(text) if doc]
     return out
 
 

@@ -170,7 +170,8 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     shm = _override(res.shm, round_up_gib(shm))
 
     # model cache
-    model_cache = _override(res.model_cache, round_up_gib(weights_per_node + MODEL_CACHE_HEADROOM))
+    # every node downloads the whole checkpoint, even when it loads only its pipeline stage
+    model_cache = _override(res.model_cache, round_up_gib(model.weights_bytes + MODEL_CACHE_HEADROOM))
 
     # vLLM container
     if instance.gpus:

@@ -290,6 +290,9 @@ class Images(Model):
 
     vllm: Image = Field(default_factory=Image, description="The vLLM OpenAI server image.")
     lmcache: Image = Field(default_factory=Image, description="The LMCache standalone image (MP server sidecar).")
+    vllm_cpu: Image = Field(
+        default_factory=Image, description="vLLM's CPU build, used on nodes without GPUs (pinned per architecture)."
+    )
 
 
 class EnvVar(Model):

@@ -53,8 +53,8 @@ def kind(compiled: Compiled, k: str) -> dict[str, Any]:
 
 
 def workload(compiled: Compiled) -> dict[str, Any]:
-    (obj,) = [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet")]
-    return obj
+    """The Deployment, or the rank-0 StatefulSet of a multi-node server."""
+    return [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet")][0]
 
 
 def container(compiled: Compiled, name: str) -> dict[str, Any]:

@@ -3,6 +3,8 @@ secrets by reference only."""
 
 from __future__ import annotations
 
+import json
+
 from conftest import ROOT, compile_spec, container, kind, spec, workload
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
@@ -40,28 +42,41 @@ def test_lmcache_disk_tiers_mount_on_the_sidecar_as_l2_fs_adapters():
     side = container(c, "lmcache-mp-server")
     assert {"name": "kv-cache-secondary-0", "mountPath": "/mnt/kv-cache-0"} in side["volumeMounts"]
     args = side["args"]
-    assert args[args.index("--l2-adapter") + 1] == '{"base_path":"/mnt/kv-cache-0","type":"fs"}'
+    # a tier of known size is bounded (fs_native + eviction); LMCache's plain fs adapter has no bound
+    assert json.loads(args[args.index("--l2-adapter") + 1]) == {
+        "type": "fs_native", "base_path": "/mnt/kv-cache-0", "max_capacity_gb": 100,
+        "eviction": {"eviction_policy": "LRU", "trigger_watermark": 0.8, "eviction_ratio": 0.2},
+    }
     assert side["resources"]["requests"]["ephemeral-storage"] == "100Gi"
     assert not any(m["name"].startswith("kv-cache-secondary") for m in container(c, "vllm")["volumeMounts"])
 
 
-def test_multi_node_renders_a_statefulset_and_a_headless_service():
+def test_multi_node_renders_leader_and_worker_statefulsets_and_a_headless_service():
     c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
-                          parallelism={"tensor": 8, "pipeline": 2, "nodes": 2}))
-    kinds = [o["kind"] for o in c.objects]
-    assert kinds == ["Service", "Service", "StatefulSet"]
-    sts = kind(c, "StatefulSet")
-    assert sts["spec"]["replicas"] == 2 and sts["spec"]["serviceName"] == "demo-headless"
+                          parallelism={"tensor": 8, "pipeline": 3, "nodes": 3}))
+    assert [o["kind"] for o in c.objects] == ["Service", "Service", "StatefulSet", "StatefulSet"]
+    leader, worker = [o for o in c.objects if o["kind"] == "StatefulSet"]
+    assert leader["metadata"]["name"] == "demo" and leader["spec"]["replicas"] == 1 and "ordinals" not in leader["spec"]
+    # worker ordinals start at 1, so each pod's apps.kubernetes.io/pod-index is its node rank
+    assert worker["metadata"]["name"] == "demo-worker" and worker["spec"]["replicas"] == 2
+    assert worker["spec"]["ordinals"] == {"start": 1}
+    assert leader["spec"]["serviceName"] == worker["spec"]["serviceName"] == "demo-headless"
     headless = [o for o in c.objects if o["kind"] == "Service" and o["spec"].get("clusterIP") == "None"]
-    assert headless and headless[0]["metadata"]["name"] == "demo-headless"
+    assert headless[0]["metadata"]["name"] == "demo-headless"
+    assert headless[0]["spec"]["selector"] == {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "demo"}
     api = [o for o in c.objects if o["kind"] == "Service" and o["metadata"]["name"] == "demo"][0]
-    assert api["spec"]["selector"]["apps.kubernetes.io/pod-index"] == "0"
-    args = container(c, "vllm")["args"]
-    assert "--nnodes=2" in args and "--node-rank=$(NODE_RANK)" in args
-    assert "--master-addr=demo-0.demo-headless.default.svc.cluster.local" in args
-    env = {e["name"]: e for e in container(c, "vllm")["env"]}
+    assert api["spec"]["selector"]["kvgen.dev/node-role"] == "leader"
+    assert leader["spec"]["selector"]["matchLabels"]["kvgen.dev/node-role"] == "leader"
+    assert worker["spec"]["selector"]["matchLabels"]["kvgen.dev/node-role"] == "worker"
+    lc, wc = (o["spec"]["template"]["spec"]["containers"][0] for o in (leader, worker))
+    for args in (lc["args"], wc["args"]):
+        assert "--nnodes=3" in args and "--node-rank=$(NODE_RANK)" in args
+        assert "--master-addr=demo-0.demo-headless.default.svc.cluster.local" in args
+    assert "--headless" in wc["args"] and "--headless" not in lc["args"]
+    assert "startupProbe" in lc and "startupProbe" not in wc and "readinessProbe" not in wc
+    env = {e["name"]: e for e in wc["env"]}
     assert env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['apps.kubernetes.io/pod-index']"
-    assert container(c, "vllm")["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert wc["resources"]["limits"]["nvidia.com/gpu"] == 8
 
 
 def test_single_node_is_a_deployment_and_service():
@@ -106,3 +121,12 @@ def test_image_overrides_and_digest():
     c = compile_spec(spec(images={"vllm": {"tag": "v0.33.1"}, "lmcache": {"repository": "mirror/lmcache", "digest": digest}}))
     assert container(c, "vllm")["image"] == "vllm/vllm-openai:v0.33.1"
     assert container(c, "lmcache-mp-server")["image"] == f"mirror/lmcache@{digest}"
+
+
+def test_multi_node_tensor_parallel_keeps_offloading_with_a_sidecar_on_every_rank():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+                          parallelism={"tensor": 16, "nodes": 2}))
+    assert [o["kind"] for o in c.objects] == ["ConfigMap", "Service", "Service", "StatefulSet", "StatefulSet"]
+    for sts in (o for o in c.objects if o["kind"] == "StatefulSet"):
+        (side,) = sts["spec"]["template"]["spec"]["initContainers"]
+        assert side["name"] == "lmcache-mp-server" and "--tensor-parallel-size=16" in side["args"]
