@@ -19,20 +19,6 @@ from kvgen.spec import Spec
 
 Problem = tuple[tuple, str, str | None]
 
-# vLLM flags kvgen sets itself; passing them again in vllm.extraArgs is refused.
-MANAGED_FLAGS = {
-    "--model": "model.id",
-    "--port": "service.port",
-    "--tensor-parallel-size": "parallelism.tensor",
-    "-tp": "parallelism.tensor",
-    "--pipeline-parallel-size": "parallelism.pipeline",
-    "-pp": "parallelism.pipeline",
-    "--data-parallel-size": "parallelism.data",
-    "-dp": "parallelism.data",
-    "--max-model-len": "model.maxModelLen",
-    "--gpu-memory-utilization": "vllm.gpuMemoryUtilization",
-    "--kv-transfer-config": "kvCacheOffloading (set kvCacheOffloading.enabled: false to pass your own)",
-}
 # torch.distributed rendezvous between the nodes of one multi-node server.
 MASTER_PORT = 29500
 MODEL_CACHE_MOUNT = "/root/.cache"  # HF_HOME and VLLM_CACHE_ROOT default below it
@@ -95,10 +81,11 @@ def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_v
     if p.nodes > 1 and spec.replicas != 1:
         problems.append((("replicas",), f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
                          "render one spec per server"))
+    managed = catalog.load("managed-flags.yaml")["flags"]  # flags kvgen sets, and from what
     for i, arg in enumerate(spec.vllm.extra_args):
         flag = _flag_name(arg)
-        if flag in MANAGED_FLAGS:
-            problems.append((("vllm", "extraArgs", i), f"{flag} is set by kvgen from {MANAGED_FLAGS[flag]}", f"remove it and set {MANAGED_FLAGS[flag]}"))
+        if flag in managed:
+            problems.append((("vllm", "extraArgs", i), f"{flag} is set by kvgen from {managed[flag]}", f"remove it and set {managed[flag]}"))
     # Kubernetes objects embedded in the spec, checked against the target version's schema
     embedded: list[tuple[tuple, str, Any]] = []
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):

@@ -312,15 +312,27 @@ class VLLMSettings(Model):
 ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
 
 
+CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
+
+
 def _check_cpu_quantity(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError("must be a CPU quantity such as 4, 0.5 or 500m")
     text = str(value)
-    if not re.match(r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$", text):
+    if not re.match(CPU_PATTERN, text):
         raise ValueError(f"{text!r} is not a CPU quantity such as 4, 0.5 or 500m")
     return text
 
 
+CPU = Annotated[
+    str,
+    BeforeValidator(_check_cpu_quantity),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": CPU_PATTERN}, {"type": "number", "exclusiveMinimum": 0}]}),
+]
+
+
 class ResourceList(Model):
-    cpu: Annotated[str, BeforeValidator(_check_cpu_quantity)] | None = Field(
+    cpu: CPU | None = Field(
         None, description="CPU cores, e.g. 4 or 500m."
     )
     memory: Size | None = Field(None, description="Memory, e.g. 64Gi.")
@@ -372,7 +384,12 @@ class Spec(Model):
         max_length=52,
         description="Name of every rendered object (DNS-1035 label, at most 52 characters).",
     )
-    namespace: str = Field("default", pattern=NAMESPACE_PATTERN, max_length=63, description="Namespace of every object.")
+    namespace: str = Field(
+        "default",
+        pattern=NAMESPACE_PATTERN,
+        max_length=63,
+        description="Namespace of every object. The Helm chart defaults it to the release namespace.",
+    )
     model: ModelSpec = Field(description="The model to serve.")
     instance: InstanceSpec = Field(description="The node type.")
     replicas: int = Field(1, ge=0, description="Number of vLLM servers.")

@@ -1,0 +1,211 @@
+{{/*
+kvgen.context: every value the object templates lay out, as JSON: the chart's counterpart of
+kvgen.plan.context. It resolves the model and node, checks the values, applies the rules and
+sizes the pod; when the values cannot be served it fails once, listing every problem.
+Usage: {{- $c := include "kvgen.context" . | fromJson }}
+*/}}
+{{- define "kvgen.context" -}}
+{{- $v := .Values -}}
+{{- $s := dict "V" $v "F" .Files "errs" list -}}
+{{- include "kvgen.resolveModel" $s -}}
+{{- include "kvgen.resolveInstance" $s -}}
+{{- if not $s.errs -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
+{{- if not $s.errs -}}
+{{- include "kvgen.decide" $s -}}
+{{- include "kvgen.size" $s -}}
+{{- end -}}
+{{- if $s.errs -}}
+{{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
+{{- range $e := $s.errs -}}
+{{- $line := printf "  %s: %s" $e.path $e.message -}}
+{{- if $e.hint -}}{{- $line = printf "%s (hint: %s)" $line $e.hint -}}{{- end -}}
+{{- $lines = append $lines $line -}}
+{{- end -}}
+{{- fail (join "\n" $lines) -}}
+{{- end -}}
+
+{{- $rt := .Files.Get "files/runtime.yaml" | fromYaml -}}
+{{- $C := .Files.Get "files/sizing.yaml" | fromYaml -}}
+{{- $o := $v.kvCacheOffloading -}}
+{{- $p := $v.parallelism -}}
+{{- $i := $s.inst -}}
+{{- $d := $s.decision -}}
+{{- $z := $s.size -}}
+{{- $backend := $s.backend -}}
+{{- $name := $v.name -}}
+{{- $namespace := default .Release.Namespace $v.namespace -}}
+{{- $nodes := int64 $p.nodes -}}
+{{- $multiNode := gt $nodes 1 -}}
+{{- $role := $v.disaggregation.role -}}
+{{- $tierCount := 0 -}}
+{{- if $backend -}}{{- $tierCount = len $o.secondary -}}{{- end -}}
+
+{{/* images and labels */}}
+{{- $pin := $rt.vllm.image -}}
+{{- $image := default dict $v.images.vllm -}}
+{{- if eq $i.gpus 0 -}}
+{{- $pin = index $rt.vllm.cpuImage $i.arch -}}
+{{- $image = default dict $v.images.vllmCpu -}}
+{{- end -}}
+{{- $selector := dict "app.kubernetes.io/name" "vllm" "app.kubernetes.io/instance" $name -}}
+{{- $labels := merge (dict "app.kubernetes.io/component" (ternary "inference" $role (eq $role "none")) "app.kubernetes.io/version" (default $pin.tag $image.tag) "app.kubernetes.io/managed-by" "kvgen") $selector -}}
+{{- $annotations := dict "kvgen.dev/kv-cache-offloading" (ternary "enabled" "disabled" $d.enabled) -}}
+{{- if $d.enabled -}}
+{{- $_ := set $annotations "kvgen.dev/kv-cache-backend" $backend -}}
+{{- else -}}
+{{- $_ := set $annotations "kvgen.dev/kv-cache-offloading-reason" $d.code -}}
+{{- end -}}
+
+{{/* vLLM arguments: `vllm serve` is the image's entrypoint; the model is its positional argument */}}
+{{- $headless := printf "%s-headless" $name -}}
+{{- $masterPort := 29500 -}}
+{{- $args := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{- if gt (int64 $p.pipeline) 1 -}}{{- $args = append $args (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
+{{- if gt (int64 $p.data) 1 -}}{{- $args = append $args (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
+{{- if $multiNode -}}
+{{- $args = concat $args (list (printf "--nnodes=%d" $nodes) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s.%s.svc.cluster.local" $name $headless $namespace) (printf "--master-port=%d" $masterPort)) -}}
+{{- end -}}
+{{- $rankArgs := $args -}}
+{{- $tail := list -}}
+{{- if include "kvgen.isSet" (list $v.model "maxModelLen") -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 $v.model.maxModelLen)) -}}{{- end -}}
+{{- if gt $i.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
+{{- $kv := dict -}}
+{{- if eq $backend "lmcache" -}}
+{{- $kv = dict "kv_connector" $rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" (dict "lmcache.mp.host" "tcp://127.0.0.1" "lmcache.mp.port" 5555) -}}
+{{- else if eq $backend "native" -}}
+{{- $extra := dict "cpu_bytes_to_use" (int64 $z.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" (ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $tierCount 0)) -}}
+{{- if gt $tierCount 0 -}}
+{{- $tiers := list -}}
+{{- range $n := until $tierCount -}}{{- $tiers = append $tiers (dict "type" "fs" "root_dir" (printf "/mnt/kv-cache-%d" $n)) -}}{{- end -}}
+{{- $_ := set $extra "secondary_tiers" $tiers -}}
+{{- end -}}
+{{- $kv = dict "kv_connector" $rt.connectors.native "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
+{{- else if ne $role "none" -}}
+{{- $kv = dict "kv_connector" $rt.connectors.disaggregation "kv_role" "kv_both" -}}
+{{- end -}}
+{{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
+{{- if and (eq $backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
+{{- $tail = concat $tail (default list $v.vllm.extraArgs) -}}
+{{- $args = concat $rankArgs $tail -}}
+
+{{- $env := list -}}
+{{- if $multiNode -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" "metadata.labels['apps.kubernetes.io/pod-index']"))) -}}{{- end -}}
+{{- with $v.model.hfTokenSecret -}}{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
+{{- if ne $role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
+{{- if eq $i.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
+{{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
+
+{{/* resources */}}
+{{- $gpu := dict -}}
+{{- if gt $i.gpus 0 -}}
+{{- $_ := set $gpu (ternary (printf "nvidia.com/mig-%s" $i.mig) "nvidia.com/gpu" (ne $i.mig "")) (int64 $s.gpusPerPod) -}}
+{{- end -}}
+{{- $vllmResources := include "kvgen.resources" (list $z.vllm $gpu) | fromJson -}}
+
+{{/* volumes */}}
+{{- $tierVolumes := list -}}
+{{- $tierMounts := list -}}
+{{- $capacities := list -}}
+{{- if $backend -}}
+{{- range $n, $t := $o.secondary -}}
+{{- $fs := $t.fileSystem -}}
+{{- $vol := printf "kv-cache-secondary-%d" $n -}}
+{{- $mount := dict "name" $vol "mountPath" (printf "/mnt/kv-cache-%d" $n) -}}
+{{- if include "kvgen.isSet" (list $fs "emptyDir") -}}
+{{- $tierVolumes = append $tierVolumes (dict "name" $vol "emptyDir" (dict "sizeLimit" $fs.emptyDir.size)) -}}
+{{- $capacities = append $capacities (include "kvgen.bytes" $fs.emptyDir.size | int64) -}}
+{{- else if include "kvgen.isSet" (list $fs.pvc "spec") -}}
+{{- $tierVolumes = append $tierVolumes (dict "name" $vol "ephemeral" (dict "volumeClaimTemplate" (dict "spec" $fs.pvc.spec))) -}}
+{{- $storage := "" -}}
+{{- if and (kindIs "map" $fs.pvc.spec.resources) (kindIs "map" $fs.pvc.spec.resources.requests) (include "kvgen.isSet" (list $fs.pvc.spec.resources.requests "storage")) -}}{{- $storage = include "kvgen.bytes" $fs.pvc.spec.resources.requests.storage -}}{{- end -}}
+{{- $capacities = append $capacities $storage -}}
+{{- else -}}
+{{- $tierVolumes = append $tierVolumes (dict "name" $vol "persistentVolumeClaim" (dict "claimName" $fs.pvc.ref.name)) -}}
+{{- if include "kvgen.isSet" (list $fs.pvc.ref "path") -}}{{- $_ := set $mount "subPath" $fs.pvc.ref.path -}}{{- end -}}
+{{- $capacities = append $capacities "" -}}
+{{- end -}}
+{{- $tierMounts = append $tierMounts $mount -}}
+{{- end -}}
+{{- end -}}
+{{- $vllmMounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" "/root/.cache") -}}
+{{- if eq $backend "native" -}}{{- $vllmMounts = concat $vllmMounts $tierMounts -}}{{- end -}}
+{{- $vllm := dict "name" "vllm" "image" (include "kvgen.image" (list $image $pin)) "args" $args "env" $env "ports" (list (dict "name" "http" "containerPort" (int64 $v.service.port) "protocol" "TCP")) "resources" $vllmResources "volumeMounts" $vllmMounts "probes" true -}}
+
+{{/* the LMCache MP server sidecar and its launcher */}}
+{{- $sidecar := dict -}}
+{{- $launcher := dict -}}
+{{- if eq $backend "lmcache" -}}
+{{- $script := .Files.Get "files/lmcache_launcher.py" -}}
+{{- $launcher = dict "name" (printf "%s-lmcache-launcher" $name) "file" "lmcache_launcher.py" "script" $script "sha256" (sha256sum $script) -}}
+{{- $largs := list -}}
+{{- if not (kindIs "string" $z.utilization) -}}{{- $largs = append $largs (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
+{{- $largs = append $largs (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{- if not (kindIs "string" $z.l1Cap) -}}{{- $largs = append $largs (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
+{{- $largs = concat $largs (list (printf "--reserve-bytes=%d" (mul (int64 $C.lmcache.serverOverheadGiB) 1073741824)) (printf "--initial-gb=%d" (int64 $C.lmcache.l1InitGiB)) "--") -}}
+{{- $largs = concat $largs (list $rt.lmcache.server "server" "--host" "127.0.0.1" "--port" "5555" "--chunk-size" "256" "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $C.lmcache.l1InitGiB)) "--eviction-policy" (upper $o.evictionPolicy)) -}}
+{{- range $n, $cap := $capacities -}}
+{{- $adapter := dict "type" "fs" "base_path" (printf "/mnt/kv-cache-%d" $n) -}}
+{{- if and (ne (toString $cap) "") (ge (int64 $cap) 1073741824) -}}
+{{- $adapter = dict "type" "fs_native" "base_path" (printf "/mnt/kv-cache-%d" $n) "max_capacity_gb" (div (int64 $cap) 1073741824) "eviction" (dict "eviction_policy" "LRU" "trigger_watermark" 0.8 "eviction_ratio" 0.2) -}}
+{{- end -}}
+{{- $largs = concat $largs (list "--l2-adapter" (toJson $adapter)) -}}
+{{- end -}}
+{{- $sidecar = dict "name" "lmcache-mp-server" "image" (include "kvgen.image" (list (default dict $v.images.lmcache) $rt.lmcache.image)) "command" (list $rt.lmcache.python "/opt/kvgen/lmcache_launcher.py") "args" $largs "env" (list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility")) "resources" (include "kvgen.resources" (list $z.lmcache dict) | fromJson) "probeCommand" (list $rt.lmcache.python "-c" "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthcheck', timeout=2)") "volumeMounts" (concat (list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "lmcache-launcher" "mountPath" "/opt/kvgen" "readOnly" true)) $tierMounts) -}}
+{{- end -}}
+
+{{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $z.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $z.modelCache))) -}}
+{{- if $launcher -}}{{- $volumes = append $volumes (dict "name" "lmcache-launcher" "configMap" (dict "name" $launcher.name "defaultMode" 365)) -}}{{- end -}}
+{{- $volumes = concat $volumes $tierVolumes -}}
+
+{{- $nodeSelector := dict -}}
+{{- if $i.type -}}{{- $_ := set $nodeSelector "node.kubernetes.io/instance-type" $i.type -}}{{- end -}}
+{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) $nodeSelector -}}
+{{- $podAnnotations := deepCopy $annotations -}}
+{{- if $launcher -}}{{- $_ := set $podAnnotations "kvgen.dev/lmcache-launcher-sha256" $launcher.sha256 -}}{{- end -}}
+
+{{/* workloads: a Deployment, or rank 0 and ranks 1.. of a multi-node server */}}
+{{- $workloads := list -}}
+{{- if $multiNode -}}
+{{- range $r := list "leader" "worker" -}}
+{{- $c := deepCopy $vllm -}}
+{{- if eq $r "worker" -}}
+{{- $_ := set $c "args" (concat $rankArgs (list "--headless") $tail) -}}
+{{- $_ := set $c "probes" false -}}
+{{- end -}}
+{{- $pod := dict "selector" (merge (dict "kvgen.dev/node-role" $r) $selector) "labels" (merge (dict "kvgen.dev/node-role" $r) $labels) "annotations" $podAnnotations "sidecar" $sidecar "vllm" $c "volumes" $volumes -}}
+{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (ternary $name (printf "%s-worker" $name) (eq $r "leader")) "replicas" (ternary 1 (sub $nodes 1) (eq $r "leader")) "ordinalsStart" (ternary "" 1 (eq $r "leader")) "pod" $pod) -}}
+{{- end -}}
+{{- else -}}
+{{- $workloads = list (dict "kind" "Deployment" "name" $name "replicas" (int64 $v.replicas) "ordinalsStart" "" "pod" (dict "selector" $selector "labels" $labels "annotations" $podAnnotations "sidecar" $sidecar "vllm" $vllm "volumes" $volumes)) -}}
+{{- end -}}
+
+{{- toJson (dict
+  "name" $name "namespace" $namespace "labels" $labels "selector" $selector "annotations" $annotations
+  "multiNode" $multiNode "headlessName" $headless "masterPort" $masterPort
+  "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $workloads 0).pod.selector)
+  "launcher" $launcher "workloads" $workloads "nodeSelector" $nodeSelector
+  "tolerations" (default list $v.scheduling.tolerations) "affinity" (default dict $v.scheduling.affinity)
+  "priorityClassName" (default "" $v.scheduling.priorityClassName)
+  "decision" $d) -}}
+{{- end -}}
+
+{{/* kvgen.image: repository:tag, or repository@digest; each field from the values, else the pin. */}}
+{{- define "kvgen.image" -}}
+{{- $spec := index . 0 -}}{{- $pin := index . 1 -}}
+{{- $repo := default $pin.repository $spec.repository -}}
+{{- $digest := default (default "" $pin.digest) $spec.digest -}}
+{{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo (default $pin.tag $spec.tag) -}}{{- end -}}
+{{- end -}}
+
+{{/* kvgen.resources: requests and limits from a sized container (kvgen's _resources). */}}
+{{- define "kvgen.resources" -}}
+{{- $size := index . 0 -}}{{- $gpu := index . 1 -}}
+{{- $requests := dict "memory" (include "kvgen.formatBytes" $size.memory) -}}
+{{- if $size.cpu -}}{{- $_ := set $requests "cpu" $size.cpu -}}{{- end -}}
+{{- if gt (int64 $size.ephemeral) 0 -}}{{- $_ := set $requests "ephemeral-storage" (include "kvgen.formatBytes" $size.ephemeral) -}}{{- end -}}
+{{- $limits := dict "memory" (include "kvgen.formatBytes" $size.limit) -}}
+{{- if $size.cpuLimit -}}{{- $_ := set $limits "cpu" $size.cpuLimit -}}{{- end -}}
+{{- if hasKey $size "ephemeralLimit" -}}{{- $_ := set $limits "ephemeral-storage" (include "kvgen.formatBytes" $size.ephemeralLimit) -}}{{- end -}}
+{{- range $k, $n := $gpu -}}{{- $_ := set $requests $k $n -}}{{- $_ := set $limits $k $n -}}{{- end -}}
+{{- toJson (dict "requests" $requests "limits" $limits) -}}
+{{- end -}}

@@ -1,0 +1,62 @@
+{{/*
+Helpers shared by every template. Object names come from .Values.name (not the release name)
+so that `helm template` and `kvgen render` give the same objects.
+*/}}
+
+{{/*
+kvgen.bytes: a Kubernetes quantity ("10Gi", "1.5T", or a number of bytes) as whole bytes,
+rounded up, printed as an integer. The values schema admits only the forms parsed here
+(no exponents, no milli-units), the same ones kvgen's spec accepts.
+Usage: {{ include "kvgen.bytes" "10Gi" | int64 }}
+*/}}
+{{- define "kvgen.bytes" -}}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) -}}
+{{- int64 . -}}
+{{- else -}}
+{{- $q := toString . -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" $q -}}
+{{- $unit := trimPrefix $num $q -}}
+{{- $units := dict "" 1.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 -}}
+{{- if not (hasKey $units $unit) -}}
+{{- fail (printf "kvgen: %q is not a size such as 10Gi" $q) -}}
+{{- end -}}
+{{- mulf (float64 $num) (get $units $unit) | ceil | int64 -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.formatBytes: the shortest exact quantity for a byte count: 10737418240 -> 10Gi,
+1610612736 -> 1536Mi; a count that is no whole number of KiB stays in bytes.
+*/}}
+{{- define "kvgen.formatBytes" -}}
+{{- $n := int64 . -}}
+{{- $out := toString $n -}}
+{{- if gt $n 0 -}}
+{{- range $u := list (list "Ti" 1099511627776) (list "Gi" 1073741824) (list "Mi" 1048576) (list "Ki" 1024) -}}
+{{- if and (eq $out (toString $n)) (eq (mod $n (index $u 1)) 0) -}}
+{{- $out = printf "%d%s" (div $n (index $u 1)) (index $u 0) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $out -}}
+{{- end -}}
+
+{{/*
+kvgen.number: a float as Go's %v prints it (0.92, 0.5, 1); kvgen prints the same form.
+*/}}
+{{- define "kvgen.number" -}}
+{{- toString (float64 .) -}}
+{{- end -}}
+
+{{/*
+kvgen.roundUpGiB: bytes rounded up to a whole GiB.
+*/}}
+{{- define "kvgen.roundUpGiB" -}}
+{{- mul (divf (float64 .) 1073741824.0 | ceil | int64) 1073741824 -}}
+{{- end -}}
+
+{{/*
+kvgen.context: every value the object templates lay out, as JSON (the chart's counterpart of
+kvgen.plan.context). Fails, listing every problem at once, when the values cannot be served.
+Usage: {{- $c := include "kvgen.context" . | fromJson }}
+*/}}

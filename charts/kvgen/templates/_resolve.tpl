@@ -1,0 +1,129 @@
+{{/*
+Resolving the model and the node, and the structural checks (the chart's counterpart of
+kvgen/catalog.py resolve_* and kvgen/plan.py _check_structure). Each define takes the state
+dict built by kvgen.context and records results or problems in it.
+*/}}
+
+{{/* kvgen.problem: record one problem. Usage: include "kvgen.problem" (list $s "model.id" "message" "hint") */}}
+{{- define "kvgen.problem" -}}
+{{- $s := index . 0 -}}
+{{- $_ := set $s "errs" (append $s.errs (dict "path" (index . 1) "message" (index . 2) "hint" (index . 3))) -}}
+{{- end -}}
+
+{{/* kvgen.isSet: "true" when key is present in the map and not null. */}}
+{{- define "kvgen.isSet" -}}
+{{- $m := index . 0 -}}{{- $k := index . 1 -}}
+{{- if and (kindIs "map" $m) (hasKey $m $k) (not (kindIs "invalid" (index $m $k))) }}true{{ end -}}
+{{- end -}}
+
+{{- define "kvgen.resolveModel" -}}
+{{- $s := . -}}
+{{- $spec := $s.V.model -}}
+{{- $catalog := ($s.F.Get "files/models.yaml" | fromYaml).models -}}
+{{- $row := dict -}}
+{{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
+{{- $m := deepCopy $row -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" -}}
+{{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
+{{- end -}}
+{{- $missing := list -}}
+{{- range $f := list "architecture" "layers" "kvHeads" "headDim" "weights" -}}
+{{- if not (include "kvgen.isSet" (list $m $f)) -}}{{- $missing = append $missing (printf "model.%s" $f) -}}{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- if hasKey $catalog $spec.id -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "missing %s" (join ", " $missing)) "") -}}
+{{- else -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "model %q is not in the catalog and is not described inline (missing %s)" $spec.id (join ", " $missing)) "describe it: architecture, layers, kvHeads, headDim, weights") -}}
+{{- end -}}
+{{- else -}}
+{{- $layers := int64 $m.layers -}}
+{{- $attention := $layers -}}
+{{- if include "kvgen.isSet" (list $m "attentionLayers") -}}{{- $attention = int64 $m.attentionLayers -}}{{- end -}}
+{{- $info := dict "id" $spec.id "architecture" (toString $m.architecture) "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (eq (toString $m.hybrid) "true") "weights" (include "kvgen.bytes" $m.weights | int64) -}}
+{{- $_ := set $s "model" $info -}}
+{{- if and (include "kvgen.isSet" (list $spec "maxModelLen")) (include "kvgen.isSet" (list $m "maxModelLen")) -}}
+{{- if gt (int64 $spec.maxModelLen) (int64 $m.maxModelLen) -}}
+{{- include "kvgen.problem" (list $s "model.maxModelLen" (printf "%d is longer than %s's limit of %d tokens" (int64 $spec.maxModelLen) $spec.id (int64 $m.maxModelLen)) (printf "use at most %d" (int64 $m.maxModelLen))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kvgen.resolveInstance" -}}
+{{- $s := . -}}
+{{- $spec := $s.V.instance -}}
+{{- $catalog := ($s.F.Get "files/instances.yaml" | fromYaml).instances -}}
+{{- $type := "" -}}
+{{- if include "kvgen.isSet" (list $spec "type") -}}{{- $type = toString $spec.type -}}{{- end -}}
+{{- $row := dict -}}
+{{- if and $type (hasKey $catalog $type) -}}{{- $row = index $catalog $type -}}{{- end -}}
+{{- $m := deepCopy $row -}}
+{{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" -}}
+{{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
+{{- end -}}
+{{- $missing := list -}}
+{{- range $f := list "gpus" "memory" -}}
+{{- if not (include "kvgen.isSet" (list $m $f)) -}}{{- $missing = append $missing (printf "instance.%s" $f) -}}{{- end -}}
+{{- end -}}
+{{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) (not (include "kvgen.isSet" (list $m "gpuMemory"))) (not (include "kvgen.isSet" (list $m "mig"))) -}}
+{{- $missing = append $missing "instance.gpuMemory" -}}
+{{- end -}}
+{{- if $missing -}}
+{{- if and $type (not (hasKey $catalog $type)) -}}
+{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type %q (missing %s)" $type (join ", " $missing)) "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk") -}}
+{{- else -}}
+{{- include "kvgen.problem" (list $s "instance" (printf "describe the node: missing %s" (join ", " $missing)) "or set instance.type to a catalog type") -}}
+{{- end -}}
+{{- else -}}
+{{- $mig := "" -}}
+{{- if include "kvgen.isSet" (list $m "mig") -}}{{- $mig = toString $m.mig -}}{{- end -}}
+{{- $gpuMemory := int64 0 -}}
+{{- if $mig -}}
+{{- $gpuMemory = mul (index (splitList "." $mig) 1 | trimSuffix "+me" | trimSuffix "gb" | int64) 1000000000 -}}
+{{- else if include "kvgen.isSet" (list $m "gpuMemory") -}}
+{{- $gpuMemory = include "kvgen.bytes" $m.gpuMemory | int64 -}}
+{{- end -}}
+{{- $cpu := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "cpu") -}}{{- $cpu = int64 $m.cpu -}}{{- end -}}
+{{- $disk := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "localDisk") -}}{{- $disk = include "kvgen.bytes" $m.localDisk | int64 -}}{{- end -}}
+{{- $arch := "amd64" -}}
+{{- if include "kvgen.isSet" (list $m "arch") -}}{{- $arch = toString $m.arch -}}{{- end -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" (include "kvgen.bytes" $m.memory | int64) "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.checkStructure: parallelism against the node, multi-node replicas, flags kvgen owns. */}}
+{{- define "kvgen.checkStructure" -}}
+{{- $s := . -}}
+{{- $p := $s.V.parallelism -}}
+{{- $i := $s.inst -}}
+{{- $total := mul (int64 $p.tensor) (int64 $p.pipeline) (int64 $p.data) -}}
+{{- $nodes := int64 $p.nodes -}}
+{{- $_ := set $s "gpusPerPod" (int64 0) -}}
+{{- if ne (mod $total $nodes) 0 -}}
+{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "tensor x pipeline x data = %d GPUs cannot be split evenly over %d nodes" $total $nodes) "make tensor x pipeline x data a multiple of nodes") -}}
+{{- else if eq $i.gpus 0 -}}
+{{- if or (gt $total 1) (gt $nodes 1) -}}
+{{- include "kvgen.problem" (list $s "parallelism" (printf "%s has no GPU; parallelism must stay at 1" (default "the instance" $i.type)) "") -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $s "gpusPerPod" (div $total $nodes) -}}
+{{- if gt $s.gpusPerPod $i.gpus -}}
+{{- include "kvgen.problem" (list $s "parallelism" (printf "tensor %d x pipeline %d x data %d needs %d GPUs per node, but %s has %d" (int64 $p.tensor) (int64 $p.pipeline) (int64 $p.data) $s.gpusPerPod (default "the instance" $i.type) $i.gpus) "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs") -}}
+{{- end -}}
+{{- end -}}
+{{- if and (gt $nodes 1) (ne (int64 $s.V.replicas) 1) -}}
+{{- include "kvgen.problem" (list $s "replicas" (printf "a server spanning %d nodes is rendered as one StatefulSet; replicas must be 1" $nodes) "render one spec per server") -}}
+{{- end -}}
+{{- $managed := $s.F.Get "files/managed-flags.yaml" | fromYaml -}}
+{{- range $n, $arg := $s.V.vllm.extraArgs -}}
+{{- if hasPrefix "-" $arg -}}
+{{- $flag := (splitn "=" 2 $arg)._0 | replace "_" "-" -}}
+{{- if hasKey $managed.flags $flag -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "%s is set by kvgen from %s" $flag (index $managed.flags $flag)) (printf "remove it and set %s" (index $managed.flags $flag))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

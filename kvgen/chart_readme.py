@@ -1,0 +1,115 @@
+"""charts/kvgen/README.md, generated: the parameters table comes from the spec's JSON Schema
+(descriptions, types, defaults) and the compatibility table from files/runtime.yaml, so
+neither is written by hand twice. `python -m kvgen.chart_readme` prints it; scripts/regenerate
+writes it and a test fails when the committed file is stale."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kvgen import catalog
+from kvgen.schema import spec_schema
+
+INTRO = """\
+# kvgen Helm chart
+
+vLLM with KV-cache offloading: the LMCache MP server as a native sidecar
+(`LMCacheMPConnector`) or vLLM's own `OffloadingConnector`, with kvgen's capability rules
+applied and memory, `/dev/shm` and ephemeral storage sized. The values are a kvgen spec, so
+
+    helm template gemma charts/kvgen -f examples/kaito-gemma-4-12b.yaml
+
+gives the same objects as `kvgen render examples/kaito-gemma-4-12b.yaml` (the project's
+tests render every example both ways, plus 300 generated specs, and compare them).
+`values.schema.json` is the spec's JSON Schema: Helm rejects a typo or a wrong type with the
+value's path, and the templates fail, listing every problem at once, when a value cannot be
+served (an unknown instance type, parallelism that does not fit the GPUs, a pod that does
+not fit its node). NOTES.txt states whether offloading is on and, when it is off, why.
+
+The catalogs, rule table, sizing constants and image pins are the files under `files/`,
+the same files kvgen reads.
+"""
+
+
+def _type(node: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in node:
+        return "object"
+    if "anyOf" in node:
+        kinds = [_type(n, defs) for n in node["anyOf"] if n.get("type") != "null"]
+        return " or ".join(dict.fromkeys(kinds))
+    if "enum" in node:
+        return " \\| ".join(f"`{v}`" for v in node["enum"])
+    kind = node.get("type", "object")
+    if kind == "array":
+        return f"list of {_type(node.get('items', {}), defs)}"
+    if kind == "string" and "pattern" in node and "Ki|Mi|Gi" in node["pattern"]:
+        return "quantity"
+    return kind
+
+
+def _rows(node: dict[str, Any], defs: dict[str, Any], prefix: str, required: set[str]) -> list[str]:
+    rows = []
+    for key, prop in node.get("properties", {}).items():
+        path = f"{prefix}{key}"
+        target = prop
+        ref = prop.get("$ref") or next((n["$ref"] for n in prop.get("anyOf", []) if "$ref" in n), None)
+        nested = defs[ref.split("/")[-1]] if ref else None
+        kubernetes = bool(ref and ref.split("/")[-1].startswith("io.k8s."))
+        default = json.dumps(prop["default"]) if "default" in prop else ("required" if key in required else "")
+        description = prop.get("description") or (nested or {}).get("description", "")
+        if nested and not kubernetes and "properties" in nested:
+            rows.append(f"| `{path}` | object | {default} | {description} |")
+            rows += _rows(nested, defs, f"{path}.", set(nested.get("required", [])))
+        elif target.get("type") == "array" and "$ref" in target.get("items", {}):
+            item = defs[target["items"]["$ref"].split("/")[-1]]
+            kind = "list of Kubernetes objects" if target["items"]["$ref"].split("/")[-1].startswith("io.k8s.") else "list"
+            rows.append(f"| `{path}` | {kind} | {default} | {description} |")
+            if "properties" in item and not target["items"]["$ref"].split("/")[-1].startswith("io.k8s."):
+                rows += _rows(item, defs, f"{path}[].", set(item.get("required", [])))
+        else:
+            kind = "Kubernetes object" if kubernetes else _type(target, defs)
+            rows.append(f"| `{path}` | {kind} | {default} | {description} |")
+    return rows
+
+
+def parameters_table() -> str:
+    schema = spec_schema()
+    rows = _rows(schema, schema["$defs"], "", set(schema.get("required", [])))
+    return "\n".join(["| value | type | default | description |", "|---|---|---|---|", *rows])
+
+
+def compatibility_table() -> str:
+    rt = catalog.runtime()
+    v, lm, c = rt["vllm"], rt["lmcache"], rt["connectors"]
+    return "\n".join([
+        "| vLLM | vLLM image | LMCache | LMCache image | connectors |",
+        "|---|---|---|---|---|",
+        f"| {v['version']} | `{v['image']['repository']}:{v['image']['tag']}` | {lm['version']} | "
+        f"`{lm['image']['repository']}:{lm['image']['tag']}` | lmcache: `{c['lmcache']}`; native: `{c['native']}`; "
+        f"prefill/decode: `{c['disaggregation']}` |",
+    ])
+
+
+def render() -> str:
+    return "\n".join([
+        INTRO,
+        "## Compatibility",
+        "",
+        "The chart pins these runtimes (override `images.*` per install). kvgen's contract tests",
+        "check every command line it renders against these versions' own argument parsers.",
+        "",
+        compatibility_table(),
+        "",
+        "## Parameters",
+        "",
+        "Generated from `values.schema.json` (the spec's schema). Sizes are Kubernetes quantities",
+        "(`10Gi`). Anything under `resources` wins over what the chart computes.",
+        "",
+        parameters_table(),
+        "",
+    ])
+
+
+if __name__ == "__main__":
+    print(render(), end="")

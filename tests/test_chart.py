@@ -1,0 +1,177 @@
+"""The Helm chart gives exactly what kvgen gives: for every example, the objects the real Helm
+engine renders equal kvgen's (as parsed data) and the golden file; bad values fail in Helm
+too; lint is clean; every object is valid Kubernetes."""
+
+from __future__ import annotations
+
+import json
+
+import helm_python
+import kubernetes_validate
+import pytest
+from ruamel.yaml import YAML
+
+import helm
+from conftest import EXAMPLES, GOLDEN, ROOT
+from kvgen.compiler import compile_text
+
+load = YAML(typ="safe", pure=True).load
+
+
+def kvgen_objects(text: str, file: str = "spec.yaml"):
+    return [o for r in compile_text(text, file) for o in r.objects]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_chart_equals_kvgen_and_golden(example):
+    values = load(example.read_text())
+    chart = helm.by_identity(helm.objects(values))
+    ours = helm.by_identity(kvgen_objects(example.read_text(), str(example)))
+    golden = helm.by_identity([d for d in YAML(typ="safe", pure=True).load_all((GOLDEN / example.name).read_text()) if d])
+    assert chart.keys() == ours.keys() == golden.keys()
+    for key in ours:
+        assert chart[key] == ours[key], f"{example.name}: {key} differs between helm template and kvgen render"
+        assert chart[key] == golden[key]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_helm_object_is_valid_kubernetes_1_33(example):
+    for obj in helm.objects(load(example.read_text())):
+        kubernetes_validate.validate(obj, "1.33.0", strict=True)
+
+
+def _bad_cases():
+    from test_bad_input import CASES
+
+    # malformed YAML never becomes values: Helm fails to read such a file before templating
+    return {k: v for k, v in CASES.items() if k != "malformed-yaml"}
+
+
+@pytest.mark.parametrize("case", sorted(_bad_cases()))
+def test_helm_rejects_what_kvgen_rejects(case):
+    text, path, _line, _fragment = _bad_cases()[case]
+    values = load(text)
+    with pytest.raises((helm_python.HelmValuesError, helm_python.HelmRenderError)) as err:
+        helm.render(values)
+    message = str(err.value)
+    # the offending value path is named, in Helm's schema form (/a/b/1/c) or kvgen's (a.b[1].c);
+    # a missing or unknown key is named with its parent's path
+    slash = "/" + path.replace("[", "/").replace("]", "").replace(".", "/")
+    parent, _, last = slash.rpartition("/")
+    assert path in message or slash in message or (f"'{parent}'" in message and last in message), message
+
+
+def test_value_typo_is_rejected_by_helm_with_its_path():
+    values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
+    values["kvCacheOffloding"] = {"enabled": True}
+    with pytest.raises(helm_python.HelmValuesError) as err:
+        helm.render(values)
+    assert "kvCacheOffloding" in str(err.value)
+
+
+def test_wrong_type_is_rejected_by_helm_with_its_path():
+    values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
+    values["parallelism"] = {"tensor": "two"}
+    with pytest.raises(helm_python.HelmValuesError) as err:
+        helm.render(values)
+    assert "/parallelism/tensor" in str(err.value)
+
+
+def test_all_problems_are_reported_at_once_by_the_chart():
+    values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
+    values["instance"] = {"type": "Standard_NC24ads_A100_v4"}
+    values["parallelism"] = {"tensor": 2}
+    values["vllm"] = {"extraArgs": ["--port=9000", "--max-model-len=4096"]}
+    with pytest.raises(helm_python.HelmRenderError) as err:
+        helm.render(values)
+    message = str(err.value)
+    assert "3 problem(s)" in message
+    assert "parallelism:" in message and "vllm.extraArgs[0]" in message and "vllm.extraArgs[1]" in message
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_helm_lint_strict_is_clean(example):
+    report = helm_python.lint(str(helm.CHART), values=load(example.read_text()), strict=True, kube_version="v1.33.0")
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+def test_values_schema_is_the_spec_schema():
+    assert (helm.CHART / "values.schema.json").read_text() == (ROOT / "schemas" / "kvgen.schema.json").read_text()
+
+
+def test_notes_state_the_decision_and_reason():
+    enabled = helm.render(load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text()))
+    notes = next(v for k, v in enabled.items() if k.endswith("NOTES.txt"))
+    assert "KV-cache offloading: enabled (lmcache backend)" in notes
+    disabled = helm.render(load((ROOT / "examples" / "rule-mig-partition.yaml").read_text()))
+    notes = next(v for k, v in disabled.items() if k.endswith("NOTES.txt"))
+    assert "KV-cache offloading: disabled: mig-partition" in notes
+
+
+def test_release_namespace_is_the_default_namespace():
+    values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
+    values.pop("namespace", None)
+    objs = helm.objects(values, namespace="llm")
+    assert {o["metadata"]["namespace"] for o in objs} == {"llm"}
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict) and node:
+        for k, v in node.items():
+            yield from _leaves(v, (*path, k))
+    else:
+        yield path, node
+
+
+def test_values_yaml_defaults_are_the_spec_defaults_and_the_pins():
+    from kvgen import catalog
+    from kvgen.spec import Spec
+
+    values = load((helm.CHART / "values.yaml").read_text())
+    defaults = Spec.model_validate({"name": "x", "model": {"id": "a/b"}, "instance": {"type": "t"}}).model_dump(
+        by_alias=True, exclude_none=True
+    )
+    runtime = catalog.runtime()
+    pins = {"vllm": runtime["vllm"]["image"], "lmcache": runtime["lmcache"]["image"]}
+    for path, value in _leaves(values):
+        if path[0] == "images" and path[1] in pins:
+            assert value == pins[path[1]][path[2]], path
+            continue
+        expected = defaults
+        for key in path:
+            expected = expected[key]
+        assert value == expected, path
+    # every optional section of the spec appears in values.yaml
+    assert set(defaults) - {"name", "namespace", "model", "instance"} <= set(values)
+
+
+def test_every_value_in_values_yaml_is_commented():
+    """Each value has a comment right above it, or sits in a group whose header has one
+    (images.vllm.repository is explained by the comment on images.vllm)."""
+    lines = (helm.CHART / "values.yaml").read_text().splitlines()
+    indent = lambda l: len(l) - len(l.lstrip())  # noqa: E731
+    code = [n for n, l in enumerate(lines) if l.strip() and not l.strip().startswith("#")]
+
+    def own_comment(n: int) -> bool:
+        previous = next((l for l in reversed(lines[:n]) if l.strip()), "")
+        return previous.strip().startswith("#") and indent(previous) <= indent(lines[n])
+
+    def documented(n: int) -> bool:
+        if own_comment(n):
+            return True
+        header = next((m for m in reversed([c for c in code if c < n]) if indent(lines[m]) < indent(lines[n])), None)
+        return header is not None and documented(header)
+
+    leaves = [n for n in code if not lines[n].strip().endswith(":")]
+    assert len(leaves) > 20
+    assert [lines[n] for n in leaves if not documented(n)] == []
+
+
+def test_chart_readme_is_generated_from_the_schema_and_pins():
+    from kvgen import chart_readme
+
+    text = (helm.CHART / "README.md").read_text()
+    assert text == chart_readme.render(), "charts/kvgen/README.md is stale: run scripts/regenerate"
+    assert "| `kvCacheOffloading.cpuMemoryUtilization` |" in text
+    assert "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | `lmcache/standalone:v0.5.6` |" in text
