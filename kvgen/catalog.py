@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from pydantic.alias_generators import to_camel
 from ruamel.yaml import YAML
 
 from kvgen import paths, quantity
@@ -92,11 +93,6 @@ MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
 INSTANCE_FIELDS = ("gpus", "memory")
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
-
-
 def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, str, str | None]]]:
     """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint))."""
     row = models().get(spec_model.id)
@@ -104,11 +100,11 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, 
     for field in ("architecture", "layers", "attention_layers", "kv_heads", "head_dim", "mla", "hybrid", "weights"):
         value = getattr(spec_model, field)
         if value is not None:
-            merged[_camel(field)] = value
-    missing = [f for f in MODEL_FIELDS if merged.get(_camel(f)) is None]
+            merged[to_camel(field)] = value
+    missing = [f for f in MODEL_FIELDS if merged.get(to_camel(f)) is None]
     if missing:
         hint_model = suggest(spec_model.id, list(models()))
-        names = ", ".join(f"model.{_camel(f)}" for f in missing)
+        names = ", ".join(f"model.{to_camel(f)}" for f in missing)
         if row is None:
             message = f"model {spec_model.id!r} is not in the catalog and is not described inline (missing {names})"
             hint = f"did you mean {hint_model!r}? " if hint_model else ""
@@ -154,12 +150,12 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tupl
     for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig"):
         value = getattr(spec_instance, field)
         if value is not None:
-            merged[_camel(field)] = value
-    missing = [f for f in INSTANCE_FIELDS if merged.get(_camel(f)) is None]
+            merged[to_camel(field)] = value
+    missing = [f for f in INSTANCE_FIELDS if merged.get(to_camel(f)) is None]
     if merged.get("gpus") and not merged.get("gpuMemory") and not merged.get("mig"):
         missing.append("gpu_memory")
     if missing:
-        names = ", ".join(f"instance.{_camel(f)}" for f in missing)
+        names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
         if spec_instance.type and row is None:
             close = suggest(spec_instance.type, list(instances()))
             message = f"unknown instance type {spec_instance.type!r} (missing {names})"
