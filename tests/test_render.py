@@ -130,3 +130,34 @@ def test_multi_node_tensor_parallel_keeps_offloading_with_a_sidecar_on_every_ran
     for sts in (o for o in c.objects if o["kind"] == "StatefulSet"):
         (side,) = sts["spec"]["template"]["spec"]["initContainers"]
         assert side["name"] == "lmcache-mp-server" and "--tensor-parallel-size=16" in side["args"]
+
+
+def test_a_model_and_a_node_outside_the_catalog_can_be_described_inline():
+    c = compile_spec(spec(
+        model={"id": "acme/private-13b", "architecture": "LlamaForCausalLM", "layers": 40, "kvHeads": 8, "headDim": 128, "weights": "26Gi"},
+        instance={"gpus": 2, "gpuMemory": "48Gi", "memory": "256Gi", "cpu": 32, "localDisk": "2Ti"},
+        parallelism={"tensor": 2},
+    ))
+    assert container(c, "vllm")["args"][0] == "acme/private-13b"
+    assert c.plan.model.kv_bytes_per_token(tensor_parallel=2) == 40 * 2 * 4 * 128 * 2
+    assert "nodeSelector" not in workload(c)["spec"]["template"]["spec"]  # no instance type to pin to
+    assert container(c, "vllm")["resources"]["limits"]["nvidia.com/gpu"] == 2
+
+
+def test_invalid_output_is_refused_with_every_error_and_exit_code_3(monkeypatch):
+    import pytest
+    from typer.testing import CliRunner
+
+    from kvgen import render
+    from kvgen.cli import app
+    from kvgen.errors import OutputInvalidError
+
+    bad = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}, "spec": {"ports": [{"port": "eighty"}], "bogus": 1}}]
+    with pytest.raises(OutputInvalidError) as err:
+        render.check(bad, "1.33")
+    assert len(err.value.messages) == 2  # both errors, not just the first
+    real_objects = render.objects
+    monkeypatch.setattr(render, "objects", lambda ctx: real_objects(ctx) + bad)
+    result = CliRunner().invoke(app, ["render", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml")])
+    assert result.exit_code == 3
+    assert "not valid Kubernetes" in result.output
