@@ -127,3 +127,40 @@ def test_launcher_uses_only_the_standard_library():
     modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert modules <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+@pytest.mark.parametrize(
+    "case, args, message",
+    [
+        ("unreadable-meminfo", dict(available_gib=None, v2="max"), "cannot read"),
+        ("utilization-zero", dict(available_gib=400, v2="max", util="0"), "below the 1 GB initial allocation"),
+        ("cgroup-limit-below-initial", dict(available_gib=400, v2=str(int(5.5 * GiB)), reserve=5 * GiB), "below the 1 GB initial allocation"),
+        ("utilization-above-one", dict(available_gib=400, v2="max", util="1.5"), "utilization must be within [0, 1]"),
+        ("garbage-cgroup", dict(available_gib=100, v2="lots"), "not a byte count"),
+    ],
+)
+def test_every_invalid_input_is_one_error_line_and_exit_2(tmp_path, case, args, message):
+    """The documented behaviour (launcher docstring): one log line, exit 2, nothing exec'd."""
+    root = node(tmp_path, args["available_gib"], v2=args["v2"])
+    r = launch(root, f"--utilization={args.get('util', '0.5')}", f"--reserve-bytes={args.get('reserve', 0)}")
+    assert r.returncode == 2 and r.stdout == ""
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("ERROR ") and "LMCache MP server not started: " in line and message in line
+
+
+def test_without_dry_run_the_launcher_replaces_itself_with_the_server(tmp_path):
+    """The real path: os.execv, not a child process. The 'server' here is python printing its
+    pid and argv; the pid is the launcher's own, and the argv carries the computed L1 size."""
+    root = node(tmp_path, 400, v2="max")
+    server = [sys.executable, "-c", "import json, os, sys; print(json.dumps([os.getpid(), sys.argv[1:]]))",
+              "--eviction-policy", "LRU"]
+    proc = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--tensor-parallel-size=2", "--", *server],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    pid, argv = json.loads(out)
+    assert pid == proc.pid
+    assert argv == ["--eviction-policy", "LRU", "--l1-size-gb", "100.00"]
+    assert "Offload KV cache to LMCache MP server: 1.00 GB initial, 100.00 GB final (utilization=0.5, tp=2)" in err

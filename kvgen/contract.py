@@ -1,0 +1,438 @@
+"""Check rendered command lines against the contract snapshots of vLLM and LMCache.
+
+The snapshots (``tests/contract/vllm-<v>.json``, ``lmcache-<v>.json``) are captured from the
+real packages by ``scripts/capture-contract``. This module reads them as plain data and checks,
+without importing either package:
+
+- a ``vllm serve`` argv as kvgen renders it (the model first, ``--flag=value``,
+  ``--kv-transfer-config=<json>``): unknown flags, a value missing or given to a switch, a bad
+  int/float, a choice outside the list; in the JSON: unknown ``KVTransferConfig`` keys, a bad
+  ``kv_role``, an unregistered connector, unknown ``OffloadingConnector`` /
+  ``LMCacheMPConnector`` extra-config keys, an unknown spec name, eviction policy, secondary
+  tier type or tier key;
+- an ``lmcache server`` argv (what the launcher execs: the sidecar's args after ``--`` plus
+  ``--l1-size-gb``): the same flag checks, the required ``--l1-size-gb`` + ``--eviction-policy``
+  pair, conflicting flags, and each ``--l2-adapter`` JSON (type, keys, eviction block).
+
+It is stricter than the runtimes' parsers, on purpose: option names must be spelled out
+(argparse accepts a unique prefix); unknown extra-config keys and unknown ``--l2-adapter`` keys
+are errors (vLLM and LMCache ignore them); a missing ``cpu_bytes_to_use`` or a bad fs tier
+``locality`` is reported here, where vLLM fails only once the engine starts. Values whose
+parsers are functions of vLLM (``--max-model-len``'s ``1k``, for example) are left to the live
+tier (``pytest -m contract``), which runs the real parsers.
+
+Standard library only, so that the fast test tier needs neither package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Problem categories (stable strings: tests and reports use them)
+UNKNOWN_FLAG = "unknown-flag"
+MISSING_VALUE = "missing-value"
+UNEXPECTED_VALUE = "unexpected-value"
+BAD_VALUE = "bad-value"
+BAD_CHOICE = "bad-choice"
+UNEXPECTED_ARGUMENT = "unexpected-argument"
+UNKNOWN_COMMAND = "unknown-command"
+BAD_JSON = "bad-json"
+UNKNOWN_KV_TRANSFER_KEY = "unknown-kv-transfer-key"
+MISSING_KV_TRANSFER_KEY = "missing-kv-transfer-key"
+UNREGISTERED_CONNECTOR = "unregistered-connector"
+UNKNOWN_EXTRA_CONFIG_KEY = "unknown-extra-config-key"
+MISSING_EXTRA_CONFIG_KEY = "missing-extra-config-key"
+UNKNOWN_SPEC = "unknown-offloading-spec"
+UNKNOWN_EVICTION_POLICY = "unknown-eviction-policy"
+UNKNOWN_TIER_TYPE = "unknown-tier-type"
+UNKNOWN_TIER_KEY = "unknown-tier-key"
+MISSING_TIER_KEY = "missing-tier-key"
+MISSING_REQUIRED_FLAG = "missing-required-flag"
+CONFLICTING_FLAGS = "conflicting-flags"
+UNKNOWN_L2_ADAPTER_TYPE = "unknown-l2-adapter-type"
+UNKNOWN_L2_ADAPTER_KEY = "unknown-l2-adapter-key"
+MISSING_L2_ADAPTER_KEY = "missing-l2-adapter-key"
+
+VLLM_CONTAINER = "vllm"
+LMCACHE_CONTAINER = "lmcache-mp-server"
+# the LMCache launcher's own option that adds the L1 size (charts/kvgen/files/lmcache_launcher.py)
+L1_SIZE_FLAG = "--l1-size-gb"
+
+
+@dataclass(frozen=True)
+class Problem:
+    category: str
+    message: str
+    arg: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.category}: {self.message}" + (f" (in {self.arg!r})" if self.arg else "")
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    vllm: Mapping[str, Any]
+    lmcache: Mapping[str, Any]
+
+    @classmethod
+    def load(cls, directory: Path, vllm_version: str, lmcache_version: str) -> Snapshots:
+        def read(name: str) -> Mapping[str, Any]:
+            return json.loads((directory / name).read_text(encoding="utf-8"))
+
+        return cls(read(f"vllm-{vllm_version}.json"), read(f"lmcache-{lmcache_version}.json"))
+
+
+# ----------------------------------------------------------------------------- argv walking
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+@dataclass
+class _Parsed:
+    """What an argv set: option string -> list of values (None for a switch), in order."""
+
+    given: dict[str, list[str | None]] = field(default_factory=dict)
+    positionals: list[str] = field(default_factory=list)
+
+    def has(self, option_dest_or_flag: str) -> bool:
+        return option_dest_or_flag in self.given
+
+
+def _looks_like_value(token: str) -> bool:
+    return not token.startswith("-") or bool(_NEGATIVE_NUMBER.match(token))
+
+
+def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: list[Problem], arg: str) -> None:
+    """int/float/optional[...] conversions and choices, the way argparse applies them."""
+    kind = spec.get("type")
+    converted: Any = value
+    optional = isinstance(kind, str) and kind.startswith("optional[")
+    inner = kind[len("optional[") : -1] if optional else kind
+    if optional and value in ("", "None"):
+        return
+    if inner in ("int", "float"):
+        try:
+            converted = int(value) if inner == "int" else float(value)
+        except ValueError:
+            problems.append(Problem(BAD_VALUE, f"{option} takes {inner} values, got {value!r}", arg))
+            return
+    choices = spec.get("choices")
+    if choices is not None and converted not in choices and value not in [str(c) for c in choices]:
+        problems.append(Problem(BAD_CHOICE, f"{option}: {value!r} is not one of {', '.join(map(str, choices))}", arg))
+
+
+def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem]) -> _Parsed:
+    """Consume ``argv`` the way argparse would with the snapshot's options (exact names)."""
+    options: Mapping[str, Any] = parser["options"]
+    normalize = parser.get("normalizes_underscores", False)
+    parsed = _Parsed()
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if token == "--":
+            parsed.positionals += argv[i:]
+            break
+        if not token.startswith("-") or _NEGATIVE_NUMBER.match(token):
+            parsed.positionals.append(token)
+            continue
+        name, has_inline, inline = token.partition("=")
+        if normalize and name.startswith("--"):
+            # vLLM: '_' and '-' are interchangeable up to the first '.' (argparse_utils.py)
+            head, dot, tail = name[2:].partition(".")
+            name = "--" + head.replace("_", "-") + dot + tail
+        sub_key = None
+        if normalize and "." in name and name not in options:
+            name, _, sub_key = name.partition(".")  # --kv-transfer-config.kv_connector X
+        spec = options.get(name)
+        if spec is None:
+            problems.append(Problem(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", token))
+            if not has_inline and i < len(argv) and _looks_like_value(argv[i]):
+                i += 1  # skip what is probably its value, so it is not reported as a positional
+            continue
+        if sub_key is not None:
+            name = f"{name}.{sub_key}"
+        values: list[str | None]
+        if not spec["takes_value"]:
+            if has_inline:
+                problems.append(Problem(UNEXPECTED_VALUE, f"{name} is a switch and takes no value", token))
+            values = [None]
+        elif has_inline:
+            values = [inline]
+        else:
+            nargs = spec.get("nargs")
+            if nargs in (None, 1) or isinstance(nargs, int):
+                count = 1 if nargs is None else nargs
+                taken = []
+                while len(taken) < count and i < len(argv) and _looks_like_value(argv[i]):
+                    taken.append(argv[i])
+                    i += 1
+                if len(taken) < count:
+                    problems.append(Problem(MISSING_VALUE, f"{name} expects {count} value(s)", token))
+                    continue
+                values = list(taken)
+            else:  # '?', '*', '+'
+                taken = []
+                while i < len(argv) and _looks_like_value(argv[i]) and (nargs != "?" or not taken):
+                    taken.append(argv[i])
+                    i += 1
+                if nargs == "+" and not taken:
+                    problems.append(Problem(MISSING_VALUE, f"{name} expects at least one value", token))
+                    continue
+                values = list(taken) or [None]
+        if sub_key is not None:  # one key of a JSON option: recorded apart from the whole value
+            parsed.given.setdefault(name, []).extend(values)
+            continue
+        for value in values:
+            if value is not None:
+                _check_value(name, spec, value, problems, token)
+        parsed.given.setdefault(name, []).extend(values)
+        parsed.given.setdefault(spec["dest"], []).extend(values)
+    return parsed
+
+
+# ----------------------------------------------------------------------------- vLLM
+
+
+def _last(parsed: _Parsed, *names: str) -> str | None:
+    for name in names:
+        if parsed.given.get(name):
+            return parsed.given[name][-1]
+    return None
+
+
+def check_vllm_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
+    """Problems of one ``vllm serve`` argv (the container's args, the model first)."""
+    snap = snapshots.vllm
+    problems: list[Problem] = []
+    parsed = walk_argv(list(argv), snap["serve"], problems)
+    allowed = len(snap["serve"]["positionals"])
+    for extra in parsed.positionals[allowed:]:
+        problems.append(Problem(UNEXPECTED_ARGUMENT, f"unexpected positional argument {extra!r} (vllm serve takes only the model)", extra))
+    raw = _last(parsed, "kv_transfer_config")
+    if raw is not None:
+        problems += check_kv_transfer_config(raw, snapshots)
+    return problems
+
+
+def check_kv_transfer_config(raw: str, snapshots: Snapshots) -> list[Problem]:
+    """Problems of a ``--kv-transfer-config`` JSON value."""
+    snap = snapshots.vllm
+    arg = "--kv-transfer-config"
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return [Problem(BAD_JSON, f"--kv-transfer-config is not JSON: {exc}", arg)]
+    if not isinstance(data, dict):
+        return [Problem(BAD_JSON, "--kv-transfer-config must be a JSON object", arg)]
+    spec = snap["kv_transfer_config"]
+    problems: list[Problem] = []
+    fields = spec["fields"]
+    for key in data:
+        if key not in fields:
+            problems.append(Problem(UNKNOWN_KV_TRANSFER_KEY, f"KVTransferConfig has no field {key!r} (vLLM {snap['version']} forbids unknown keys)", arg))
+    for key, value in data.items():
+        choices = fields.get(key, {}).get("choices")
+        if choices is not None and value is not None and value not in choices:
+            problems.append(Problem(BAD_CHOICE, f"KVTransferConfig.{key}: {value!r} is not one of {', '.join(choices)}", arg))
+    for rule in spec["requires"]:
+        if data.get(rule["if_set"]) is not None and data.get(rule["then"]) is None:
+            problems.append(Problem(MISSING_KV_TRANSFER_KEY, f"KVTransferConfig.{rule['then']} is required when {rule['if_set']} is set", arg))
+    connector = data.get("kv_connector")
+    if connector is not None and data.get("kv_connector_module_path") is None and connector not in snap["connectors"]["registered"]:
+        problems.append(Problem(UNREGISTERED_CONNECTOR, f"{connector!r} is not a registered connector of vLLM {snap['version']}", arg))
+    extra = data.get("kv_connector_extra_config") or {}
+    if not isinstance(extra, dict):
+        problems.append(Problem(BAD_VALUE, "kv_connector_extra_config must be a JSON object", arg))
+    elif connector == snap["offloading_connector"]["connector"]:
+        problems += _check_offloading_extra(extra, snap["offloading_connector"])
+    elif connector == snapshots.lmcache["lmcache_mp_connector"]["connector"]:
+        known = set(snapshots.lmcache["lmcache_mp_connector"]["extra_config_keys"]) | set(snap["lmcache_mp_connector_builtin"]["extra_config_keys"])
+        for key in extra:
+            if key not in known:
+                problems.append(Problem(UNKNOWN_EXTRA_CONFIG_KEY, f"{connector} reads no extra-config key {key!r}", arg))
+    return problems
+
+
+def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Problem]:
+    arg = "kv_connector_extra_config"
+    name = spec["connector"]
+    problems: list[Problem] = []
+    for key in extra:
+        if key not in spec["extra_config_keys"]:
+            problems.append(Problem(UNKNOWN_EXTRA_CONFIG_KEY, f"{name} reads no extra-config key {key!r}", arg))
+    for key in spec["required_keys"]:
+        if extra.get(key) is None:
+            problems.append(Problem(MISSING_EXTRA_CONFIG_KEY, f"{name} needs {key!r} in kv_connector_extra_config", arg))
+    spec_name = extra.get("spec_name", "CPUOffloadingSpec")
+    if spec_name not in spec["spec_names"] and extra.get(spec["spec_module_key"]) is None:
+        problems.append(Problem(UNKNOWN_SPEC, f"spec_name {spec_name!r} is not one of {', '.join(spec['spec_names'])}", arg))
+    policy = extra.get("eviction_policy", "lru")
+    if policy not in spec["eviction_policies"] and extra.get(spec["eviction_policy_module_key"]) is None:
+        problems.append(Problem(UNKNOWN_EVICTION_POLICY, f"eviction_policy {policy!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
+    tiers = extra.get("secondary_tiers", [])
+    if not isinstance(tiers, list):
+        return [*problems, Problem(BAD_VALUE, "secondary_tiers must be a list", arg)]
+    tier_spec = spec["secondary_tiers"]
+    for index, tier in enumerate(tiers):
+        where = f"secondary_tiers[{index}]"
+        if not isinstance(tier, dict):
+            problems.append(Problem(BAD_VALUE, f"{where} must be an object", arg))
+            continue
+        kind = tier.get("type")
+        known = tier_spec["types"].get(kind) if isinstance(kind, str) else None
+        if known is None:
+            if tier.get(tier_spec["module_key"]) is None:
+                problems.append(Problem(UNKNOWN_TIER_TYPE, f"{where}: type {kind!r} is not one of {', '.join(sorted(tier_spec['types']))}", arg))
+            continue
+        if known["keys"] is None:  # not importable where the snapshot was captured: keys unknown
+            continue
+        for key, value in tier.items():
+            if key in tier_spec["factory_keys"]:
+                continue
+            key_spec = known["keys"].get(key)
+            if key_spec is None:
+                if not known["accepts_any_key"]:
+                    problems.append(Problem(UNKNOWN_TIER_KEY, f"{where}: a {kind!r} tier takes no key {key!r} (it takes {', '.join(sorted(known['keys']))})", arg))
+            elif key_spec.get("choices") is not None and value is not None and value not in key_spec["choices"]:
+                problems.append(Problem(BAD_CHOICE, f"{where}.{key}: {value!r} is not one of {', '.join(key_spec['choices'])}", arg))
+        for key, key_spec in known["keys"].items():
+            if key_spec["required"] and key not in tier:
+                problems.append(Problem(MISSING_TIER_KEY, f"{where}: a {kind!r} tier needs {key!r}", arg))
+    return problems
+
+
+# ----------------------------------------------------------------------------- LMCache
+
+
+def check_lmcache_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
+    """Problems of one ``lmcache server ...`` argv, program path first."""
+    snap = snapshots.lmcache
+    server = snap["server"]
+    problems: list[Problem] = []
+    program, command = server["command"]
+    if len(argv) < 2 or Path(argv[0]).name != program or argv[1] != command:
+        return [Problem(UNKNOWN_COMMAND, f"expected '{program} {command} ...', got {' '.join(argv[:2])!r}", argv[0] if argv else None)]
+    parsed = walk_argv(list(argv[2:]), server, problems)
+    for extra in parsed.positionals:
+        problems.append(Problem(UNEXPECTED_ARGUMENT, f"unexpected positional argument {extra!r}", extra))
+    for rule in snap["requires"]:
+        if not any(parsed.has(f) for f in rule["unless_any"]):
+            missing = [f for f in rule["all_of"] if not parsed.has(f)]
+            if missing:
+                problems.append(Problem(MISSING_REQUIRED_FLAG, f"{' and '.join(missing)} missing: {rule['message']}"))
+    for rule in snap["conflicts"]:
+        if parsed.has(rule["option"]):
+            clash = [f for f in rule["conflicts_with"] if parsed.has(f)]
+            if clash:
+                problems.append(Problem(CONFLICTING_FLAGS, f"{rule['option']} cannot be combined with {', '.join(clash)}: {rule['message']}"))
+    l2 = snap["l2_adapters"]
+    for index, raw in enumerate(parsed.given.get(l2["option"], []), 1):
+        problems += _check_l2_adapter(index, raw or "", l2)
+    return problems
+
+
+def _check_l2_adapter(index: int, raw: str, spec: Mapping[str, Any]) -> list[Problem]:
+    arg = f"--l2-adapter #{index}"
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return [Problem(BAD_JSON, f"not JSON: {exc}", arg)]
+    if not isinstance(data, dict):
+        return [Problem(BAD_JSON, "must be a JSON object", arg)]
+    kind = data.get("type")
+    if kind not in spec["types"]:
+        return [Problem(UNKNOWN_L2_ADAPTER_TYPE, f"type {kind!r} is not one of {', '.join(spec['types'])}", arg)]
+    problems: list[Problem] = []
+    keys = spec["type_keys"].get(kind)
+    if keys is not None:
+        for key in data:
+            if key not in spec["common_keys"] and key not in keys["keys"]:
+                problems.append(Problem(UNKNOWN_L2_ADAPTER_KEY, f"a {kind!r} adapter takes no key {key!r} (LMCache would ignore it)", arg))
+        for key, key_spec in keys["keys"].items():
+            if key_spec["required"] and key not in data:
+                problems.append(Problem(MISSING_L2_ADAPTER_KEY, f"a {kind!r} adapter needs {key!r}", arg))
+    eviction = data.get("eviction")
+    if eviction is not None:
+        if not isinstance(eviction, dict):
+            problems.append(Problem(BAD_VALUE, "'eviction' must be an object", arg))
+        else:
+            for key in eviction:
+                if key not in spec["eviction_keys"]:
+                    problems.append(Problem(UNKNOWN_L2_ADAPTER_KEY, f"eviction takes no key {key!r}", arg))
+            if eviction.get("eviction_policy") not in spec["eviction_policies"]:
+                problems.append(Problem(BAD_CHOICE, f"eviction.eviction_policy {eviction.get('eviction_policy')!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
+    return problems
+
+
+# ----------------------------------------------------------------------------- rendered objects
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """One container's command line in a rendered object.
+
+    ``kind`` is "vllm" (``argv`` = the container's args: the image's entrypoint is ``vllm serve``)
+    or "lmcache" (``argv`` = the server command after the launcher's ``--``, without the
+    ``--l1-size-gb`` the launcher adds; ``launcher_args`` = the launcher's own options).
+    """
+
+    source: str
+    workload: str
+    container: str
+    kind: str
+    argv: tuple[str, ...]
+    launcher_args: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.source}/{self.workload}/{self.container}"
+
+
+_ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+POD_INDEX_FIELD = "metadata.labels['apps.kubernetes.io/pod-index']"
+
+
+def expand_env(arg: str, container: Mapping[str, Any], workload: Mapping[str, Any]) -> str:
+    """Kubernetes' $(VAR) expansion of container args, for the values knowable offline: a literal
+    ``value``, and the StatefulSet pod index (its first ordinal). Anything else stays as written,
+    as Kubernetes leaves an unresolvable reference."""
+
+    def resolve(match: re.Match[str]) -> str:
+        for env in container.get("env") or []:
+            if env.get("name") != match.group(1):
+                continue
+            if "value" in env:
+                return str(env["value"])
+            field_path = ((env.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+            if field_path == POD_INDEX_FIELD:
+                return str(((workload.get("spec") or {}).get("ordinals") or {}).get("start", 0))
+        return match.group(0)
+
+    return _ENV_REF.sub(resolve, arg)
+
+
+def command_lines(objects: Iterable[Mapping[str, Any]], source: str = "") -> list[CommandLine]:
+    """The vLLM and LMCache command lines of every workload in ``objects``."""
+    out: list[CommandLine] = []
+    for obj in objects:
+        if obj.get("kind") not in ("Deployment", "StatefulSet"):
+            continue
+        pod = obj["spec"]["template"]["spec"]
+        name = obj["metadata"]["name"]
+        for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
+            args = [expand_env(a, c, obj) for a in c.get("args") or []]
+            if c["name"] == VLLM_CONTAINER:
+                out.append(CommandLine(source, name, c["name"], "vllm", tuple(args)))
+            elif c["name"] == LMCACHE_CONTAINER:
+                if "--" not in args:
+                    raise ValueError(f"{source}/{name}: the {LMCACHE_CONTAINER} args have no '--' before the server command")
+                split = args.index("--")
+                out.append(CommandLine(source, name, c["name"], "lmcache", tuple(args[split + 1 :]), tuple(args[:split])))
+    return out

@@ -1,0 +1,110 @@
+"""Live contract tier (`pytest -m contract`): every command line kvgen renders, parsed by the
+REAL vLLM 0.33.0 and LMCache 0.5.6 parsers in the contract venv (scripts/contract-env.sh).
+
+One subprocess per session (tests/contract/live_check.py) loads each package once and checks
+the whole batch: the example lines, the broken fixtures shared with the snapshot tier, and a
+fresh capture of the snapshots. Without the venv these tests skip, unless KVGEN_REQUIRE_CONTRACT
+is set (CI, scripts/test): then they fail.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import contract_support as cs
+from kvgen import catalog
+
+pytestmark = pytest.mark.contract
+
+RENDERED = cs.rendered()
+BROKEN = cs.broken()
+
+
+@pytest.fixture(scope="session")
+def live():
+    python = cs.contract_python_or_skip()
+    lines = [{"id": r.id, "kind": r.line.kind, "argv": list(r.argv)} for r in RENDERED]
+    lines += [{"id": f"broken:{b.id}", "kind": b.kind, "argv": list(b.argv)} for b in BROKEN]
+    return cs.run_live(python, lines, capture=True)
+
+
+def test_the_real_packages_are_the_pinned_versions(live):
+    rt = catalog.runtime()
+    assert live["versions"]["vllm"] == str(rt["vllm"]["version"])
+    assert live["versions"]["lmcache"] == str(rt["lmcache"]["version"])
+
+
+def _ok(live, rid):
+    result = live["results"][rid]
+    assert result["ok"], f"{rid}: rejected at {result['stage']}: {result['error']}"
+    return result["facts"]
+
+
+@pytest.mark.parametrize("r", [r for r in RENDERED if r.line.kind == "vllm"], ids=lambda r: r.id)
+def test_rendered_vllm_line_passes_vllm(live, r):
+    facts = _ok(live, r.id)
+    # the real parser understood what the spec meant, not merely "no error"
+    spec, rt = r.compiled.spec, catalog.runtime()
+    assert facts["model"] == spec.model.id
+    assert facts["tensor_parallel_size"] == spec.parallelism.tensor
+    assert facts["pipeline_parallel_size"] == spec.parallelism.pipeline
+    assert facts["data_parallel_size"] == spec.parallelism.data
+    assert facts["port"] == spec.service.port
+    assert facts["max_model_len"] == spec.model.max_model_len
+    if "--enable-prefix-caching" in r.argv:
+        assert facts["enable_prefix_caching"] is True
+    kv = cs.kv_config(r.argv)
+    if kv is None:
+        assert facts["kv_connector"] is None
+    else:
+        assert facts["kv_connector"] == kv["kv_connector"] and facts["kv_role"] == kv["kv_role"]
+        assert facts["kv_connector_extra_config"] == kv.get("kv_connector_extra_config", {})
+    backend = r.compiled.plan.backend
+    if backend:
+        assert facts["kv_connector"] == rt["connectors"][backend]
+    if spec.parallelism.nodes > 1:
+        assert facts["nnodes"] == spec.parallelism.nodes
+        assert facts["headless"] == (facts["node_rank"] != 0)
+
+
+@pytest.mark.parametrize("r", [r for r in RENDERED if r.line.kind == "lmcache"], ids=lambda r: r.id)
+def test_rendered_lmcache_line_passes_lmcache(live, r):
+    facts = _ok(live, r.id)
+    spec = r.compiled.spec
+    assert (facts["host"], facts["port"]) == ("127.0.0.1", 5555)  # where LMCacheMPConnector looks
+    assert facts["eviction_policy"] == spec.kv_cache_offloading.eviction_policy.upper()
+    # the size the launcher computed is the size LMCache will use (no lazy/init facts: without
+    # CUDA, LMCache turns lazy allocation off)
+    assert facts["l1_size_bytes"] == int(float(r.argv[r.argv.index("--l1-size-gb") + 1]) * cs.GiB)
+    adapters = [json.loads(r.argv[i + 1]) for i, a in enumerate(r.argv) if a == "--l2-adapter"]
+    assert facts["l2_adapters"] == [a["type"] for a in adapters]
+    assert facts["l2_base_paths"] == [f"/mnt/kv-cache-{i}" for i in range(len(spec.kv_cache_offloading.secondary))]
+
+
+@pytest.mark.parametrize("b", [b for b in BROKEN if b.stage is not None], ids=lambda b: b.id)
+def test_broken_fixture_is_rejected_by_the_real_parser(live, b):
+    result = live["results"][f"broken:{b.id}"]
+    assert not result["ok"], f"{b.id} was accepted by the real {b.kind} parser"
+    assert result["stage"] == b.stage, result["error"]
+    assert b.error in result["error"]
+    assert cs.check(b.kind, b.argv), "the snapshot check must catch it too"
+
+
+@pytest.mark.parametrize("b", [b for b in BROKEN if b.stage is None], ids=lambda b: b.id)
+def test_snapshot_only_fixture_is_accepted_by_the_runtime(live, b):
+    """These break at run time (or are silently ignored) but pass the parsers: the reason the
+    snapshot tier is stricter. If one starts failing here, the runtime got stricter: move the
+    fixture to the 'both' group with its stage and message."""
+    result = live["results"][f"broken:{b.id}"]
+    assert result["ok"], result
+    assert cs.check(b.kind, b.argv)
+
+
+def test_committed_snapshots_match_a_fresh_capture(live):
+    assert "capture_error" not in live, live.get("capture_error")
+    captured = live["snapshots"]
+    assert sorted(captured) == sorted(p.name for p in cs.CONTRACT_DIR.glob("*.json"))
+    for name, text in captured.items():
+        assert (cs.CONTRACT_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: run scripts/capture-contract"

@@ -1,0 +1,78 @@
+"""Version compatibility: the runtime pins (charts/kvgen/files/runtime.yaml), the contract
+snapshots (tests/contract/), the contract venv's pins (scripts/contract-env.sh) and the
+images all name the same vLLM and LMCache versions, and kvgen's connectors exist in them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import PurePosixPath
+
+import pytest
+from ruamel.yaml import YAML
+
+import contract_support as cs
+from conftest import ROOT
+from kvgen import catalog
+
+RT = catalog.runtime()
+VERSIONS = {"vllm": str(RT["vllm"]["version"]), "lmcache": str(RT["lmcache"]["version"])}
+
+
+def _snapshot_files(package: str) -> list[str]:
+    return sorted(p.name for p in cs.CONTRACT_DIR.glob(f"{package}-*.json"))
+
+
+@pytest.mark.parametrize("package", ["vllm", "lmcache"])
+def test_exactly_one_snapshot_per_package_and_it_is_the_pinned_version(package):
+    assert _snapshot_files(package) == [f"{package}-{VERSIONS[package]}.json"]
+    data = json.loads((cs.CONTRACT_DIR / f"{package}-{VERSIONS[package]}.json").read_text())
+    assert data["package"] == package and data["version"] == VERSIONS[package]
+
+
+def test_contract_env_pins_the_runtime_versions():
+    text = (ROOT / "scripts" / "contract-env.sh").read_text()
+    pins = dict(re.findall(r"^(VLLM_VERSION|LMCACHE_VERSION)=(\S+)$", text, re.M))
+    assert pins == {"VLLM_VERSION": VERSIONS["vllm"], "LMCACHE_VERSION": VERSIONS["lmcache"]}
+
+
+def test_snapshots_were_captured_together():
+    snaps = cs.snapshots()
+    assert snaps.vllm["captured_with"]["other"] == {"lmcache": VERSIONS["lmcache"]}
+    assert snaps.lmcache["captured_with"]["other"] == {"vllm": VERSIONS["vllm"]}
+
+
+def test_image_tags_are_the_pinned_versions():
+    assert RT["vllm"]["image"]["tag"] == f"v{VERSIONS['vllm']}"
+    for arch, image in RT["vllm"]["cpuImage"].items():
+        assert image["tag"] == f"v{VERSIONS['vllm']}", arch
+    assert RT["lmcache"]["image"]["tag"] == f"v{VERSIONS['lmcache']}"
+
+
+def test_helm_chart_default_images_repeat_the_pins():
+    """values.yaml carries the image defaults again; they must not drift from runtime.yaml."""
+    path = ROOT / "charts" / "kvgen" / "values.yaml"
+    if not path.exists():
+        pytest.skip("charts/kvgen/values.yaml does not exist yet")
+    images = (YAML(typ="safe", pure=True).load(path.read_text()) or {}).get("images") or {}
+    for key, pinned in (("vllm", RT["vllm"]["image"]), ("lmcache", RT["lmcache"]["image"])):
+        for field in ("repository", "tag"):
+            if (images.get(key) or {}).get(field) is not None:
+                assert images[key][field] == pinned[field], f"values.yaml images.{key}.{field}"
+
+
+@pytest.mark.parametrize("role", sorted(RT["connectors"]))
+def test_runtime_connectors_are_registered_in_vllm(role):
+    assert RT["connectors"][role] in cs.snapshots().vllm["connectors"]["registered"]
+
+
+def test_connector_names_the_snapshot_check_keys_on_match_runtime_yaml():
+    snaps = cs.snapshots()
+    assert snaps.vllm["offloading_connector"]["connector"] == RT["connectors"]["native"]
+    assert snaps.lmcache["lmcache_mp_connector"]["connector"] == RT["connectors"]["lmcache"]
+
+
+def test_the_sidecar_runs_the_command_the_lmcache_snapshot_describes():
+    program, command = cs.snapshots().lmcache["server"]["command"]
+    assert PurePosixPath(RT["lmcache"]["server"]).name == program
+    assert command == "server"
