@@ -6,6 +6,7 @@ Exit codes (also in `kvgen --help` and the README):
   2  usage error: unknown option, missing argument, unreadable file
   3  invalid output: a rendered object failed Kubernetes validation (a kvgen bug; please report it)
   4  internal error
+  5  stale: `render --check` found committed output that differs from what kvgen renders
 """
 
 from __future__ import annotations
@@ -13,25 +14,29 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Optional
 
 import typer
 
 from kvgen import __version__, kube
-from kvgen.errors import OutputInvalidError, SpecError
+from kvgen.errors import OutputInvalidError, Problem, SpecError
 
-EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL, EXIT_STALE = 0, 1, 2, 3, 4, 5
 
 EPILOG = (
     "Exit codes: 0 ok; 1 invalid input (every problem listed with its spec path and file:line); "
-    "2 usage error; 3 invalid output (a rendered object failed Kubernetes validation); 4 internal error."
+    "2 usage error; 3 invalid output (a rendered object failed Kubernetes validation); 4 internal error; "
+    "5 stale (render --check: the committed output differs, a unified diff is printed)."
 )
+PROGRESS_MIN_SPECS = 8  # a progress bar on a terminal from this many specs on
 
 app = typer.Typer(
     name="kvgen",
-    help="Compile a kvgen spec into Kubernetes manifests for vLLM with KV-cache offloading.",
+    help="Compile a kvgen spec (or a KAITO InferenceSet/Workspace or KServe LLMInferenceService) into "
+    "Kubernetes manifests for vLLM with KV-cache offloading.",
     epilog=EPILOG,
     no_args_is_help=True,
     add_completion=False,
@@ -41,10 +46,23 @@ app = typer.Typer(
 
 SpecArgs = Annotated[
     list[str],
-    typer.Argument(help="Spec files or directories of specs ('-' reads stdin).", show_default=False),
+    typer.Argument(
+        help="Spec files or directories of specs ('-' reads stdin). Native specs, KAITO InferenceSet/Workspace "
+        "(+ their inference.config ConfigMap) and KServe LLMInferenceService, mixed freely.",
+        show_default=False,
+    ),
 ]
 KubeVersion = Annotated[
     str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")
+]
+Instance = Annotated[
+    Optional[str],
+    typer.Option(
+        "--instance",
+        help="Instance type for KAITO/KServe inputs that name none (KServe has no such field; an input can also "
+        "carry the annotation kvgen.dev/instance-type or a nodeSelector on node.kubernetes.io/instance-type).",
+        show_default=False,
+    ),
 ]
 
 
@@ -56,42 +74,87 @@ def _err(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def _inputs(specs: list[str]) -> list[tuple[str, str]]:
-    """(display name, text) for every input, directories expanded in sorted order."""
-    out: list[tuple[str, str]] = []
+@dataclass
+class _Input:
+    name: str  # as shown in messages
+    text: str
+    subdir: PurePosixPath  # its directory below the directory argument it was found in
+
+
+def _inputs(specs: list[str]) -> list[_Input]:
+    """Every input, directories expanded (recursively, in sorted order)."""
+    out: list[_Input] = []
     for item in specs:
         if item == "-":
-            out.append(("<stdin>", sys.stdin.read()))
+            out.append(_Input("<stdin>", sys.stdin.read(), PurePosixPath(".")))
             continue
         path = Path(item)
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
             if not files:
                 raise Usage(f"{item}: no .yaml or .yml files in this directory")
-            out += [(str(p), p.read_text(encoding="utf-8")) for p in files]
+            out += [_Input(str(p), p.read_text(encoding="utf-8"), PurePosixPath(p.parent.relative_to(path).as_posix()))
+                    for p in files]
         elif path.is_file():
-            out.append((item, path.read_text(encoding="utf-8")))
+            out.append(_Input(item, path.read_text(encoding="utf-8"), PurePosixPath(".")))
         else:
             raise Usage(f"{item}: no such file or directory")
     return out
 
 
-def _compile_all(specs: list[str], version: str):
-    from kvgen.compiler import compile_text
+class _Progress:
+    """A rich progress bar on stderr, only when stderr is a terminal and many specs compile."""
 
+    def __init__(self, stream=None, minimum: int = PROGRESS_MIN_SPECS):
+        self.stream = stream if stream is not None else sys.stderr
+        self.minimum = minimum
+        self.bar = None
+        self.task = None
+
+    def wanted(self, total: int) -> bool:
+        isatty = getattr(self.stream, "isatty", None)
+        return bool(isatty and isatty()) and total >= self.minimum
+
+    def start(self, total: int) -> None:
+        if not self.wanted(total):
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.bar = Progress(TextColumn("kvgen: compiling"), BarColumn(), MofNCompleteColumn(),
+                            console=Console(file=self.stream), transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("specs", total=total)
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _check_version(version: str) -> None:
     try:
         kube.schema_dir(version)
     except kube.UnsupportedVersion as exc:
         raise Usage(str(exc)) from None
-    results, errors = [], []
-    for name, text in _inputs(specs):
-        try:
-            results += compile_text(text, name, version)
-        except SpecError as exc:
-            errors.append(exc)
-    if errors:
-        raise _Failed(errors)
-    return results
+
+
+def _compile_all(specs: list[str], version: str, instance: str | None = None):
+    """(inputs, compile output) for every spec of every input."""
+    from kvgen.compiler import InputErrors, compile_inputs
+    from kvgen.dialects import Options
+
+    _check_version(version)
+    inputs = _inputs(specs)
+    try:
+        output = compile_inputs([(i.name, i.text) for i in inputs], version, Options(instance), progress=_Progress())
+    except InputErrors as exc:
+        raise _Failed(exc.errors) from None
+    return inputs, output
 
 
 class _Failed(Exception):
@@ -99,17 +162,28 @@ class _Failed(Exception):
         self.errors = errors
 
 
-def _report(results, quiet: bool) -> None:
+def _warn(problem: Problem) -> None:
+    _err(f"kvgen: warning: {problem.render()}")
+
+
+def _report(output, quiet: bool, decisions: bool = True) -> None:
     if quiet:
         return
-    for r in results:
+    for w in output.warnings:
+        _warn(w)
+    for r in output.compiled:
+        if r.conversion is not None:
+            for w in r.conversion.warnings:
+                _warn(w)
+        if not decisions:
+            continue
         p = r.plan
         d = p.decision
+        origin = f" (from {r.conversion.resource})" if r.conversion is not None else ""
         if d.enabled:
-            detail = f"{p.backend} backend"
-            _err(f"kvgen: {r.spec.name}: KV-cache offloading enabled ({detail})")
+            _err(f"kvgen: {r.spec.name}: KV-cache offloading enabled ({p.backend} backend){origin}")
         else:
-            _err(f"kvgen: {r.spec.name}: KV-cache offloading disabled: {d.reason_code} ({d.reason})")
+            _err(f"kvgen: {r.spec.name}: KV-cache offloading disabled: {d.reason_code} ({d.reason}){origin}")
         for w in p.warnings:
             _err(f"kvgen: {r.spec.name}: warning: {w}")
 
@@ -145,41 +219,115 @@ def render(
     specs: SpecArgs,
     output: Annotated[
         Optional[Path],
-        typer.Option("-o", "--output", help="Write one <name>.yaml per spec into this directory instead of stdout."),
+        typer.Option(
+            "-o", "--output",
+            help="Write a tree into this directory instead of stdout: one <name>.yaml per spec (in the spec file's "
+            "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. Files a "
+            "previous render wrote that are no longer produced are removed.",
+        ),
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="With -o: write nothing; compare the committed tree with what kvgen renders now, print a unified "
+            "diff and exit 5 when anything differs, is missing or is no longer produced (0 when up to date).",
+        ),
+    ] = False,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")] = False,
 ) -> None:
-    """Render specs to Kubernetes YAML (multi-document on stdout, or one file per spec with -o)."""
+    """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
+    from kvgen import tree
 
     def action():
-        results = _compile_all(specs, kube_version)
-        names = [r.spec.name for r in results]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if output is not None and dupes:
-            raise Usage(f"several specs are named {', '.join(dupes)}; each needs its own name to get its own file")
-        _report(results, quiet)
+        if check and output is None:
+            raise Usage("--check compares a committed output directory with what kvgen renders: give it with -o DIR")
+        inputs, out = _compile_all(specs, kube_version, instance)
         if output is None:
-            sys.stdout.write("".join(r.yaml for r in results))
+            _report(out, quiet)
+            sys.stdout.write("".join(r.yaml for r in out.compiled))
             return
+        subdirs = {i.name: i.subdir for i in inputs}
+        entries = [tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.name, r.yaml, r.source) for r in out.compiled]
+        try:
+            files = tree.plan(entries)
+        except tree.TreeError as exc:
+            raise Usage("; ".join(exc.messages)) from None
+        _report(out, quiet, decisions=not check)
+        changes = tree.compare(output, files)
+        if check:
+            if changes.clean:
+                if not quiet:
+                    _err(f"kvgen: {output} is up to date ({changes.summary()})")
+                return
+            sys.stdout.write(tree.unified_diff(output, changes))
+            _err(f"kvgen: {output} is stale: {changes.summary()}; run kvgen render without --check to update it")
+            raise typer.Exit(EXIT_STALE)
         output.mkdir(parents=True, exist_ok=True)
-        for r in results:
-            (output / f"{r.spec.name}.yaml").write_text(r.yaml, encoding="utf-8")
+        tree.write(output, changes)
 
     _run(action)
 
 
 @app.command()
-def validate(specs: SpecArgs, kube_version: KubeVersion = kube.DEFAULT_VERSION) -> None:
+def validate(specs: SpecArgs, kube_version: KubeVersion = kube.DEFAULT_VERSION, instance: Instance = None) -> None:
     """Check specs and the objects they render, without writing anything."""
 
     def action():
-        results = _compile_all(specs, kube_version)
-        _report(results, quiet=False)
-        for r in results:
+        _inputs_, out = _compile_all(specs, kube_version, instance)
+        _report(out, quiet=False)
+        for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")
 
     _run(action)
+
+
+@app.command()
+def convert(specs: SpecArgs, instance: Instance = None) -> None:
+    """Print the native spec(s) that KAITO / KServe inputs translate to (native specs pass through)."""
+    from kvgen.compiler import InputErrors, convert_inputs
+    from kvgen.dialects import Options
+
+    def action():
+        inputs = _inputs(specs)
+        try:
+            units, warnings = convert_inputs([(i.name, i.text) for i in inputs], Options(instance))
+        except InputErrors as exc:
+            raise _Failed(exc.errors) from None
+        for w in warnings:
+            _warn(w)
+        docs = []
+        for unit in units:
+            conv = unit.conversion
+            if conv is not None:
+                for w in conv.warnings:
+                    _warn(w)
+            docs.append(_native_yaml(unit))
+        sys.stdout.write("---\n".join(docs))
+
+    _run(action)
+
+
+def _native_yaml(unit) -> str:
+    import io
+
+    from ruamel.yaml import YAML
+
+    conv = unit.conversion
+    head = ""
+    if conv is not None:
+        loc = conv.doc.locate(())
+        head = f"# kvgen convert: {conv.api_version} {conv.resource} ({loc})\n"
+        head += "".join(f"# {note}\n" for note in conv.notes)
+    dumper = YAML(typ="safe", pure=True)
+    dumper.default_flow_style = False
+    dumper.sort_base_mapping_type_on_output = False
+    dumper.width = 4096
+    buf = io.StringIO()
+    dumper.dump(unit.doc.data, buf)
+    return head + buf.getvalue()
 
 
 @app.command()
@@ -198,19 +346,32 @@ class OutputFormat(str, Enum):
 @app.command()
 def explain(
     specs: SpecArgs,
-    output_format: Annotated[OutputFormat, typer.Option("--output", help="text (tables) or json.")] = OutputFormat.text,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--output", help="text (tables and a bar per budget) or json (stable keys, see the README)."),
+    ] = OutputFormat.text,
+    svg: Annotated[
+        Optional[Path], typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
+    ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
 ) -> None:
-    """Explain the offloading decision (every rule checked) and the sizing of each spec."""
+    """The planning view: the offloading decision and every rule checked, the memory and disk budget
+    against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
     from kvgen import explain as explaining
 
     def action():
-        results = _compile_all(specs, kube_version)
-        reports = [explaining.report(r.plan) for r in results]
+        _inputs_, out = _compile_all(specs, kube_version, instance)
+        for w in out.warnings:
+            _warn(w)
+        reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]
         if output_format is OutputFormat.json:
             sys.stdout.write(json.dumps(reports if len(reports) > 1 else reports[0], indent=2) + "\n")
         else:
             explaining.print_text(reports)
+        if svg is not None:
+            explaining.save_svg(reports, str(svg))
+            _err(f"kvgen: wrote {svg}")
 
     _run(action)
 

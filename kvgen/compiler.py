@@ -1,14 +1,19 @@
-"""The compiler: input text -> validated spec -> plan -> Kubernetes objects -> YAML.
+"""The compiler: input text -> documents -> (dialects translated) native specs -> plan ->
+Kubernetes objects -> YAML.
 
-Pure: no file is written here. Every problem of a document is collected before failing.
+Pure: no file is written here. Every problem of every input is collected before failing.
+Documents in another format (KAITO, KServe; see ``kvgen.dialects``) are translated into native
+specs first, across all inputs at once (a KAITO resource may name a ConfigMap of another
+file); a problem found in a translated spec is reported at the field the user wrote.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from kvgen import kube, plan as planning, render
+from kvgen.dialects import Converted, Options, Unit, translate
 from kvgen.errors import Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 from kvgen.spec import Spec
@@ -21,10 +26,40 @@ class Compiled:
     spec: Spec
     plan: planning.Plan
     objects: list[dict[str, Any]]
+    conversion: Converted | None = None  # set when the spec was translated from KAITO or KServe
 
     @property
     def yaml(self) -> str:
         return render.to_yaml(self.objects)
+
+
+@dataclass
+class Output:
+    compiled: list[Compiled]
+    warnings: list[Problem] = field(default_factory=list)  # input documents left out
+
+    @property
+    def input_warnings(self) -> list[Problem]:
+        """Every warning about the input: documents left out, then fields not honoured."""
+        out = list(self.warnings)
+        for c in self.compiled:
+            if c.conversion is not None:
+                out += c.conversion.warnings
+        return out
+
+
+class InputErrors(Exception):
+    """Problems with the inputs, one SpecError per file."""
+
+    def __init__(self, errors: list[SpecError]):
+        self.errors = errors
+        super().__init__("\n".join(map(str, errors)))
+
+
+class Progress(Protocol):
+    def start(self, total: int) -> None: ...
+    def advance(self) -> None: ...
+    def stop(self) -> None: ...
 
 
 def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> planning.Plan:
@@ -46,17 +81,107 @@ def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) ->
     return Compiled(doc.file, p.spec, p, objs)
 
 
-def compile_text(text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION) -> list[Compiled]:
-    """Every spec document of one input; a SpecError carries the problems of all of them."""
-    docs = load_documents(text, file)
-    if not docs:
-        raise SpecError(file, [Problem((), "no spec found (the input is empty)")])
-    results, problems = [], []
-    for doc in docs:
+def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION) -> Compiled:
+    """Compile one unit; problems of a translated spec point at the field the user wrote."""
+    conv = unit.conversion
+    if conv is None:
+        return compile_document(unit.doc, k8s_version)
+    try:
+        compiled = compile_document(unit.doc, k8s_version)
+    except SpecError as exc:
+        raise SpecError(conv.doc.file, [conv.translate(p) for p in exc.problems]) from None
+    compiled.conversion = conv
+    return compiled
+
+
+def _group(errors: list[SpecError]) -> list[SpecError]:
+    """One SpecError per file, in the order files first appear."""
+    by_file: dict[str, list[Problem]] = {}
+    for e in errors:
+        by_file.setdefault(e.source, []).extend(e.problems)
+    return [SpecError(f, ps) for f, ps in by_file.items()]
+
+
+def _translate(inputs: list[tuple[str, str]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+    docs: list[SourceDoc] = []
+    errors: list[SpecError] = []
+    for name, text in inputs:
         try:
-            results.append(compile_document(doc, k8s_version))
+            file_docs = load_documents(text, name)
         except SpecError as exc:
-            problems += exc.problems
-    if problems:
-        raise SpecError(file, problems)
-    return results
+            errors.append(exc)
+            continue
+        if not file_docs:
+            errors.append(SpecError(name, [Problem((), "no spec found (the input is empty)")]))
+        docs += file_docs
+    units, warnings, translate_errors = translate(docs, options)
+    errors += translate_errors
+    if not errors and not units and inputs:
+        errors.append(SpecError(inputs[0][0], [Problem((), "no spec found: no native spec, KAITO or KServe resource in the input")]))
+    return units, warnings, errors
+
+
+def translate_inputs(inputs: list[tuple[str, str]], options: Options = Options()) -> tuple[list[Unit], list[Problem]]:
+    """Every input (name, text) as units to compile, and warnings; InputErrors if any input
+    cannot be read or translated."""
+    units, warnings, errors = _translate(inputs, options)
+    if errors:
+        raise InputErrors(_group(errors))
+    return units, warnings
+
+
+def compile_inputs(
+    inputs: list[tuple[str, str]],
+    k8s_version: str = kube.DEFAULT_VERSION,
+    options: Options = Options(),
+    progress: Progress | None = None,
+) -> Output:
+    """Compile every spec of every input. Raises InputErrors with the problems of all of them."""
+    units, warnings, errors = _translate(inputs, options)
+    results: list[Compiled] = []
+    if progress is not None:
+        progress.start(len(units))
+    try:
+        for unit in units:
+            try:
+                results.append(compile_unit(unit, k8s_version))
+            except SpecError as exc:
+                errors.append(exc)
+            if progress is not None:
+                progress.advance()
+    finally:
+        if progress is not None:
+            progress.stop()
+    if errors:
+        raise InputErrors(_group(errors))
+    return Output(results, warnings)
+
+
+def compile_text(text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION, options: Options = Options()) -> list[Compiled]:
+    """Every spec document of one input; a SpecError carries the problems of all of them."""
+    try:
+        return compile_inputs([(file, text)], k8s_version, options).compiled
+    except InputErrors as exc:
+        raise SpecError(file, [p for e in exc.errors for p in e.problems]) from None
+
+
+def convert_inputs(inputs: list[tuple[str, str]], options: Options = Options()) -> tuple[list[Unit], list[Problem]]:
+    """Translate every input to native specs and check them against the spec's schema (not
+    the catalog or the node: that is what render and validate do). InputErrors on problems."""
+    units, warnings = translate_inputs(inputs, options)
+    errors: list[SpecError] = []
+    for unit in units:
+        _spec, problems = parse_spec(unit.doc)
+        if problems:
+            if unit.conversion is not None:
+                problems = [unit.conversion.translate(p) for p in problems]
+            errors.append(SpecError(unit.conversion.doc.file if unit.conversion else unit.doc.file, problems))
+    if errors:
+        raise InputErrors(_group(errors))
+    return units, warnings
+
+
+__all__ = [
+    "Compiled", "InputErrors", "Options", "Output", "Progress", "compile_document", "compile_inputs", "compile_text",
+    "compile_unit", "convert_inputs", "plan_document", "translate_inputs",
+]

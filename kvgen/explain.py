@@ -1,38 +1,212 @@
-"""`kvgen explain`: why offloading is on or off, and what the pod will take.
+"""`kvgen explain`: the planning view of a spec.
 
-``report`` builds plain data (also the ``--output json`` form); ``print_text`` lays it out
-with rich tables.
+- the decision: offloading on or off, and every capability rule checked;
+- the pod's memory budget (model loading, vLLM, the CPU tier, /dev/shm, overhead) against what
+  the instance leaves to the pod, and its disk budget against the local disk;
+- the capacity of each KV-cache tier (GPU, CPU, each disk tier) in tokens and in full-length
+  sequences (``max-model-len``), from the model's KV bytes per token.
+
+``report`` builds plain data: the ``--output json`` form, whose keys are stable (documented in
+the README, section "kvgen explain"); ``render`` lays it out with rich tables and a bar per
+budget, in a terminal or into an SVG.
+
+KV bytes per token (shared/reference/runtime.md section 9): standard attention stores K and V,
+``layers x KV heads per rank x head dim x 2 x dtype bytes`` per GPU (heads are replicated when
+the tensor-parallel size exceeds them); MLA stores one latent of ``kv_lora_rank +
+qk_rope_head_dim`` per layer, no factor 2, replicated on every tensor-parallel rank; hybrid
+models count their attention layers only. kvgen leaves ``--kv-cache-dtype`` at ``auto``, which
+keeps the KV cache in the model's 16-bit dtype: 2 bytes. An offloaded token costs the bytes it
+takes on all the pod's GPUs, so every tier is counted in those "pod bytes per token" (for MLA
+this counts one copy per rank, a lower bound on what vLLM may store).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kvgen import quantity
-from kvgen.plan import Plan
+from kvgen import connector, sizing as sz
+from kvgen.plan import Plan, tier_capacities
 from kvgen.sizing import GiB
 
+KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
+JSON_VERSION = 1
 
-def _gib(n: int) -> float:
+
+def _gib(n: float) -> float:
     return round(n / GiB, 2)
 
 
-def report(plan: Plan) -> dict[str, Any]:
-    s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
-    bpt = m.kv_bytes_per_token(tensor_parallel=plan.spec.parallelism.tensor)
-    gpu_kv_per_gpu = s.gpu_kv_cache // s.gpus_per_pod if s.gpus_per_pod else 0
-    memory = [
-        {"item": "vLLM container", "bytes": s.vllm.memory},
-    ]
-    if s.lmcache:
-        memory.append({"item": "LMCache MP server sidecar", "bytes": s.lmcache.memory})
+# ----------------------------------------------------------------------------- budgets
+
+
+def _memory_items(plan: Plan) -> list[dict[str, Any]]:
+    """The pod's memory, item by item, as kvgen.sizing computes it (before explicit overrides).
+    Each container's items add up to its computed request (a test holds this against sizing)."""
+    spec, s, m, inst = plan.spec, plan.sizing, plan.model, plan.instance
+    gpus = s.gpus_per_pod
+    backend = plan.backend
+    shm_base = sz.SHM_BASE + sz.SHM_PER_EXTRA_GPU * max(0, gpus - 1)
+    factor = sz.NATIVE_HYBRID_CPU_TIER_FACTOR if m.hybrid else sz.NATIVE_CPU_TIER_FACTOR
+    items: list[tuple[str, str, str, float]] = []
+    if inst.gpus:
+        items += [
+            ("vllm", "runtime", "vLLM API server and engine core", sz.VLLM_POD_OVERHEAD),
+            ("vllm", "gpu-workers", f"{gpus} GPU worker process{'es' if gpus != 1 else ''}", sz.VLLM_PER_GPU_OVERHEAD * gpus),
+            ("vllm", "model-loading", "model loading (weights read through the page cache)",
+             m.weights_bytes / spec.parallelism.nodes * sz.MODEL_LOADING_FACTOR),
+        ]
+    else:
+        items += [
+            ("vllm", "runtime", "vLLM API server and engine core", sz.VLLM_POD_OVERHEAD),
+            ("vllm", "model-loading", "model weights (CPU backend keeps them in RAM)", m.weights_bytes),
+            ("vllm", "cpu-backend-kv", "KV cache of vLLM's CPU backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB),
+        ]
+    items.append(("vllm", "shm", "/dev/shm for NCCL and vLLM's queues", shm_base))
+    if backend == "native":
+        items.append(("vllm", "cpu-tier", "CPU tier (native, in /dev/shm)", s.cpu_tier * factor))
+    total = sum(i[3] for i in items)
+    items.append(("vllm", "rounding", "rounded up to a whole GiB", sz.round_up_gib(total) - total))
+    if backend == "lmcache":
+        lm = [("lmcache-mp-server", "cpu-tier", "CPU tier (LMCache L1)", s.cpu_tier),
+              ("lmcache-mp-server", "runtime", "LMCache server process", sz.LMCACHE_SERVER_OVERHEAD)]
+        lm_total = sum(i[3] for i in lm)
+        lm.append(("lmcache-mp-server", "rounding", "rounded up to a whole GiB", sz.round_up_gib(lm_total) - lm_total))
+        items += lm
+    return [{"container": c, "item": k, "label": label, "bytes": int(round(b))} for c, k, label, b in items]
+
+
+def _memory(plan: Plan) -> dict[str, Any]:
+    s, inst = plan.sizing, plan.instance
+    items = _memory_items(plan)
+    containers = []
+    for name, size in (("vllm", s.vllm), ("lmcache-mp-server", s.lmcache)):
+        if size is None:
+            continue
+        computed = sum(i["bytes"] for i in items if i["container"] == name)
+        containers.append({
+            "name": name,
+            "requestBytes": size.memory,
+            "limitBytes": size.limit,
+            "computedBytes": computed,
+            "explicit": size.memory != computed,
+        })
+    request = s.pod_memory
     return {
+        "nodeMemoryBytes": inst.memory_bytes,
+        "nodeAllocatableBytes": s.node_allocatable,
+        "gpuShare": s.gpu_share,
+        "allocatableBytes": s.pod_allocatable,
+        "requestBytes": request,
+        "limitBytes": sum(c["limitBytes"] for c in containers),
+        "freeBytes": s.pod_allocatable - request,
+        "fits": request <= s.pod_allocatable,
+        "containers": containers,
+        "items": items,
+    }
+
+
+def _disk(plan: Plan) -> dict[str, Any]:
+    s, inst, spec = plan.sizing, plan.instance, plan.spec
+    local = int(inst.local_disk_bytes * s.gpu_share) if inst.local_disk_bytes else None
+    items = [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": s.model_cache}]
+    claims = []
+    if plan.backend:
+        caps = tier_capacities(spec)
+        for i, tier in enumerate(spec.kv_cache_offloading.secondary):
+            fs = tier.file_system
+            if fs.empty_dir:
+                items.append({"item": f"tier-{i}", "label": f"disk tier {i} (emptyDir)", "bytes": caps[i]})
+            else:
+                claims.append({"tier": i, "kind": "pvc-spec" if fs.pvc.spec is not None else "pvc-ref",
+                               "claim": fs.pvc.ref.name if fs.pvc.ref else None, "bytes": caps[i]})
+    request = s.pod_ephemeral
+    return {
+        "localDiskBytes": local,
+        "requestBytes": request,
+        "freeBytes": None if local is None else local - request,
+        "fits": None if local is None else request <= local,
+        "items": items,
+        "claims": claims,
+    }
+
+
+# ----------------------------------------------------------------------------- KV capacity
+
+
+def _tier(name: str, kind: str, nbytes: int | None, per_token: int, max_len: int | None, **extra: Any) -> dict[str, Any]:
+    tokens = None if nbytes is None or not per_token else nbytes // per_token
+    sequences = None if tokens is None or not max_len else tokens // max_len
+    return {"tier": name, "kind": kind, "bytes": nbytes, "tokens": tokens, "sequences": sequences, **extra}
+
+
+def _kv(plan: Plan) -> dict[str, Any]:
+    spec, s, m = plan.spec, plan.sizing, plan.model
+    p = spec.parallelism
+    per_rank = m.kv_bytes_per_token(KV_DTYPE_BYTES, p.tensor)  # all layers, one tensor-parallel rank
+    gpus = s.gpus_per_pod
+    # the bytes one token takes on all of this pod's GPUs (pipeline stages hold 1/pp of the layers)
+    pod_bytes = per_rank * max(gpus, 1) // p.pipeline if gpus else per_rank
+    max_len = spec.model.max_model_len or m.max_model_len
+    per_gpu = s.gpu_kv_cache // gpus if gpus else 0
+    tiers = []
+    if gpus:
+        tiers.append(_tier("gpu", "gpu", s.gpu_kv_cache, pod_bytes, max_len, perGpuBytes=per_gpu))
+    else:
+        tiers.append(_tier("cpu-backend", "cpu-backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB, pod_bytes, max_len))
+    if plan.backend:
+        tiers.append(_tier("cpu", plan.backend, s.cpu_tier, pod_bytes, max_len,
+                           measuredAtStart=plan.backend == "lmcache" and s.utilization is not None))
+        caps = tier_capacities(spec)
+        for i, tier in enumerate(spec.kv_cache_offloading.secondary):
+            fs = tier.file_system
+            kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc.spec is not None else "pvc-ref")
+            tiers.append(_tier(f"disk-{i}", kind, caps[i], pod_bytes, max_len, path=connector.tier_path(i)))
+    gpu_tier = tiers[0]
+    return {
+        "dtypeBytes": KV_DTYPE_BYTES,
+        "bytesPerTokenPerGpu": per_rank,
+        "podBytesPerToken": pod_bytes,
+        "maxModelLen": max_len,
+        "gpuBytesPerGpu": per_gpu,
+        "gpuTokens": per_gpu // per_rank if per_rank else 0,
+        "cpuLargerThanGpu": (s.cpu_tier > s.gpu_kv_cache) if plan.backend and gpus else None,
+        "tiers": tiers,
+        "totalTokens": sum(t["tokens"] or 0 for t in tiers) if all(t["tokens"] is not None for t in tiers) else None,
+        "gpuTierTokens": gpu_tier["tokens"],
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dict[str, Any]:
+    s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
+    p = plan.spec.parallelism
+    memory_rows = [{"item": "vLLM container", "bytes": s.vllm.memory}]
+    if s.lmcache:
+        memory_rows.append({"item": "LMCache MP server sidecar", "bytes": s.lmcache.memory})
+    input_info: dict[str, Any] = {"file": source, "format": "native", "apiVersion": None, "kind": None, "warnings": []}
+    if conversion is not None:
+        input_info.update({
+            "format": conversion.dialect, "apiVersion": conversion.api_version, "kind": conversion.kind,
+            "warnings": [w.render() for w in conversion.warnings], "notes": list(conversion.notes),
+        })
+    kv = _kv(plan)
+    return {
+        "version": JSON_VERSION,
         "name": plan.spec.name,
-        "model": {"id": m.id, "architecture": m.architecture, "hybrid": m.hybrid, "mla": m.mla, "weightsBytes": m.weights_bytes},
+        "namespace": plan.spec.namespace,
+        "input": input_info,
+        "model": {
+            "id": m.id, "architecture": m.architecture, "hybrid": m.hybrid, "mla": m.mla, "weightsBytes": m.weights_bytes,
+            "layers": m.layers, "attentionLayers": m.attention_layers, "kvHeads": m.kv_heads, "headDim": m.head_dim,
+            "maxModelLen": m.max_model_len,
+        },
         "instance": {
             "type": i.type, "gpus": i.gpus, "gpuMemoryBytes": i.gpu_memory_bytes, "memoryBytes": i.memory_bytes,
             "localDiskBytes": i.local_disk_bytes, "arch": i.arch, "mig": i.mig,
         },
+        "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "nodes": p.nodes},
         "decision": {
             "offloading": "enabled" if d.enabled else "disabled",
             "backend": plan.backend,
@@ -47,62 +221,197 @@ def report(plan: Plan) -> dict[str, Any]:
             "cpuTierBytes": s.cpu_tier,
             "cpuTierUtilization": s.utilization,
             "podMemoryBytes": s.pod_memory,
-            "memory": memory,
+            "memory": memory_rows,
             "shmBytes": s.shm,
             "modelCacheBytes": s.model_cache,
             "emptyDirTierBytes": s.tiers_ephemeral,
             "podEphemeralBytes": s.pod_ephemeral,
         },
-        "kvCache": {
-            "bytesPerTokenPerGpu": bpt,
-            "gpuBytesPerGpu": gpu_kv_per_gpu,
-            "gpuTokens": gpu_kv_per_gpu // bpt if bpt else 0,
-        },
-        "warnings": plan.warnings,
+        "memory": _memory(plan),
+        "disk": _disk(plan),
+        "kvCache": kv,
+        "warnings": _warnings(plan, kv),
     }
 
 
-def print_text(reports: list[dict[str, Any]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _warnings(plan: Plan, kv: dict[str, Any]) -> list[str]:
+    """The plan's warnings, plus the offload-pays-off check if kvgen.sizing did not already say it."""
+    out = list(plan.warnings)
+    if kv["cpuLargerThanGpu"] is False and not any("not larger than the GPU KV cache" in w for w in out):
+        s = plan.sizing
+        out.append(f"the CPU tier ({_size(s.cpu_tier)}) is not larger than the GPU KV cache (~{_size(s.gpu_kv_cache)}); "
+                   "offloading then mostly mirrors what the GPU already holds")
+    return out
 
-    console = Console()
+
+# ----------------------------------------------------------------------------- text
+
+
+_STYLES = {
+    "runtime": "cyan", "gpu-workers": "blue", "model-loading": "magenta", "shm": "yellow", "cpu-tier": "green",
+    "rounding": "grey50", "cpu-backend-kv": "green", "model-cache": "magenta",
+}
+_SHORT = {  # legend names of the bar segments
+    ("vllm", "runtime"): "vLLM", ("vllm", "gpu-workers"): "GPU workers", ("vllm", "model-loading"): "model",
+    ("vllm", "shm"): "/dev/shm", ("vllm", "cpu-tier"): "CPU tier", ("vllm", "cpu-backend-kv"): "CPU-backend KV",
+    ("lmcache-mp-server", "cpu-tier"): "CPU tier (L1)", ("lmcache-mp-server", "runtime"): "LMCache server",
+}
+
+
+def _size(n: int | float | None) -> str:
+    if n is None:
+        return "unknown"
+    return f"{n / GiB:,.1f} GiB"
+
+
+def _count(n: int | None) -> str:
+    return "unknown" if n is None else f"{n:,}"
+
+
+def _bar(segments: list[tuple[str, int, str]], capacity: int | None, width: int = 48):
+    """A stacked bar: each segment's share of ``capacity``; the rest is free space."""
+    from rich.text import Text
+
+    used = sum(b for _label, b, _style in segments)
+    if not capacity:
+        return Text(f"{_size(used)} (the instance's capacity is unknown)")
+    scale = max(capacity, used, 1)
+    text = Text()
+    cells = 0
+    for _label, nbytes, style in segments:
+        n = round(width * nbytes / scale)
+        n = min(n, width - cells)
+        text.append("█" * n, style=style)
+        cells += n
+    text.append("░" * (width - cells), style="grey35")
+    share = used / capacity
+    style = "bold red" if used > capacity else ("yellow" if share > 0.9 else "green")
+    text.append(f"  {_size(used)} of {_size(capacity)} ({share:.0%})", style=style)
+    if used > capacity:
+        text.append("  does not fit", style="bold red")
+    return text
+
+
+def _legend(segments: list[tuple[str, int, str]]):
+    from rich.text import Text
+
+    text = Text("       ")
+    seen = set()
+    for label, nbytes, style in segments:
+        if not nbytes or (label, style) in seen:
+            continue
+        seen.add((label, style))
+        text.append("■ ", style=style)
+        text.append(f"{label}  ")
+    return text
+
+
+CONTAINERS = {"vllm": "vLLM container", "lmcache-mp-server": "LMCache MP server sidecar"}
+
+
+def render(reports: list[dict[str, Any]], console) -> None:
+    """Print the reports on a rich Console (a terminal, or a recording one for --svg)."""
+    from rich.table import Table
+    from rich.text import Text
+
     for r in reports:
         d = r["decision"]
-        state = f"[green]enabled[/] ({d['backend']} backend)" if d["offloading"] == "enabled" else f"[red]disabled[/]: {d['reasonCode']} - {d['reason']}"
-        console.print(f"[bold]{r['name']}[/]: {r['model']['id']} on {r['instance']['type'] or 'a custom node'}: KV-cache offloading {state}")
-        rules = Table(title="Capability rules (first match decides)", show_lines=False)
+        where = r["instance"]["type"] or "a custom node"
+        if d["offloading"] == "enabled":
+            state = f"[green]enabled[/] ({d['backend']} backend)"
+        else:
+            state = f"[red]disabled[/]: {d['reasonCode']} - {d['reason']}"
+        console.print(f"[bold]{r['name']}[/]: {r['model']['id']} on {where}: KV-cache offloading {state}")
+        if r["input"]["format"] != "native":
+            console.print(f"  from {r['input']['apiVersion']} {r['input']['kind']} in {r['input']['file']}")
+
+        rules = Table(title="Capability rules (first match decides)", title_justify="left")
         rules.add_column("rule")
         rules.add_column("matched")
         rules.add_column("what it means")
         for rule in d["rules"]:
-            rules.add_row(rule["code"], "yes" if rule["matched"] else "no", rule["reason"])
+            rules.add_row(rule["code"], "[red]yes[/]" if rule["matched"] else "no", rule["reason"])
         console.print(rules)
-        s = r["sizing"]
-        size = Table(title="Sizing")
-        size.add_column("item")
-        size.add_column("size", justify="right")
-        size.add_row("node allocatable memory", f"{_gib(s['nodeAllocatableBytes'])} GiB")
-        size.add_row(f"this pod's share ({s['gpusPerPod']} GPU(s))", f"{_gib(s['podAllocatableBytes'])} GiB")
-        for item in s["memory"]:
-            size.add_row(f"  {item['item']} memory", f"{_gib(item['bytes'])} GiB")
-        if s["cpuTierBytes"]:
-            how = f" (utilization {s['cpuTierUtilization']})" if s["cpuTierUtilization"] is not None else ""
-            size.add_row(f"  of which CPU tier{how}", f"{_gib(s['cpuTierBytes'])} GiB")
-        size.add_row("/dev/shm", f"{_gib(s['shmBytes'])} GiB")
-        size.add_row("model cache (ephemeral)", f"{_gib(s['modelCacheBytes'])} GiB")
-        if s["emptyDirTierBytes"]:
-            size.add_row("emptyDir disk tiers (ephemeral)", f"{_gib(s['emptyDirTierBytes'])} GiB")
-        size.add_row("pod ephemeral storage", f"{_gib(s['podEphemeralBytes'])} GiB")
-        console.print(size)
+
+        mem = r["memory"]
+        table = Table(title=f"Sizing: memory budget of one pod ({r['sizing']['gpusPerPod']} GPU(s))", title_justify="left")
+        table.add_column("item")
+        table.add_column("size", justify="right")
+        for c in mem["containers"]:
+            for item in mem["items"]:
+                if item["container"] == c["name"] and item["bytes"]:
+                    table.add_row(f"  {item['label']}", _size(item["bytes"]))
+            note = " (explicit resources; computed: " + _size(c["computedBytes"]) + ")" if c["explicit"] else ""
+            limit = f", limit {_size(c['limitBytes'])}" if c["limitBytes"] != c["requestBytes"] else ""
+            table.add_row(f"[bold]{CONTAINERS.get(c['name'], c['name'])} memory{note}{limit}[/]", f"[bold]{_size(c['requestBytes'])}[/]")
+        table.add_row(f"node RAM {_size(mem['nodeMemoryBytes'])}, allocatable {_size(mem['nodeAllocatableBytes'])}; "
+                      f"this pod's share ({mem['gpuShare']:.0%})", _size(mem["allocatableBytes"]))
+        console.print(table)
+        if any(c["explicit"] for c in mem["containers"]):
+            segments = [(CONTAINERS.get(c["name"], c["name"]), c["requestBytes"], "cyan" if c["name"] == "vllm" else "green")
+                        for c in mem["containers"]]
+        else:
+            segments = [(_SHORT.get((i["container"], i["item"]), "rounding"), i["bytes"],
+                         "bright_cyan" if (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
+                         else _STYLES.get(i["item"], "white")) for i in mem["items"]]
+        console.print(Text("memory ") + _bar(segments, mem["allocatableBytes"]))
+        console.print(_legend(segments))
+
+        disk = r["disk"]
+        dt = Table(title="Disk budget (ephemeral storage on the node's local disk)", title_justify="left")
+        dt.add_column("item")
+        dt.add_column("size", justify="right")
+        for item in disk["items"]:
+            dt.add_row(item["label"], _size(item["bytes"]))
+        dt.add_row("[bold]ephemeral-storage requested[/]", f"[bold]{_size(disk['requestBytes'])}[/]")
+        dt.add_row("local disk for this pod", _size(disk["localDiskBytes"]))
+        for claim in disk["claims"]:
+            what = f"claim {claim['claim']}" if claim["claim"] else "one ephemeral claim per pod"
+            dt.add_row(f"disk tier {claim['tier']} ({what}, not local disk)", _size(claim["bytes"]))
+        console.print(dt)
+        segments = [("model cache" if i["item"] == "model-cache" else f"disk tier {i['item'][5:]}", i["bytes"] or 0,
+                     _STYLES.get(i["item"], "blue")) for i in disk["items"]]
+        console.print(Text("disk   ") + _bar(segments, disk["localDiskBytes"]))
+        console.print(_legend(segments))
+
         kv = r["kvCache"]
-        console.print(
-            f"KV cache: {kv['bytesPerTokenPerGpu']} bytes per token per GPU; about "
-            f"{_gib(kv['gpuBytesPerGpu'])} GiB ({kv['gpuTokens']:,} tokens) of GPU KV cache per GPU"
-        )
+        max_len = kv["maxModelLen"]
+        per_gpu = f"; {kv['bytesPerTokenPerGpu']:,} per GPU" if r["sizing"]["gpusPerPod"] else ""
+        kt = Table(title=f"KV-cache capacity ({kv['podBytesPerToken']:,} bytes per token in this pod{per_gpu})",
+                   title_justify="left")
+        kt.add_column("tier")
+        kt.add_column("size", justify="right")
+        kt.add_column("tokens", justify="right")
+        kt.add_column(f"sequences of {max_len:,} tokens" if max_len else "full-length sequences", justify="right")
+        labels = {"gpu": "GPU (after weights)", "cpu-backend": "CPU (vLLM CPU backend)"}
+        for t in kv["tiers"]:
+            label = labels.get(t["tier"]) or (
+                f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})" if t["tier"] == "cpu"
+                else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}")
+            kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
+        console.print(kt)
+        for w in r["input"]["warnings"]:
+            console.print(f"[yellow]input[/]: {w}", highlight=False)
         for w in r["warnings"]:
-            console.print(f"[yellow]warning[/]: {w}")
+            console.print(f"[yellow]warning[/]: {w}", highlight=False)
         console.print()
 
 
-__all__ = ["report", "print_text", "quantity"]
+def print_text(reports: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+
+    render(reports, Console())
+
+
+def save_svg(reports: list[dict[str, Any]], path: str, width: int = 120) -> None:
+    """Record the text view and write it as an SVG (to paste into a pull request)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    render(reports, console)
+    console.save_svg(path, title="kvgen explain")
+
+
+__all__ = ["report", "render", "print_text", "save_svg"]

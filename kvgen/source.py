@@ -26,6 +26,7 @@ class SourceDoc:
     data: Any  # plain dict/list/scalars
     positions: dict[Path, tuple[int, int]]  # 0-based (line, col) per path
     start_line: int = 0
+    lines: tuple[str, ...] = ()  # the whole input's lines, to place values inside embedded YAML
 
     def locate(self, path: Path) -> Location:
         """The closest recorded position to ``path`` (walking up to its parents)."""
@@ -85,11 +86,12 @@ def load_documents(text: str, file: str) -> list[SourceDoc]:
     except YAMLError as exc:
         raise SpecError(file, [Problem((), f"malformed YAML: {exc}")]) from None
     docs = []
+    lines = tuple(text.splitlines())
     for node in raw:
         if node is None:
             continue
         positions: dict[Path, tuple[int, int]] = {}
         data = _plain(node, (), positions)
         start = node.lc.line if hasattr(node, "lc") and node.lc.line is not None else 0
-        docs.append(SourceDoc(file=file, data=data, positions=positions, start_line=start))
+        docs.append(SourceDoc(file=file, data=data, positions=positions, start_line=start, lines=lines))
     return docs

@@ -1,0 +1,93 @@
+"""Input dialects: documents that are not native specs, translated into native specs.
+
+A document is told apart by its ``apiVersion``/``kind`` (a native spec has neither):
+
+==========================================  =======================================
+``kaito.sh/v1beta1`` InferenceSet/Workspace  ``kvgen.dialects.kaito``
+``serving.kserve.io/v1alpha1|2``             ``kvgen.dialects.kserve``
+LLMInferenceService
+``v1`` ConfigMap                             read by the KAITO resource that names it
+                                             (``inference.config``), in any input file
+anything else                                reported and left out (kvgen renders only
+                                             the server it compiles)
+==========================================  =======================================
+
+``translate`` turns the documents of every input into ``Unit``s: each a native document to
+compile, with the ``Converted`` record of where its values came from when it was translated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvgen.dialects import kaito, kserve
+from kvgen.dialects.core import Converted
+from kvgen.errors import Problem, SpecError
+from kvgen.source import SourceDoc
+
+NATIVE, KAITO, KSERVE, CONFIGMAP, OTHER = "native", "kaito", "kserve", "configmap", "other"
+
+
+@dataclass(frozen=True)
+class Options:
+    instance: str | None = None  # instance type for resources that name none (KServe never does)
+
+
+@dataclass
+class Unit:
+    doc: SourceDoc  # what to compile: the native document, or the translated one
+    conversion: Converted | None = None
+
+
+def classify(data: Any) -> str:
+    if not isinstance(data, dict) or ("apiVersion" not in data and "kind" not in data):
+        return NATIVE
+    api = str(data.get("apiVersion") or "")
+    group = api.split("/", 1)[0] if "/" in api else ""
+    if group == kaito.GROUP:
+        return KAITO
+    if group == kserve.GROUP:
+        return KSERVE
+    if api == "v1" and data.get("kind") == "ConfigMap":
+        return CONFIGMAP
+    return OTHER
+
+
+def translate(docs: list[SourceDoc], options: Options = Options()) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+    """Units to compile (in input order), warnings about documents left out, and errors."""
+    kinds = [classify(d.data) for d in docs]
+    configmaps = kaito.ConfigMaps()
+    for doc, kind in zip(docs, kinds):
+        if kind == CONFIGMAP:
+            configmaps.add(doc)
+    units: list[Unit] = []
+    warnings: list[Problem] = []
+    errors: list[SpecError] = []
+    if configmaps.problems:
+        errors.append(SpecError(configmaps.problems[0].location.file, list(configmaps.problems)))
+    for doc, kind in zip(docs, kinds):
+        try:
+            if kind == NATIVE:
+                units.append(Unit(doc))
+            elif kind == KAITO:
+                units += [Unit(c.native_doc(), c) for c in kaito.convert(doc, configmaps, options.instance)]
+            elif kind == KSERVE:
+                units += [Unit(c.native_doc(), c) for c in kserve.convert(doc, options.instance)]
+            elif kind == OTHER:
+                what = f"{doc.data.get('apiVersion')} {doc.data.get('kind')}"
+                warnings.append(Problem(("kind",), f"{what} is left out: kvgen compiles native specs, KAITO "
+                                        "InferenceSet/Workspace and KServe LLMInferenceService (with the ConfigMaps "
+                                        "they name) and renders only the server's own objects",
+                                        "apply it separately", doc.locate(("kind",))))
+        except SpecError as exc:
+            errors.append(exc)
+    for doc in configmaps.unused():
+        name = (doc.data.get("metadata") or {}).get("name")
+        warnings.append(Problem(("metadata", "name"), f"ConfigMap {name} is left out: no KAITO InferenceSet or Workspace "
+                                "in the inputs names it in inference.config (kvgen does not render input ConfigMaps)",
+                                None, doc.locate(("metadata", "name"))))
+    return units, warnings, errors
+
+
+__all__ = ["Converted", "Options", "Unit", "classify", "translate", "NATIVE", "KAITO", "KSERVE", "CONFIGMAP", "OTHER"]

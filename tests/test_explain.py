@@ -1,0 +1,206 @@
+"""`kvgen explain`, the planning view: KV-cache capacity of each tier checked against numbers
+computed by hand from the catalogs, the memory and disk budgets, --output json and --svg."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, compile_spec, run_kvgen, spec
+from kvgen import explain
+from kvgen.compiler import compile_inputs
+from kvgen.dialects import Options
+
+GiB, MiB = 1024**3, 1024**2
+GEMMA = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
+GEMMA_SEED = ROOT / "examples" / "seeds" / "kaito-gemma-4-12b.yaml"
+DEEPSEEK = ROOT / "examples" / "deepseek-v3-mla.yaml"
+
+
+def report_of(path, instance=None):
+    (c,) = compile_inputs([(str(path), path.read_text())], options=Options(instance)).compiled
+    return explain.report(c.plan, c.conversion, c.source)
+
+
+def tiers(report):
+    return {t["tier"]: t for t in report["kvCache"]["tiers"]}
+
+
+def allocatable(ram_gib: int) -> int:
+    """Node RAM minus kube-reserved (25% of the first 4 GiB, 20% of the next 4, 10% of the next 8,
+    6% of the next 112, 2% of the rest) minus the 100 MiB eviction threshold."""
+    reserved = 0.25 * 4 + 0.20 * 4 + 0.10 * 8 + 0.06 * 112 + 0.02 * (ram_gib - 128)
+    return ram_gib * GiB - math.ceil(reserved * GiB) - 100 * MiB
+
+
+# ----------------------------------------------------------------------------- hand-computed capacities
+
+
+@pytest.mark.parametrize("path", [GEMMA, GEMMA_SEED], ids=["native", "kaito-seed"])
+def test_gemma_tokens_per_tier_match_the_hand_computation(path):
+    """gemma-4-12B-it (48 layers, 8 KV heads, head dim 256, 23 GiB of weights, 262144 tokens) on
+    Standard_NC24ads_A100_v4 (1 x 80 GiB A100, 220 GiB RAM), TP 1, bf16 KV, utilization 0.25."""
+    r = report_of(path)
+    per_token = 48 * 8 * 256 * 2 * 2  # layers x KV heads x head dim x (K, V) x 2 bytes
+    assert per_token == 393_216
+    assert r["kvCache"]["bytesPerTokenPerGpu"] == r["kvCache"]["podBytesPerToken"] == per_token
+    # GPU: 80 GiB x 0.92, minus the weights, 2.3 GiB and 5% of the weights (KAITO's estimator)
+    gpu = int(80 * GiB * 0.92 - 23 * GiB - int(2.3 * GiB) - 0.05 * 23 * GiB)
+    assert gpu // per_token == 128_750
+    # CPU (LMCache L1): allocatable RAM x 0.25 / TP 1, whole MiB
+    cpu = int(allocatable(220) * 0.25) // MiB * MiB
+    assert cpu == 53_438 * MiB and cpu // per_token == 142_501
+    t = tiers(r)
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 128_750)
+    assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["kind"]) == (cpu, 142_501, "lmcache")
+    # the model's limit is 262144 tokens: not one full-length sequence fits in either tier
+    assert r["kvCache"]["maxModelLen"] == 262_144
+    assert t["gpu"]["sequences"] == 0 and t["cpu"]["sequences"] == 0
+    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 47.1 GiB: no mirror warning
+    assert not any("not larger than the GPU KV cache" in w for w in r["warnings"])
+
+
+def test_gemma_with_a_shorter_max_model_len_counts_full_length_sequences():
+    c = compile_spec(spec(model={"id": "google/gemma-4-12B-it", "maxModelLen": 32768}, kvCacheOffloading={"cpuMemoryUtilization": 0.25}))
+    t = tiers(explain.report(c.plan))
+    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (128_750 // 32768, 142_501 // 32768) == (3, 4)
+
+
+def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
+    """DeepSeek-V3 (MLA: 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64), no K/V factor 2,
+    one copy per tensor-parallel rank; 642 GiB of weights) on Standard_ND96isr_H200_v5
+    (8 x 141 GiB H200, 1850 GiB RAM), TP 8, max-model-len 65536, utilization 0.5."""
+    r = report_of(DEEPSEEK)
+    per_rank = 61 * (512 + 64) * 2
+    assert per_rank == 70_272 and r["kvCache"]["bytesPerTokenPerGpu"] == per_rank  # not divided by TP
+    pod = per_rank * 8
+    assert r["kvCache"]["podBytesPerToken"] == pod == 562_176
+    weights_per_gpu = 642 / 8 * GiB
+    gpu = int(141 * GiB * 0.92 - weights_per_gpu - int(2.3 * GiB) - 0.05 * weights_per_gpu) * 8
+    cpu = int(allocatable(1850) * 0.5 / 8) // MiB * MiB  # KAITO: available x utilization / TP
+    t = tiers(r)
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (gpu, 659_437, 10)
+    assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, 215_605, 3)
+    assert gpu // pod == 659_437 and cpu // pod == 215_605
+    # a 113 GiB CPU tier behind 345 GiB of GPU KV cache only mirrors it: explain says so
+    assert r["kvCache"]["cpuLargerThanGpu"] is False
+    assert any("is not larger than the GPU KV cache" in w for w in r["warnings"])
+
+
+def test_tensor_parallel_shards_standard_attention_but_not_mla():
+    llama_tp1 = compile_spec(spec(instance={"type": "Standard_NC48ads_A100_v4"}))
+    llama_tp2 = compile_spec(spec(instance={"type": "Standard_NC48ads_A100_v4"}, parallelism={"tensor": 2}))
+    one, two = (explain.report(c.plan)["kvCache"] for c in (llama_tp1, llama_tp2))
+    assert one["bytesPerTokenPerGpu"] == 32 * 8 * 128 * 2 * 2 == 2 * two["bytesPerTokenPerGpu"]
+    assert one["podBytesPerToken"] == two["podBytesPerToken"]  # the whole token is the same size
+
+
+def test_disk_tiers_are_counted_in_tokens_and_an_existing_claim_is_unknown():
+    r = report_of(ROOT / "examples" / "kserve-mixed-tiers.yaml")
+    t = tiers(r)
+    per_token = 28 * 4 * 128 * 2 * 2  # Qwen2.5-7B
+    assert r["kvCache"]["podBytesPerToken"] == per_token
+    assert (t["cpu"]["bytes"], t["cpu"]["tokens"]) == (20 * GiB, 20 * GiB // per_token)
+    assert (t["disk-0"]["kind"], t["disk-0"]["path"], t["disk-0"]["tokens"]) == ("emptyDir", "/mnt/kv-cache-0", 200 * GiB // per_token)
+    assert t["disk-0"]["sequences"] == 200 * GiB // per_token // 32768
+    assert (t["disk-1"]["kind"], t["disk-1"]["bytes"], t["disk-1"]["tokens"]) == ("pvc-ref", None, None)
+    assert r["kvCache"]["totalTokens"] is None
+
+
+def test_disabled_offloading_has_only_the_gpu_tier():
+    r = report_of(ROOT / "examples" / "rule-mig-partition.yaml")
+    assert [t["tier"] for t in r["kvCache"]["tiers"]] == ["gpu"]
+
+
+# ----------------------------------------------------------------------------- budgets
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_memory_items_add_up_to_what_sizing_computes(example):
+    r = report_of(example)
+    mem = r["memory"]
+    by_container = {c["name"]: c for c in mem["containers"]}
+    for name, c in by_container.items():
+        total = sum(i["bytes"] for i in mem["items"] if i["container"] == name)
+        assert total == c["computedBytes"]
+        if not c["explicit"]:
+            assert c["requestBytes"] == total, f"{example.name}: {name} items drifted from kvgen.sizing"
+    assert mem["requestBytes"] == r["sizing"]["podMemoryBytes"]
+    assert mem["fits"] == (mem["requestBytes"] <= mem["allocatableBytes"])
+
+
+def test_gemma_memory_and_disk_budget():
+    r = report_of(GEMMA)
+    mem = r["memory"]
+    items = {(i["container"], i["item"]): i["bytes"] for i in mem["items"]}
+    assert items[("vllm", "model-loading")] == 23 * GiB
+    assert items[("vllm", "runtime")] == 4 * GiB and items[("vllm", "gpu-workers")] == 4 * GiB
+    assert items[("vllm", "shm")] == 1 * GiB
+    assert items[("lmcache-mp-server", "cpu-tier")] == 53_438 * MiB
+    assert items[("lmcache-mp-server", "runtime")] == 5 * GiB
+    assert mem["allocatableBytes"] == allocatable(220)
+    assert mem["requestBytes"] == (32 + 58) * GiB and mem["fits"]
+    disk = r["disk"]
+    assert disk["localDiskBytes"] == 960 * GiB
+    assert disk["items"] == [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": 25 * GiB}]
+    assert disk["fits"] is True
+
+
+def test_explicit_resources_are_shown_as_such():
+    r = report_of(ROOT / "examples" / "kserve-qwen2-7b.yaml")
+    (vllm,) = r["memory"]["containers"]
+    assert vllm["explicit"] and vllm["requestBytes"] == 32 * GiB and vllm["limitBytes"] == 64 * GiB
+    assert vllm["computedBytes"] == 34 * GiB  # 4 + 4 + 15 (weights) + 1 (/dev/shm) + 10 (CPU tier in /dev/shm)
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+TOP_LEVEL_KEYS = {"version", "name", "namespace", "input", "model", "instance", "parallelism", "decision", "sizing",
+                  "memory", "disk", "kvCache", "warnings"}
+
+
+def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
+    result = run_kvgen("explain", "--output", "json", str(GEMMA), str(DEEPSEEK))
+    assert result.returncode == 0, result.stderr
+    reports = json.loads(result.stdout)
+    assert [r["name"] for r in reports] == ["gemma-4-12b", "deepseek-v3"]
+    for r in reports:
+        assert set(r) == TOP_LEVEL_KEYS and r["version"] == 1
+        assert set(r["kvCache"]) >= {"dtypeBytes", "bytesPerTokenPerGpu", "podBytesPerToken", "maxModelLen", "tiers", "cpuLargerThanGpu"}
+        for t in r["kvCache"]["tiers"]:
+            assert set(t) >= {"tier", "kind", "bytes", "tokens", "sequences"}
+        assert set(r["memory"]) >= {"allocatableBytes", "requestBytes", "freeBytes", "fits", "containers", "items"}
+        assert set(r["disk"]) >= {"localDiskBytes", "requestBytes", "fits", "items", "claims"}
+    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [128_750, 142_501]
+    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [659_437, 215_605]
+
+
+def test_json_of_a_translated_input_says_where_it_came_from():
+    result = run_kvgen("explain", "--output", "json", str(GEMMA_SEED))
+    r = json.loads(result.stdout)
+    assert r["input"]["format"] == "kaito" and r["input"]["kind"] == "InferenceSet"
+    assert any("spec.labelSelector" in w for w in r["input"]["warnings"])
+    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [128_750, 142_501]
+
+
+def test_text_output_has_tables_and_a_bar_per_budget():
+    result = run_kvgen("explain", str(GEMMA), env={"COLUMNS": "140"})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Sizing: memory budget of one pod" in out and "Disk budget" in out and "KV-cache capacity" in out
+    assert "memory █" in out and "90.0 GiB of 208.7 GiB (43%)" in out
+    assert "disk   █" in out and "25.0 GiB of 960.0 GiB (3%)" in out
+    assert "128,750" in out and "142,501" in out
+
+
+def test_svg_is_written(tmp_path):
+    target = tmp_path / "plan.svg"
+    result = run_kvgen("explain", str(DEEPSEEK), "--svg", str(target), "--output", "json")
+    assert result.returncode == 0, result.stderr
+    json.loads(result.stdout)  # stdout stays machine-readable
+    svg = target.read_text()
+    assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert "KV-cache" in svg and "659,437" in svg
