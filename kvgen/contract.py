@@ -221,16 +221,24 @@ def check_vllm_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
     return problems
 
 
+def _json_object(raw: str, arg: str) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """A JSON object argument, or the problem that keeps it from being one."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return None, [Problem(BAD_JSON, f"{arg} is not JSON: {exc}", arg)]
+    if not isinstance(data, dict):
+        return None, [Problem(BAD_JSON, f"{arg} must be a JSON object", arg)]
+    return data, []
+
+
 def check_kv_transfer_config(raw: str, snapshots: Snapshots) -> list[Problem]:
     """Problems of a ``--kv-transfer-config`` JSON value."""
     snap = snapshots.vllm
     arg = "--kv-transfer-config"
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        return [Problem(BAD_JSON, f"--kv-transfer-config is not JSON: {exc}", arg)]
-    if not isinstance(data, dict):
-        return [Problem(BAD_JSON, "--kv-transfer-config must be a JSON object", arg)]
+    data, bad = _json_object(raw, arg)
+    if data is None:
+        return bad
     spec = snap["kv_transfer_config"]
     problems: list[Problem] = []
     fields = spec["fields"]
@@ -340,12 +348,9 @@ def check_lmcache_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
 
 def _check_l2_adapter(index: int, raw: str, spec: Mapping[str, Any]) -> list[Problem]:
     arg = f"--l2-adapter #{index}"
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        return [Problem(BAD_JSON, f"not JSON: {exc}", arg)]
-    if not isinstance(data, dict):
-        return [Problem(BAD_JSON, "must be a JSON object", arg)]
+    data, bad = _json_object(raw, arg)
+    if data is None:
+        return bad
     kind = data.get("type")
     if kind not in spec["types"]:
         return [Problem(UNKNOWN_L2_ADAPTER_TYPE, f"type {kind!r} is not one of {', '.join(spec['types'])}", arg)]
