@@ -60,8 +60,6 @@ MISSING_L2_ADAPTER_KEY = "missing-l2-adapter-key"
 
 VLLM_CONTAINER = "vllm"
 LMCACHE_CONTAINER = "lmcache-mp-server"
-# the LMCache launcher's own option that adds the L1 size (charts/kvgen/files/lmcache_launcher.py)
-L1_SIZE_FLAG = "--l1-size-gb"
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,6 @@ KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
 JSON_VERSION = 1
 
 
-def _gib(n: float) -> float:
-    return round(n / GiB, 2)
-
-
 # ----------------------------------------------------------------------------- budgets
 
 

@@ -30,10 +30,6 @@ def templates_dir() -> Path:
     return _root("templates", "templates")
 
 
-def schemas_dir() -> Path:
-    return _root("schemas", "schemas")
-
-
 def files_dir() -> Path:
     """The chart's data files: catalogs, rule table, image pins, the LMCache launcher."""
     return _root("files", "charts/kvgen/files")

@@ -11,7 +11,6 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -307,9 +306,6 @@ class VLLMSettings(Model):
     )
     extra_args: list[str] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
     env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
-
-
-ResourceName = Literal["cpu", "memory", "ephemeral-storage"]
 
 
 CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"

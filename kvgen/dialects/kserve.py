@@ -40,9 +40,6 @@ INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/insta
 GPU_RESOURCE = "nvidia.com/gpu"
 SHM_PATH = "/dev/shm"
 PREFILL_SUFFIX = "-prefill"
-# WorkloadSpec fields: inlined into spec, and the shape of spec.prefill
-WORKLOAD_KEYS = ("replicas", "parallelism", "template", "worker", "kvCacheOffloading", "scaling",
-                 "rolloutStrategy", "annotations", "labels")
 
 
 def _reasons() -> dict[str, str]:
