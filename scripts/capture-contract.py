@@ -316,6 +316,22 @@ def describe_parser(parser: argparse.ArgumentParser, prog: str) -> dict[str, Any
     }
 
 
+class HandListed:
+    """Facts that live in code logic rather than an API: each is anchored (see ``anchor``)
+    and recorded with its file:line. Calling it returns the location."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def __call__(self, what: str, module: str, needle: str) -> str:
+        loc = anchor(module, needle)
+        self.items.append({"fact": what, "source": loc})
+        return loc
+
+    def listed(self) -> list[dict[str, Any]]:
+        return sorted(self.items, key=lambda h: h["source"])
+
+
 # ----------------------------------------------------------------------------- vLLM
 
 
@@ -328,12 +344,7 @@ def capture_vllm() -> dict[str, Any]:
     from vllm.v1.kv_offload.factory import OffloadingSpecFactory
     from vllm.v1.kv_offload.tiering.factory import SecondaryTierFactory
 
-    hand: list[dict[str, Any]] = []
-
-    def fact(what: str, module: str, needle: str) -> str:
-        loc = anchor(module, needle)
-        hand.append({"fact": what, "source": loc})
-        return loc
+    fact = HandListed()
 
     # --- vllm serve: the parser exactly as `vllm serve` builds it (entrypoints/cli/serve.py)
     root = FlexibleArgumentParser(prog="vllm")
@@ -458,7 +469,7 @@ def capture_vllm() -> dict[str, Any]:
         "connectors": connectors,
         "offloading_connector": offloading,
         "lmcache_mp_connector_builtin": lmcache_mp_builtin,
-        "hand_listed": sorted(hand, key=lambda h: h["source"]),
+        "hand_listed": fact.listed(),
     }
 
 
@@ -466,12 +477,7 @@ def capture_vllm() -> dict[str, Any]:
 
 
 def capture_lmcache() -> dict[str, Any]:
-    hand: list[dict[str, Any]] = []
-
-    def fact(what: str, module: str, needle: str) -> str:
-        loc = anchor(module, needle)
-        hand.append({"fact": what, "source": loc})
-        return loc
+    fact = HandListed()
 
     with contextlib.redirect_stdout(io.StringIO()):
         from lmcache.cli.commands import register_commands
@@ -594,7 +600,7 @@ def capture_lmcache() -> dict[str, Any]:
             "extra_config_prefix": "lmcache.mp.",
             "extra_config_keys": mp_keys,
         },
-        "hand_listed": sorted(hand, key=lambda h: h["source"]),
+        "hand_listed": fact.listed(),
     }
 
 
