@@ -35,40 +35,34 @@ JSON_VERSION = 1
 # ----------------------------------------------------------------------------- budgets
 
 
+_MEMORY_LABELS = {
+    ("vllm", "runtime"): "vLLM API server and engine core",
+    ("vllm", "model-loading"): "model loading (weights read through the page cache)",
+    ("vllm", "cpu-backend-kv"): "KV cache of vLLM's CPU backend",
+    ("vllm", "shm"): "/dev/shm for NCCL and vLLM's queues",
+    ("vllm", "cpu-tier"): "CPU tier (native, in /dev/shm)",
+    ("lmcache-mp-server", "cpu-tier"): "CPU tier (LMCache L1)",
+    ("lmcache-mp-server", "runtime"): "LMCache server process",
+}
+
+
+def _memory_label(plan: Plan, container: str, item: str) -> str:
+    gpus = plan.sizing.gpus_per_pod
+    if item == "gpu-workers":
+        return f"{gpus} GPU worker process{'es' if gpus != 1 else ''}"
+    if item == "rounding":
+        return "rounded up to a whole GiB"
+    if item == "model-loading" and not plan.instance.gpus:
+        return "model weights (CPU backend keeps them in RAM)"
+    return _MEMORY_LABELS[(container, item)]
+
+
 def _memory_items(plan: Plan) -> list[dict[str, Any]]:
-    """The pod's memory, item by item, as kvgen.sizing computes it (before explicit overrides).
-    Each container's items add up to its computed request (a test holds this against sizing)."""
-    spec, s, m, inst = plan.spec, plan.sizing, plan.model, plan.instance
-    gpus = s.gpus_per_pod
-    backend = plan.backend
-    shm_base = sz.SHM_BASE + sz.SHM_PER_EXTRA_GPU * max(0, gpus - 1)
-    factor = sz.NATIVE_HYBRID_CPU_TIER_FACTOR if m.hybrid else sz.NATIVE_CPU_TIER_FACTOR
-    items: list[tuple[str, str, str, float]] = []
-    if inst.gpus:
-        items += [
-            ("vllm", "runtime", "vLLM API server and engine core", sz.VLLM_POD_OVERHEAD),
-            ("vllm", "gpu-workers", f"{gpus} GPU worker process{'es' if gpus != 1 else ''}", sz.VLLM_PER_GPU_OVERHEAD * gpus),
-            ("vllm", "model-loading", "model loading (weights read through the page cache)",
-             m.weights_bytes / spec.parallelism.nodes * sz.MODEL_LOADING_FACTOR),
-        ]
-    else:
-        items += [
-            ("vllm", "runtime", "vLLM API server and engine core", sz.VLLM_POD_OVERHEAD),
-            ("vllm", "model-loading", "model weights (CPU backend keeps them in RAM)", m.weights_bytes),
-            ("vllm", "cpu-backend-kv", "KV cache of vLLM's CPU backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB),
-        ]
-    items.append(("vllm", "shm", "/dev/shm for NCCL and vLLM's queues", shm_base))
-    if backend == "native":
-        items.append(("vllm", "cpu-tier", "CPU tier (native, in /dev/shm)", s.cpu_tier * factor))
-    total = sum(i[3] for i in items)
-    items.append(("vllm", "rounding", "rounded up to a whole GiB", sz.round_up_gib(total) - total))
-    if backend == "lmcache":
-        lm = [("lmcache-mp-server", "cpu-tier", "CPU tier (LMCache L1)", s.cpu_tier),
-              ("lmcache-mp-server", "runtime", "LMCache server process", sz.LMCACHE_SERVER_OVERHEAD)]
-        lm_total = sum(i[3] for i in lm)
-        lm.append(("lmcache-mp-server", "rounding", "rounded up to a whole GiB", sz.round_up_gib(lm_total) - lm_total))
-        items += lm
-    return [{"container": c, "item": k, "label": label, "bytes": int(round(b))} for c, k, label, b in items]
+    """The pod's computed memory item by item, as kvgen.sizing adds it up (before explicit values)."""
+    return [
+        {"container": i.container, "item": i.item, "label": _memory_label(plan, i.container, i.item), "bytes": int(round(i.bytes))}
+        for i in plan.sizing.memory_items
+    ]
 
 
 def _memory(plan: Plan) -> dict[str, Any]:

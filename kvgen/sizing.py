@@ -89,6 +89,24 @@ class ContainerSize:
         return self.memory_limit if self.memory_limit is not None else self.memory
 
 
+@dataclass(frozen=True)
+class MemoryItem:
+    """One part of a container's computed memory (``kvgen explain`` shows them)."""
+
+    container: str  # vllm | lmcache-mp-server
+    item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, shm, cpu-tier, rounding
+    bytes: float
+
+
+def _rounded(items: list[MemoryItem]) -> int:
+    """The container's memory: its items summed in order, rounded up to a whole GiB; the
+    rounding is appended as an item of its own, so the items add up to the result."""
+    total = sum(i.bytes for i in items)
+    rounded = round_up_gib(total)
+    items.append(MemoryItem(items[0].container, "rounding", rounded - total))
+    return rounded
+
+
 @dataclass
 class Sizing:
     gpus_per_pod: int
@@ -104,6 +122,7 @@ class Sizing:
     vllm: ContainerSize
     lmcache: ContainerSize | None
     gpu_kv_cache: int  # estimated GPU KV-cache bytes of the whole pod (all GPUs)
+    memory_items: list[MemoryItem] = field(default_factory=list)  # computed, before explicit values
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -163,7 +182,8 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
         cpu_tier = (cpu_tier // MiB) * MiB
 
     # /dev/shm
-    shm = SHM_BASE + SHM_PER_EXTRA_GPU * max(0, gpus_per_pod - 1)
+    shm_base = SHM_BASE + SHM_PER_EXTRA_GPU * max(0, gpus_per_pod - 1)  # NCCL and vLLM's queues
+    shm = shm_base
     factor = NATIVE_HYBRID_CPU_TIER_FACTOR if model.hybrid else NATIVE_CPU_TIER_FACTOR
     if backend == "native":
         shm += int(cpu_tier * factor)
@@ -173,15 +193,22 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     # every node downloads the whole checkpoint, even when it loads only its pipeline stage
     model_cache = _override(res.model_cache, round_up_gib(model.weights_bytes + MODEL_CACHE_HEADROOM))
 
-    # vLLM container
+    # vLLM container: the sum of its items, in this order (the chart adds them in the same order)
+    items = [MemoryItem("vllm", "runtime", VLLM_POD_OVERHEAD)]
     if instance.gpus:
-        vllm_mem = VLLM_POD_OVERHEAD + VLLM_PER_GPU_OVERHEAD * gpus_per_pod + weights_per_node * MODEL_LOADING_FACTOR
+        items += [
+            MemoryItem("vllm", "gpu-workers", VLLM_PER_GPU_OVERHEAD * gpus_per_pod),
+            MemoryItem("vllm", "model-loading", weights_per_node * MODEL_LOADING_FACTOR),
+        ]
     else:
-        vllm_mem = VLLM_POD_OVERHEAD + model.weights_bytes + CPU_BACKEND_KV_SPACE_GIB * GiB
-    vllm_mem += SHM_BASE + SHM_PER_EXTRA_GPU * max(0, gpus_per_pod - 1)
+        items += [
+            MemoryItem("vllm", "model-loading", model.weights_bytes),
+            MemoryItem("vllm", "cpu-backend-kv", CPU_BACKEND_KV_SPACE_GIB * GiB),
+        ]
+    items.append(MemoryItem("vllm", "shm", shm_base))
     if backend == "native":
-        vllm_mem += cpu_tier * factor
-    vllm_mem = round_up_gib(vllm_mem)
+        items.append(MemoryItem("vllm", "cpu-tier", cpu_tier * factor))
+    vllm_mem = _rounded(items)
     cpu_req = VLLM_CPU_BASE + VLLM_CPU_PER_GPU * gpus_per_pod
     if instance.cpu:
         cpu_req = min(cpu_req, max(1, int(instance.cpu * share * CPU_REQUEST_CEILING)))
@@ -192,7 +219,12 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
 
     lmcache = None
     if backend == "lmcache":
-        lm_mem = round_up_gib(cpu_tier + LMCACHE_SERVER_OVERHEAD)
+        lm_items = [
+            MemoryItem("lmcache-mp-server", "cpu-tier", cpu_tier),
+            MemoryItem("lmcache-mp-server", "runtime", LMCACHE_SERVER_OVERHEAD),
+        ]
+        lm_mem = _rounded(lm_items)
+        items += lm_items
         lmcache = _apply_overrides(
             "lmcacheServer", ContainerSize(LMCACHE_SERVER_CPU, lm_mem, tiers_ephemeral), res.lmcache_server, warnings
         )
@@ -223,6 +255,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
         vllm=vllm,
         lmcache=lmcache,
         gpu_kv_cache=gpu_kv,
+        memory_items=items,
         warnings=warnings,
     )
     _check_fit(spec, model, instance, sizing, decision)
