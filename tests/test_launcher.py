@@ -164,3 +164,94 @@ def test_without_dry_run_the_launcher_replaces_itself_with_the_server(tmp_path):
     assert pid == proc.pid
     assert argv == ["--eviction-policy", "LRU", "--l1-size-gb", "100.00"]
     assert "Offload KV cache to LMCache MP server: 1.00 GB initial, 100.00 GB final (utilization=0.5, tp=2)" in err
+
+
+# --- issue 8 section 6: never a traceback, round down, refuse negative options ---------------
+
+
+def _one_error_line(r, message: str) -> None:
+    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("ERROR ") and "LMCache MP server not started: " in line and message in line, line
+
+
+@pytest.mark.parametrize("where", ["meminfo", "memory.max"])
+@pytest.mark.parametrize("payload", ["MemAvailable: 1000 kB é\n".encode(), b"\xff\xfe\x00\x01binary\x80\n"],
+                         ids=["non-ascii", "binary"])
+def test_undecodable_proc_and_cgroup_files_are_one_error_line(tmp_path, where, payload):
+    root = node(tmp_path, 100, v2="max")
+    target = root / ("proc/meminfo" if where == "meminfo" else "sys/fs/cgroup/memory.max")
+    target.write_bytes(payload)
+    r = launch(root, "--utilization=0.5")
+    _one_error_line(r, "not ASCII text")
+
+
+def test_missing_server_binary_is_one_error_line(tmp_path):
+    root = node(tmp_path, 400, v2="max")
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--",
+         str(tmp_path / "no-such-lmcache"), "server", "--eviction-policy", "LRU"],
+        capture_output=True, text=True,
+    )
+    # the size was computed and logged (INFO), then exec failed: one ERROR line, exit 2
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if not line.startswith("INFO ")]
+    assert len(errors) == 1 and errors[0].startswith("ERROR ")
+    assert "LMCache MP server not started: cannot start" in errors[0] and "no-such-lmcache" in errors[0]
+
+
+def test_l1_size_is_rounded_down_never_above_the_cap(tmp_path):
+    # a cgroup cap of 10.996 GiB: 11.00 would exceed it, so the launcher must print 10.99
+    cap = int(10.996 * GiB)
+    r = launch(node(tmp_path, 400, v2=str(cap)), "--utilization=1")
+    size = l1(r)
+    assert size == "10.99"
+    assert float(size) * GiB <= cap
+
+
+@pytest.mark.parametrize("option", ["--reserve-bytes=-1", "--initial-gb=-1", "--initial-gb=0", "--max-bytes=0",
+                                    "--max-bytes=-5", "--tensor-parallel-size=0"])
+def test_negative_or_zero_options_are_refused(tmp_path, option):
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", option)
+    _one_error_line(r, option.split("=")[0])
+
+
+def test_malformed_option_value_is_one_error_line_not_usage_text(tmp_path):
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=half")
+    _one_error_line(r, "--utilization")
+
+
+def test_any_bytes_in_proc_files_exit_0_or_2_without_traceback(tmp_path_factory):
+    """Property: whatever /proc/meminfo and memory.max hold, the launcher returns 0 or 2 and
+    never raises (in-process, so hypothesis can try many files quickly)."""
+    import importlib.util
+
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    spec = importlib.util.spec_from_file_location("kvgen_launcher_under_test", LAUNCHER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    lines = st.one_of(
+        st.binary(max_size=64),
+        st.builds(lambda n: f"MemAvailable: {n} kB\n".encode(), st.integers(-10, 10**30)),
+        st.sampled_from([b"max\n", b"-1\n", b"9223372036854771712\n", b"0\n", b"\n", b"1e9\n"]),
+    )
+
+    @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(meminfo=lines, cgroup=st.one_of(st.none(), lines), util=st.sampled_from(["0.5", "1", "nan", "inf", "1e-9"]))
+    def check(meminfo, cgroup, util):
+        root = tmp_path_factory.mktemp("node")
+        (root / "proc").mkdir()
+        (root / "proc/meminfo").write_bytes(meminfo)
+        if cgroup is not None:
+            (root / "sys/fs/cgroup").mkdir(parents=True)
+            (root / "sys/fs/cgroup/memory.max").write_bytes(cgroup)
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = module.main([f"--proc-root={root}", "--dry-run", f"--utilization={util}", "--", *SERVER])
+        assert code in (0, 2)
+
+    check()

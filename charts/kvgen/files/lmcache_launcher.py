@@ -11,9 +11,12 @@ LMCache server. Standard library only, so the stock LMCache image runs it unchan
 Without --utilization the L1 is --max-bytes, still capped by the cgroup limit. The server
 starts with a 1 GiB pinned pool and grows it lazily to L1 (--l1-use-lazy).
 
-Any invalid input (utilization outside [0, 1], an unreadable /proc/meminfo, an L1 below the
-initial size) is logged on one line and the launcher exits with status 2: the sidecar then
-restarts and the pod never becomes ready, rather than serving with a cache it cannot hold.
+Any invalid input (an option out of range, an unreadable or non-ASCII /proc/meminfo or cgroup
+file, an L1 below the initial size, a server binary that cannot be started) is logged on one
+line and the launcher exits with status 2: the sidecar then restarts and the pod never becomes
+ready, rather than serving with a cache it cannot hold. It never prints a traceback.
+
+The L1 size is passed with two decimals, rounded down, so it never exceeds the cap.
 
 Usage: lmcache_launcher.py [options] -- /opt/venv/bin/lmcache server --host ... (no --l1-size-gb)
 """
@@ -36,8 +39,13 @@ class LaunchError(Exception):
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="ascii") as fh:
-        return fh.read()
+    """The file as text; LaunchError when it is not ASCII (OSError is left to the caller)."""
+    with open(path, "rb") as fh:
+        raw = fh.read(1 << 20)
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise LaunchError(f"{path} is not ASCII text") from None
 
 
 def available_memory(proc_root: str) -> int:
@@ -82,12 +90,27 @@ def cgroup_limit(proc_root: str) -> tuple[int | None, str]:
     return None, "no cgroup memory controller found"
 
 
-def l1_size(args: argparse.Namespace) -> tuple[float, str]:
-    """The L1 size in GiB and a note on what bounded it."""
+def _check_options(args: argparse.Namespace) -> None:
     if args.utilization is not None and not 0 <= args.utilization <= 1:
         raise LaunchError(f"utilization must be within [0, 1], got {args.utilization}")
-    if args.tensor_parallel_size < 1:
-        raise LaunchError(f"tensor-parallel size must be at least 1, got {args.tensor_parallel_size}")
+    for option, value, least in (
+        ("--tensor-parallel-size", args.tensor_parallel_size, 1),
+        ("--initial-gb", args.initial_gb, 1),
+        ("--reserve-bytes", args.reserve_bytes, 0),
+        ("--max-bytes", args.max_bytes, 1),
+    ):
+        if value is not None and value < least:
+            raise LaunchError(f"{option} must be at least {least}, got {value}")
+
+
+def hundredths_of_gib(size: int) -> int:
+    """``size`` bytes in GiB, as a whole number of hundredths, rounded down."""
+    return max(size, 0) * 100 // GIB
+
+
+def l1_size(args: argparse.Namespace) -> tuple[int, str]:
+    """The L1 size in hundredths of a GiB (rounded down) and a note on what bounded it."""
+    _check_options(args)
     if args.utilization is None and args.max_bytes is None:
         raise LaunchError("give --utilization, --max-bytes or both")
     candidates: list[tuple[int, str]] = []
@@ -102,13 +125,24 @@ def l1_size(args: argparse.Namespace) -> tuple[float, str]:
     if limit is not None:
         candidates.append((limit - args.reserve_bytes, f"{origin} minus {args.reserve_bytes / GIB:.2f} GB reserved"))
     size, why = min(candidates)
-    gib = size / GIB
-    if gib < args.initial_gb:
+    hundredths = hundredths_of_gib(size)
+    if hundredths < args.initial_gb * 100:
         raise LaunchError(
-            f"L1 would be {gib:.2f} GB ({why}), below the {args.initial_gb} GB initial allocation; "
+            f"L1 would be {size / GIB:.2f} GB ({why}), below the {args.initial_gb} GB initial allocation; "
             "give the container more memory or raise the utilization"
         )
-    return gib, f"{why}; {origin}"
+    return hundredths, f"{why}; {origin}"
+
+
+def gib_text(hundredths: int) -> str:
+    return f"{hundredths // 100}.{hundredths % 100:02d}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is a LaunchError (one log line), not usage text on stderr."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise LaunchError(message)
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -116,7 +150,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         raise LaunchError("missing '--' before the LMCache server command")
     split = argv.index("--")
     own, server = argv[:split], argv[split + 1 :]
-    p = argparse.ArgumentParser(prog="lmcache_launcher.py", description=__doc__.splitlines()[0])
+    p = _Parser(prog="lmcache_launcher.py", description=__doc__.splitlines()[0])
     p.add_argument("--utilization", type=float, help="share of available host RAM (KAITO kv_cache_cpu_memory_utilization)")
     p.add_argument("--tensor-parallel-size", type=int, default=1)
     p.add_argument("--max-bytes", type=int, help="upper bound for L1 in bytes")
@@ -136,23 +170,27 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(asctime)s lmcache_launcher] %(message)s", stream=sys.stderr)
     try:
         args, server = parse(list(sys.argv[1:] if argv is None else argv))
-        gib, why = l1_size(args)
+        hundredths, why = l1_size(args)
     except LaunchError as exc:
         log.error("LMCache MP server not started: %s", exc)
         return EXIT_INVALID
     utilization = "none" if args.utilization is None else f"{args.utilization:g}"
     log.info(
-        "Offload KV cache to LMCache MP server: %.2f GB initial, %.2f GB final (utilization=%s, tp=%d)",
-        float(args.initial_gb), gib, utilization, args.tensor_parallel_size,
+        "Offload KV cache to LMCache MP server: %.2f GB initial, %s GB final (utilization=%s, tp=%d)",
+        float(args.initial_gb), gib_text(hundredths), utilization, args.tensor_parallel_size,
     )
     log.info("L1 bounded by: %s", why)
-    command = [*server, "--l1-size-gb", f"{gib:.2f}"]
+    command = [*server, "--l1-size-gb", gib_text(hundredths)]
     if args.dry_run:
         print(json.dumps(command))
         return 0
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(command[0], command)
+    try:
+        os.execv(command[0], command)
+    except OSError as exc:
+        log.error("LMCache MP server not started: cannot start %s: %s", command[0], exc.strerror or exc)
+        return EXIT_INVALID
     return 0  # not reached
 
 
