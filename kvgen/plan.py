@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import catalog, connector, kube, paths, quantity, rules, sizing
+from kvgen import apiserver, catalog, connector, kube, paths, quantity, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.rules import Decision
 from kvgen.sizing import Sizing
@@ -25,6 +25,7 @@ MODEL_CACHE_MOUNT = "/root/.cache"  # HF_HOME and VLLM_CACHE_ROOT default below 
 LAUNCHER_VOLUME = "lmcache-launcher"
 # Multi-node servers: rank 0 ("leader") runs the API server, ranks 1.. ("worker") run headless.
 ROLE_LABEL = "kvgen.dev/node-role"
+WORKER_SUFFIX = "-worker"  # the StatefulSet of ranks 1..
 
 
 @dataclass
@@ -105,11 +106,18 @@ def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_v
     return gpus_per_pod, problems
 
 
+def statefulset_names(spec: Spec) -> list[str]:
+    """The StatefulSets a multi-node server renders: rank 0, then ranks 1.. (none otherwise)."""
+    return [spec.name, f"{spec.name}{WORKER_SUFFIX}"] if spec.parallelism.nodes > 1 else []
+
+
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     """Resolve, decide and size; raise PlanError with every problem found."""
     model, problems = catalog.resolve_model(spec.model)
     instance, inst_problems = catalog.resolve_instance(spec.instance)
     problems += inst_problems
+    # what the API server would refuse (kvgen.apiserver): before sizing, which adds sizes up
+    problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
     if model is None or instance is None:
         raise PlanError(problems)
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
@@ -365,7 +373,7 @@ def context(plan: Plan) -> dict[str, Any]:
     if plan.multi_node:
         workloads = [
             {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "ordinalsStart": None, "pod": pod("leader")},
-            {"kind": "StatefulSet", "name": f"{spec.name}-worker", "replicas": p.nodes - 1, "ordinalsStart": 1, "pod": pod("worker")},
+            {"kind": "StatefulSet", "name": f"{spec.name}{WORKER_SUFFIX}", "replicas": p.nodes - 1, "ordinalsStart": 1, "pod": pod("worker")},
         ]
     else:
         workloads = [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "ordinalsStart": None, "pod": pod(None)}]

@@ -277,14 +277,21 @@ def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: lis
             f"resources.{name}: memory limit {quantity.format_bytes(memory_limit)} is below the "
             f"{quantity.format_bytes(computed.memory)} kvgen computes for this container; it may be OOM-killed"
         )
+    # A computed request never exceeds an explicit limit (the API server refuses a request
+    # above its limit): like memory above, cpu and ephemeral-storage are lowered to it.
     eph = _override(req.ephemeral_storage, computed.ephemeral)
-    if req.ephemeral_storage is not None and eph < computed.ephemeral:
+    if req.ephemeral_storage is None and lim.ephemeral_storage is not None:
+        eph = min(eph, quantity.to_bytes(lim.ephemeral_storage))
+    if (req.ephemeral_storage is not None or lim.ephemeral_storage is not None) and eph < computed.ephemeral:
         warnings.append(
             f"resources.{name}: ephemeral-storage {quantity.format_bytes(eph)} is below the "
             f"{quantity.format_bytes(computed.ephemeral)} of its emptyDir volumes; the kubelet may evict the pod"
         )
+    cpu = req.cpu or computed.cpu
+    if req.cpu is None and lim.cpu is not None and quantity.parse(cpu) > quantity.parse(lim.cpu):
+        cpu = lim.cpu
     return ContainerSize(
-        cpu=req.cpu or computed.cpu,
+        cpu=cpu,
         memory=memory,
         ephemeral=eph,
         memory_limit=memory_limit if memory_limit != memory else None,

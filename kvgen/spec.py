@@ -20,12 +20,14 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from kvgen import quantity
+from kvgen import catalog, quantity
 
 # A positive size with an optional binary or decimal suffix. Exponents and milli-units are
 # left out on purpose: the Helm chart parses the same strings in Go templates.
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"
 _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
+# The largest size (1 PiB), kept far from int64 overflow; kvgen.apiserver checks every size.
+MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 
 
 def _check_size(value: Any) -> str:
@@ -48,14 +50,15 @@ Size = Annotated[
         {
             "anyOf": [
                 {"type": "string", "pattern": QUANTITY_PATTERN},
-                {"type": "integer", "minimum": 1},
+                {"type": "integer", "minimum": 1, "maximum": MAX_SIZE_BYTES},
             ]
         }
     ),
 ]
 
 # DNS-1035 label: Service names must be one, and kvgen names every object after the spec.
-# 52 characters leaves room for "-headless" and for StatefulSet pod names and revision hashes.
+# 52 characters leaves room for "-headless" and for the revision hash in the label of a
+# StatefulSet's pods; the worker StatefulSet "<name>-worker" allows 45 (kvgen.apiserver).
 NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
@@ -378,7 +381,7 @@ class Spec(Model):
     name: str = Field(
         pattern=NAME_PATTERN,
         max_length=52,
-        description="Name of every rendered object (DNS-1035 label, at most 52 characters).",
+        description="Name of every rendered object (DNS-1035 label, at most 52 characters; at most 45 when parallelism.nodes > 1).",
     )
     namespace: str = Field(
         "default",

@@ -29,7 +29,7 @@ def maybe(strategy):
 
 @st.composite
 def tiers(draw):
-    kind = draw(st.sampled_from(["emptyDir", "pvcSpec", "pvcRef", "pvcSpecNoSize"]))
+    kind = draw(st.sampled_from(["emptyDir", "pvcSpec", "pvcRef", "pvcSpecSmall"]))
     if kind == "emptyDir":
         return {"fileSystem": {"emptyDir": {"size": draw(st.sampled_from(["50Gi", "100Gi", "200Gi", "512Mi", "1Ti"]))}}}
     if kind == "pvcSpec":
@@ -38,8 +38,9 @@ def tiers(draw):
             "accessModes": ["ReadWriteOnce"],
             "resources": {"requests": {"storage": draw(st.sampled_from(["100Gi", "500Gi", "2Ti"]))}},
         }}}}
-    if kind == "pvcSpecNoSize":
-        return {"fileSystem": {"pvc": {"spec": {"storageClassName": "nfs", "accessModes": ["ReadWriteMany"]}}}}
+    if kind == "pvcSpecSmall":  # below 1 GiB: an LMCache fs adapter without a capacity
+        return {"fileSystem": {"pvc": {"spec": {"storageClassName": "nfs", "accessModes": ["ReadWriteMany"],
+                                                "resources": {"requests": {"storage": "512Mi"}}}}}}
     ref = {"name": draw(st.sampled_from(["shared-cephfs-pvc", "kv-cache"]))}
     if draw(st.booleans()):
         ref["path"] = draw(st.sampled_from(["kv-cache/", "a/b"]))
@@ -116,7 +117,9 @@ def specs(draw):
     if draw(st.integers(0, 3)) == 0:
         spec["resources"] = {
             "vllm": {"requests": draw(st.fixed_dictionaries({}, optional={"cpu": st.sampled_from(["4", "500m", 6]), "memory": st.sampled_from(["32Gi", "100Gi"]), "ephemeral-storage": st.sampled_from(["300Gi"])})),
-                     "limits": draw(st.fixed_dictionaries({}, optional={"cpu": st.sampled_from(["8"]), "memory": st.sampled_from(["64Gi", "200Gi"])}))},
+                     # limits below the computed requests lower them (cpu 2, ephemeral-storage 20Gi)
+                     "limits": draw(st.fixed_dictionaries({}, optional={"cpu": st.sampled_from(["8", "2"]), "memory": st.sampled_from(["64Gi", "200Gi"]),
+                                                                        "ephemeral-storage": st.sampled_from(["20Gi", "2Ti"])}))},
             "lmcacheServer": {"requests": draw(st.fixed_dictionaries({}, optional={"memory": st.sampled_from(["20Gi"])}))},
         }
         if draw(st.booleans()):

@@ -91,7 +91,8 @@ def test_kserve_two_tiers_mount_at_kv_cache_0_and_1():
 
 
 def test_kserve_pvc_spec_becomes_an_ephemeral_claim_template():
-    pvc_spec = {"storageClassName": "fast-local-nvme", "resources": {"requests": {"storage": "100Gi"}}}
+    # the KServe guide's snippet plus accessModes, which the API server requires of every claim
+    pvc_spec = {"storageClassName": "fast-local-nvme", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "100Gi"}}}
     c = compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": [{"fileSystem": {"pvc": {"spec": pvc_spec}}}]}))
     volumes = {v["name"]: v for v in workload(c)["spec"]["template"]["spec"]["volumes"]}
     assert volumes["kv-cache-secondary-0"]["ephemeral"] == {"volumeClaimTemplate": {"spec": pvc_spec}}

@@ -9,7 +9,8 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- $s := dict "V" $v "F" .Files "errs" list -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
-{{- if not $s.errs -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
+{{- include "kvgen.checkApiserver" $s -}}
+{{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
 {{- if not $s.errs -}}
 {{- include "kvgen.decide" $s -}}
 {{- include "kvgen.size" $s -}}

@@ -33,9 +33,16 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- end -}}
 {{- $limit := max $memory (int64 $computed.memory) -}}
 {{- if include "kvgen.isSet" (list $lim "memory") -}}{{- $limit = include "kvgen.bytes" $lim.memory | int64 -}}{{- end -}}
+{{/* a computed request never exceeds an explicit limit (the API server refuses it): lowered to it */}}
 {{- $eph := int64 $computed.ephemeral -}}
-{{- if include "kvgen.isSet" (list $req "ephemeral-storage") -}}{{- $eph = include "kvgen.bytes" (index $req "ephemeral-storage") | int64 -}}{{- end -}}
-{{- $out := dict "cpu" (ternary (toString $req.cpu) $computed.cpu (include "kvgen.isSet" (list $req "cpu") | eq "true")) "memory" $memory "limit" $limit "ephemeral" $eph -}}
+{{- if include "kvgen.isSet" (list $req "ephemeral-storage") -}}{{- $eph = include "kvgen.bytes" (index $req "ephemeral-storage") | int64 -}}
+{{- else if include "kvgen.isSet" (list $lim "ephemeral-storage") -}}{{- $eph = min $eph (include "kvgen.bytes" (index $lim "ephemeral-storage") | int64) -}}
+{{- end -}}
+{{- $cpu := $computed.cpu -}}
+{{- if include "kvgen.isSet" (list $req "cpu") -}}{{- $cpu = toString $req.cpu -}}
+{{- else if and (include "kvgen.isSet" (list $lim "cpu")) (gt (include "kvgen.cpuF" $cpu | float64) (include "kvgen.cpuF" $lim.cpu | float64)) -}}{{- $cpu = toString $lim.cpu -}}
+{{- end -}}
+{{- $out := dict "cpu" $cpu "memory" $memory "limit" $limit "ephemeral" $eph -}}
 {{- if include "kvgen.isSet" (list $lim "cpu") -}}{{- $_ := set $out "cpuLimit" (toString $lim.cpu) -}}{{- end -}}
 {{- if include "kvgen.isSet" (list $lim "ephemeral-storage") -}}{{- $_ := set $out "ephemeralLimit" (include "kvgen.bytes" (index $lim "ephemeral-storage") | int64) -}}{{- end -}}
 {{- toJson $out -}}

@@ -1,0 +1,372 @@
+"""What the Kubernetes API server would refuse, kvgen refuses: its validation rules for the
+fields kvgen renders, checked on the spec so that each problem names the spec path.
+
+Strict OpenAPI validation (``kvgen.kube``) checks types and field names; the API server runs
+its own validation functions on top (pkg/apis/core/validation/validation.go and apimachinery),
+and the kubelet and controllers add a few more that decide whether pods can ever start. Each
+rule below names the upstream function it follows. The patterns, limits and enumerations are
+data in ``charts/kvgen/files/apiserver.yaml``, shared with the chart's ``_apiserver.tpl``.
+
+kvgen adds one bound of its own: every size is at most ``maxBytes`` (1 PiB), so that no size
+or sum of sizes comes near the 8 EiB a signed 64-bit integer holds (the chart sizes in int64).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import typing
+from decimal import Decimal
+from functools import cache
+from typing import Any, Iterator
+
+from pydantic import BaseModel
+
+from kvgen import catalog, quantity, spec as spec_module
+from kvgen.catalog import InstanceInfo
+from kvgen.spec import Spec
+
+Path = tuple[str | int, ...]
+Problem = tuple[Path, str, str | None]
+
+_RULES = catalog.load("apiserver.yaml")
+INT32_MAX: int = _RULES["int32Max"]
+MAX_BYTES: int = _RULES["maxBytes"]
+MAX_BYTES_TEXT: str = _RULES["maxBytesText"]
+LABEL_VALUE_MAX = _RULES["formats"]["labelValue"]["maxLength"]
+REVISION_HASH_MAX = _RULES["revisionHashMaxLength"]
+
+
+@cache
+def _pattern(kind: str) -> re.Pattern[str]:
+    return re.compile(_RULES["formats"][kind]["pattern"])
+
+
+def _fits(kind: str, value: str) -> bool:
+    fmt = _RULES["formats"][kind]
+    return len(value) <= fmt["maxLength"] and _pattern(kind).fullmatch(value) is not None
+
+
+def what(kind: str) -> str:
+    return _RULES["formats"][kind]["what"]
+
+
+def is_label_value(value: str) -> bool:
+    """apimachinery content.IsLabelValue."""
+    return _fits("labelValue", value)
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """apimachinery validation.IsDNS1123Subdomain."""
+    return _fits("dns1123Subdomain", value)
+
+
+def is_label_key(value: str) -> bool:
+    """apimachinery content.IsLabelKey (IsQualifiedName): [prefix/]name."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return False
+    if len(parts) == 2 and not is_dns1123_subdomain(parts[0]):
+        return False
+    return _fits("labelKeyName", parts[-1])
+
+
+def is_config_map_key(value: str) -> bool:
+    """apimachinery validation.IsConfigMapKey, with its hasChDirPrefix."""
+    return _fits("configMapKey", value) and value not in (".", "..") and not value.startswith("..")
+
+
+# ----------------------------------------------------------------------------- sizes
+
+
+def _is_size(field: Any) -> bool:
+    annotation = field.rebuild_annotation()
+    return annotation == spec_module.Size or spec_module.Size in typing.get_args(annotation)
+
+
+def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
+    """Every size set in the spec (a ``Size`` field anywhere in the models), with its path."""
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        key = field.alias or name
+        if value is None:
+            continue
+        if _is_size(field):
+            yield (*path, key), value
+        elif isinstance(value, BaseModel):
+            yield from sizes(value, (*path, key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    yield from sizes(item, (*path, key, i))
+
+
+def _too_large(bytes_: int) -> str:
+    return (f"is {bytes_} bytes, above kvgen's bound of {MAX_BYTES_TEXT} ({MAX_BYTES} bytes) for any size "
+            "(sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)")
+
+
+def _check_sizes(spec: Spec) -> list[Problem]:
+    problems: list[Problem] = []
+    for path, value in sizes(spec):
+        n = quantity.to_bytes(value)
+        if n > MAX_BYTES:
+            problems.append((path, f"{value} {_too_large(n)}", f"use at most {MAX_BYTES_TEXT}"))
+    total = sum(quantity.to_bytes(t.file_system.empty_dir.size) for t in spec.kv_cache_offloading.secondary if t.file_system.empty_dir)
+    if total > MAX_BYTES and not problems:  # one tier above the bound is reported as itself
+        problems.append((("kvCacheOffloading", "secondary"), f"the emptyDir tiers add up to {total} bytes, above kvgen's bound of "
+                         f"{MAX_BYTES_TEXT} for the pod's ephemeral storage", f"keep their sum at most {MAX_BYTES_TEXT}"))
+    return problems
+
+
+# ----------------------------------------------------------------------------- resources
+
+
+def _compare(name: str, value: str) -> Decimal:
+    return quantity.parse(value) if name == "cpu" else Decimal(quantity.to_bytes(value))
+
+
+def _check_requests_within_limits(spec: Spec) -> list[Problem]:
+    """pkg/apis/core/validation/validation.go ValidateContainerResourceRequirements: a request
+    above its limit is refused. (A request kvgen computes is lowered to an explicit limit.)"""
+    problems: list[Problem] = []
+    for container in ("vllm", "lmcacheServer"):
+        res = getattr(spec.resources, "vllm" if container == "vllm" else "lmcache_server")
+        for name, attr in (("cpu", "cpu"), ("memory", "memory"), ("ephemeral-storage", "ephemeral_storage")):
+            request, limit = getattr(res.requests, attr), getattr(res.limits, attr)
+            if request is None or limit is None:
+                continue
+            if _compare(name, request) > _compare(name, limit):
+                problems.append(((
+                    "resources", container, "requests", name),
+                    f"request {request} is above its limit {limit}; the API server refuses a container whose {name} "
+                    "request exceeds its limit (ValidateContainerResourceRequirements)",
+                    f"lower resources.{container}.requests.{name} or raise resources.{container}.limits.{name}",
+                ))
+    return problems
+
+
+# ----------------------------------------------------------------------------- embedded claims
+
+
+def _check_pvc_spec(base: Path, pvc: dict[str, Any]) -> list[Problem]:
+    """pkg/apis/core/validation/validation.go ValidatePersistentVolumeClaimSpec (run on an
+    ephemeral volume's claim template by ValidatePersistentVolumeClaimTemplate)."""
+    problems: list[Problem] = []
+    modes = pvc.get("accessModes")
+    if modes is None:
+        modes = []
+    if not isinstance(modes, list):
+        modes = []  # the schema check reports it
+    elif not modes:
+        problems.append(((*base, "accessModes"), "at least 1 access mode is required; the API server refuses a claim without one "
+                         "(ValidatePersistentVolumeClaimSpec)", "add accessModes: [ReadWriteOnce] (one pod per claim)"))
+    for j, mode in enumerate(modes):
+        if isinstance(mode, str) and mode not in _RULES["accessModes"]:
+            problems.append(((*base, "accessModes", j), f"unsupported access mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
+                             f"use one of {', '.join(_RULES['accessModes'])}"))
+    if "ReadWriteOncePod" in modes and any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
+        problems.append(((*base, "accessModes"), "ReadWriteOncePod may not be combined with other access modes "
+                         "(ValidatePersistentVolumeClaimSpec)", "keep ReadWriteOncePod alone"))
+    resources = pvc.get("resources")
+    requests = resources.get("requests") if isinstance(resources, dict) else None
+    storage = requests.get("storage") if isinstance(requests, dict) else None
+    if storage is None:
+        problems.append(((*base, "resources", "requests", "storage"), "the claim has no storage request; the API server refuses "
+                         "it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)",
+                         "set resources.requests.storage, e.g. 100Gi"))
+    else:
+        path = (*base, "resources", "requests", "storage")
+        text = str(storage)
+        if isinstance(storage, bool) or not isinstance(storage, (str, int)) or not re.fullmatch(spec_module.QUANTITY_PATTERN, text):
+            problems.append((path, f"{storage!r} is not a size (kvgen reads a claim's size as it reads every size)",
+                             "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T"))
+        else:
+            n = quantity.to_bytes(text)
+            if n <= 0:
+                problems.append((path, f"{text} must be greater than zero (ValidatePersistentVolumeClaimSpec)", "request e.g. 100Gi"))
+            elif n > MAX_BYTES:
+                problems.append((path, f"{text} {_too_large(n)}", f"use at most {MAX_BYTES_TEXT}"))
+    cls = _text(pvc, "storageClassName")
+    if cls and not is_dns1123_subdomain(cls):
+        problems.append(((*base, "storageClassName"), f"{cls!r} is not a storage class name: {what('dns1123Subdomain')} "
+                         "(ValidatePersistentVolumeClaimSpec, ValidateClassName)", None))
+    mode = _text(pvc, "volumeMode")
+    if mode and mode not in _RULES["volumeModes"]:
+        problems.append(((*base, "volumeMode"), f"unsupported volume mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
+                         "use Filesystem (kvgen mounts the tier as a directory)"))
+    return problems
+
+
+def _check_claim_ref(base: Path, name: str, sub_path: str | None) -> list[Problem]:
+    problems: list[Problem] = []
+    if not is_dns1123_subdomain(name):
+        problems.append(((*base, "name"), f"{name!r} cannot name a PersistentVolumeClaim: {what('dns1123Subdomain')}; the pod "
+                         "would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)",
+                         "use the claim's metadata.name"))
+    if sub_path:
+        # pkg/apis/core/validation/validation.go validateVolumeMounts -> validateLocalDescendingPath
+        if posixpath.isabs(sub_path):
+            problems.append(((*base, "path"), f"{sub_path!r} must be a relative path inside the claim (it becomes the mount's "
+                             "subPath; validateLocalDescendingPath)", f"write it as {sub_path.lstrip('/')!r}"))
+        if ".." in sub_path.split("/"):
+            problems.append(((*base, "path"), f"{sub_path!r} must not contain '..' (it becomes the mount's subPath; "
+                             "validateLocalDescendingPath)", "name a directory inside the claim"))
+    return problems
+
+
+# ----------------------------------------------------------------------------- pod fields
+
+
+def _text(data: Any, key: str) -> str:
+    """A string field of an embedded Kubernetes object; "" when unset or of another type (the
+    schema check reports wrong types)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _check_tolerations(tolerations: list[dict[str, Any]]) -> list[Problem]:
+    """pkg/apis/core/validation/validation.go ValidateTolerations and validateTaintEffect."""
+    problems: list[Problem] = []
+    operators, effects = _RULES["tolerationOperators"], _RULES["taintEffects"]
+    for i, tol in enumerate(tolerations):
+        base: Path = ("scheduling", "tolerations", i)
+        if not isinstance(tol, dict):
+            continue  # the schema check reports it
+        key, operator, value, effect = (_text(tol, k) for k in ("key", "operator", "value", "effect"))
+        seconds = tol.get("tolerationSeconds")
+        if not isinstance(seconds, int) or isinstance(seconds, bool):
+            seconds = None
+        if key and not is_label_key(key):
+            problems.append(((*base, "key"), f"{key!r} is not {what('labelKeyName')} (ValidateTolerations)", None))
+        if not key and operator != "Exists":
+            problems.append(((*base, "operator"), "operator must be Exists when key is empty (which means \"match all values "
+                             "and all keys\") (ValidateTolerations)", "set operator: Exists, or name the taint's key"))
+        if seconds is not None and effect != "NoExecute":
+            problems.append(((*base, "effect"), "effect must be NoExecute when tolerationSeconds is set (ValidateTolerations)",
+                             "set effect: NoExecute, or remove tolerationSeconds"))
+        if seconds is not None and not -(2**63) <= seconds < 2**63:
+            problems.append(((*base, "tolerationSeconds"), f"{seconds} does not fit the int64 field", None))
+        if operator in ("Equal", ""):
+            if not is_label_value(value):
+                problems.append(((*base, "value"), f"{value!r} is not {what('labelValue')} (ValidateTolerations)", None))
+        elif operator == "Exists":
+            if value:
+                problems.append(((*base, "value"), "value must be empty when operator is Exists (ValidateTolerations)",
+                                 "remove value, or use operator: Equal"))
+        else:
+            problems.append(((*base, "operator"), f"unsupported operator {operator!r} (ValidateTolerations)",
+                             f"use one of {', '.join(operators)}"))
+        if effect and effect not in effects:
+            problems.append(((*base, "effect"), f"unsupported effect {effect!r} (validateTaintEffect)", f"use one of {', '.join(effects)}"))
+    return problems
+
+
+def _check_key_selector(base: Path, ref: dict[str, Any] | Any, kind: str) -> list[Problem]:
+    """validateSecretKeySelector / validateConfigMapKeySelector: a DNS-1123 subdomain name
+    (ValidateSecretName) and a config-map key."""
+    problems: list[Problem] = []
+    name = _text(ref, "name") if isinstance(ref, dict) else ref.name
+    key = _text(ref, "key") if isinstance(ref, dict) else ref.key
+    if name and not is_dns1123_subdomain(name):
+        problems.append(((*base, "name"), f"{name!r} cannot name a {kind}: {what('dns1123Subdomain')} (validateSecretKeySelector)", None))
+    if key and not is_config_map_key(key):
+        problems.append(((*base, "key"), f"{key!r} is not {what('configMapKey')} (validateSecretKeySelector, IsConfigMapKey)", None))
+    return problems
+
+
+def _check_env(spec: Spec) -> list[Problem]:
+    """pkg/apis/core/validation/validation.go ValidateEnv -> validateEnvVarValueFrom."""
+    problems: list[Problem] = []
+    if spec.model.hf_token_secret is not None:
+        problems += _check_key_selector(("model", "hfTokenSecret"), spec.model.hf_token_secret, "Secret")
+    for i, env in enumerate(spec.vllm.env):
+        base: Path = ("vllm", "env", i)
+        if env.value_from is None:
+            continue
+        sources = [s for s in _RULES["envVarSources"] if env.value_from.get(s) is not None]
+        if not sources:
+            problems.append(((*base, "valueFrom"), "must specify one of: " + ", ".join(_RULES["envVarSources"])
+                             + " (validateEnvVarValueFrom)", None))
+        elif env.value:
+            problems.append(((*base, "valueFrom"), "may not be specified when value is not empty (validateEnvVarValueFrom)",
+                             "keep either value or valueFrom"))
+        elif len(sources) > 1:
+            problems.append(((*base, "valueFrom"), f"may not have more than one source at a time ({', '.join(sources)}; "
+                             "validateEnvVarValueFrom)", "keep one"))
+        for source, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
+            ref = env.value_from.get(source)
+            if isinstance(ref, dict):
+                problems += _check_key_selector((*base, "valueFrom", source), ref, kind)
+    return problems
+
+
+def _check_labels(spec: Spec, instance: InstanceInfo | None) -> list[Problem]:
+    """Label values and node-selector entries: apimachinery ValidateLabels (run on every
+    object's metadata.labels by ValidateObjectMeta, and on spec.nodeSelector by ValidatePodSpec)."""
+    problems: list[Problem] = []
+    # the vLLM image's tag becomes the label app.kubernetes.io/version
+    if instance is not None:
+        field = "vllm" if instance.gpus else "vllmCpu"
+        tag = (spec.images.vllm if instance.gpus else spec.images.vllm_cpu).tag
+        if tag is not None and not is_label_value(tag):
+            problems.append((("images", field, "tag"), f"{tag!r} becomes the label app.kubernetes.io/version, which must be "
+                             f"{what('labelValue')} (ValidateLabels, IsValidLabelValue)",
+                             "use a tag of at most 63 characters, or pin the image by digest and keep a short tag"))
+    for field, image in (("vllm", spec.images.vllm), ("lmcache", spec.images.lmcache), ("vllmCpu", spec.images.vllm_cpu)):
+        if image.tag is not None and not _fits("imageTag", image.tag):
+            problems.append((("images", field, "tag"), f"{image.tag!r} is not {what('imageTag')}; the kubelet refuses the image "
+                             "(InvalidImageName) and the pod never starts", None))
+    if spec.instance.type is not None and not is_label_value(spec.instance.type):
+        problems.append((("instance", "type"), f"{spec.instance.type!r} becomes the node selector node.kubernetes.io/instance-type, "
+                         f"whose value must be {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None))
+    for key, value in spec.scheduling.node_selector.items():
+        path: Path = ("scheduling", "nodeSelector", key)
+        if not is_label_key(key):
+            problems.append((path, f"{key!r} is not {what('labelKeyName')} (ValidatePodSpec: ValidateLabels)", None))
+        if not is_label_value(value):
+            problems.append((path, f"{value!r} is not {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None))
+    return problems
+
+
+def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    if spec.replicas > INT32_MAX:
+        problems.append((("replicas",), f"{spec.replicas} does not fit the Deployment's replicas, an int32 (at most {INT32_MAX})",
+                         f"use at most {INT32_MAX}"))
+    if spec.parallelism.nodes - 1 > INT32_MAX:
+        problems.append((("parallelism", "nodes"), f"{spec.parallelism.nodes} nodes need a worker StatefulSet of "
+                         f"{spec.parallelism.nodes - 1} replicas, more than its int32 replicas holds (at most {INT32_MAX})",
+                         f"use at most {INT32_MAX + 1} nodes"))
+    room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX
+    for name in statefulsets:
+        if len(name) > room:
+            longest = len(spec.name) - (len(name) - room)
+            problems.append((("name",), f"the StatefulSet {name!r} ({len(name)} characters) can never create its pods: they carry "
+                             f"the label controller-revision-hash=<StatefulSet name>-<hash of up to {REVISION_HASH_MAX} characters>, "
+                             f"and a label value is at most {LABEL_VALUE_MAX} characters, so a StatefulSet's name may have at most {room}",
+                             f"use a name of at most {longest} characters for a server spanning several nodes"))
+    if spec.scheduling.priority_class_name and not is_dns1123_subdomain(spec.scheduling.priority_class_name):
+        problems.append((("scheduling", "priorityClassName"), f"{spec.scheduling.priority_class_name!r} is not "
+                         f"{what('dns1123Subdomain')} (ValidatePodSpec: ValidatePriorityClassName)", None))
+    return problems
+
+
+def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str]) -> list[Problem]:
+    """Every problem the API server (or the kubelet) would have with what this spec renders.
+    ``instance`` is the resolved node (None when it could not be resolved); ``statefulsets``
+    the names of the StatefulSets the spec renders."""
+    problems = _check_sizes(spec)
+    problems += _check_requests_within_limits(spec)
+    for i, tier in enumerate(spec.kv_cache_offloading.secondary):
+        pvc = tier.file_system.pvc
+        base: Path = ("kvCacheOffloading", "secondary", i, "fileSystem", "pvc")
+        if pvc is not None and pvc.spec is not None:
+            problems += _check_pvc_spec((*base, "spec"), pvc.spec)
+        elif pvc is not None and pvc.ref is not None:
+            problems += _check_claim_ref((*base, "ref"), pvc.ref.name, pvc.ref.path)
+    problems += _check_tolerations(spec.scheduling.tolerations)
+    problems += _check_env(spec)
+    problems += _check_labels(spec, instance)
+    problems += _check_workloads(spec, statefulsets)
+    return problems

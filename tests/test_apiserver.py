@@ -1,0 +1,524 @@
+"""What the Kubernetes API server would refuse, kvgen refuses (kvgen/apiserver.py), and so does
+the chart (templates/_apiserver.tpl): every rule fails the CLI (exit 1, the spec path, its
+file:line) and `helm template` (naming the path), and the case next to each boundary passes
+both, with the same objects."""
+
+from __future__ import annotations
+
+import copy
+import re
+import textwrap
+
+import helm_python
+import pytest
+from ruamel.yaml import YAML
+
+import helm
+from conftest import ROOT, dump, run_kvgen
+from kvgen import apiserver
+from kvgen.compiler import compile_text
+from kvgen.errors import SpecError
+
+load = YAML(typ="safe", pure=True).load
+
+HEAD = """\
+name: demo
+model:
+  id: meta-llama/Llama-3.1-8B-Instruct
+instance:
+  type: Standard_NC24ads_A100_v4
+"""
+# an inline node without local disk: no disk budget stands between a size and kvgen's bound
+INLINE = """\
+name: demo
+model:
+  id: meta-llama/Llama-3.1-8B-Instruct
+instance: {gpus: 1, gpuMemory: 80Gi, memory: 220Gi}
+"""
+MULTI = """\
+model:
+  id: deepseek-ai/DeepSeek-V3
+instance:
+  type: p5.48xlarge
+parallelism: {tensor: 8, pipeline: 2, nodes: 2}
+"""
+NATIVE = "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n"
+PVC = "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n"
+TIER = "kvCacheOffloading.secondary[0].fileSystem.pvc"
+TOL = "scheduling:\n  tolerations:\n    - "
+TAG63 = "v" + "1" * 62
+NAME45 = "a" + "b" * 44
+
+
+def claim(body: str) -> str:
+    return PVC + "          spec: " + body + "\n"
+
+
+# id -> (spec text, spec path, text on the reported line, message fragment, the passing twin)
+CASES: dict[str, tuple[str, str, str, str, str]] = {
+    # ValidateContainerResourceRequirements
+    "memory-request-above-limit": (
+        HEAD + "resources:\n  vllm:\n    requests: {memory: 65Gi}\n    limits: {memory: 64Gi}\n",
+        "resources.vllm.requests.memory", "requests: {memory: 65Gi}", "request 65Gi is above its limit 64Gi",
+        HEAD + "resources:\n  vllm:\n    requests: {memory: 64Gi}\n    limits: {memory: 64Gi}\n",
+    ),
+    "cpu-request-above-limit": (
+        HEAD + "resources:\n  vllm:\n    requests: {cpu: 4001m}\n    limits: {cpu: '4'}\n",
+        "resources.vllm.requests.cpu", "requests: {cpu: 4001m}", "request 4001m is above its limit 4",
+        HEAD + "resources:\n  vllm:\n    requests: {cpu: 4000m}\n    limits: {cpu: '4'}\n",
+    ),
+    "ephemeral-request-above-limit": (
+        HEAD + "resources:\n  lmcacheServer:\n    requests: {ephemeral-storage: 101Gi}\n    limits: {ephemeral-storage: 100Gi}\n",
+        "resources.lmcacheServer.requests.ephemeral-storage", "requests: {ephemeral-storage: 101Gi}", "is above its limit 100Gi",
+        HEAD + "resources:\n  lmcacheServer:\n    requests: {ephemeral-storage: 100Gi}\n    limits: {ephemeral-storage: 100Gi}\n",
+    ),
+    # ValidatePersistentVolumeClaimSpec, on the claim template of each pvc.spec tier
+    "claim-without-access-modes": (
+        HEAD + claim("{resources: {requests: {storage: 100Gi}}}"),
+        f"{TIER}.spec.accessModes", "spec: {resources", "at least 1 access mode is required",
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+    ),
+    "claim-without-storage": (
+        HEAD + claim("{accessModes: [ReadWriteOnce], storageClassName: nfs}"),
+        f"{TIER}.spec.resources.requests.storage", "spec: {accessModes", "the claim has no storage request",
+        HEAD + claim("{accessModes: [ReadWriteOnce], storageClassName: nfs, resources: {requests: {storage: 1}}}"),
+    ),
+    "claim-malformed-storage": (
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 100GB}}}"),
+        f"{TIER}.spec.resources.requests.storage", "storage: 100GB", "'100GB' is not a size",
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 100G}}}"),
+    ),
+    "claim-zero-storage": (
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: '0'}}}"),
+        f"{TIER}.spec.resources.requests.storage", "storage: '0'", "must be greater than zero",
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: '1'}}}"),
+    ),
+    "claim-storage-above-bound": (
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 1025Ti}}}"),
+        f"{TIER}.spec.resources.requests.storage", "storage: 1025Ti", "above kvgen's bound of 1Pi",
+        HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 1024Ti}}}"),
+    ),
+    "claim-unsupported-access-mode": (
+        HEAD + claim("{accessModes: [ReadWriteSometimes], resources: {requests: {storage: 100Gi}}}"),
+        f"{TIER}.spec.accessModes[0]", "accessModes: [ReadWriteSometimes]", "unsupported access mode 'ReadWriteSometimes'",
+        HEAD + claim("{accessModes: [ReadWriteOncePod], resources: {requests: {storage: 100Gi}}}"),
+    ),
+    "claim-read-write-once-pod-with-others": (
+        HEAD + claim("{accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+        f"{TIER}.spec.accessModes", "accessModes: [ReadWriteOncePod", "ReadWriteOncePod may not be combined",
+        HEAD + claim("{accessModes: [ReadWriteMany, ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+    ),
+    "claim-storage-class-name": (
+        HEAD + claim("{storageClassName: Fast_NVMe, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+        f"{TIER}.spec.storageClassName", "storageClassName: Fast_NVMe", "'Fast_NVMe' is not a storage class name",
+        HEAD + claim("{storageClassName: fast.nvme-1, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+    ),
+    "claim-volume-mode": (
+        HEAD + claim("{volumeMode: Directory, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+        f"{TIER}.spec.volumeMode", "volumeMode: Directory", "unsupported volume mode 'Directory'",
+        HEAD + claim("{volumeMode: Filesystem, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+    ),
+    # an existing claim: its name (ValidatePersistentVolumeName) and subPath (validateLocalDescendingPath)
+    "claim-ref-name": (
+        HEAD + PVC + "          ref: {name: Shared_Cache}\n",
+        f"{TIER}.ref.name", "ref: {name: Shared_Cache}", "'Shared_Cache' cannot name a PersistentVolumeClaim",
+        HEAD + PVC + "          ref: {name: shared.cache-1}\n",
+    ),
+    "claim-ref-absolute-path": (
+        HEAD + PVC + "          ref: {name: cache, path: /kv}\n",
+        f"{TIER}.ref.path", "path: /kv", "must be a relative path",
+        HEAD + PVC + "          ref: {name: cache, path: kv/..cache}\n",
+    ),
+    "claim-ref-path-backstep": (
+        HEAD + PVC + "          ref: {name: cache, path: kv/../..}\n",
+        f"{TIER}.ref.path", "path: kv/../..", "must not contain '..'",
+        HEAD + PVC + "          ref: {name: cache, path: kv/cache}\n",
+    ),
+    # labels: ValidateLabels / IsValidLabelValue, on metadata.labels and spec.nodeSelector
+    "image-tag-label-too-long": (
+        HEAD + f"images:\n  vllm: {{tag: {TAG63}1}}\n",
+        "images.vllm.tag", f"tag: {TAG63}1", "becomes the label app.kubernetes.io/version",
+        HEAD + f"images:\n  vllm: {{tag: {TAG63}}}\n",
+    ),
+    "image-tag-label-trailing-dash": (
+        HEAD + "images:\n  vllm: {tag: v0.33.0-}\n",
+        "images.vllm.tag", "tag: v0.33.0-", "becomes the label app.kubernetes.io/version",
+        HEAD + "images:\n  vllm: {tag: v0.33.0-rc1}\n",
+    ),
+    "image-tag-grammar": (
+        HEAD + "images:\n  lmcache: {tag: .latest}\n",
+        "images.lmcache.tag", "tag: .latest", "the kubelet refuses the image",
+        HEAD + "images:\n  lmcache: {tag: _latest.-x}\n",
+    ),
+    "instance-type-label": (
+        INLINE.replace("{gpus: 1,", "{type: gpu node a100, gpus: 1,"),
+        "instance.type", "instance: {type: gpu node a100", "node.kubernetes.io/instance-type",
+        INLINE.replace("{gpus: 1,", "{type: gpu-node_a100, gpus: 1,"),
+    ),
+    "node-selector-value": (
+        HEAD + "scheduling:\n  nodeSelector: {pool: gpu pool}\n",
+        "scheduling.nodeSelector.pool", "nodeSelector: {pool: gpu pool}", "'gpu pool' is not a label value",
+        HEAD + "scheduling:\n  nodeSelector: {pool: ''}\n",
+    ),
+    "node-selector-value-too-long": (
+        HEAD + f"scheduling:\n  nodeSelector: {{pool: {TAG63}1}}\n",
+        "scheduling.nodeSelector.pool", "nodeSelector: {pool:", "is not a label value",
+        HEAD + f"scheduling:\n  nodeSelector: {{pool: {TAG63}}}\n",
+    ),
+    "node-selector-key": (
+        HEAD + "scheduling:\n  nodeSelector: {example.com/a/b: x}\n",
+        "scheduling.nodeSelector.example.com/a/b", "nodeSelector: {example.com/a/b: x}", "is not a label key",
+        HEAD + "scheduling:\n  nodeSelector: {example.com/A_b.c: x}\n",
+    ),
+    # ValidatePodSpec: ValidatePriorityClassName
+    "priority-class-name": (
+        HEAD + "scheduling:\n  priorityClassName: High\n",
+        "scheduling.priorityClassName", "priorityClassName: High", "'High' is not a DNS-1123 subdomain",
+        HEAD + "scheduling:\n  priorityClassName: high.priority\n",
+    ),
+    # ValidateTolerations, validateTaintEffect
+    "toleration-empty-key-needs-exists": (
+        HEAD + TOL + "{operator: Equal, effect: NoSchedule}\n",
+        "scheduling.tolerations[0].operator", "operator: Equal", "operator must be Exists when key is empty",
+        HEAD + TOL + "{operator: Exists, effect: NoSchedule}\n",
+    ),
+    "toleration-exists-with-value": (
+        HEAD + TOL + "{key: gpu, operator: Exists, value: 'true'}\n",
+        "scheduling.tolerations[0].value", "value: 'true'", "value must be empty when operator is Exists",
+        HEAD + TOL + "{key: gpu, operator: Equal, value: 'true'}\n",
+    ),
+    "toleration-effect": (
+        HEAD + TOL + "{key: gpu, operator: Exists, effect: NoScheduling}\n",
+        "scheduling.tolerations[0].effect", "effect: NoScheduling", "unsupported effect 'NoScheduling'",
+        HEAD + TOL + "{key: gpu, operator: Exists, effect: PreferNoSchedule}\n",
+    ),
+    "toleration-operator": (
+        HEAD + TOL + "{key: gpu, operator: In, value: x}\n",
+        "scheduling.tolerations[0].operator", "operator: In", "unsupported operator 'In'",
+        HEAD + TOL + "{key: gpu, value: x}\n",
+    ),
+    "toleration-seconds-need-no-execute": (
+        HEAD + TOL + "{key: gpu, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}\n",
+        "scheduling.tolerations[0].effect", "effect: NoSchedule", "effect must be NoExecute when tolerationSeconds is set",
+        HEAD + TOL + "{key: gpu, operator: Exists, effect: NoExecute, tolerationSeconds: 30}\n",
+    ),
+    "toleration-key": (
+        HEAD + TOL + "{key: nvidia.com/gpu/x, operator: Exists}\n",
+        "scheduling.tolerations[0].key", "key: nvidia.com/gpu/x", "is not a label key",
+        HEAD + TOL + "{key: nvidia.com/gpu, operator: Exists}\n",
+    ),
+    "toleration-value": (
+        HEAD + TOL + f"{{key: gpu, value: {TAG63}1}}\n",
+        "scheduling.tolerations[0].value", "value: v1", "is not a label value",
+        HEAD + TOL + f"{{key: gpu, value: {TAG63}}}\n",
+    ),
+    # int32 replicas (apps/v1 DeploymentSpec, StatefulSetSpec)
+    "replicas-beyond-int32": (
+        HEAD + "replicas: 2147483648\n",
+        "replicas", "replicas: 2147483648", "does not fit the Deployment's replicas, an int32",
+        HEAD + "replicas: 2147483647\n",
+    ),
+    "worker-replicas-beyond-int32": (
+        "name: wide\n" + MULTI.replace("{tensor: 8, pipeline: 2, nodes: 2}", "{tensor: 2147483649, nodes: 2147483649}"),
+        "parallelism.nodes", "parallelism: {tensor: 2147483649", "more than its int32 replicas holds",
+        "name: wide\n" + MULTI.replace("{tensor: 8, pipeline: 2, nodes: 2}", "{tensor: 2147483648, nodes: 2147483648}"),
+    ),
+    # the worker StatefulSet's pods: controller-revision-hash=<name>-worker-<hash> <= 63 characters
+    "multi-node-name-too-long": (
+        f"name: {NAME45}c\n" + MULTI,
+        "name", f"name: {NAME45}c", "can never create its pods",
+        f"name: {NAME45}\n" + MULTI,
+    ),
+    # validateEnvVarValueFrom, validateSecretKeySelector
+    "hf-token-secret-name": (
+        HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct\n", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfTokenSecret: {name: HF_Token, key: token}\n"),
+        "model.hfTokenSecret.name", "hfTokenSecret: {name: HF_Token", "'HF_Token' cannot name a Secret",
+        HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct\n", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfTokenSecret: {name: hf-token, key: token}\n"),
+    ),
+    "hf-token-secret-key": (
+        HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct\n", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfTokenSecret: {name: hf, key: ..token}\n"),
+        "model.hfTokenSecret.key", "key: ..token", "'..token' is not a Secret key",
+        HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct\n", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfTokenSecret: {name: hf, key: .token}\n"),
+    ),
+    "env-value-and-value-from": (
+        HEAD + "vllm:\n  env:\n    - {name: POD, value: x, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n",
+        "vllm.env[0].valueFrom", "- {name: POD", "may not be specified when value is not empty",
+        HEAD + "vllm:\n  env:\n    - {name: POD, value: '', valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n",
+    ),
+    "env-value-from-empty": (
+        HEAD + "vllm:\n  env:\n    - {name: POD, valueFrom: {}}\n",
+        "vllm.env[0].valueFrom", "- {name: POD", "must specify one of",
+        HEAD + "vllm:\n  env:\n    - {name: POD, valueFrom: {configMapKeyRef: {name: cm, key: k}}}\n",
+    ),
+    "env-value-from-two-sources": (
+        HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: s, key: k}, configMapKeyRef: {name: c, key: k}}}\n",
+        "vllm.env[0].valueFrom", "- {name: K", "may not have more than one source",
+        HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: s, key: k}}}\n",
+    ),
+    "env-secret-key-ref-name": (
+        HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: My Secret, key: k}}}\n",
+        "vllm.env[0].valueFrom.secretKeyRef.name", "- {name: K", "'My Secret' cannot name a Secret",
+        HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: my-secret, key: k}}}\n",
+    ),
+    # kvgen's bound on sizes: nothing at or above 8 EiB reaches int64 arithmetic (the chart's)
+    "empty-dir-9ei": (
+        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 9Ei}}\n",
+        "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size", "emptyDir: {size: 9Ei}", "above kvgen's bound of 1Pi",
+        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 1Pi}}\n",
+    ),
+    "empty-dir-one-byte-above": (
+        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: '1125899906842625'}}\n",
+        "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size", "emptyDir: {size:", "above kvgen's bound of 1Pi",
+        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: '1125899906842624'}}\n",
+    ),
+    "empty-dir-tiers-sum": (
+        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 512Ti}}\n    - fileSystem: {emptyDir: {size: 513Ti}}\n",
+        "kvCacheOffloading.secondary", "secondary:", "the emptyDir tiers add up to",
+        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 512Ti}}\n    - fileSystem: {emptyDir: {size: 512Ti}}\n",
+    ),
+    "cpu-tier-8ei": (
+        INLINE + "kvCacheOffloading:\n  backend: native\n  cpu: 8Ei\n",
+        "kvCacheOffloading.cpu", "cpu: 8Ei", "above kvgen's bound of 1Pi",
+        INLINE + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n",
+    ),
+}
+
+
+def _line_of(text: str, needle: str) -> int:
+    (line,) = [i + 1 for i, line in enumerate(text.splitlines()) if needle in line][:1]
+    return line
+
+
+@pytest.fixture(scope="module")
+def cli_reports(tmp_path_factory) -> dict[str, tuple[int, str]]:
+    """Every bad case through the real CLI, one `kvgen validate` per case (exit code, stderr)."""
+    out = {}
+    root = tmp_path_factory.mktemp("apiserver")
+    for case, (text, *_rest) in CASES.items():
+        f = root / f"{case}.yaml"
+        f.write_text(text)
+        result = run_kvgen("validate", str(f))
+        out[case] = (result.returncode, result.stderr.replace(str(f), "SPEC"))
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cli_refuses_with_path_and_line(case, cli_reports):
+    text, path, line_text, fragment, _ok = CASES[case]
+    code, stderr = cli_reports[case]
+    assert code == 1, stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    problems = [line.strip() for line in stderr.splitlines() if line.strip().startswith("SPEC:")]
+    assert len(problems) == 1, stderr  # exactly this rule, nothing else in the spec is wrong
+    assert problems[0].startswith(f"SPEC:{_line_of(text, line_text)}:"), stderr
+    assert f" {path}: " in problems[0] and fragment in problems[0], stderr
+
+
+def _helm_error(values) -> str:
+    with pytest.raises((helm_python.HelmValuesError, helm_python.HelmRenderError)) as err:
+        helm.render(values)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_chart_refuses_naming_the_path(case):
+    text, path, _line, _fragment, _ok = CASES[case]
+    message = _helm_error(load(text))
+    assert f"  {path}: " in message, message
+    assert "1 problem(s)" in message, message
+
+
+def _objects(text: str):
+    return [o for r in compile_text(text, "spec.yaml") for o in r.objects]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_case_next_to_the_boundary_passes_both(case):
+    ok = CASES[case][4]
+    ours = _objects(ok)
+    assert helm.by_identity(helm.objects(load(ok))) == helm.by_identity(ours)
+
+
+# --------------------------------------------------------------------------- sizes
+
+
+def _full_spec() -> dict:
+    """A spec with every size kvgen reads set (on an inline node without local disk)."""
+    size = {"memory": "1Gi", "ephemeral-storage": "1Gi"}
+    return {
+        "name": "demo",
+        "model": {"id": "acme/inline", "architecture": "LlamaForCausalLM", "layers": 32, "kvHeads": 8, "headDim": 128, "weights": "16Gi"},
+        "instance": {"gpus": 1, "gpuMemory": "80Gi", "memory": "220Gi", "localDisk": "1Ti"},
+        "kvCacheOffloading": {"backend": "native", "cpu": "10Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "10Gi"}}}]},
+        "resources": {"vllm": {"requests": dict(size), "limits": dict(size)}, "lmcacheServer": {"requests": dict(size), "limits": dict(size)},
+                      "shm": "2Gi", "modelCache": "20Gi"},
+    }
+
+
+def _size_paths() -> list[tuple]:
+    from kvgen.validate_spec import parse_spec
+    from kvgen.source import load_documents
+
+    (doc,) = load_documents(dump(_full_spec()), "spec.yaml")
+    spec, problems = parse_spec(doc)
+    assert not problems
+    return [path for path, _value in apiserver.sizes(spec)]
+
+
+SIZE_PATHS = _size_paths()
+
+
+def test_every_size_of_the_spec_is_found():
+    # the walker finds each Size field of the models (the chart lists the same paths)
+    assert len(SIZE_PATHS) == 16
+    assert ("kvCacheOffloading", "secondary", 0, "fileSystem", "emptyDir", "size") in SIZE_PATHS
+    assert ("resources", "lmcacheServer", "limits", "ephemeral-storage") in SIZE_PATHS
+
+
+def _set(data: dict, path: tuple, value) -> dict:
+    out = copy.deepcopy(data)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return out
+
+
+@pytest.mark.parametrize("path", SIZE_PATHS, ids=[".".join(map(str, p)) for p in SIZE_PATHS])
+def test_every_size_at_8_eib_is_refused_by_cli_and_chart(path):
+    from kvgen.errors import format_path
+
+    values = _set(_full_spec(), path, "8Ei")
+    text = dump(values)
+    with pytest.raises(SpecError) as err:
+        compile_text(text, "spec.yaml")
+    dotted = format_path(path)
+    problems = [p for p in err.value.problems if format_path(p.path) == dotted]
+    assert problems and "above kvgen's bound of 1Pi" in problems[0].message, err.value
+    assert problems[0].location is not None and problems[0].location.line == _line_of(text, "8Ei")
+    assert f"  {dotted}: " in _helm_error(values)
+
+
+def test_an_integer_size_above_the_bound_is_refused_by_the_chart_schema():
+    values = _set(_full_spec(), ("resources", "shm"), 2**63)
+    with pytest.raises(SpecError):
+        compile_text(dump(values), "spec.yaml")
+    assert "/resources/shm" in _helm_error(values)
+
+
+def test_no_negative_size_reaches_the_chart_output():
+    """Before the bound, `helm template` rendered an 8Ei CPU tier as a negative size."""
+    values = load(INLINE + "kvCacheOffloading:\n  backend: native\n  cpu: 8Ei\n")
+    message = _helm_error(values)
+    assert "kvCacheOffloading.cpu" in message
+
+
+# --------------------------------------------------------------------------- computed requests
+
+
+def _container(objs, name):
+    (workload,) = [o for o in objs if o["kind"] == "Deployment"]
+    pod = workload["spec"]["template"]["spec"]
+    (c,) = [c for c in pod["containers"] + pod.get("initContainers", []) if c["name"] == name]
+    return c["resources"]
+
+
+def test_a_computed_request_is_lowered_to_an_explicit_limit():
+    """kvgen computes 6 CPUs and 17Gi of ephemeral storage for this vLLM container; limits
+    below them become the requests (the API server refuses a request above its limit)."""
+    text = HEAD + "resources:\n  vllm:\n    limits: {cpu: 1500m, ephemeral-storage: 10Gi}\n"
+    res = _container(_objects(text), "vllm")
+    assert res["requests"]["cpu"] == "1500m" and res["limits"]["cpu"] == "1500m"
+    assert res["requests"]["ephemeral-storage"] == "10Gi" and res["limits"]["ephemeral-storage"] == "10Gi"
+    assert helm.by_identity(helm.objects(load(text))) == helm.by_identity(_objects(text))
+    # limits above the computed requests leave them alone
+    roomy = _container(_objects(HEAD + "resources:\n  vllm:\n    limits: {cpu: '64', ephemeral-storage: 500Gi}\n"), "vllm")
+    assert roomy["requests"]["cpu"] == "6" and roomy["requests"]["ephemeral-storage"] == "17Gi"
+
+
+def test_a_lowered_ephemeral_request_is_a_warning(tmp_path):
+    f = tmp_path / "spec.yaml"
+    f.write_text(HEAD + "resources:\n  vllm:\n    limits: {ephemeral-storage: 10Gi}\n")
+    result = run_kvgen("validate", str(f))
+    assert result.returncode == 0, result.stderr
+    assert "resources.vllm: ephemeral-storage 10Gi is below the 17Gi of its emptyDir volumes" in result.stderr
+
+
+# --------------------------------------------------------------------------- all at once, dialects
+
+
+def test_every_api_server_problem_is_reported_at_once(tmp_path):
+    text = HEAD + textwrap.dedent("""\
+        replicas: 2147483648
+        images:
+          vllm: {tag: "bad tag"}
+        scheduling:
+          priorityClassName: High
+          nodeSelector: {pool: gpu pool}
+          tolerations:
+            - {operator: Equal}
+        kvCacheOffloading:
+          backend: native
+          cpu: 9Ei
+          secondary:
+            - fileSystem:
+                pvc:
+                  spec: {storageClassName: nfs}
+        """)
+    f = tmp_path / "many.yaml"
+    f.write_text(text)
+    result = run_kvgen("validate", str(f))
+    assert result.returncode == 1
+    for path in ("replicas:", "images.vllm.tag:", "scheduling.priorityClassName:", "scheduling.nodeSelector.pool:",
+                 "scheduling.tolerations[0].operator:", "kvCacheOffloading.cpu:", f"{TIER}.spec.accessModes:",
+                 f"{TIER}.spec.resources.requests.storage:"):
+        assert path in result.stderr, path
+    assert "9 problems" in result.stderr
+    assert "9 problem(s)" in _helm_error(load(text))
+
+
+def test_a_kserve_claim_without_access_modes_points_at_the_kserve_field(tmp_path):
+    """The KServe guide's pvc.spec snippet has no accessModes (the seed adds them)."""
+    seed = (ROOT / "examples" / "seeds" / "kserve-pvc-spec-nvme.yaml").read_text()
+    text = seed.replace("              accessModes: [ReadWriteOnce]\n", "")
+    assert text != seed
+    f = tmp_path / "kserve.yaml"
+    f.write_text(text)
+    result = run_kvgen("validate", str(f))
+    assert result.returncode == 1
+    line = _line_of(text, "            spec:")
+    assert re.search(rf"{re.escape(str(f))}:{line}:\d+: spec\.kvCacheOffloading\.secondary\[0\]\.fileSystem\.pvc\.spec\.accessModes: "
+                     r"at least 1 access mode is required", result.stderr), result.stderr
+
+
+# --------------------------------------------------------------------------- the validators
+
+
+@pytest.mark.parametrize("value,ok", [
+    ("", True), ("a", True), ("MyValue", True), ("my_value", True), ("12345", True), ("a" * 63, True),
+    ("a" * 64, False), ("-a", False), ("a-", False), ("a b", False), ("a/b", False), ("é", False),
+])
+def test_label_values(value, ok):
+    assert apiserver.is_label_value(value) is ok
+
+
+@pytest.mark.parametrize("value,ok", [
+    ("pool", True), ("example.com/MyName", True), ("node.kubernetes.io/instance-type", True), ("a" * 63, True),
+    ("a" * 64, False), ("/name", False), ("Example.com/name", False), ("a/b/c", False), ("example.com/", False), ("", False),
+])
+def test_label_keys(value, ok):
+    assert apiserver.is_label_key(value) is ok
+
+
+@pytest.mark.parametrize("value,ok", [
+    ("hf-token", True), ("a.b-c", True), ("a" * 253, True), ("a" * 254, False), ("HF", False), ("-a", False), ("a_b", False), ("", False),
+])
+def test_dns1123_subdomains(value, ok):
+    assert apiserver.is_dns1123_subdomain(value) is ok
+
+
+@pytest.mark.parametrize("value,ok", [
+    ("HF_TOKEN", True), ("key.name", True), (".token", True), ("..token", False), ("..", False), (".", False), ("a b", False), ("", False),
+])
+def test_secret_keys(value, ok):
+    assert apiserver.is_config_map_key(value) is ok
