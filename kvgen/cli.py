@@ -222,8 +222,9 @@ def render(
         typer.Option(
             "-o", "--output",
             help="Write a tree into this directory instead of stdout: one <name>.yaml per spec (in the spec file's "
-            "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. Files a "
-            "previous render wrote that are no longer produced are removed.",
+            "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. kvgen "
+            "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files (exit 1 "
+            "naming any other file in its way); files it wrote that are no longer produced are removed.",
         ),
     ] = None,
     check: Annotated[
@@ -234,6 +235,16 @@ def render(
             "diff and exit 5 when anything differs, is missing or is no longer produced (0 when up to date).",
         ),
     ] = False,
+    kustomize_resources: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--kustomize-resource",
+            metavar="PATH",
+            help="With -o: also list PATH (a file or directory of yours, relative to DIR and inside it) in DIR's "
+            "top kustomization.yaml. Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")] = False,
@@ -244,6 +255,8 @@ def render(
     def action():
         if check and output is None:
             raise Usage("--check compares a committed output directory with what kvgen renders: give it with -o DIR")
+        if kustomize_resources and output is None:
+            raise Usage("--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR")
         inputs, out = _compile_all(specs, kube_version, instance)
         if output is None:
             _report(out, quiet)
@@ -252,23 +265,49 @@ def render(
         subdirs = {i.name: i.subdir for i in inputs}
         entries = [tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.name, r.yaml, r.source) for r in out.compiled]
         try:
-            files = tree.plan(entries)
+            files = tree.plan(entries, kustomize_resources or ())
         except tree.TreeError as exc:
             raise Usage("; ".join(exc.messages)) from None
         _report(out, quiet, decisions=not check)
-        changes = tree.compare(output, files)
-        if check:
-            if changes.clean:
-                if not quiet:
-                    _err(f"kvgen: {output} is up to date ({changes.summary()})")
-                return
-            sys.stdout.write(tree.unified_diff(output, changes))
-            _err(f"kvgen: {output} is stale: {changes.summary()}; run kvgen render without --check to update it")
-            raise typer.Exit(EXIT_STALE)
-        output.mkdir(parents=True, exist_ok=True)
-        tree.write(output, changes)
+        _render_tree(output, files, list(kustomize_resources or ()), check, quiet)
 
     _run(action)
+
+
+def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str], check: bool, quiet: bool) -> None:
+    """render -o: write (or --check) the tree through kvgen.outdir, mapping its outcomes to exit codes."""
+    from kvgen import outdir, tree
+    from kvgen.signals import Interrupted
+
+    say = (lambda _m: None) if quiet else _err
+    shown = output.as_posix()
+    try:
+        survey = (outdir.check if check else outdir.write)(output, files, extras, on_wait=say)
+    except outdir.OutDirError as exc:
+        for m in exc.messages:
+            _err(f"error: {m}")
+        n = len(exc.messages)
+        _err(f"kvgen: {n} problem{'s' if n != 1 else ''} with the output directory {shown}; nothing was written"
+             if exc.code == 1 else f"kvgen: {shown} was left as it was")
+        raise typer.Exit(exc.code) from None
+    except Interrupted as exc:
+        state = "holds the complete new render" if exc.finished else "was left as it was"
+        _err(f"kvgen: interrupted ({exc.name}); {shown} {state}")
+        raise typer.Exit(exc.exit_code) from None
+    if not quiet:
+        for w in survey.warnings:
+            _err(f"kvgen: warning: {w}")
+    if not check:
+        return
+    for m in survey.refusals:
+        _err(f"kvgen: warning: kvgen render would stop here: {m}")
+    if survey.up_to_date:
+        if not quiet:
+            _err(f"kvgen: {shown} is up to date ({survey.changes.summary()})")
+        return
+    sys.stdout.write(tree.unified_diff(output, survey.changes))
+    _err(f"kvgen: {shown} is stale: {survey.changes.summary()}; run kvgen render without --check to update it")
+    raise typer.Exit(EXIT_STALE)
 
 
 @app.command()

@@ -29,7 +29,8 @@ def test_render_writes_one_file_per_spec(tmp_path):
     result = run_kvgen("render", "-q", str(ROOT / "examples" / "kserve-qwen2-7b.yaml"), str(EXAMPLE), "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and result.stderr == ""
-    assert sorted(p.name for p in out.iterdir()) == ["gemma-4-12b.yaml", "kustomization.yaml", "qwen2-7b-kv-cache-offloading.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [".kvgen-manifest.json", "gemma-4-12b.yaml", "kustomization.yaml",
+                                                    "qwen2-7b-kv-cache-offloading.yaml"]
     assert (out / "gemma-4-12b.yaml").read_text() == (GOLDEN / EXAMPLE.name).read_text()
 
 

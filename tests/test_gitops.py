@@ -40,8 +40,8 @@ def test_render_writes_a_tree_with_a_kustomization_per_directory(specs, tmp_path
     result = render_tree(specs, out)
     assert result.returncode == 0, result.stderr
     files = snapshot(out)
-    assert sorted(files) == ["gemma-4-12b.yaml", "kustomization.yaml", "prod/kustomization.yaml", "prod/qwen2-7b-pvc-ref.yaml",
-                             "qwen2-7b-mixed-tiers.yaml"]
+    assert sorted(files) == [".kvgen-manifest.json", "gemma-4-12b.yaml", "kustomization.yaml", "prod/kustomization.yaml",
+                             "prod/qwen2-7b-pvc-ref.yaml", "qwen2-7b-mixed-tiers.yaml"]
     assert files["gemma-4-12b.yaml"] == (GOLDEN / "kaito-gemma-4-12b.yaml").read_text()
     assert files["prod/qwen2-7b-pvc-ref.yaml"] == (GOLDEN / "kserve-pvc-ref-path.yaml").read_text()
     top = YAML(typ="safe").load(files["kustomization.yaml"])
