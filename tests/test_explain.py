@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, compile_spec, run_kvgen, spec
+from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
 from kvgen import explain
 from kvgen.compiler import compile_inputs
 from kvgen.dialects import Options
@@ -20,7 +20,7 @@ DEEPSEEK = ROOT / "examples" / "deepseek-v3-mla.yaml"
 
 
 def report_of(path, instance=None):
-    (c,) = compile_inputs([(str(path), path.read_text())], options=Options(instance)).compiled
+    (c,) = compile_inputs([(str(path), path.read_text())], kube_version_of(path), options=Options(instance)).compiled
     return explain.report(c.plan, c.conversion, c.source)
 
 
