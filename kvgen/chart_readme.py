@@ -117,7 +117,7 @@ carries is not pinned by vLLM; check it before relying on it:
     docker run --rm --entrypoint python3 {image} -c 'import importlib.metadata as m; print(m.version("lmcache"))'
 
 or build kvgen's runtime image, vLLM plus LMCache {lmcache} with kvgen's launcher baked in, and
-point the chart at it with one value:
+point the chart at it with one value, `images.vllm`:
 
     scripts/build-image registry.example.com/kvgen/vllm-lmcache --push
     helm install NAME charts/kvgen -f spec.yaml \\
