@@ -14,9 +14,10 @@ from kvgen.schema import spec_schema
 INTRO = """\
 # kvgen Helm chart
 
-vLLM with KV-cache offloading: the LMCache MP server as a native sidecar
-(`LMCacheMPConnector`) or vLLM's own `OffloadingConnector`, with kvgen's capability rules
-applied and memory, `/dev/shm` and ephemeral storage sized. The values are a kvgen spec, so
+vLLM with KV-cache offloading: the LMCache MP server (`LMCacheMPConnector`; a native sidecar or,
+with `gpuAccess: in-container`, inside the vLLM container) or vLLM's own `OffloadingConnector`,
+with kvgen's capability rules applied and memory, `/dev/shm` and ephemeral storage sized. The
+values are a kvgen spec, so
 
     helm template gemma charts/kvgen -f examples/kaito-gemma-4-12b.yaml
 
@@ -25,7 +26,19 @@ tests render every example both ways, plus 300 generated specs, and compare them
 `values.schema.json` is the spec's JSON Schema: Helm rejects a typo or a wrong type with the
 value's path, and the templates fail, listing every problem at once, when a value cannot be
 served (an unknown instance type, parallelism that does not fit the GPUs, a pod that does
-not fit its node). NOTES.txt states whether offloading is on and, when it is off, why.
+not fit its node). NOTES.txt states whether offloading is on and, when it is off, why, and how
+the LMCache server reaches the GPUs with what that requires.
+
+## GPU access modes
+
+The LMCache server opens CUDA IPC handles from vLLM, pins its L1 with `cudaHostRegister` and
+maps devices by UUID, so it must see exactly vLLM's GPUs. `kvCacheOffloading.lmcache.gpuAccess`:
+
+{modes}
+
+`dra` is refused below Kubernetes 1.34: the chart reads the version from
+`.Capabilities.KubeVersion` (the cluster's on `helm install`; `helm template --kube-version 1.34`
+offline), as `kvgen render --kube-version` does.
 
 The catalogs, rule table, sizing constants and image pins are the files under `files/`,
 the same files kvgen reads.
@@ -82,18 +95,46 @@ def parameters_table() -> str:
 def compatibility_table() -> str:
     rt = catalog.runtime()
     v, lm, c = rt["vllm"], rt["lmcache"], rt["connectors"]
+    bundled = lm["inVllmImage"] or "unverified: check it (below)"
     return "\n".join([
-        "| vLLM | vLLM image | LMCache | LMCache image | connectors |",
-        "|---|---|---|---|---|",
-        f"| {v['version']} | `{v['image']['repository']}:{v['image']['tag']}` | {lm['version']} | "
-        f"`{lm['image']['repository']}:{lm['image']['tag']}` | lmcache: `{c['lmcache']}`; native: `{c['native']}`; "
+        "| vLLM | vLLM image | LMCache | LMCache server image | LMCache in the vLLM image | kvgen runtime image | connectors |",
+        "|---|---|---|---|---|---|---|",
+        f"| {v['version']} | `{v['image']['repository']}:{v['image']['tag']}` | {lm['version']} | the vLLM image "
+        f"(`images.lmcache` unset) | {bundled} | `images/Dockerfile`, tag `{rt['runtimeImage']['tag']}` "
+        f"(LMCache {lm['version']}, CUDA {lm['cudaMajor']}) | lmcache: `{c['lmcache']}`; native: `{c['native']}`; "
         f"prefill/decode: `{c['disaggregation']}` |",
     ])
 
 
+COMPATIBILITY_NOTES = """\
+vLLM's `LMCacheMPConnector` imports `lmcache` from the vLLM image, and LMCache's MP protocol has
+no version handshake: a client and server of different LMCache versions fail at run time. So
+the LMCache server runs from the vLLM image by default (the sidecar, or the vLLM container
+itself with `gpuAccess: in-container`); set `images.lmcache` only to an image with the same
+LMCache version (kvgen warns, and NOTES.txt says so). Which LMCache the upstream vLLM image
+carries is not pinned by vLLM; check it before relying on it:
+
+    docker run --rm --entrypoint python3 {image} -c 'import importlib.metadata as m; print(m.version("lmcache"))'
+
+or build kvgen's runtime image, vLLM plus LMCache {lmcache} with kvgen's launcher baked in, and
+point the chart at it with one value, `images.vllm`:
+
+    scripts/build-image registry.example.com/kvgen/vllm-lmcache --push
+    helm install NAME charts/kvgen -f spec.yaml \\
+      --set images.vllm.repository=registry.example.com/kvgen/vllm-lmcache --set images.vllm.tag={tag}
+"""
+
+
+def gpu_access_table() -> str:
+    rows = ["| mode | what runs | requires |", "|---|---|---|"]
+    for mode, row in catalog.load("gpu-access.yaml")["modes"].items():
+        rows.append(f"| `{mode}` | {row['summary']} | {row['requirement']} |")
+    return "\n".join(rows)
+
+
 def render() -> str:
     return "\n".join([
-        INTRO,
+        INTRO.format(modes=gpu_access_table()),
         "## Compatibility",
         "",
         "The chart pins these runtimes (override `images.*` per install). kvgen's contract tests",
@@ -101,6 +142,10 @@ def render() -> str:
         "",
         compatibility_table(),
         "",
+        COMPATIBILITY_NOTES.format(
+            image=f"{catalog.runtime()['vllm']['image']['repository']}:{catalog.runtime()['vllm']['image']['tag']}",
+            lmcache=catalog.runtime()["lmcache"]["version"], tag=catalog.runtime()["runtimeImage"]["tag"],
+        ),
         "## Parameters",
         "",
         "Generated from `values.schema.json` (the spec's schema). Sizes are Kubernetes quantities",

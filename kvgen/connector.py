@@ -24,15 +24,25 @@ LAUNCHER_FILE = "lmcache_launcher.py"
 # LMCache's own defaults for its L2 eviction trigger and the share evicted each time.
 L2_EVICTION_WATERMARK = 0.8
 L2_EVICTION_RATIO = 0.2
-# Ready when the server's HTTP front end (127.0.0.1:8080, LMCache's default) answers 200 on
-# /healthcheck; it answers 503 until the engine is initialised.
-LMCACHE_HEALTH_PROBE = "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthcheck', timeout=2)"
+# gpuAccess in-container: the launcher's separator between the server command and vLLM's.
+THEN = "--then"
 GiB = 1024**3
 
 
 def dumps(obj: Any) -> str:
     """Compact JSON with sorted keys: the same bytes Helm's toJson produces."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def lmcache_health_url() -> str:
+    """The server's HTTP front end (LMCache's default 127.0.0.1:8080): 200 on /healthcheck once
+    the engine is initialised, 503 before."""
+    return catalog.runtime()["lmcache"]["healthUrl"]
+
+
+def lmcache_health_probe() -> str:
+    """The sidecar's startup probe: a Python one-liner (the image has no curl guarantee)."""
+    return f"import urllib.request; urllib.request.urlopen('{lmcache_health_url()}', timeout=2)"
 
 
 def tier_path(index: int) -> str:

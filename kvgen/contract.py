@@ -395,7 +395,9 @@ class CommandLine:
 
     @property
     def id(self) -> str:
-        return f"{self.source}/{self.workload}/{self.container}"
+        base = f"{self.source}/{self.workload}/{self.container}"
+        # gpuAccess in-container: the vLLM container carries the LMCache line too
+        return f"{base}/lmcache-server" if self.kind == "lmcache" and self.container == VLLM_CONTAINER else base
 
 
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -431,11 +433,39 @@ def command_lines(objects: Iterable[Mapping[str, Any]], source: str = "") -> lis
         name = obj["metadata"]["name"]
         for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
             args = [expand_env(a, c, obj) for a in c.get("args") or []]
-            if c["name"] == VLLM_CONTAINER:
+            if c["name"] == VLLM_CONTAINER and c.get("command"):
+                out += _supervised_lines(source, name, c["name"], args)
+            elif c["name"] == VLLM_CONTAINER:
                 out.append(CommandLine(source, name, c["name"], "vllm", tuple(args)))
             elif c["name"] == LMCACHE_CONTAINER:
-                if "--" not in args:
-                    raise ValueError(f"{source}/{name}: the {LMCACHE_CONTAINER} args have no '--' before the server command")
-                split = args.index("--")
-                out.append(CommandLine(source, name, c["name"], "lmcache", tuple(args[split + 1 :]), tuple(args[:split])))
+                launcher, server = _launcher_split(source, name, c["name"], args)
+                out.append(CommandLine(source, name, c["name"], "lmcache", server, launcher))
     return out
+
+
+VLLM_ENTRYPOINT = ("vllm", "serve")  # the vLLM image's ENTRYPOINT (files/runtime.yaml)
+THEN = "--then"  # the launcher's separator before the command it runs once the server is up
+
+
+def _launcher_split(source: str, workload: str, container: str, args: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the launcher's own options, the command after its '--')."""
+    if "--" not in args:
+        raise ValueError(f"{source}/{workload}: the {container} args have no '--' before the server command")
+    split = args.index("--")
+    return tuple(args[:split]), tuple(args[split + 1 :])
+
+
+def _supervised_lines(source: str, workload: str, container: str, args: list[str]) -> list[CommandLine]:
+    """gpuAccess in-container: the vLLM container runs kvgen's launcher, whose args are
+    ``OPTIONS -- lmcache server ... --then vllm serve VLLM_ARGS``; both command lines are checked."""
+    launcher, rest = _launcher_split(source, workload, container, args)
+    if THEN not in rest:
+        raise ValueError(f"{source}/{workload}: the {container} launcher args have no '{THEN}' before the vLLM command")
+    split = rest.index(THEN)
+    server, main = rest[:split], rest[split + 1 :]
+    if main[: len(VLLM_ENTRYPOINT)] != VLLM_ENTRYPOINT:
+        raise ValueError(f"{source}/{workload}: the command after '{THEN}' is not '{' '.join(VLLM_ENTRYPOINT)} ...'")
+    return [
+        CommandLine(source, workload, container, "lmcache", server, launcher),
+        CommandLine(source, workload, container, "vllm", main[len(VLLM_ENTRYPOINT) :]),
+    ]

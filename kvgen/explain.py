@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgen import connector, sizing as sz
-from kvgen.plan import Plan, tier_capacities
+from kvgen import connector, gpu_access, sizing as sz
+from kvgen.plan import Plan, lmcache_image, tier_capacities, vllm_image
 from kvgen.sizing import GiB
 
 KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
@@ -43,6 +43,9 @@ _MEMORY_LABELS = {
     ("vllm", "cpu-tier"): "CPU tier (native, in /dev/shm)",
     ("lmcache-mp-server", "cpu-tier"): "CPU tier (LMCache L1)",
     ("lmcache-mp-server", "runtime"): "LMCache server process",
+    # gpuAccess in-container: the server's items belong to the vLLM container
+    ("vllm", "lmcache-cpu-tier"): "CPU tier (LMCache L1, in the vLLM container)",
+    ("vllm", "lmcache-runtime"): "LMCache server process (in the vLLM container)",
 }
 
 
@@ -50,7 +53,7 @@ def _memory_label(plan: Plan, container: str, item: str) -> str:
     gpus = plan.sizing.gpus_per_pod
     if item == "gpu-workers":
         return f"{gpus} GPU worker process{'es' if gpus != 1 else ''}"
-    if item == "rounding":
+    if item in ("rounding", "lmcache-rounding"):
         return "rounded up to a whole GiB"
     if item == "model-loading" and not plan.instance.gpus:
         return "model weights (CPU backend keeps them in RAM)"
@@ -58,20 +61,23 @@ def _memory_label(plan: Plan, container: str, item: str) -> str:
 
 
 def _memory_items(plan: Plan) -> list[dict[str, Any]]:
-    """The pod's computed memory item by item, as kvgen.sizing adds it up (before explicit values)."""
-    return [
-        {"container": i.container, "item": i.item, "label": _memory_label(plan, i.container, i.item), "bytes": int(round(i.bytes))}
-        for i in plan.sizing.memory_items
-    ]
+    """The pod's computed memory item by item, as kvgen.sizing adds it up (before explicit values),
+    each under the container that holds it (gpuAccess in-container: the server's are vLLM's)."""
+    out = []
+    for i in plan.sizing.memory_items:
+        container, item = i.container, i.item
+        if plan.in_container and container == "lmcache-mp-server":
+            container, item = "vllm", f"lmcache-{item}"
+        out.append({"container": container, "item": item, "label": _memory_label(plan, container, item),
+                    "bytes": int(round(i.bytes))})
+    return out
 
 
 def _memory(plan: Plan) -> dict[str, Any]:
     s, inst = plan.sizing, plan.instance
     items = _memory_items(plan)
     containers = []
-    for name, size in (("vllm", s.vllm), ("lmcache-mp-server", s.lmcache)):
-        if size is None:
-            continue
+    for name, size in plan.containers():
         computed = sum(i["bytes"] for i in items if i["container"] == name)
         containers.append({
             "name": name,
@@ -169,12 +175,28 @@ def _kv(plan: Plan) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- report
 
 
+def _gpu_access(plan: Plan) -> dict[str, Any] | None:
+    """How the LMCache server reaches vLLM's GPUs, what that requires, and the image it runs."""
+    a = plan.gpu_access
+    if a is None:
+        return None
+    server = vllm_image(plan) if plan.in_container else lmcache_image(plan)
+    return {
+        "mode": a.mode,
+        "summary": " ".join(a.summary.split()),
+        "requirement": " ".join(a.requirement.split()),
+        "deviceClassName": a.device_class_name,
+        "minKubeVersion": gpu_access.modes()[a.mode].get("minKubeVersion"),
+        "serverImage": server,
+        "sameImageAsVllm": server == vllm_image(plan),
+    }
+
+
 def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dict[str, Any]:
     s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
     p = plan.spec.parallelism
-    memory_rows = [{"item": "vLLM container", "bytes": s.vllm.memory}]
-    if s.lmcache:
-        memory_rows.append({"item": "LMCache MP server sidecar", "bytes": s.lmcache.memory})
+    memory_rows = [{"item": CONTAINERS_IN_MODE.get((name, plan.in_container), name), "bytes": size.memory}
+                   for name, size in plan.containers()]
     input_info: dict[str, Any] = {"file": source, "format": "native", "apiVersion": None, "kind": None, "warnings": []}
     if conversion is not None:
         input_info.update({
@@ -204,6 +226,7 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
             "reason": d.reason,
             "rules": [{"code": r.code, "matched": r.matched, "reason": r.reason} for r in d.checked],
         },
+        "gpuAccess": _gpu_access(plan),
         "sizing": {
             "gpusPerPod": s.gpus_per_pod,
             "nodeAllocatableBytes": s.node_allocatable,
@@ -245,6 +268,7 @@ _SHORT = {  # legend names of the bar segments
     ("vllm", "runtime"): "vLLM", ("vllm", "gpu-workers"): "GPU workers", ("vllm", "model-loading"): "model",
     ("vllm", "shm"): "/dev/shm", ("vllm", "cpu-tier"): "CPU tier", ("vllm", "cpu-backend-kv"): "CPU-backend KV",
     ("lmcache-mp-server", "cpu-tier"): "CPU tier (L1)", ("lmcache-mp-server", "runtime"): "LMCache server",
+    ("vllm", "lmcache-cpu-tier"): "CPU tier (L1)", ("vllm", "lmcache-runtime"): "LMCache server",
 }
 
 
@@ -297,6 +321,11 @@ def _legend(segments: list[tuple[str, int, str]]):
 
 
 CONTAINERS = {"vllm": "vLLM container", "lmcache-mp-server": "LMCache MP server sidecar"}
+CONTAINERS_IN_MODE = {  # (container, gpuAccess in-container) -> label
+    ("vllm", False): "vLLM container",
+    ("vllm", True): "vLLM container (with the LMCache server)",
+    ("lmcache-mp-server", False): "LMCache MP server sidecar",
+}
 
 
 def render(reports: list[dict[str, Any]], console) -> None:
@@ -312,6 +341,12 @@ def render(reports: list[dict[str, Any]], console) -> None:
         else:
             state = f"[red]disabled[/]: {d['reasonCode']} - {d['reason']}"
         console.print(f"[bold]{r['name']}[/]: {r['model']['id']} on {where}: KV-cache offloading {state}")
+        if r["gpuAccess"]:
+            a = r["gpuAccess"]
+            console.print(f"  LMCache GPU access: [bold]{a['mode']}[/]: {a['summary']}", highlight=False)
+            console.print(f"  requires: {a['requirement']}", highlight=False)
+            console.print(f"  LMCache server image: {a['serverImage']}"
+                          f"{' (the vLLM image)' if a['sameImageAsVllm'] else ' [yellow](not the vLLM image)[/]'}", highlight=False)
         if r["input"]["format"] != "native":
             console.print(f"  from {r['input']['apiVersion']} {r['input']['kind']} in {r['input']['file']}")
 
@@ -333,7 +368,9 @@ def render(reports: list[dict[str, Any]], console) -> None:
                     table.add_row(f"  {item['label']}", _size(item["bytes"]))
             note = " (explicit resources; computed: " + _size(c["computedBytes"]) + ")" if c["explicit"] else ""
             limit = f", limit {_size(c['limitBytes'])}" if c["limitBytes"] != c["requestBytes"] else ""
-            table.add_row(f"[bold]{CONTAINERS.get(c['name'], c['name'])} memory{note}{limit}[/]", f"[bold]{_size(c['requestBytes'])}[/]")
+            label = "vLLM container (with the LMCache server)" if c["name"] == "vllm" and (r["gpuAccess"] or {}).get("mode") == "in-container" \
+                else CONTAINERS.get(c["name"], c["name"])
+            table.add_row(f"[bold]{label} memory{note}{limit}[/]", f"[bold]{_size(c['requestBytes'])}[/]")
         table.add_row(f"node RAM {_size(mem['nodeMemoryBytes'])}, allocatable {_size(mem['nodeAllocatableBytes'])}; "
                       f"this pod's share ({mem['gpuShare']:.0%})", _size(mem["allocatableBytes"]))
         console.print(table)
@@ -342,8 +379,8 @@ def render(reports: list[dict[str, Any]], console) -> None:
                         for c in mem["containers"]]
         else:
             segments = [(_SHORT.get((i["container"], i["item"]), "rounding"), i["bytes"],
-                         "bright_cyan" if (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
-                         else _STYLES.get(i["item"], "white")) for i in mem["items"]]
+                         "bright_cyan" if i["item"] == "lmcache-runtime" or (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
+                         else _STYLES.get(i["item"].removeprefix("lmcache-"), "white")) for i in mem["items"]]
         console.print(Text("memory ") + _bar(segments, mem["allocatableBytes"]))
         console.print(_legend(segments))
 

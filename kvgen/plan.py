@@ -11,10 +11,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, connector, kube, paths, quantity, rules, sizing
+from kvgen import apiserver, catalog, connector, gpu_access, kube, paths, quantity, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
+from kvgen.gpu_access import GpuAccess
 from kvgen.rules import Decision
-from kvgen.sizing import Sizing
+from kvgen.sizing import ContainerSize, Sizing
 from kvgen.spec import Spec
 
 Problem = tuple[tuple, str, str | None]
@@ -37,6 +38,7 @@ class Plan:
     sizing: Sizing
     gpus_per_pod: int
     warnings: list[str] = field(default_factory=list)
+    gpu_access: GpuAccess | None = None  # how the LMCache server reaches the GPUs (lmcache backend)
 
     @property
     def backend(self) -> str | None:
@@ -45,6 +47,45 @@ class Plan:
     @property
     def multi_node(self) -> bool:
         return self.spec.parallelism.nodes > 1
+
+    @property
+    def in_container(self) -> bool:
+        return self.gpu_access is not None and self.gpu_access.mode == "in-container"
+
+    @property
+    def sidecar(self) -> bool:
+        return self.gpu_access is not None and not self.in_container
+
+    def containers(self) -> list[tuple[str, ContainerSize]]:
+        """The containers as rendered, with their sizes: in-container mode has no sidecar, and
+        the vLLM container then holds the server's share too."""
+        s = self.sizing
+        if self.in_container:
+            return [("vllm", with_server(s.vllm, s.lmcache))]
+        out = [("vllm", s.vllm)]
+        if s.lmcache is not None:
+            out.append(("lmcache-mp-server", s.lmcache))
+        return out
+
+
+def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
+    """gpuAccess in-container: one container sized as the vLLM container plus the LMCache
+    server's share (its L1 and process; explicit resources.lmcacheServer memory and ephemeral
+    storage included). Its CPU is the vLLM container's: the server's threads share it."""
+    memory = vllm.memory + server.memory
+    limit = vllm.limit + server.limit
+    ephemeral_limit = None
+    if vllm.ephemeral_limit is not None or server.ephemeral_limit is not None:
+        ephemeral_limit = sum(e if e is not None else r for e, r in ((vllm.ephemeral_limit, vllm.ephemeral),
+                                                                     (server.ephemeral_limit, server.ephemeral)))
+    return ContainerSize(
+        cpu=vllm.cpu,
+        memory=memory,
+        ephemeral=vllm.ephemeral + server.ephemeral,
+        memory_limit=limit if limit != memory else None,
+        cpu_limit=vllm.cpu_limit,
+        ephemeral_limit=ephemeral_limit,
+    )
 
 
 class PlanError(Exception):
@@ -125,15 +166,21 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     if problems:
         raise PlanError(problems)
     decision = rules.decide(rules.Context(spec, model, instance))
+    access = gpu_access.resolve(spec, spec.kv_cache_offloading.backend if decision.enabled else None)
+    problems = gpu_access.check(access, k8s_version)
     try:
         sz = sizing.plan(spec, model, instance, decision, gpus_per_pod)
     except sizing.FitError as exc:
-        raise PlanError(exc.problems) from None
+        raise PlanError(problems + exc.problems) from None
+    if problems:
+        raise PlanError(problems)
     warnings = list(sz.warnings)
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
         warnings.append("kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model")
-    return Plan(spec, model, instance, decision, sz, gpus_per_pod, warnings)
+    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, warnings, access)
+    plan.warnings += gpu_access.warnings(spec, access) + _image_warnings(plan)
+    return plan
 
 
 # ----------------------------------------------------------------------------- context
@@ -146,15 +193,60 @@ def number(x: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _image(spec_image, pinned: dict[str, Any]) -> str:
+def _image_fields(spec_image, pinned: dict[str, Any]) -> dict[str, Any]:
     """Each field from the spec, else from the pin (the same merge Helm applies to values)."""
-    repo = spec_image.repository or pinned["repository"]
-    tag = spec_image.tag or pinned["tag"]
-    digest = spec_image.digest or pinned.get("digest")
-    return f"{repo}@{digest}" if digest else f"{repo}:{tag}"
+    return {
+        "repository": spec_image.repository or pinned["repository"],
+        "tag": spec_image.tag or pinned["tag"],
+        "digest": spec_image.digest or pinned.get("digest"),
+    }
 
 
-def _resources(size: sizing.ContainerSize, gpu: dict[str, int] | None) -> dict[str, Any]:
+def _reference(fields: dict[str, Any]) -> str:
+    return f"{fields['repository']}@{fields['digest']}" if fields["digest"] else f"{fields['repository']}:{fields['tag']}"
+
+
+def _image(spec_image, pinned: dict[str, Any]) -> str:
+    return _reference(_image_fields(spec_image, pinned))
+
+
+def vllm_image(plan: Plan) -> str:
+    rt = catalog.runtime()
+    if plan.instance.gpus:
+        return _image(plan.spec.images.vllm, rt["vllm"]["image"])
+    return _image(plan.spec.images.vllm_cpu, rt["vllm"]["cpuImage"][plan.instance.arch])
+
+
+def lmcache_image(plan: Plan) -> str:
+    """The sidecar's image: the vLLM image (one LMCache install for the connector and the
+    server), with any field images.lmcache sets in its place. A tag or digest set there
+    replaces the vLLM image's tag and digest together."""
+    base = _image_fields(plan.spec.images.vllm, catalog.runtime()["vllm"]["image"])
+    own = plan.spec.images.lmcache
+    if own.tag or own.digest:
+        base = {**base, "tag": own.tag or base["tag"], "digest": own.digest}
+    if own.repository:
+        base = {**base, "repository": own.repository}
+    return _reference(base)
+
+
+def _image_warnings(plan: Plan) -> list[str]:
+    own = plan.spec.images.lmcache
+    if not (own.repository or own.tag or own.digest) or plan.gpu_access is None:
+        return []
+    if plan.in_container:
+        return [f"images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM "
+                f"container ({vllm_image(plan)})"]
+    server, client = lmcache_image(plan), vllm_image(plan)
+    if server == client:
+        return []
+    version = catalog.runtime()["lmcache"]["version"]
+    return [f"images.lmcache: the LMCache server runs from {server}, the LMCacheMPConnector (the client) from the vLLM "
+            f"image {client}; LMCache's MP protocol has no version handshake, so both images must carry the same "
+            f"LMCache version ({version}), or requests fail at run time with a client/server version mismatch"]
+
+
+def _resources(size: sizing.ContainerSize, gpu: dict[str, int] | None, claims: list[dict[str, str]] | None = None) -> dict[str, Any]:
     requests: dict[str, Any] = {}
     if size.cpu:
         requests["cpu"] = size.cpu
@@ -170,7 +262,10 @@ def _resources(size: sizing.ContainerSize, gpu: dict[str, int] | None) -> dict[s
     for name, count in (gpu or {}).items():
         requests[name] = count
         limits[name] = count
-    return {"requests": requests, "limits": limits}
+    out: dict[str, Any] = {"requests": requests, "limits": limits}
+    if claims:
+        out["claims"] = claims  # DRA: the devices of these pod claims
+    return out
 
 
 def _tier_volumes(spec: Spec) -> tuple[list[dict], list[dict]]:
@@ -211,6 +306,24 @@ def launcher_script() -> str:
     return (paths.files_dir() / connector.LAUNCHER_FILE).read_text(encoding="utf-8")
 
 
+def _lmcache_command(plan: Plan, reserve: int) -> list[str]:
+    """The launcher's options, '--' and the `lmcache server` command (without --l1-size-gb,
+    which the launcher measures and adds when the pod starts)."""
+    s, o, p = plan.sizing, plan.spec.kv_cache_offloading, plan.spec.parallelism
+    largs: list[str] = []
+    if s.utilization is not None:
+        largs.append(f"--utilization={number(s.utilization)}")
+    largs.append(f"--tensor-parallel-size={p.tensor}")
+    if s.l1_cap is not None:
+        largs.append(f"--max-bytes={s.l1_cap}")
+    largs += [f"--reserve-bytes={reserve}", f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}"]
+    if plan.in_container:
+        largs.append(f"--health-url={connector.lmcache_health_url()}")
+    largs.append("--")
+    largs += connector.lmcache_server_argv(o.eviction_policy, tier_capacities(plan.spec), sizing.LMCACHE_L1_INIT_GIB)
+    return largs
+
+
 def context(plan: Plan) -> dict[str, Any]:
     """Every value the templates need, in the order they lay it out."""
     spec, s, d = plan.spec, plan.sizing, plan.decision
@@ -218,6 +331,8 @@ def context(plan: Plan) -> dict[str, Any]:
     o = spec.kv_cache_offloading
     p = spec.parallelism
     backend = plan.backend
+    access = plan.gpu_access
+    dra = access is not None and access.mode == "dra"
     tier_count = len(o.secondary) if backend else 0
 
     vllm_pin = rt["vllm"]["image"] if plan.instance.gpus else rt["vllm"]["cpuImage"][plan.instance.arch]
@@ -234,6 +349,8 @@ def context(plan: Plan) -> dict[str, Any]:
         annotations["kvgen.dev/kv-cache-backend"] = backend
     else:
         annotations["kvgen.dev/kv-cache-offloading-reason"] = d.reason_code
+    if access is not None:
+        annotations["kvgen.dev/lmcache-gpu-access"] = access.mode
 
     # vLLM arguments (the image's entrypoint is `vllm serve`; the model is its positional argument)
     args = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
@@ -280,29 +397,25 @@ def context(plan: Plan) -> dict[str, Any]:
     for e in spec.vllm.env:
         env.append(e.model_dump(by_alias=True, exclude_none=True))
 
+    # GPUs: a device-plugin request, or (gpuAccess dra) one claim the sidecar lists too
     gpu_resource: dict[str, int] = {}
-    if plan.instance.gpus:
+    claims: list[dict[str, str]] = []
+    claim_template = None
+    if dra:
+        claim_template = {
+            "name": f"{spec.name}-{gpu_access.CLAIM_NAME}",
+            "request": gpu_access.CLAIM_NAME,
+            "deviceClassName": access.device_class_name,
+            "count": plan.gpus_per_pod,
+        }
+        claims = [{"name": gpu_access.CLAIM_NAME}]
+    elif plan.instance.gpus:
         gpu_name = f"nvidia.com/mig-{plan.instance.mig}" if plan.instance.mig else "nvidia.com/gpu"
         gpu_resource[gpu_name] = plan.gpus_per_pod
 
     tier_volumes, tier_mounts = _tier_volumes(spec) if backend else ([], [])
-    vllm_mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "model-cache", "mountPath": MODEL_CACHE_MOUNT}]
-    if backend == "native":
-        vllm_mounts += tier_mounts
-    vllm_container: dict[str, Any] = {
-        "name": "vllm",
-        "image": _image(vllm_spec_image, vllm_pin),
-        "args": args,
-        "env": env,
-        "ports": [{"name": "http", "containerPort": spec.service.port, "protocol": "TCP"}],
-        "resources": _resources(s.vllm, gpu_resource),
-        "volumeMounts": vllm_mounts,
-        "probes": True,
-    }
-
-    # LMCache MP server sidecar and its launcher
-    sidecar = launcher = None
-    if backend == "lmcache":
+    launcher = None
+    if access is not None:
         script = launcher_script()
         launcher = {
             "name": f"{spec.name}-lmcache-launcher",
@@ -310,32 +423,54 @@ def context(plan: Plan) -> dict[str, Any]:
             "script": script,
             "sha256": hashlib.sha256(script.encode()).hexdigest(),
         }
-        largs: list[str] = []
-        if s.utilization is not None:
-            largs.append(f"--utilization={number(s.utilization)}")
-        largs.append(f"--tensor-parallel-size={p.tensor}")
-        if s.l1_cap is not None:
-            largs.append(f"--max-bytes={s.l1_cap}")
-        largs += [f"--reserve-bytes={sizing.LMCACHE_SERVER_OVERHEAD}", f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}", "--"]
-        largs += connector.lmcache_server_argv(o.eviction_policy, tier_capacities(spec), sizing.LMCACHE_L1_INIT_GIB)
-        lm = rt["lmcache"]
-        sidecar = {
-            "name": "lmcache-mp-server",
-            "image": _image(spec.images.lmcache, lm["image"]),
-            "command": [lm["python"], f"{connector.LAUNCHER_DIR}/{connector.LAUNCHER_FILE}"],
-            "args": largs,
-            "env": [
-                # See the GPUs it reads over CUDA IPC without taking GPUs of its own (README: sidecar GPU access)
+    launcher_path = f"{connector.LAUNCHER_DIR}/{connector.LAUNCHER_FILE}"
+    launcher_mount = {"name": LAUNCHER_VOLUME, "mountPath": connector.LAUNCHER_DIR, "readOnly": True}
+    lm = rt["lmcache"]
+
+    vllm_mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "model-cache", "mountPath": MODEL_CACHE_MOUNT}]
+    vllm_size = s.vllm
+    command = None
+    lmcache_prefix: list[str] = []
+    if backend == "native":
+        vllm_mounts += tier_mounts
+    elif plan.in_container:
+        # no sidecar: the launcher runs `lmcache server`, waits for it, then vLLM (README: GPU access modes)
+        vllm_mounts += [launcher_mount, *tier_mounts]
+        vllm_size = with_server(s.vllm, s.lmcache)
+        command = [lm["python"], launcher_path]
+        lmcache_prefix = [*_lmcache_command(plan, s.vllm.limit + sizing.LMCACHE_SERVER_OVERHEAD), connector.THEN,
+                          *rt["vllm"]["entrypoint"]]
+    vllm_container: dict[str, Any] = {
+        "name": "vllm",
+        "image": _image(vllm_spec_image, vllm_pin),
+        "command": command,
+        "args": [*lmcache_prefix, *args],
+        "env": env,
+        "ports": [{"name": "http", "containerPort": spec.service.port, "protocol": "TCP"}],
+        "resources": _resources(vllm_size, gpu_resource, claims),
+        "volumeMounts": vllm_mounts,
+        "probes": True,
+    }
+
+    # LMCache MP server as a native sidecar (gpuAccess visible-devices or dra)
+    sidecar = None
+    if plan.sidecar:
+        sidecar_env: list[dict[str, str]] = []
+        if not dra:
+            # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
+            sidecar_env = [
                 {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
                 {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
-            ],
-            "resources": _resources(s.lmcache, None),
-            "probeCommand": [lm["python"], "-c", connector.LMCACHE_HEALTH_PROBE],
-            "volumeMounts": [
-                {"name": "dshm", "mountPath": "/dev/shm"},
-                {"name": LAUNCHER_VOLUME, "mountPath": connector.LAUNCHER_DIR, "readOnly": True},
-                *tier_mounts,
-            ],
+            ]
+        sidecar = {
+            "name": "lmcache-mp-server",
+            "image": lmcache_image(plan),
+            "command": [lm["python"], launcher_path],
+            "args": _lmcache_command(plan, sizing.LMCACHE_SERVER_OVERHEAD),
+            "env": sidecar_env,
+            "resources": _resources(s.lmcache, None, claims),
+            "probeCommand": [lm["python"], "-c", connector.lmcache_health_probe()],
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, launcher_mount, *tier_mounts],
         }
 
     volumes: list[dict[str, Any]] = [
@@ -353,18 +488,20 @@ def context(plan: Plan) -> dict[str, Any]:
     pod_annotations = dict(annotations)
     if launcher:
         pod_annotations["kvgen.dev/lmcache-launcher-sha256"] = launcher["sha256"]
+    resource_claims = [{"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": claim_template["name"]}] if dra else []
 
     def pod(role: str | None) -> dict[str, Any]:
         """The pod of a single-node server (role None), or of rank 0 / the other ranks."""
         role_labels = {ROLE_LABEL: role} if role else {}
         vllm = dict(vllm_container)
         if role == "worker":  # ranks 1.. run engine workers only: no API server, no HTTP probes
-            vllm["args"] = [*args[:rank_args_end], "--headless", *args[rank_args_end:]]
+            vllm["args"] = [*lmcache_prefix, *args[:rank_args_end], "--headless", *args[rank_args_end:]]
             vllm["probes"] = False
         return {
             "selector": {**selector, **role_labels},
             "labels": {**labels, **role_labels},
             "annotations": pod_annotations,
+            "resourceClaims": resource_claims,
             "sidecar": sidecar,
             "vllm": vllm,
             "volumes": volumes,
@@ -393,6 +530,7 @@ def context(plan: Plan) -> dict[str, Any]:
             "selector": workloads[0]["pod"]["selector"],  # rank 0 serves the API
         },
         "launcher": launcher,
+        "claim_template": claim_template,
         "workloads": workloads,
         "node_selector": node_selector,
         "tolerations": spec.scheduling.tolerations,

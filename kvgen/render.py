@@ -23,6 +23,7 @@ from kvgen.errors import OutputInvalidError
 # Document order of the output.
 TEMPLATES = (
     "configmap-lmcache-launcher.yaml.j2",
+    "resourceclaimtemplate.yaml.j2",
     "service.yaml.j2",
     "service-headless.yaml.j2",
     "deployment.yaml.j2",

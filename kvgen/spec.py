@@ -213,6 +213,31 @@ class SecondaryTier(Model):
     file_system: FileSystemTier = Field(description="A disk tier; mounted at /mnt/kv-cache-<index>.")
 
 
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+GPU_ACCESS_MODES = ("visible-devices", "dra", "in-container")
+DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
+
+
+class LMCacheServer(Model):
+    """The LMCache MP server of the lmcache backend (README: "GPU access modes")."""
+
+    gpu_access: Literal["visible-devices", "dra", "in-container"] = Field(
+        "visible-devices",
+        description=(
+            "How the LMCache server reaches vLLM's GPUs. visible-devices: a sidecar with NVIDIA_VISIBLE_DEVICES=all "
+            "and no GPU request (needs a container toolkit that honours the variable). dra: vLLM and the sidecar share "
+            "one DRA ResourceClaim for the pod's GPUs (Kubernetes 1.34+ and a DRA driver). in-container: no sidecar; "
+            "the server runs inside the vLLM container under kvgen's launcher (the vLLM image must contain LMCache)."
+        ),
+    )
+    device_class_name: str = Field(
+        DEFAULT_DEVICE_CLASS,
+        pattern=DNS_SUBDOMAIN_PATTERN,
+        max_length=253,
+        description="gpuAccess dra: the DeviceClass the pod's GPUs are claimed from (NVIDIA's DRA driver: gpu.nvidia.com).",
+    )
+
+
 class KVCacheOffloading(Model):
     """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
 
@@ -255,6 +280,9 @@ class KVCacheOffloading(Model):
         False,
         description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
     )
+    lmcache: LMCacheServer = Field(
+        default_factory=LMCacheServer, description="lmcache backend: how the LMCache MP server runs and reaches the GPUs."
+    )
 
     @model_validator(mode="after")
     def _native_needs_cpu(self) -> "KVCacheOffloading":
@@ -288,10 +316,17 @@ class Image(Model):
 
 
 class Images(Model):
-    """Runtime images; unset fields take the pins in charts/kvgen/files/images.yaml."""
+    """Runtime images; unset fields take the pins in charts/kvgen/files/runtime.yaml."""
 
     vllm: Image = Field(default_factory=Image, description="The vLLM OpenAI server image.")
-    lmcache: Image = Field(default_factory=Image, description="The LMCache standalone image (MP server sidecar).")
+    lmcache: Image = Field(
+        default_factory=Image,
+        description=(
+            "The image of the LMCache MP server sidecar. Unset: the vLLM image, whose LMCache the connector imports, so "
+            "client and server versions match. Fields set here replace the vLLM image's; kvgen warns that both images "
+            "must carry the same LMCache version."
+        ),
+    )
     vllm_cpu: Image = Field(
         default_factory=Image, description="vLLM's CPU build, used on nodes without GPUs (pinned per architecture)."
     )
@@ -348,7 +383,8 @@ class Resources(Model):
 
     vllm: ContainerResources = Field(default_factory=ContainerResources, description="The vLLM container.")
     lmcache_server: ContainerResources = Field(
-        default_factory=ContainerResources, description="The lmcache-mp-server sidecar."
+        default_factory=ContainerResources,
+        description="The lmcache-mp-server sidecar; with gpuAccess in-container, the LMCache server's share of the vLLM container (memory and ephemeral storage are added to it).",
     )
     shm: Size | None = Field(None, description="sizeLimit of the /dev/shm emptyDir.")
     model_cache: Size | None = Field(None, description="sizeLimit of the model download cache emptyDir.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,15 @@ from kvgen.compiler import Compiled, compile_text
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GOLDEN = ROOT / "golden"
+DEFAULT_KUBE = "1.33"  # kvgen's --kube-version default (kvgen.kube.DEFAULT_VERSION)
+_KUBE_HEADER = re.compile(r"^# kube-version: (\d+\.\d+)$", re.M)
+
+
+def kube_version_of(example: Path) -> str:
+    """The Kubernetes version an example is rendered for: its `# kube-version: X.Y` header line
+    (scripts/regenerate reads the same line), else kvgen's default."""
+    m = _KUBE_HEADER.search(example.read_text(encoding="utf-8"))
+    return m[1] if m else DEFAULT_KUBE
 
 BASE: dict[str, Any] = {
     "name": "demo",

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BASE, EXAMPLES, ROOT, dump
+from conftest import BASE, EXAMPLES, ROOT, dump, kube_version_of
 from kvgen import catalog, connector, contract, quantity
 from kvgen.compiler import Compiled, compile_text
 
@@ -46,13 +46,23 @@ def snapshots() -> contract.Snapshots:
 # ----------------------------------------------------------------------------- rendered lines
 
 # Specs for what kvgen emits but no example reaches: an LMCache disk tier on an existing claim
-# (unknown size: the unbounded "fs" L2 adapter), and one below 1 GiB (also "fs").
+# (unknown size: the unbounded "fs" L2 adapter), one below 1 GiB (also "fs"), and the
+# in-container launcher on every rank of a multi-node server.
 EXTRA_SPECS: dict[str, dict[str, Any]] = {
     "lmcache-pvc-ref-tier": {
         **copy.deepcopy(BASE),
         "name": "lmcache-pvc-ref",
         "kvCacheOffloading": {"backend": "lmcache", "cpuMemoryUtilization": 0.5,
                               "secondary": [{"fileSystem": {"pvc": {"ref": {"name": "shared-cephfs-pvc", "path": "kv/"}}}}]},
+    },
+    # gpuAccess in-container on a multi-node server: every rank's launcher line, workers headless
+    "lmcache-in-container-multi-node": {
+        **copy.deepcopy(BASE),
+        "name": "in-container-multi-node",
+        "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+        "instance": {"type": "p5.48xlarge"},
+        "parallelism": {"tensor": 16, "nodes": 2},
+        "kvCacheOffloading": {"lmcache": {"gpuAccess": "in-container"}},
     },
     "lmcache-two-tiers-arc": {
         **copy.deepcopy(BASE),
@@ -80,16 +90,17 @@ class LauncherRefused(AssertionError):
 
 
 def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[str]:
-    """The argv the pod's launcher would exec: the launcher from the rendered ConfigMap, run in
-    dry-run mode on a fake node whose host RAM is the instance's and whose cgroup limit is the
-    rendered sidecar's memory limit."""
+    """The argv the pod's launcher would start the server with: the launcher from the rendered
+    ConfigMap, run in dry-run mode on a fake node whose host RAM is the instance's and whose
+    cgroup limit is the memory limit of the container it runs in (the sidecar, or the vLLM
+    container with gpuAccess in-container)."""
     (workload,) = [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet") and o["metadata"]["name"] == line.workload]
     pod = workload["spec"]["template"]["spec"]
-    (sidecar,) = [c for c in pod.get("initContainers", []) if c["name"] == line.container]
-    (volume,) = [v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in sidecar["volumeMounts"])]
+    (runs_in,) = [c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == line.container]
+    (volume,) = [v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in runs_in["volumeMounts"])]
     (cm,) = [o for o in compiled.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]]
     script = cm["data"][connector.LAUNCHER_FILE]
-    limit = quantity.to_bytes(sidecar["resources"]["limits"]["memory"])
+    limit = quantity.to_bytes(runs_in["resources"]["limits"]["memory"])
     with tempfile.TemporaryDirectory(prefix="kvgen-node-") as tmp:
         root = Path(tmp)
         (root / "proc").mkdir()
@@ -111,11 +122,11 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
 @cache
 def rendered() -> tuple[Rendered, ...]:
     """Every command line of every example and extra spec, as the runtimes would receive it."""
-    sources = [(p.stem, p.read_text(encoding="utf-8"), str(p)) for p in EXAMPLES]
-    sources += [(name, dump(data), f"{name}.yaml") for name, data in EXTRA_SPECS.items()]
+    sources = [(p.stem, p.read_text(encoding="utf-8"), str(p), kube_version_of(p)) for p in EXAMPLES]
+    sources += [(name, dump(data), f"{name}.yaml", "1.33") for name, data in EXTRA_SPECS.items()]
     out = []
-    for stem, text, file in sources:
-        for compiled in compile_text(text, file):
+    for stem, text, file, version in sources:
+        for compiled in compile_text(text, file, version):
             for line in contract.command_lines(compiled.objects, stem):
                 argv = launcher_exec_argv(line, compiled) if line.kind == "lmcache" else list(line.argv)
                 out.append(Rendered(line, compiled, tuple(argv)))

@@ -106,6 +106,18 @@ CASES = {
         HEAD + "replicas: two\n",
         "replicas", "replicas: two", "valid integer",
     ),
+    "unknown-gpu-access": (
+        HEAD + "kvCacheOffloading:\n  lmcache:\n    gpuAccess: privileged\n",
+        "kvCacheOffloading.lmcache.gpuAccess", "gpuAccess: privileged", "'visible-devices', 'dra' or 'in-container'",
+    ),
+    "dra-below-kubernetes-1-34": (
+        HEAD + "kvCacheOffloading:\n  lmcache:\n    gpuAccess: dra\n",
+        "kvCacheOffloading.lmcache.gpuAccess", "gpuAccess: dra", "needs Kubernetes 1.34 or newer",
+    ),
+    "invalid-device-class-name": (
+        HEAD + "kvCacheOffloading:\n  lmcache:\n    gpuAccess: dra\n    deviceClassName: GPU_Nvidia\n",
+        "kvCacheOffloading.lmcache.deviceClassName", "deviceClassName: GPU_Nvidia", "'GPU_Nvidia' is not valid here",
+    ),
     "invalid-embedded-pvc-spec": (
         HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n            storageClassNam: nvme\n",
         "kvCacheOffloading.secondary[0].fileSystem.pvc.spec", "spec:", "'storageClassNam' was unexpected",

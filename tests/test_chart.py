@@ -12,21 +12,22 @@ import pytest
 from ruamel.yaml import YAML
 
 import helm
-from conftest import EXAMPLES, GOLDEN, ROOT
+from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of
 from kvgen.compiler import compile_text
 
 load = YAML(typ="safe", pure=True).load
 
 
-def kvgen_objects(text: str, file: str = "spec.yaml"):
-    return [o for r in compile_text(text, file) for o in r.objects]
+def kvgen_objects(text: str, file: str = "spec.yaml", version: str = "1.33"):
+    return [o for r in compile_text(text, file, version) for o in r.objects]
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_chart_equals_kvgen_and_golden(example):
     values = load(example.read_text())
-    chart = helm.by_identity(helm.objects(values))
-    ours = helm.by_identity(kvgen_objects(example.read_text(), str(example)))
+    version = kube_version_of(example)
+    chart = helm.by_identity(helm.objects(values, kube_version=version))
+    ours = helm.by_identity(kvgen_objects(example.read_text(), str(example), version))
     golden = helm.by_identity([d for d in YAML(typ="safe", pure=True).load_all((GOLDEN / example.name).read_text()) if d])
     assert chart.keys() == ours.keys() == golden.keys()
     for key in ours:
@@ -35,9 +36,10 @@ def test_chart_equals_kvgen_and_golden(example):
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_every_helm_object_is_valid_kubernetes_1_33(example):
-    for obj in helm.objects(load(example.read_text())):
-        kubernetes_validate.validate(obj, "1.33.0", strict=True)
+def test_every_helm_object_is_valid_kubernetes(example):
+    version = kube_version_of(example)
+    for obj in helm.objects(load(example.read_text()), kube_version=version):
+        kubernetes_validate.validate(obj, f"{version}.0", strict=True)
 
 
 def _bad_cases():
@@ -91,7 +93,7 @@ def test_all_problems_are_reported_at_once_by_the_chart():
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_helm_lint_strict_is_clean(example):
-    report = helm_python.lint(str(helm.CHART), values=load(example.read_text()), strict=True, kube_version="v1.33.0")
+    report = helm_python.lint(str(helm.CHART), values=load(example.read_text()), strict=True, kube_version=f"v{kube_version_of(example)}.0")
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] >= 2] == []
 
@@ -133,7 +135,7 @@ def test_values_yaml_defaults_are_the_spec_defaults_and_the_pins():
         by_alias=True, exclude_none=True
     )
     runtime = catalog.runtime()
-    pins = {"vllm": runtime["vllm"]["image"], "lmcache": runtime["lmcache"]["image"]}
+    pins = {"vllm": runtime["vllm"]["image"]}  # images.lmcache is unset: the vLLM image
     for path, value in _leaves(values):
         if path[0] == "images" and path[1] in pins:
             assert value == pins[path[1]][path[2]], path
@@ -174,4 +176,8 @@ def test_chart_readme_is_generated_from_the_schema_and_pins():
     text = (helm.CHART / "README.md").read_text()
     assert text == chart_readme.render(), "charts/kvgen/README.md is stale: run scripts/regenerate"
     assert "| `kvCacheOffloading.cpuMemoryUtilization` |" in text
-    assert "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | `lmcache/standalone:v0.5.6` |" in text
+    assert "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | the vLLM image (`images.lmcache` unset) | unverified" in text
+    assert "| `kvCacheOffloading.lmcache.gpuAccess` |" in text
+    # the GPU access modes, each with what it requires, from files/gpu-access.yaml
+    for mode in ("visible-devices", "dra", "in-container"):
+        assert f"| `{mode}` |" in text

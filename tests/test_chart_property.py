@@ -1,7 +1,8 @@
 """Property: for any valid spec, `helm template` gives the same objects as `kvgen render`.
 
-Hypothesis draws specs across backends, disk tiers, parallelism, catalog and inline
-instances, catalog models, explicit resources and images; kvgen decides validity (a spec it
+Hypothesis draws specs across backends, GPU access modes, disk tiers, parallelism, catalog and
+inline instances, catalog models, explicit resources and images, for Kubernetes 1.33 and 1.34;
+kvgen decides validity (a spec it
 rejects is not counted), and at least 300 valid specs are compared object by object.
 """
 
@@ -95,6 +96,10 @@ def specs(draw):
     offload["evictionPolicy"] = draw(st.sampled_from(["lru", "arc"]))
     offload["secondary"] = draw(st.lists(tiers(), max_size=3))
     offload["allowHybrid"] = draw(st.booleans())
+    if draw(st.booleans()):
+        offload["lmcache"] = {"gpuAccess": draw(st.sampled_from(["visible-devices", "dra", "in-container"]))}
+        if draw(st.integers(0, 3)) == 0:
+            offload["lmcache"]["deviceClassName"] = draw(st.sampled_from(["gpu.nvidia.com", "a100.gpu.example.com"]))
     spec = {
         "name": draw(st.from_regex(r"[a-z][a-z0-9-]{0,12}[a-z0-9]", fullmatch=True)),
         "model": model,
@@ -120,15 +125,18 @@ def specs(draw):
                      # limits below the computed requests lower them (cpu 2, ephemeral-storage 20Gi)
                      "limits": draw(st.fixed_dictionaries({}, optional={"cpu": st.sampled_from(["8", "2"]), "memory": st.sampled_from(["64Gi", "200Gi"]),
                                                                         "ephemeral-storage": st.sampled_from(["20Gi", "2Ti"])}))},
-            "lmcacheServer": {"requests": draw(st.fixed_dictionaries({}, optional={"memory": st.sampled_from(["20Gi"])}))},
+            "lmcacheServer": {"requests": draw(st.fixed_dictionaries({}, optional={"memory": st.sampled_from(["20Gi"])})),
+                              "limits": draw(st.fixed_dictionaries({}, optional={"ephemeral-storage": st.sampled_from(["500Gi"])}))},
         }
         if draw(st.booleans()):
             spec["resources"]["shm"] = draw(st.sampled_from(["16Gi", "64Gi"]))
         if draw(st.booleans()):
             spec["resources"]["modelCache"] = "900Gi"
     if draw(st.integers(0, 4)) == 0:
-        spec["images"] = {"vllm": draw(st.fixed_dictionaries({}, optional={"repository": st.just("mirror.example/vllm"), "tag": st.just("v0.33.1")})),
-                          "lmcache": draw(st.fixed_dictionaries({}, optional={"digest": st.just("sha256:" + "b" * 64)}))}
+        spec["images"] = {"vllm": draw(st.fixed_dictionaries({}, optional={"repository": st.just("mirror.example/vllm"), "tag": st.just("v0.33.1"),
+                                                                          "digest": st.just("sha256:" + "a" * 64)})),
+                          "lmcache": draw(st.fixed_dictionaries({}, optional={"repository": st.just("lmcache/standalone"), "tag": st.just("v0.5.6"),
+                                                                             "digest": st.just("sha256:" + "b" * 64)}))}
     if draw(st.integers(0, 3)) == 0:
         spec["scheduling"] = {"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
                               "priorityClassName": "inference"}
@@ -136,19 +144,53 @@ def specs(draw):
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(specs())
-def test_helm_template_equals_kvgen_render(spec):
+@given(specs(), st.sampled_from(["1.33", "1.34"]))
+def test_helm_template_equals_kvgen_render(spec, kube_version):
+    """`kvgen render --kube-version V` and `helm template --kube-version V` (gpuAccess dra needs 1.34)."""
     text = dump(spec)
     try:
-        ours = [o for r in compile_text(text, "spec.yaml") for o in r.objects]
+        ours = [o for r in compile_text(text, "spec.yaml", kube_version) for o in r.objects]
     except SpecError:
         # kvgen refuses it: Helm must refuse it too; it does not count as one of the 300
         try:
-            helm.render(spec)
+            helm.render(spec, kube_version=kube_version)
         except (helm_python.HelmValuesError, helm_python.HelmRenderError):
             pass
         else:
-            raise AssertionError(f"kvgen rejects this spec but Helm renders it:\n{text}")
+            raise AssertionError(f"kvgen rejects this spec but Helm renders it (Kubernetes {kube_version}):\n{text}")
         assume(False)
-    theirs = helm.objects(spec, namespace="default")
+    theirs = helm.objects(spec, namespace="default", kube_version=kube_version)
     assert helm.by_identity(theirs) == helm.by_identity(ours), text
+
+
+NON_HYBRID = sorted(k for k, m in catalog.models().items() if not m.get("hybrid"))
+
+
+@st.composite
+def lmcache_specs(draw):
+    """A drawn spec with the LMCache server on (a non-hybrid model on a GPU node, no rule that
+    turns offloading off) in one of the GPU access modes."""
+    spec = draw(specs())
+    spec["model"] = {**spec["model"], "id": draw(st.sampled_from(NON_HYBRID))}
+    instance = {k: v for k, v in spec["instance"].items() if k != "mig"}
+    if instance.get("gpus") == 0:
+        instance.update(gpus=draw(st.sampled_from([1, 2, 8])), gpuMemory="80Gi")
+    spec["instance"] = instance
+    spec["parallelism"] = {**spec["parallelism"], "data": 1, "pipeline": 1}
+    spec["disaggregation"] = {"role": "none"}
+    offload = {k: v for k, v in spec["kvCacheOffloading"].items() if k not in ("enabled", "lmcache")}
+    offload["backend"] = "lmcache"
+    offload["lmcache"] = {"gpuAccess": draw(st.sampled_from(["visible-devices", "dra", "in-container"]))}
+    if draw(st.booleans()):
+        offload["lmcache"]["deviceClassName"] = "a100.gpu.example.com"
+    if offload.get("cpuMemoryUtilization") == 0.0:
+        offload.pop("cpuMemoryUtilization")
+    spec["kvCacheOffloading"] = offload
+    return spec
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(lmcache_specs(), st.sampled_from(["1.33", "1.34"]))
+def test_every_gpu_access_mode_renders_the_same_in_helm(spec, kube_version):
+    """The draw above mostly turns the LMCache server off; here it is on, in each mode."""
+    test_helm_template_equals_kvgen_render.hypothesis.inner_test(spec, kube_version)

@@ -6,7 +6,7 @@ import json
 
 from ruamel.yaml import YAML
 
-from conftest import BASE, EXAMPLES, GOLDEN, ROOT, dump, run_kvgen
+from conftest import BASE, EXAMPLES, GOLDEN, ROOT, dump, kube_version_of, run_kvgen
 
 EXAMPLE = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
 
@@ -80,10 +80,12 @@ def test_help_documents_exit_codes():
 
 
 def test_validate_reports_ok_and_writes_nothing_to_stdout():
-    result = run_kvgen("validate", *map(str, EXAMPLES))
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ""
-    assert result.stderr.count("ok: ") == len(EXAMPLES)
+    for version in sorted({kube_version_of(p) for p in EXAMPLES}):
+        examples = [p for p in EXAMPLES if kube_version_of(p) == version]
+        result = run_kvgen("validate", "--kube-version", version, *map(str, examples))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == ""
+        assert result.stderr.count("ok: ") == len(examples)
 
 
 def test_explain_json_has_the_decision_and_every_rule():

@@ -37,6 +37,11 @@ def test_rendered_lines_reach_every_construct_the_check_knows():
     assert {r.argv[r.argv.index("--eviction-policy") + 1] for r in lmcache} == {"LRU", "ARC"}
     assert any("--headless" in r.argv for r in vllm)  # the worker ranks of a multi-node server
     assert all(r.argv[-2] == "--l1-size-gb" for r in lmcache)  # completed by the launcher
+    # gpuAccess in-container: both lines come out of the vLLM container's launcher args
+    in_container = {(r.line.kind, r.line.workload) for r in RENDERED if r.line.container == "vllm" and r.line.launcher_args}
+    in_container |= {("vllm", r.line.workload) for r in vllm if r.compiled.plan.in_container}
+    assert {k for k, _w in in_container} == {"lmcache", "vllm"}
+    assert any("--headless" in r.argv for r in vllm if r.compiled.plan.in_container)
 
 
 def test_lmcache_lines_are_what_the_rendered_launcher_execs():

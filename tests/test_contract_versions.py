@@ -46,7 +46,8 @@ def test_image_tags_are_the_pinned_versions():
     assert RT["vllm"]["image"]["tag"] == f"v{VERSIONS['vllm']}"
     for arch, image in RT["vllm"]["cpuImage"].items():
         assert image["tag"] == f"v{VERSIONS['vllm']}", arch
-    assert RT["lmcache"]["image"]["tag"] == f"v{VERSIONS['lmcache']}"
+    # kvgen's runtime image (images/Dockerfile) is named after both pins
+    assert RT["runtimeImage"]["tag"] == f"v{VERSIONS['vllm']}-lmcache{VERSIONS['lmcache']}"
 
 
 def test_helm_chart_default_images_repeat_the_pins():
@@ -55,10 +56,10 @@ def test_helm_chart_default_images_repeat_the_pins():
     if not path.exists():
         pytest.skip("charts/kvgen/values.yaml does not exist yet")
     images = (YAML(typ="safe", pure=True).load(path.read_text()) or {}).get("images") or {}
-    for key, pinned in (("vllm", RT["vllm"]["image"]), ("lmcache", RT["lmcache"]["image"])):
-        for field in ("repository", "tag"):
-            if (images.get(key) or {}).get(field) is not None:
-                assert images[key][field] == pinned[field], f"values.yaml images.{key}.{field}"
+    for field in ("repository", "tag"):
+        if (images.get("vllm") or {}).get(field) is not None:
+            assert images["vllm"][field] == RT["vllm"]["image"][field], f"values.yaml images.vllm.{field}"
+    assert images["lmcache"] == {}  # unset: the server runs from the vLLM image (one LMCache install)
 
 
 @pytest.mark.parametrize("role", sorted(RT["connectors"]))
@@ -76,3 +77,14 @@ def test_the_sidecar_runs_the_command_the_lmcache_snapshot_describes():
     program, command = cs.snapshots().lmcache["server"]["command"]
     assert PurePosixPath(RT["lmcache"]["server"]).name == program
     assert command == "server"
+
+
+def test_the_in_container_command_line_is_split_as_the_launcher_and_the_image_run_it():
+    """kvgen.contract (standard library only) repeats the vLLM image's entrypoint and the
+    launcher's --then separator to split an in-container command line; they must not drift."""
+    from kvgen import connector, contract
+
+    launcher = (ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py").read_text()
+    assert list(contract.VLLM_ENTRYPOINT) == RT["vllm"]["entrypoint"]
+    assert contract.THEN == connector.THEN
+    assert f'THEN = "{connector.THEN}"' in launcher

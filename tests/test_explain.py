@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, compile_spec, run_kvgen, spec
+from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
 from kvgen import explain
 from kvgen.compiler import compile_inputs
 from kvgen.dialects import Options
@@ -20,7 +20,7 @@ DEEPSEEK = ROOT / "examples" / "deepseek-v3-mla.yaml"
 
 
 def report_of(path, instance=None):
-    (c,) = compile_inputs([(str(path), path.read_text())], options=Options(instance)).compiled
+    (c,) = compile_inputs([(str(path), path.read_text())], kube_version_of(path), options=Options(instance)).compiled
     return explain.report(c.plan, c.conversion, c.source)
 
 
@@ -155,11 +155,51 @@ def test_explicit_resources_are_shown_as_such():
     assert vllm["computedBytes"] == 34 * GiB  # 4 + 4 + 15 (weights) + 1 (/dev/shm) + 10 (CPU tier in /dev/shm)
 
 
+# ----------------------------------------------------------------------------- GPU access
+
+
+def test_gpu_access_states_the_mode_its_requirement_and_the_server_image():
+    from kvgen import gpu_access
+
+    r = report_of(ROOT / "examples" / "lmcache-dra.yaml")
+    row = gpu_access.modes()["dra"]
+    assert r["gpuAccess"] == {
+        "mode": "dra", "summary": " ".join(row["summary"].split()), "requirement": " ".join(row["requirement"].split()),
+        "deviceClassName": "gpu.nvidia.com", "minKubeVersion": "1.34",
+        "serverImage": "vllm/vllm-openai:v0.33.0", "sameImageAsVllm": True,
+    }
+    assert report_of(GEMMA)["gpuAccess"]["mode"] == "visible-devices"
+    assert report_of(ROOT / "examples" / "native-arc-eviction.yaml")["gpuAccess"] is None
+    other = explain.report(compile_spec(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}})).plan)
+    assert other["gpuAccess"]["serverImage"] == "lmcache/standalone:v0.5.6" and other["gpuAccess"]["sameImageAsVllm"] is False
+
+
+def test_in_container_memory_is_one_container_holding_the_servers_items():
+    r = report_of(ROOT / "examples" / "lmcache-in-container.yaml")
+    mem = r["memory"]
+    (vllm,) = mem["containers"]
+    assert vllm["name"] == "vllm" and not vllm["explicit"]
+    assert {i["container"] for i in mem["items"]} == {"vllm"}
+    items = {i["item"]: i for i in mem["items"]}
+    assert items["lmcache-cpu-tier"]["label"] == "CPU tier (LMCache L1, in the vLLM container)"
+    assert items["lmcache-runtime"]["bytes"] == 5 * GiB
+    assert vllm["requestBytes"] == sum(i["bytes"] for i in mem["items"]) == mem["requestBytes"]
+    assert [row["item"] for row in r["sizing"]["memory"]] == ["vLLM container (with the LMCache server)"]
+
+
+def test_text_output_states_the_gpu_access_mode_and_its_requirement():
+    result = run_kvgen("explain", "--kube-version", "1.34", str(ROOT / "examples" / "lmcache-dra.yaml"), env={"COLUMNS": "250"})
+    assert result.returncode == 0, result.stderr
+    assert "LMCache GPU access: dra: a native sidecar that shares the pod's GPUs" in result.stdout
+    assert "requires: Kubernetes 1.34 or newer (resource.k8s.io/v1)" in result.stdout
+    assert "LMCache server image: vllm/vllm-openai:v0.33.0 (the vLLM image)" in result.stdout
+
+
 # ----------------------------------------------------------------------------- command line
 
 
-TOP_LEVEL_KEYS = {"version", "name", "namespace", "input", "model", "instance", "parallelism", "decision", "sizing",
-                  "memory", "disk", "kvCache", "warnings"}
+TOP_LEVEL_KEYS = {"version", "name", "namespace", "input", "model", "instance", "parallelism", "decision", "gpuAccess",
+                  "sizing", "memory", "disk", "kvCache", "warnings"}
 
 
 def test_json_output_has_stable_keys_and_the_hand_computed_tokens():

@@ -13,7 +13,7 @@ from conftest import ROOT
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
 GiB = 1024**3
-SERVER = ["/opt/venv/bin/lmcache", "server", "--host", "127.0.0.1", "--port", "5555", "--eviction-policy", "LRU"]
+SERVER = ["lmcache", "server", "--host", "127.0.0.1", "--port", "5555", "--eviction-policy", "LRU"]
 
 
 def node(tmp_path, available_gib: float | None, v2: str | None = None, v1: str | None = None):

@@ -16,7 +16,7 @@ def test_launcher_ships_in_a_configmap_and_the_sidecar_runs_it():
     assert cm["metadata"]["name"] == "demo-lmcache-launcher"
     assert cm["data"]["lmcache_launcher.py"] == LAUNCHER.read_text()
     side = container(c, "lmcache-mp-server")
-    assert side["command"] == ["/opt/venv/bin/python", "/opt/kvgen/lmcache_launcher.py"]
+    assert side["command"] == ["python3", "/opt/kvgen/lmcache_launcher.py"]  # the vLLM image's system Python
     assert {"name": "lmcache-launcher", "mountPath": "/opt/kvgen", "readOnly": True} in side["volumeMounts"]
     pod = workload(c)["spec"]["template"]["spec"]
     (vol,) = [v for v in pod["volumes"] if v["name"] == "lmcache-launcher"]

@@ -6,13 +6,14 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 */}}
 {{- define "kvgen.context" -}}
 {{- $v := .Values -}}
-{{- $s := dict "V" $v "F" .Files "errs" list -}}
+{{- $s := dict "V" $v "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
 {{- if not $s.errs -}}
 {{- include "kvgen.decide" $s -}}
+{{- include "kvgen.gpuAccess" $s -}}
 {{- include "kvgen.size" $s -}}
 {{- end -}}
 {{- if $s.errs -}}
@@ -33,6 +34,9 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- $d := $s.decision -}}
 {{- $z := $s.size -}}
 {{- $backend := $s.backend -}}
+{{- $access := $s.gpuAccess -}}
+{{- $dra := eq (toString $access.mode) "dra" -}}
+{{- $inContainer := eq (toString $access.mode) "in-container" -}}
 {{- $name := $v.name -}}
 {{- $namespace := default .Release.Namespace $v.namespace -}}
 {{- $nodes := int64 $p.nodes -}}
@@ -56,6 +60,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- else -}}
 {{- $_ := set $annotations "kvgen.dev/kv-cache-offloading-reason" $d.code -}}
 {{- end -}}
+{{- if $access -}}{{- $_ := set $annotations "kvgen.dev/lmcache-gpu-access" $access.mode -}}{{- end -}}
 
 {{/* vLLM arguments: `vllm serve` is the image's entrypoint; the model is its positional argument */}}
 {{- $headless := printf "%s-headless" $name -}}
@@ -96,12 +101,16 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- if eq $i.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
 
-{{/* resources */}}
+{{/* GPUs: a device-plugin request, or (gpuAccess dra) one claim the sidecar lists too */}}
 {{- $gpu := dict -}}
-{{- if gt $i.gpus 0 -}}
+{{- $claims := list -}}
+{{- $claimTemplate := dict -}}
+{{- if $dra -}}
+{{- $claimTemplate = dict "name" (printf "%s-gpus" $name) "request" "gpus" "deviceClassName" $access.deviceClassName "count" (int64 $s.gpusPerPod) -}}
+{{- $claims = list (dict "name" "gpus") -}}
+{{- else if gt $i.gpus 0 -}}
 {{- $_ := set $gpu (ternary (printf "nvidia.com/mig-%s" $i.mig) "nvidia.com/gpu" (ne $i.mig "")) (int64 $s.gpusPerPod) -}}
 {{- end -}}
-{{- $vllmResources := include "kvgen.resources" (list $z.vllm $gpu) | fromJson -}}
 
 {{/* volumes */}}
 {{- $tierVolumes := list -}}
@@ -128,30 +137,52 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- $tierMounts = append $tierMounts $mount -}}
 {{- end -}}
 {{- end -}}
-{{- $vllmMounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" "/root/.cache") -}}
-{{- if eq $backend "native" -}}{{- $vllmMounts = concat $vllmMounts $tierMounts -}}{{- end -}}
-{{- $vllm := dict "name" "vllm" "image" (include "kvgen.image" (list $image $pin)) "args" $args "env" $env "ports" (list (dict "name" "http" "containerPort" (int64 $v.service.port) "protocol" "TCP")) "resources" $vllmResources "volumeMounts" $vllmMounts "probes" true -}}
 
-{{/* the LMCache MP server sidecar and its launcher */}}
-{{- $sidecar := dict -}}
+{{/* the LMCache launcher, and the `lmcache server` command it starts (kvgen's _lmcache_command) */}}
 {{- $launcher := dict -}}
-{{- if eq $backend "lmcache" -}}
+{{- $lmOptions := list -}}
+{{- $lmServer := list -}}
+{{- $launcherMount := dict "name" "lmcache-launcher" "mountPath" "/opt/kvgen" "readOnly" true -}}
+{{- if $access -}}
 {{- $script := .Files.Get "files/lmcache_launcher.py" -}}
 {{- $launcher = dict "name" (printf "%s-lmcache-launcher" $name) "file" "lmcache_launcher.py" "script" $script "sha256" (sha256sum $script) -}}
-{{- $largs := list -}}
-{{- if not (kindIs "string" $z.utilization) -}}{{- $largs = append $largs (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
-{{- $largs = append $largs (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
-{{- if not (kindIs "string" $z.l1Cap) -}}{{- $largs = append $largs (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
-{{- $largs = concat $largs (list (printf "--reserve-bytes=%d" (mul (int64 $C.lmcache.serverOverheadGiB) 1073741824)) (printf "--initial-gb=%d" (int64 $C.lmcache.l1InitGiB)) "--") -}}
-{{- $largs = concat $largs (list $rt.lmcache.server "server" "--host" "127.0.0.1" "--port" "5555" "--chunk-size" "256" "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $C.lmcache.l1InitGiB)) "--eviction-policy" (upper $o.evictionPolicy)) -}}
+{{- if not (kindIs "string" $z.utilization) -}}{{- $lmOptions = append $lmOptions (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
+{{- $lmOptions = append $lmOptions (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{- if not (kindIs "string" $z.l1Cap) -}}{{- $lmOptions = append $lmOptions (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
+{{- $lmServer = list $rt.lmcache.server "server" "--host" "127.0.0.1" "--port" "5555" "--chunk-size" "256" "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $C.lmcache.l1InitGiB)) "--eviction-policy" (upper $o.evictionPolicy) -}}
 {{- range $n, $cap := $capacities -}}
 {{- $adapter := dict "type" "fs" "base_path" (printf "/mnt/kv-cache-%d" $n) -}}
 {{- if and (ne (toString $cap) "") (ge (int64 $cap) 1073741824) -}}
 {{- $adapter = dict "type" "fs_native" "base_path" (printf "/mnt/kv-cache-%d" $n) "max_capacity_gb" (div (int64 $cap) 1073741824) "eviction" (dict "eviction_policy" "LRU" "trigger_watermark" 0.8 "eviction_ratio" 0.2) -}}
 {{- end -}}
-{{- $largs = concat $largs (list "--l2-adapter" (toJson $adapter)) -}}
+{{- $lmServer = concat $lmServer (list "--l2-adapter" (toJson $adapter)) -}}
 {{- end -}}
-{{- $sidecar = dict "name" "lmcache-mp-server" "image" (include "kvgen.image" (list (default dict $v.images.lmcache) $rt.lmcache.image)) "command" (list $rt.lmcache.python "/opt/kvgen/lmcache_launcher.py") "args" $largs "env" (list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility")) "resources" (include "kvgen.resources" (list $z.lmcache dict) | fromJson) "probeCommand" (list $rt.lmcache.python "-c" "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthcheck', timeout=2)") "volumeMounts" (concat (list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "lmcache-launcher" "mountPath" "/opt/kvgen" "readOnly" true)) $tierMounts) -}}
+{{- end -}}
+{{- $serverOverhead := mul (int64 $C.lmcache.serverOverheadGiB) 1073741824 -}}
+{{- $initGb := printf "--initial-gb=%d" (int64 $C.lmcache.l1InitGiB) -}}
+
+{{/* the vLLM container; with gpuAccess in-container it runs the launcher, which runs `vllm serve` */}}
+{{- $vllmMounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" "/root/.cache") -}}
+{{- $vllmSize := $z.vllm -}}
+{{- $command := list -}}
+{{- $prefix := list -}}
+{{- if eq $backend "native" -}}
+{{- $vllmMounts = concat $vllmMounts $tierMounts -}}
+{{- else if $inContainer -}}
+{{- $vllmMounts = concat $vllmMounts (list $launcherMount) $tierMounts -}}
+{{- $vllmSize = include "kvgen.withServer" (list $z.vllm $z.lmcache) | fromJson -}}
+{{- $command = list $rt.lmcache.python "/opt/kvgen/lmcache_launcher.py" -}}
+{{- $prefix = concat $lmOptions (list (printf "--reserve-bytes=%d" (add (int64 $z.vllm.limit) $serverOverhead)) $initGb (printf "--health-url=%s" $rt.lmcache.healthUrl) "--") $lmServer (list "--then") $rt.vllm.entrypoint -}}
+{{- end -}}
+{{- $vllm := dict "name" "vllm" "image" (include "kvgen.image" (list $image $pin)) "command" $command "args" (concat $prefix $args) "env" $env "ports" (list (dict "name" "http" "containerPort" (int64 $v.service.port) "protocol" "TCP")) "resources" (include "kvgen.resources" (list $vllmSize $gpu $claims) | fromJson) "volumeMounts" $vllmMounts "probes" true -}}
+
+{{/* the LMCache MP server as a native sidecar (gpuAccess visible-devices or dra) */}}
+{{- $sidecar := dict -}}
+{{- if and $access (not $inContainer) -}}
+{{- $sidecarEnv := list -}}
+{{- if not $dra -}}{{- $sidecarEnv = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}{{- end -}}
+{{- $largs := concat $lmOptions (list (printf "--reserve-bytes=%d" $serverOverhead) $initGb "--") $lmServer -}}
+{{- $sidecar = dict "name" "lmcache-mp-server" "image" (include "kvgen.lmcacheImage" (list (default dict $v.images.lmcache) (default dict $v.images.vllm) $rt.vllm.image)) "command" (list $rt.lmcache.python "/opt/kvgen/lmcache_launcher.py") "args" $largs "env" $sidecarEnv "resources" (include "kvgen.resources" (list $z.lmcache dict $claims) | fromJson) "probeCommand" (list $rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" $rt.lmcache.healthUrl)) "volumeMounts" (concat (list (dict "name" "dshm" "mountPath" "/dev/shm") $launcherMount) $tierMounts) -}}
 {{- end -}}
 
 {{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $z.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $z.modelCache))) -}}
@@ -163,6 +194,8 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) $nodeSelector -}}
 {{- $podAnnotations := deepCopy $annotations -}}
 {{- if $launcher -}}{{- $_ := set $podAnnotations "kvgen.dev/lmcache-launcher-sha256" $launcher.sha256 -}}{{- end -}}
+{{- $resourceClaims := list -}}
+{{- if $dra -}}{{- $resourceClaims = list (dict "name" "gpus" "resourceClaimTemplateName" $claimTemplate.name) -}}{{- end -}}
 
 {{/* workloads: a Deployment, or rank 0 and ranks 1.. of a multi-node server */}}
 {{- $workloads := list -}}
@@ -170,24 +203,25 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- range $r := list "leader" "worker" -}}
 {{- $c := deepCopy $vllm -}}
 {{- if eq $r "worker" -}}
-{{- $_ := set $c "args" (concat $rankArgs (list "--headless") $tail) -}}
+{{- $_ := set $c "args" (concat $prefix $rankArgs (list "--headless") $tail) -}}
 {{- $_ := set $c "probes" false -}}
 {{- end -}}
-{{- $pod := dict "selector" (merge (dict "kvgen.dev/node-role" $r) $selector) "labels" (merge (dict "kvgen.dev/node-role" $r) $labels) "annotations" $podAnnotations "sidecar" $sidecar "vllm" $c "volumes" $volumes -}}
+{{- $pod := dict "selector" (merge (dict "kvgen.dev/node-role" $r) $selector) "labels" (merge (dict "kvgen.dev/node-role" $r) $labels) "annotations" $podAnnotations "resourceClaims" $resourceClaims "sidecar" $sidecar "vllm" $c "volumes" $volumes -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (ternary $name (printf "%s-worker" $name) (eq $r "leader")) "replicas" (ternary 1 (sub $nodes 1) (eq $r "leader")) "ordinalsStart" (ternary "" 1 (eq $r "leader")) "pod" $pod) -}}
 {{- end -}}
 {{- else -}}
-{{- $workloads = list (dict "kind" "Deployment" "name" $name "replicas" (int64 $v.replicas) "ordinalsStart" "" "pod" (dict "selector" $selector "labels" $labels "annotations" $podAnnotations "sidecar" $sidecar "vllm" $vllm "volumes" $volumes)) -}}
+{{- $workloads = list (dict "kind" "Deployment" "name" $name "replicas" (int64 $v.replicas) "ordinalsStart" "" "pod" (dict "selector" $selector "labels" $labels "annotations" $podAnnotations "resourceClaims" $resourceClaims "sidecar" $sidecar "vllm" $vllm "volumes" $volumes)) -}}
 {{- end -}}
 
 {{- toJson (dict
   "name" $name "namespace" $namespace "labels" $labels "selector" $selector "annotations" $annotations
   "multiNode" $multiNode "headlessName" $headless "masterPort" $masterPort
   "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $workloads 0).pod.selector)
-  "launcher" $launcher "workloads" $workloads "nodeSelector" $nodeSelector
+  "launcher" $launcher "claimTemplate" $claimTemplate "gpuAccess" $access "workloads" $workloads "nodeSelector" $nodeSelector
   "tolerations" (default list $v.scheduling.tolerations) "affinity" (default dict $v.scheduling.affinity)
   "priorityClassName" (default "" $v.scheduling.priorityClassName)
-  "decision" $d) -}}
+  "decision" $d "vllmImage" $vllm.image "lmcacheImage" (default "" $sidecar.image)
+  "lmcacheImageSet" (not (not (or $v.images.lmcache.repository $v.images.lmcache.tag $v.images.lmcache.digest)))) -}}
 {{- end -}}
 
 {{/* kvgen.image: repository:tag, or repository@digest; each field from the values, else the pin. */}}
@@ -200,7 +234,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 
 {{/* kvgen.resources: requests and limits from a sized container (kvgen's _resources). */}}
 {{- define "kvgen.resources" -}}
-{{- $size := index . 0 -}}{{- $gpu := index . 1 -}}
+{{- $size := index . 0 -}}{{- $gpu := index . 1 -}}{{- $claims := index . 2 -}}
 {{- $requests := dict "memory" (include "kvgen.formatBytes" $size.memory) -}}
 {{- if $size.cpu -}}{{- $_ := set $requests "cpu" $size.cpu -}}{{- end -}}
 {{- if gt (int64 $size.ephemeral) 0 -}}{{- $_ := set $requests "ephemeral-storage" (include "kvgen.formatBytes" $size.ephemeral) -}}{{- end -}}
@@ -208,5 +242,31 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- if $size.cpuLimit -}}{{- $_ := set $limits "cpu" $size.cpuLimit -}}{{- end -}}
 {{- if hasKey $size "ephemeralLimit" -}}{{- $_ := set $limits "ephemeral-storage" (include "kvgen.formatBytes" $size.ephemeralLimit) -}}{{- end -}}
 {{- range $k, $n := $gpu -}}{{- $_ := set $requests $k $n -}}{{- $_ := set $limits $k $n -}}{{- end -}}
-{{- toJson (dict "requests" $requests "limits" $limits) -}}
+{{- $out := dict "requests" $requests "limits" $limits -}}
+{{- if $claims -}}{{- $_ := set $out "claims" $claims -}}{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* kvgen.withServer: gpuAccess in-container: the vLLM container's size plus the LMCache server's
+(kvgen's plan.with_server); its CPU is the vLLM container's. */}}
+{{- define "kvgen.withServer" -}}
+{{- $a := index . 0 -}}{{- $b := index . 1 -}}
+{{- $out := dict "cpu" $a.cpu "memory" (add (int64 $a.memory) (int64 $b.memory)) "limit" (add (int64 $a.limit) (int64 $b.limit)) "ephemeral" (add (int64 $a.ephemeral) (int64 $b.ephemeral)) -}}
+{{- if hasKey $a "cpuLimit" -}}{{- $_ := set $out "cpuLimit" $a.cpuLimit -}}{{- end -}}
+{{- if or (hasKey $a "ephemeralLimit") (hasKey $b "ephemeralLimit") -}}
+{{- $_ := set $out "ephemeralLimit" (add (int64 (ternary $a.ephemeralLimit $a.ephemeral (hasKey $a "ephemeralLimit"))) (int64 (ternary $b.ephemeralLimit $b.ephemeral (hasKey $b "ephemeralLimit")))) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* kvgen.lmcacheImage: the sidecar's image: the vLLM image, with the fields images.lmcache sets
+in its place (a tag or digest there replaces the vLLM image's tag and digest together). */}}
+{{- define "kvgen.lmcacheImage" -}}
+{{- $own := index . 0 -}}{{- $spec := index . 1 -}}{{- $pin := index . 2 -}}
+{{- $repo := default $pin.repository $spec.repository -}}
+{{- $tag := default $pin.tag $spec.tag -}}
+{{- $digest := default (default "" $pin.digest) $spec.digest -}}
+{{- if or $own.tag $own.digest -}}{{- $tag = default $tag $own.tag -}}{{- $digest = default "" $own.digest -}}{{- end -}}
+{{- $repo = default $repo $own.repository -}}
+{{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo $tag -}}{{- end -}}
 {{- end -}}

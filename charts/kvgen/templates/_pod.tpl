@@ -23,6 +23,10 @@ spec:
   {{- if $c.priorityClassName }}
   priorityClassName: {{ toJson $c.priorityClassName }}
   {{- end }}
+  {{- if $pod.resourceClaims }}
+  # gpuAccess dra: the pod's GPUs, claimed once; vLLM and the LMCache sidecar both list the claim
+  resourceClaims: {{ toJson $pod.resourceClaims }}
+  {{- end }}
   {{- with $pod.sidecar }}
   initContainers:
     # LMCache MP server as a native sidecar: starts (and must answer its health check) before vLLM
@@ -31,7 +35,9 @@ spec:
       restartPolicy: Always
       command: {{ toJson .command }}
       args: {{ toJson .args }}
+      {{- if .env }}
       env: {{ toJson .env }}
+      {{- end }}
       resources: {{ toJson .resources }}
       startupProbe:
         exec:
@@ -44,6 +50,10 @@ spec:
   containers:
     - name: {{ toJson $pod.vllm.name }}
       image: {{ toJson $pod.vllm.image }}
+      {{- if $pod.vllm.command }}
+      # gpuAccess in-container: kvgen's launcher starts the LMCache server, then `vllm serve`
+      command: {{ toJson $pod.vllm.command }}
+      {{- end }}
       args: {{ toJson $pod.vllm.args }}
       {{- if $pod.vllm.env }}
       env: {{ toJson $pod.vllm.env }}

@@ -1,0 +1,88 @@
+"""How the LMCache MP server reaches vLLM's GPUs: ``kvCacheOffloading.lmcache.gpuAccess``.
+
+- ``visible-devices``: a native sidecar with ``NVIDIA_VISIBLE_DEVICES=all`` and no GPU request;
+- ``dra``: one DRA ResourceClaim (from a ResourceClaimTemplate) for the pod's GPUs, listed by
+  the vLLM container and the sidecar alike (Kubernetes 1.34+);
+- ``in-container``: no sidecar; kvgen's launcher supervises ``lmcache server`` and vLLM inside
+  the vLLM container.
+
+The texts and version floors are data (``charts/kvgen/files/gpu-access.yaml``, read by the
+chart too); the mode names are the spec's. The Helm chart's counterpart is
+``charts/kvgen/templates/_gpuaccess.tpl``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kvgen import catalog
+from kvgen.spec import Spec
+
+Problem = tuple[tuple, str, str | None]
+
+CLAIM_NAME = "gpus"  # pod.spec.resourceClaims[].name, and the claim's only request
+PATH = ("kvCacheOffloading", "lmcache", "gpuAccess")
+
+
+@dataclass(frozen=True)
+class GpuAccess:
+    mode: str
+    summary: str
+    requirement: str
+    device_class_name: str | None  # dra only
+
+
+def modes() -> dict[str, dict[str, Any]]:
+    return catalog.load("gpu-access.yaml")["modes"]
+
+
+def version_tuple(version: str) -> tuple[int, int]:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", version.strip())
+    if not m:
+        raise ValueError(f"{version!r} is not a Kubernetes version such as 1.33")
+    return int(m[1]), int(m[2])
+
+
+def resolve(spec: Spec, backend: str | None) -> GpuAccess | None:
+    """The mode in force: None unless the LMCache server is rendered (lmcache backend, on)."""
+    if backend != "lmcache":
+        return None
+    lm = spec.kv_cache_offloading.lmcache
+    row = modes()[lm.gpu_access]
+    return GpuAccess(lm.gpu_access, row["summary"], row["requirement"],
+                     lm.device_class_name if lm.gpu_access == "dra" else None)
+
+
+def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
+    """A mode the target Kubernetes version cannot run is an error (dra below 1.34)."""
+    if access is None:
+        return []
+    floor = modes()[access.mode].get("minKubeVersion")
+    if floor is None or version_tuple(k8s_version) >= version_tuple(str(floor)):
+        return []
+    return [(
+        PATH,
+        f"gpuAccess {access.mode} needs Kubernetes {floor} or newer (resource.k8s.io/v1 ResourceClaimTemplate), "
+        f"but the output is for Kubernetes {k8s_version}",
+        f"render with --kube-version {floor} (or newer) for a cluster that has it, "
+        "or use gpuAccess visible-devices or in-container",
+    )]
+
+
+def warnings(spec: Spec, access: GpuAccess | None) -> list[str]:
+    """Settings the mode in force does not use (never dropped silently)."""
+    out: list[str] = []
+    o = spec.kv_cache_offloading
+    lm = o.lmcache
+    if "lmcache" in o.model_fields_set and access is None and o.enabled and o.backend == "native":
+        out.append("kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it")
+    if access is not None and access.mode != "dra" and "device_class_name" in lm.model_fields_set:
+        out.append(f"kvCacheOffloading.lmcache.deviceClassName applies to gpuAccess dra only; {access.mode} ignores it")
+    if access is not None and access.mode == "in-container":
+        r = spec.resources.lmcache_server
+        if r.requests.cpu is not None or r.limits.cpu is not None:
+            out.append("resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the "
+                       "vLLM container's CPU (its memory and ephemeral storage are added to that container)")
+    return out
