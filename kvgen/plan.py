@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, connector, gpu_access, kube, paths, quantity, rules, sizing
+from kvgen import apiserver, catalog, connector, gpu_access, kube, paths, ports, quantity, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.gpu_access import GpuAccess
 from kvgen.rules import Decision
@@ -166,8 +166,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     if problems:
         raise PlanError(problems)
     decision = rules.decide(rules.Context(spec, model, instance))
-    access = gpu_access.resolve(spec, spec.kv_cache_offloading.backend if decision.enabled else None)
-    problems = gpu_access.check(access, k8s_version)
+    backend = spec.kv_cache_offloading.backend if decision.enabled else None
+    access = gpu_access.resolve(spec, backend)
+    problems = gpu_access.check(access, k8s_version) + ports.check(spec, backend)
     try:
         sz = sizing.plan(spec, model, instance, decision, gpus_per_pod)
     except sizing.FitError as exc:

@@ -14,6 +14,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- if not $s.errs -}}
 {{- include "kvgen.decide" $s -}}
 {{- include "kvgen.gpuAccess" $s -}}
+{{- include "kvgen.checkPorts" $s -}}
 {{- include "kvgen.size" $s -}}
 {{- end -}}
 {{- if $s.errs -}}
