@@ -108,3 +108,11 @@ def test_committed_snapshots_match_a_fresh_capture(live):
     assert sorted(captured) == sorted(p.name for p in cs.CONTRACT_DIR.glob("*.json"))
     for name, text in captured.items():
         assert (cs.CONTRACT_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: run scripts/capture-contract"
+
+
+def test_committed_hybrid_architectures_match_a_fresh_scan_of_vllm(live):
+    """charts/kvgen/files/hybrid-architectures.yaml (read by kvgen and the chart) is what a fresh
+    scan of the installed vLLM finds: every registry architecture whose class implements IsHybrid."""
+    assert "capture_error" not in live, live.get("capture_error")
+    committed = (cs.ROOT / "charts" / "kvgen" / "files" / "hybrid-architectures.yaml").read_text(encoding="utf-8")
+    assert live["hybrid_architectures"] == committed, "hybrid-architectures.yaml is stale: run scripts/capture-contract"
