@@ -52,7 +52,8 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     assert facts["pipeline_parallel_size"] == spec.parallelism.pipeline
     assert facts["data_parallel_size"] == spec.parallelism.data
     assert facts["port"] == spec.service.port
-    assert facts["max_model_len"] == spec.model.max_model_len
+    # the spec's model.maxModelLen, or the longest context that fits when the model's own does not
+    assert facts["max_model_len"] == r.compiled.plan.context.flag
     if "--enable-prefix-caching" in r.argv:
         assert facts["enable_prefix_caching"] is True
     kv = cs.kv_config(r.argv)
