@@ -190,7 +190,8 @@ def test_emptydir_tier_is_checked_against_the_default_os_disk_not_the_nvme():
                            kvCacheOffloading={"cpu": "64Gi", "secondary": tiers}))
     assert ok.plan.sizing.ephemeral_allocatable == 28312 * GiB - 28312 * GiB // 10
     # a pvc.spec tier is not the kubelet's disk: it fits the default pool too
-    claim = [{"fileSystem": {"pvc": {"spec": {"storageClassName": "local-nvme", "resources": {"requests": {"storage": "500Gi"}}}}}}]
+    claim = [{"fileSystem": {"pvc": {"spec": {"storageClassName": "local-nvme", "accessModes": ["ReadWriteOnce"],
+                                              "resources": {"requests": {"storage": "500Gi"}}}}}}]
     compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism=one_node, kvCacheOffloading={"cpu": "64Gi", "secondary": claim}))
 
 
