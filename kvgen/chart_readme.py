@@ -49,8 +49,8 @@ and a `model.maxModelLen` that does not fit fails (vLLM would refuse to start). 
 are recognised by architecture (`files/hybrid-architectures.yaml`, captured from vLLM). The
 model cache and `emptyDir` tiers must fit the kubelet's ephemeral storage, by default the OS
 disk of the instance type's default node pool (`instance.ephemeralStorage` overrides it). The
-`lmcache` backend's native sidecar needs Kubernetes 1.29 or later: the templates check
-`.Capabilities.KubeVersion`.
+`lmcache` backend's native sidecar needs Kubernetes 1.29 or later (`gpuAccess: in-container`
+has none): the templates check `.Capabilities.KubeVersion`.
 """
 
 

@@ -193,7 +193,8 @@ def test_chart_refuses_the_lmcache_sidecar_below_kubernetes_1_29(capfd):
     capfd.readouterr()
     helm_python.lint(str(helm.CHART), values=lmcache, kube_version="v1.28.0")
     assert needle in capfd.readouterr().err
-    for values, version in ((lmcache, "v1.29.0"), (native, "v1.28.0")):
+    in_container = {**lmcache, "kvCacheOffloading": {**lmcache["kvCacheOffloading"], "lmcache": {"gpuAccess": "in-container"}}}
+    for values, version in ((lmcache, "v1.29.0"), (native, "v1.28.0"), (in_container, "v1.28.0")):
         helm_python.lint(str(helm.CHART), values=values, kube_version=version)
         assert needle not in capfd.readouterr().err
 

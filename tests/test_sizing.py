@@ -224,6 +224,7 @@ def test_lmcache_backend_needs_kubernetes_1_29():
     assert problem.path == ("kvCacheOffloading", "backend")
     assert "native sidecar" in problem.message and "1.29 or later" in problem.message and "1.28" in problem.message
     compile_spec(spec(), version="1.29")
-    # the native backend and a disabled one have no sidecar: 1.28 is fine
+    # the native backend, a disabled one and gpuAccess in-container have no sidecar: 1.28 is fine
     compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}), version="1.28")
     compile_spec(spec(kvCacheOffloading={"enabled": False}), version="1.28")
+    compile_spec(spec(kvCacheOffloading={"lmcache": {"gpuAccess": "in-container"}}), version="1.28")
