@@ -128,7 +128,8 @@ class ModelSpec(Model):
     )
     mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
     hybrid: bool | None = Field(
-        None, description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid)."
+        None, description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid). Derived from the architecture "
+        "(charts/kvgen/files/hybrid-architectures.yaml); false on a hybrid architecture is an error."
     )
     weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
     sliding_layers: int | None = Field(
