@@ -41,6 +41,12 @@ def rules() -> list[dict[str, Any]]:
     return load("rules.yaml")["rules"]
 
 
+def hybrid_architectures() -> dict[str, str]:
+    """vLLM architectures whose class implements IsHybrid (captured from vLLM by
+    scripts/capture-contract), each with the class the registry loads."""
+    return load("hybrid-architectures.yaml")["architectures"]
+
+
 def suggest(word: str, choices: list[str]) -> str | None:
     """A 'did you mean' hint, case-insensitive."""
     lowered = {c.lower(): c for c in choices}
@@ -61,18 +67,33 @@ class ModelInfo:
     weights_bytes: int
     max_model_len: int | None
     in_catalog: bool
+    sliding_layers: int = 0  # attention layers with a sliding window (part of attention_layers)
+    sliding_window: int | None = None  # their window, in tokens
+    full_kv_heads: int | None = None  # full-attention layers' geometry when it differs (Gemma 4)
+    full_head_dim: int | None = None
+
+    @property
+    def full_layers(self) -> int:
+        """Attention layers that keep every token (full attention)."""
+        return self.attention_layers - self.sliding_layers
+
+    def layer_bytes_per_token(self, full: bool, dtype_bytes: int = 2, tensor_parallel: int = 1) -> int:
+        """KV-cache bytes one token takes in one attention layer on one GPU (vLLM
+        kv_cache_interface.py). Standard attention: 2 (K and V) x KV heads per rank x head dim x
+        dtype; heads are replicated when TP exceeds them. MLA: one latent vector of head_dim, no
+        factor 2, replicated on every rank (runtime.md section 9). Full-attention layers use
+        fullKvHeads / fullHeadDim where the model sets them."""
+        heads = (self.full_kv_heads if full and self.full_kv_heads else self.kv_heads)
+        dim = (self.full_head_dim if full and self.full_head_dim else self.head_dim)
+        if self.mla:
+            return dim * dtype_bytes
+        return 2 * max(1, heads // tensor_parallel) * dim * dtype_bytes
 
     def kv_bytes_per_token(self, dtype_bytes: int = 2, tensor_parallel: int = 1) -> int:
-        """KV-cache bytes one token takes on one GPU (vLLM kv_cache_interface.py).
-
-        Standard attention: 2 (K and V) x KV heads per rank x head dim x dtype, per attention
-        layer; heads are replicated when TP exceeds them. MLA: one latent vector of head_dim
-        per layer, no factor 2, replicated on every rank (runtime.md section 9).
-        """
-        if self.mla:
-            return self.attention_layers * self.head_dim * dtype_bytes
-        heads_per_rank = max(1, self.kv_heads // tensor_parallel)
-        return self.attention_layers * 2 * heads_per_rank * self.head_dim * dtype_bytes
+        """KV-cache bytes one token takes on one GPU in every attention layer, sliding ones
+        included (what a token costs while it is inside every window)."""
+        return (self.full_layers * self.layer_bytes_per_token(True, dtype_bytes, tensor_parallel)
+                + self.sliding_layers * self.layer_bytes_per_token(False, dtype_bytes, tensor_parallel))
 
 
 @dataclass(frozen=True)
@@ -87,6 +108,8 @@ class InstanceInfo:
     local_disk_bytes: int
     mig: str | None
     in_catalog: bool
+    ephemeral_bytes: int = 0  # the kubelet's ephemeral storage (the OS/boot disk by default); 0: unknown
+    ephemeral_explicit: bool = False  # set by the spec's instance.ephemeralStorage
 
 
 MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
@@ -97,7 +120,8 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, 
     """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint))."""
     row = models().get(spec_model.id)
     merged: dict[str, Any] = dict(row or {})
-    for field in ("architecture", "layers", "attention_layers", "kv_heads", "head_dim", "mla", "hybrid", "weights"):
+    for field in ("architecture", "layers", "attention_layers", "kv_heads", "head_dim", "mla", "hybrid", "weights",
+                  "sliding_layers", "sliding_window"):
         value = getattr(spec_model, field)
         if value is not None:
             merged[to_camel(field)] = value
@@ -114,20 +138,41 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, 
             hint = None
         return None, [(("model", "id"), message, hint)]
     layers = int(merged["layers"])
+    architecture = str(merged["architecture"])
+    # hybrid follows the architecture (vLLM's IsHybrid classes); a spec cannot switch it off
+    hybrid_arch = architecture in hybrid_architectures()
+    problems = []
+    if spec_model.hybrid is False and hybrid_arch:
+        problems.append((
+            ("model", "hybrid"),
+            f"{architecture} is a hybrid architecture (vLLM {hybrid_architectures()[architecture]} implements IsHybrid); "
+            "hybrid: false cannot change how vLLM runs it",
+            "remove model.hybrid (kvgen derives it from the architecture)",
+        ))
+    attention_layers = int(merged.get("attentionLayers") if merged.get("attentionLayers") is not None else layers)
+    sliding_layers = int(merged.get("slidingLayers") or 0)
+    window = merged.get("slidingWindow")
+    if sliding_layers > attention_layers:
+        problems.append((("model", "slidingLayers"), f"{sliding_layers} sliding layers are more than the {attention_layers} attention layers", None))
+    if sliding_layers and not window:
+        problems.append((("model", "slidingWindow"), "slidingLayers is set but the window is not", "set model.slidingWindow (tokens)"))
     info = ModelInfo(
         id=spec_model.id,
-        architecture=str(merged["architecture"]),
+        architecture=architecture,
         layers=layers,
-        attention_layers=int(merged.get("attentionLayers") if merged.get("attentionLayers") is not None else layers),
+        attention_layers=attention_layers,
         kv_heads=int(merged["kvHeads"]),
         head_dim=int(merged["headDim"]),
         mla=bool(merged.get("mla", False)),
-        hybrid=bool(merged.get("hybrid", False)),
+        hybrid=hybrid_arch or bool(merged.get("hybrid", False)),
         weights_bytes=quantity.to_bytes(merged["weights"]),
         max_model_len=merged.get("maxModelLen"),
         in_catalog=row is not None,
+        sliding_layers=sliding_layers if window else 0,
+        sliding_window=int(window) if window and sliding_layers else None,
+        full_kv_heads=merged.get("fullKvHeads"),
+        full_head_dim=merged.get("fullHeadDim"),
     )
-    problems = []
     if spec_model.max_model_len and info.max_model_len and spec_model.max_model_len > info.max_model_len:
         problems.append(
             (
@@ -147,7 +192,7 @@ def _mig_memory(profile: str) -> int:
 def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tuple[tuple, str, str | None]]]:
     row = instances().get(spec_instance.type) if spec_instance.type else None
     merged: dict[str, Any] = dict(row or {})
-    for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig"):
+    for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig", "ephemeral_storage"):
         value = getattr(spec_instance, field)
         if value is not None:
             merged[to_camel(field)] = value
@@ -176,5 +221,7 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tupl
         local_disk_bytes=quantity.to_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,
         mig=mig,
         in_catalog=row is not None,
+        ephemeral_bytes=quantity.to_bytes(merged["ephemeralStorage"]) if merged.get("ephemeralStorage") else 0,
+        ephemeral_explicit=spec_instance.ephemeral_storage is not None,
     )
     return info, []

@@ -42,6 +42,15 @@ offline), as `kvgen render --kube-version` does.
 
 The catalogs, rule table, sizing constants and image pins are the files under `files/`,
 the same files kvgen reads.
+
+Like kvgen, the chart plans the context length: when one sequence of the model's own limit
+does not fit the GPU KV cache it passes `--max-model-len` with the longest length that does,
+and a `model.maxModelLen` that does not fit fails (vLLM would refuse to start). Hybrid models
+are recognised by architecture (`files/hybrid-architectures.yaml`, captured from vLLM). The
+model cache and `emptyDir` tiers must fit the kubelet's ephemeral storage, by default the OS
+disk of the instance type's default node pool (`instance.ephemeralStorage` overrides it). The
+`lmcache` backend's native sidecar needs Kubernetes 1.29 or later (`gpuAccess: in-container`
+has none): the templates check `.Capabilities.KubeVersion`.
 """
 
 

@@ -16,8 +16,11 @@ the tensor-parallel size exceeds them); MLA stores one latent of ``kv_lora_rank 
 qk_rope_head_dim`` per layer, no factor 2, replicated on every tensor-parallel rank; hybrid
 models count their attention layers only. kvgen leaves ``--kv-cache-dtype`` at ``auto``, which
 keeps the KV cache in the model's 16-bit dtype: 2 bytes. An offloaded token costs the bytes it
-takes on all the pod's GPUs, so every tier is counted in those "pod bytes per token" (for MLA
-this counts one copy per rank, a lower bound on what vLLM may store).
+takes on all the pod's GPUs, so every tier is counted in those "pod bytes per token" (every
+attention layer, sliding ones included: a lower bound on the tokens a tier holds; for MLA this
+counts one copy per rank, a lower bound on what vLLM may store). Full-length sequences in the GPU
+tier are counted with what one sequence really costs (kvgen.kvcache: sliding layers keep at most
+their window), and ``context`` says which ``--max-model-len`` vLLM is given and why.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ JSON_VERSION = 1
 
 _MEMORY_LABELS = {
     ("vllm", "runtime"): "vLLM API server and engine core",
-    ("vllm", "model-loading"): "model loading (weights read through the page cache)",
+    ("vllm", "model-loading"): "model loading: page cache of the weights (soft: reclaimable, not requested)",
     ("vllm", "cpu-backend-kv"): "KV cache of vLLM's CPU backend",
     ("vllm", "shm"): "/dev/shm for NCCL and vLLM's queues",
     ("vllm", "cpu-tier"): "CPU tier (native, in /dev/shm)",
@@ -62,14 +65,15 @@ def _memory_label(plan: Plan, container: str, item: str) -> str:
 
 def _memory_items(plan: Plan) -> list[dict[str, Any]]:
     """The pod's computed memory item by item, as kvgen.sizing adds it up (before explicit values),
-    each under the container that holds it (gpuAccess in-container: the server's are vLLM's)."""
+    each under the container that holds it (gpuAccess in-container: the server's are vLLM's);
+    ``soft`` items (page cache of the weights) are shown but not requested."""
     out = []
     for i in plan.sizing.memory_items:
         container, item = i.container, i.item
         if plan.in_container and container == "lmcache-mp-server":
             container, item = "vllm", f"lmcache-{item}"
         out.append({"container": container, "item": item, "label": _memory_label(plan, container, item),
-                    "bytes": int(round(i.bytes))})
+                    "bytes": int(round(i.bytes)), "soft": i.soft})
     return out
 
 
@@ -78,7 +82,7 @@ def _memory(plan: Plan) -> dict[str, Any]:
     items = _memory_items(plan)
     containers = []
     for name, size in plan.containers():
-        computed = sum(i["bytes"] for i in items if i["container"] == name)
+        computed = sum(i["bytes"] for i in items if i["container"] == name and not i["soft"])
         containers.append({
             "name": name,
             "requestBytes": size.memory,
@@ -96,6 +100,7 @@ def _memory(plan: Plan) -> dict[str, Any]:
         "limitBytes": sum(c["limitBytes"] for c in containers),
         "freeBytes": s.pod_allocatable - request,
         "fits": request <= s.pod_allocatable,
+        "softBytes": sum(i["bytes"] for i in items if i["soft"]),
         "containers": containers,
         "items": items,
     }
@@ -104,6 +109,7 @@ def _memory(plan: Plan) -> dict[str, Any]:
 def _disk(plan: Plan) -> dict[str, Any]:
     s, inst, spec = plan.sizing, plan.instance, plan.spec
     local = int(inst.local_disk_bytes * s.gpu_share) if inst.local_disk_bytes else None
+    kubelet = s.ephemeral_allocatable if inst.ephemeral_bytes else None
     items = [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": s.model_cache}]
     claims = []
     if plan.backend:
@@ -117,10 +123,14 @@ def _disk(plan: Plan) -> dict[str, Any]:
                                "claim": fs.pvc.ref.name if fs.pvc.ref else None, "bytes": caps[i]})
     request = s.pod_ephemeral
     return {
+        "ephemeralStorageBytes": inst.ephemeral_bytes or None,
+        "ephemeralStorageSource": None if not inst.ephemeral_bytes else (
+            "instance.ephemeralStorage" if inst.ephemeral_explicit else "default OS disk"),
+        "allocatableBytes": kubelet,
         "localDiskBytes": local,
         "requestBytes": request,
-        "freeBytes": None if local is None else local - request,
-        "fits": None if local is None else request <= local,
+        "freeBytes": None if kubelet is None else kubelet - request,
+        "fits": None if kubelet is None else request <= kubelet,
         "items": items,
         "claims": claims,
     }
@@ -142,11 +152,15 @@ def _kv(plan: Plan) -> dict[str, Any]:
     gpus = s.gpus_per_pod
     # the bytes one token takes on all of this pod's GPUs (pipeline stages hold 1/pp of the layers)
     pod_bytes = per_rank * max(gpus, 1) // p.pipeline if gpus else per_rank
-    max_len = spec.model.max_model_len or m.max_model_len
+    ctx = plan.context
+    max_len = ctx.served
     per_gpu = s.gpu_kv_cache // gpus if gpus else 0
+    seq_bytes = ctx.sequence_bytes()
     tiers = []
     if gpus:
-        tiers.append(_tier("gpu", "gpu", s.gpu_kv_cache, pod_bytes, max_len, perGpuBytes=per_gpu))
+        gpu = _tier("gpu", "gpu", s.gpu_kv_cache, pod_bytes, max_len, perGpuBytes=per_gpu)
+        gpu["sequences"] = per_gpu // seq_bytes if seq_bytes else None  # what one sequence really costs
+        tiers.append(gpu)
     else:
         tiers.append(_tier("cpu-backend", "cpu-backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB, pod_bytes, max_len))
     if plan.backend:
@@ -169,6 +183,20 @@ def _kv(plan: Plan) -> dict[str, Any]:
         "tiers": tiers,
         "totalTokens": sum(t["tokens"] or 0 for t in tiers) if all(t["tokens"] is not None for t in tiers) else None,
         "gpuTierTokens": gpu_tier["tokens"],
+        "context": {
+            "modelMaxLen": ctx.model_max,
+            "requested": ctx.requested,
+            "fits": ctx.fits,
+            "served": ctx.served,
+            "flag": ctx.flag,
+            "planned": ctx.flag is not None and ctx.requested is None,
+            "budgetBytesPerGpu": ctx.budget,
+            "sequenceBytesPerGpu": seq_bytes,
+            "fullBytesPerToken": ctx.cost.full,
+            "slidingBytesPerToken": ctx.cost.sliding,
+            "slidingTokensKept": ctx.cost.sliding_cap,
+            "stateBytes": ctx.cost.state,
+        },
     }
 
 
@@ -212,11 +240,11 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
         "model": {
             "id": m.id, "architecture": m.architecture, "hybrid": m.hybrid, "mla": m.mla, "weightsBytes": m.weights_bytes,
             "layers": m.layers, "attentionLayers": m.attention_layers, "kvHeads": m.kv_heads, "headDim": m.head_dim,
-            "maxModelLen": m.max_model_len,
+            "maxModelLen": m.max_model_len, "slidingLayers": m.sliding_layers, "slidingWindow": m.sliding_window,
         },
         "instance": {
             "type": i.type, "gpus": i.gpus, "gpuMemoryBytes": i.gpu_memory_bytes, "memoryBytes": i.memory_bytes,
-            "localDiskBytes": i.local_disk_bytes, "arch": i.arch, "mig": i.mig,
+            "localDiskBytes": i.local_disk_bytes, "ephemeralStorageBytes": i.ephemeral_bytes or None, "arch": i.arch, "mig": i.mig,
         },
         "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "nodes": p.nodes},
         "decision": {
@@ -365,7 +393,8 @@ def render(reports: list[dict[str, Any]], console) -> None:
         for c in mem["containers"]:
             for item in mem["items"]:
                 if item["container"] == c["name"] and item["bytes"]:
-                    table.add_row(f"  {item['label']}", _size(item["bytes"]))
+                    size = _size(item["bytes"])
+                    table.add_row(f"  {item['label']}", f"[grey50]({size})[/]" if item["soft"] else size)
             note = " (explicit resources; computed: " + _size(c["computedBytes"]) + ")" if c["explicit"] else ""
             limit = f", limit {_size(c['limitBytes'])}" if c["limitBytes"] != c["requestBytes"] else ""
             label = "vLLM container (with the LMCache server)" if c["name"] == "vllm" and (r["gpuAccess"] or {}).get("mode") == "in-container" \
@@ -380,25 +409,28 @@ def render(reports: list[dict[str, Any]], console) -> None:
         else:
             segments = [(_SHORT.get((i["container"], i["item"]), "rounding"), i["bytes"],
                          "bright_cyan" if i["item"] == "lmcache-runtime" or (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
-                         else _STYLES.get(i["item"].removeprefix("lmcache-"), "white")) for i in mem["items"]]
+                         else _STYLES.get(i["item"].removeprefix("lmcache-"), "white")) for i in mem["items"] if not i["soft"]]
         console.print(Text("memory ") + _bar(segments, mem["allocatableBytes"]))
         console.print(_legend(segments))
 
         disk = r["disk"]
-        dt = Table(title="Disk budget (ephemeral storage on the node's local disk)", title_justify="left")
+        dt = Table(title="Disk budget (the kubelet's ephemeral storage)", title_justify="left")
         dt.add_column("item")
         dt.add_column("size", justify="right")
         for item in disk["items"]:
             dt.add_row(item["label"], _size(item["bytes"]))
         dt.add_row("[bold]ephemeral-storage requested[/]", f"[bold]{_size(disk['requestBytes'])}[/]")
-        dt.add_row("local disk for this pod", _size(disk["localDiskBytes"]))
+        source = f" ({disk['ephemeralStorageSource']} {_size(disk['ephemeralStorageBytes'])}, less 10%)" if disk["ephemeralStorageBytes"] else ""
+        dt.add_row(f"kubelet ephemeral storage for this pod{source}", _size(disk["allocatableBytes"]))
+        if disk["localDiskBytes"]:
+            dt.add_row("local NVMe / temp disk for this pod (not the kubelet's by default)", _size(disk["localDiskBytes"]))
         for claim in disk["claims"]:
             what = f"claim {claim['claim']}" if claim["claim"] else "one ephemeral claim per pod"
             dt.add_row(f"disk tier {claim['tier']} ({what}, not local disk)", _size(claim["bytes"]))
         console.print(dt)
         segments = [("model cache" if i["item"] == "model-cache" else f"disk tier {i['item'][5:]}", i["bytes"] or 0,
                      _STYLES.get(i["item"], "blue")) for i in disk["items"]]
-        console.print(Text("disk   ") + _bar(segments, disk["localDiskBytes"]))
+        console.print(Text("disk   ") + _bar(segments, disk["allocatableBytes"]))
         console.print(_legend(segments))
 
         kv = r["kvCache"]
@@ -417,6 +449,16 @@ def render(reports: list[dict[str, Any]], console) -> None:
                 else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}")
             kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
         console.print(kt)
+        ctx = kv["context"]
+        if ctx["planned"]:
+            console.print(f"context: --max-model-len={ctx['flag']:,} (the model supports {ctx['modelMaxLen']:,}; "
+                          f"one sequence of that does not fit the KV cache)", highlight=False)
+        elif ctx["requested"]:
+            fits = f"; up to {ctx['fits']:,} would fit" if ctx["fits"] else ""
+            console.print(f"context: {ctx['served']:,} tokens (model.maxModelLen{fits})", highlight=False)
+        elif ctx["served"]:
+            console.print(f"context: {ctx['served']:,} tokens (the model's own limit: one sequence of it fits the KV cache)",
+                          highlight=False)
         for w in r["input"]["warnings"]:
             console.print(f"[yellow]input[/]: {w}", highlight=False)
         for w in r["warnings"]:

@@ -8,12 +8,14 @@ The plan holds values only; the object structure lives in ``templates/`` (and, f
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, connector, gpu_access, kube, paths, ports, quantity, rules, sizing
+from kvgen import apiserver, catalog, connector, gpu_access, kube, kvcache, paths, ports, quantity, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.gpu_access import GpuAccess
+from kvgen.kvcache import ContextPlan
 from kvgen.rules import Decision
 from kvgen.sizing import ContainerSize, Sizing
 from kvgen.spec import Spec
@@ -27,6 +29,9 @@ LAUNCHER_VOLUME = "lmcache-launcher"
 # Multi-node servers: rank 0 ("leader") runs the API server, ranks 1.. ("worker") run headless.
 ROLE_LABEL = "kvgen.dev/node-role"
 WORKER_SUFFIX = "-worker"  # the StatefulSet of ranks 1..
+# The lmcache backend runs LMCache as a native sidecar (an init container with restartPolicy:
+# Always): the SidecarContainers feature is beta and on by default from Kubernetes 1.29 (off in 1.28).
+SIDECAR_MIN_VERSION = (1, 29)
 
 
 @dataclass
@@ -37,6 +42,7 @@ class Plan:
     decision: Decision
     sizing: Sizing
     gpus_per_pod: int
+    context: ContextPlan
     warnings: list[str] = field(default_factory=list)
     gpu_access: GpuAccess | None = None  # how the LMCache server reaches the GPUs (lmcache backend)
 
@@ -169,19 +175,37 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     backend = spec.kv_cache_offloading.backend if decision.enabled else None
     access = gpu_access.resolve(spec, backend)
     problems = gpu_access.check(access, k8s_version) + ports.check(spec, backend)
+    # the native sidecar of gpuAccess visible-devices (dra has its own 1.34 floor; in-container has no sidecar)
+    if access is not None and access.mode == "visible-devices" and _version(k8s_version) < SIDECAR_MIN_VERSION:
+        problems.append((
+            ("kvCacheOffloading", "backend"),
+            f"the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes "
+            f"{'.'.join(map(str, SIDECAR_MIN_VERSION))} or later (SidecarContainers is off by default in 1.28); "
+            f"the target is {k8s_version}",
+            "target Kubernetes 1.29 or later (--kube-version), use kvCacheOffloading.lmcache.gpuAccess in-container "
+            "(no sidecar), or the native backend",
+        ))
+    context = kvcache.plan(spec, model, instance)
     try:
         sz = sizing.plan(spec, model, instance, decision, gpus_per_pod)
     except sizing.FitError as exc:
-        raise PlanError(problems + exc.problems) from None
+        raise PlanError(problems + exc.problems + context.problems) from None
+    problems += context.problems
     if problems:
         raise PlanError(problems)
-    warnings = list(sz.warnings)
+    warnings = list(sz.warnings) + context.warnings
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
         warnings.append("kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model")
-    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, warnings, access)
+    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)
     plan.warnings += gpu_access.warnings(spec, access) + _image_warnings(plan)
     return plan
+
+
+def _version(text: str) -> tuple[int, int]:
+    """'1.33', 'v1.28.3' -> (1, 33), (1, 28); the CLI has already refused anything else."""
+    m = re.match(r"v?(\d+)\.(\d+)", text.strip())
+    return (int(m[1]), int(m[2])) if m else SIDECAR_MIN_VERSION
 
 
 # ----------------------------------------------------------------------------- context
@@ -368,8 +392,8 @@ def context(plan: Plan) -> dict[str, Any]:
             f"--master-port={MASTER_PORT}",
         ]
     rank_args_end = len(args)  # ranks 1.. add --headless here
-    if spec.model.max_model_len:
-        args.append(f"--max-model-len={spec.model.max_model_len}")
+    if plan.context.flag:  # the spec's model.maxModelLen, or the longest length that fits (kvgen.kvcache)
+        args.append(f"--max-model-len={plan.context.flag}")
     if plan.instance.gpus:
         args.append(f"--gpu-memory-utilization={number(spec.vllm.gpu_memory_utilization)}")
     kv_config = None

@@ -48,7 +48,10 @@ SHM_PER_EXTRA_GPU = _C["shm"]["perExtraGpuGiB"] * GiB
 MODEL_CACHE_HEADROOM = _C["modelCache"]["headroomGiB"] * GiB
 
 GPU_BASE_OVERHEAD = int(_C["gpu"]["baseOverheadGiB"] * GiB)
-GPU_OVERHEAD_WEIGHT_FACTOR = _C["gpu"]["overheadWeightFactor"]
+GPU_OVERHEAD_WEIGHT_PERCENT = _C["gpu"]["overheadWeightPercent"]
+KV_BUDGET_PERCENT = _C["gpu"]["kvBudgetPercent"]
+
+EPHEMERAL_EVICTION_PERCENT = _C["ephemeral"]["evictionPercent"]
 
 
 def kube_reserved(memory: int) -> int:
@@ -69,6 +72,28 @@ def allocatable_memory(memory: int) -> int:
 
 def round_up_gib(n: float) -> int:
     return math.ceil(n / GiB) * GiB
+
+
+def ephemeral_allocatable(disk: int) -> int:
+    """Ephemeral storage the kubelet leaves to pods on a disk of ``disk`` bytes (its hard
+    eviction threshold nodefs.available<10% held back)."""
+    return disk - disk * EPHEMERAL_EVICTION_PERCENT // 100
+
+
+def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
+    """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory x gpuMemoryUtilization, less
+    the weights this GPU holds (tensor x pipeline split), KAITO's overhead estimate (2.3 GiB + 5%
+    of those weights), and a 10% hold-back (sizing.yaml gpu.kvBudgetPercent). kvgen explain's
+    "GPU after weights" and the context-length planning (kvgen.context) both use it. Integer
+    arithmetic (the utilization in parts per million) so that the Helm chart gets the same bytes."""
+    if not instance.gpus:
+        return 0
+    p = spec.parallelism
+    ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
+    usable = instance.gpu_memory_bytes * ppm // 1_000_000
+    weights = model.weights_bytes // (p.tensor * p.pipeline)
+    left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
+    return max(0, left) * KV_BUDGET_PERCENT // 100
 
 
 @dataclass(frozen=True)
@@ -96,12 +121,13 @@ class MemoryItem:
     container: str  # vllm | lmcache-mp-server
     item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, shm, cpu-tier, rounding
     bytes: float
+    soft: bool = False  # reclaimable page cache: shown by explain, not requested
 
 
 def _rounded(items: list[MemoryItem]) -> int:
-    """The container's memory: its items summed in order, rounded up to a whole GiB; the
-    rounding is appended as an item of its own, so the items add up to the result."""
-    total = sum(i.bytes for i in items)
+    """The container's memory: its hard items summed in order, rounded up to a whole GiB; the
+    rounding is appended as an item of its own, so the hard items add up to the result."""
+    total = sum(i.bytes for i in items if not i.soft)
     rounded = round_up_gib(total)
     items.append(MemoryItem(items[0].container, "rounding", rounded - total))
     return rounded
@@ -119,9 +145,10 @@ class Sizing:
     shm: int
     model_cache: int
     tiers_ephemeral: int  # emptyDir tier sizes, summed
+    ephemeral_allocatable: int  # the kubelet's ephemeral storage for this pod (0: unknown)
     vllm: ContainerSize
     lmcache: ContainerSize | None
-    gpu_kv_cache: int  # estimated GPU KV-cache bytes of the whole pod (all GPUs)
+    gpu_kv_cache: int  # the GPU KV-cache budget of the whole pod (gpu_kv_budget x its GPUs)
     memory_items: list[MemoryItem] = field(default_factory=list)  # computed, before explicit values
     warnings: list[str] = field(default_factory=list)
 
@@ -198,7 +225,8 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     if instance.gpus:
         items += [
             MemoryItem("vllm", "gpu-workers", VLLM_PER_GPU_OVERHEAD * gpus_per_pod),
-            MemoryItem("vllm", "model-loading", weights_per_node * MODEL_LOADING_FACTOR),
+            # page cache of the weights read while loading: reclaimable, so not requested
+            MemoryItem("vllm", "model-loading", weights_per_node * MODEL_LOADING_FACTOR, soft=True),
         ]
     else:
         items += [
@@ -229,17 +257,9 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
             "lmcacheServer", ContainerSize(LMCACHE_SERVER_CPU, lm_mem, tiers_ephemeral), res.lmcache_server, warnings
         )
 
-    # GPU KV cache, for explain and the "does offloading pay off" warning
-    gpu_kv = 0
-    if instance.gpus:
-        per_gpu_weights = model.weights_bytes / (p.tensor * p.pipeline)
-        per_gpu = (
-            instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization
-            - per_gpu_weights
-            - GPU_BASE_OVERHEAD
-            - GPU_OVERHEAD_WEIGHT_FACTOR * per_gpu_weights
-        )
-        gpu_kv = max(0, int(per_gpu)) * gpus_per_pod
+    # GPU KV cache, for explain, the context length and the "does offloading pay off" warning
+    gpu_kv = gpu_kv_budget(spec, model, instance) * gpus_per_pod
+    eph_alloc = ephemeral_allocatable(instance.ephemeral_bytes)
 
     sizing = Sizing(
         gpus_per_pod=gpus_per_pod,
@@ -252,6 +272,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
         shm=shm,
         model_cache=model_cache,
         tiers_ephemeral=tiers_ephemeral,
+        ephemeral_allocatable=int(eph_alloc * share),
         vllm=vllm,
         lmcache=lmcache,
         gpu_kv_cache=gpu_kv,
@@ -321,15 +342,24 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
         else:
             path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
         problems.append((path, message, hint))
-    if instance.local_disk_bytes and s.pod_ephemeral > instance.local_disk_bytes * s.gpu_share:
-        problems.append(
-            (
-                ("kvCacheOffloading", "secondary") if s.tiers_ephemeral else ("instance", "type"),
-                f"the pod needs {gib(s.pod_ephemeral)} of ephemeral storage (model cache {gib(s.model_cache)}, "
-                f"emptyDir tiers {gib(s.tiers_ephemeral)}) but {where} has {gib(int(instance.local_disk_bytes * s.gpu_share))} of local disk for it",
-                "make the emptyDir tiers smaller, move them to a pvc tier, or pick an instance with more local disk",
-            )
-        )
+    if instance.ephemeral_bytes and s.pod_ephemeral > ephemeral_allocatable(instance.ephemeral_bytes) * s.gpu_share:
+        disk = ("instance.ephemeralStorage" if instance.ephemeral_explicit
+                else "the OS disk of a default node pool")
+        share = f", {s.gpus_per_pod} of its {instance.gpus} GPUs" if s.gpu_share < 1 else ""
+        nvme = f" ({where} has {gib(instance.local_disk_bytes)} of local NVMe)" if instance.local_disk_bytes else ""
+        message = (f"the pod needs {gib(s.pod_ephemeral)} of ephemeral storage (model cache {gib(s.model_cache)}, "
+                   f"emptyDir tiers {gib(s.tiers_ephemeral)}) but the kubelet of {where} has {gib(s.ephemeral_allocatable)} "
+                   f"for it ({gib(instance.ephemeral_bytes)}: {disk}, less the kubelet's 10% eviction threshold{share}); "
+                   "the pod would stay Pending")
+        if s.tiers_ephemeral:
+            path = ("kvCacheOffloading", "secondary")
+            hint = (f"move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class{nvme}, or set "
+                    "instance.ephemeralStorage if the node pool puts the kubelet on NVMe")
+        else:
+            path = ("instance", "ephemeralStorage")
+            hint = ("set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
+                    "on NVMe), or pick an instance with fewer GPUs per node")
+        problems.append((path, message, hint))
     if instance.gpus:
         per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
         usable = instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization

@@ -110,7 +110,7 @@ class ModelSpec(Model):
         min_length=1,
     )
     max_model_len: int | None = Field(
-        None, ge=1, description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit."
+        None, ge=1, description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit when one sequence of it fits the GPU KV cache, else the longest length that does (kvgen then passes --max-model-len and warns)."
     )
     hf_token_secret: SecretKeyRef | None = Field(
         None, description="Secret holding a Hugging Face token (exposed to vLLM as HF_TOKEN). Needed for gated models."
@@ -128,9 +128,14 @@ class ModelSpec(Model):
     )
     mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
     hybrid: bool | None = Field(
-        None, description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid)."
+        None, description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid). Derived from the architecture "
+        "(charts/kvgen/files/hybrid-architectures.yaml); false on a hybrid architecture is an error."
     )
     weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
+    sliding_layers: int | None = Field(
+        None, ge=0, description="Inline model: attention layers with a sliding window (Gemma, gpt-oss); their KV cache holds at most the window."
+    )
+    sliding_window: int | None = Field(None, ge=1, description="Inline model: the sliding window, in tokens.")
 
 
 class InstanceSpec(Model):
@@ -146,7 +151,12 @@ class InstanceSpec(Model):
     memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
     cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")
     arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
-    local_disk: Size | None = Field(None, description="Local disk for ephemeral storage (NVMe or temp disk).")
+    local_disk: Size | None = Field(None, description="Local NVMe / temp disk of the node (informational: the kubelet does not use it by default).")
+    ephemeral_storage: Size | None = Field(
+        None,
+        description="The kubelet's ephemeral storage (its root disk), which holds emptyDir volumes and the model cache. "
+        "Default: the instance type's default OS/boot disk on AKS, EKS and GKE. Set it for node pools that put the kubelet on local NVMe.",
+    )
     mig: str | None = Field(
         None,
         pattern=MIG_PATTERN,

@@ -7,7 +7,7 @@ Run it with the *contract* venv's python (scripts/contract-env.sh), or simply ru
     scripts/capture-contract            # rewrite tests/contract/vllm-<v>.json, lmcache-<v>.json
     scripts/capture-contract --check    # exit 1 if the committed files differ from a fresh capture
 
-It writes two files, named with the versions:
+It writes two snapshots, named with the versions:
 
 - ``vllm-<version>.json``: the ``vllm serve`` options (every accepted option string with its
   dest, action, type, choices and nargs; the ``--no-``/``--disable-`` forms included), the
@@ -18,6 +18,10 @@ It writes two files, named with the versions:
   ``lmcache`` command builds its parser), the required flag pair and the conflicting flags,
   the L2 adapter types with the keys of ``fs`` and ``fs_native``, and the ``lmcache.mp.*``
   extra-config keys LMCache's ``LMCacheMPConnector`` reads on the vLLM side.
+
+and ``charts/kvgen/files/hybrid-architectures.yaml``: the registry architectures whose model
+class implements vLLM's ``IsHybrid`` (a static scan of the model sources, see ``capture_hybrid``),
+which kvgen and the Helm chart use to mark a model hybrid from its architecture.
 
 Everything that can be read from the packages is read from them: the parsers' actions,
 registries (``KVConnectorFactory._registry``, ``OffloadingSpecFactory``, ``CachePolicyFactory``,
@@ -604,6 +608,129 @@ def capture_lmcache() -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------- hybrid architectures
+
+HYBRID_YAML = ROOT / "charts" / "kvgen" / "files" / "hybrid-architectures.yaml"
+HYBRID_INTERFACE = ("vllm.model_executor.models.interfaces", "IsHybrid")
+MODELS_PACKAGE = "vllm.model_executor.models"
+
+
+def _module_statements(body: list[ast.stmt]):
+    """A module's top-level statements, including those inside if/try blocks (platform-dependent
+    imports such as vllm/models/kimi_k3/__init__.py), but not inside functions or classes."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            yield from _module_statements(node.body)
+            yield from _module_statements(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                yield from _module_statements(block)
+
+
+def _class_index(roots: list[Path], site: Path) -> dict[str, tuple[dict[str, tuple[str, str]], dict[str, tuple[list[str], bool | None]]]]:
+    """{module: (imported names -> (module, name), classes -> (base names, explicit is_hybrid))}."""
+    index = {}
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            parts = list(path.relative_to(site).with_suffix("").parts)
+            package = parts[-1] == "__init__"
+            if package:
+                parts = parts[:-1]
+            module = ".".join(parts)
+            imports: dict[str, tuple[str, str]] = {}
+            classes: dict[str, tuple[list[str], bool | None]] = {}
+            for node in _module_statements(ast.parse(path.read_text(encoding="utf-8")).body):
+                if isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        base = parts if package else parts[:-1]
+                        base = base[: len(base) - (node.level - 1)]
+                        source = ".".join(base + ([node.module] if node.module else []))
+                    else:
+                        source = node.module or ""
+                    for alias in node.names:
+                        imports.setdefault(alias.asname or alias.name, (source, alias.name))
+                elif isinstance(node, ast.ClassDef):
+                    bases = []
+                    for b in node.bases:
+                        b = b.value if isinstance(b, ast.Subscript) else b
+                        if isinstance(b, (ast.Name, ast.Attribute)):
+                            bases.append(b.id if isinstance(b, ast.Name) else b.attr)
+                    flag = None
+                    for st in node.body:  # an explicit `is_hybrid = True/False` in the class body
+                        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else getattr(st, "target", None)
+                        value = getattr(st, "value", None)
+                        if isinstance(target, ast.Name) and target.id == "is_hybrid" and isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                            flag = value.value
+                    classes[node.name] = (bases, flag)
+            index[module] = (imports, classes)
+    return index
+
+
+def capture_hybrid() -> str:
+    """charts/kvgen/files/hybrid-architectures.yaml: every registry architecture whose model class
+    implements vLLM's IsHybrid interface (is_hybrid = True), found by a static scan.
+
+    Importing the model classes is not possible in the CPU-only contract venv (many need einops,
+    torchvision, ...), so the scan reads the source instead: it indexes every class and import of
+    vllm/model_executor/models and vllm/models, follows re-exports and base classes across
+    modules, and marks a class hybrid when IsHybrid is among its ancestors (or its body sets
+    ``is_hybrid`` itself). The registry (``_VLLM_MODELS``) maps each architecture to its class.
+    """
+    from vllm.model_executor.models import registry
+
+    vllm_root = module_file("vllm").parent
+    site = _site_root(str(vllm_root / "__init__.py"))
+    index = _class_index([vllm_root / "model_executor" / "models", vllm_root / "models"], site)
+    anchor(HYBRID_INTERFACE[0], "class IsHybrid")  # the interface must still exist where we look
+
+    def defining(module: str, name: str, depth: int = 0) -> tuple[str, str]:
+        if depth < 20 and module in index:
+            imports, classes = index[module]
+            if name not in classes and name in imports:
+                return defining(*imports[name], depth + 1)
+        return module, name
+
+    memo: dict[tuple[str, str], bool] = {}
+
+    def hybrid(key: tuple[str, str], seen: frozenset = frozenset()) -> bool:
+        key = defining(*key)
+        if key == HYBRID_INTERFACE:
+            return True
+        if key in memo or key in seen or key[0] not in index or key[1] not in index[key[0]][1]:
+            return memo.get(key, False)
+        bases, flag = index[key[0]][1][key[1]]
+        memo[key] = flag if flag is not None else any(hybrid((key[0], b), seen | {key}) for b in bases)
+        return memo[key]
+
+    found = {}
+    for arch, (module, cls) in sorted(registry._VLLM_MODELS.items()):
+        qualified = module if module.startswith("vllm.") else f"{MODELS_PACKAGE}.{module}"
+        if hybrid((qualified, cls)):
+            found[arch] = "%s.%s" % defining(qualified, cls)
+    if not found:
+        raise CaptureError("no IsHybrid architecture found: the static scan needs re-checking")
+    version = md.version("vllm")
+    lines = [
+        "# Hybrid architectures: vLLM model classes implementing IsHybrid (Mamba / linear attention + attention).",
+        f"# Generated by {GENERATED_BY}. Do not edit by hand; regenerate with scripts/capture-contract.",
+        "#",
+        "# Read by kvgen (kvgen/catalog.py) and by the Helm chart (templates/_resolve.tpl): a model whose",
+        "# architecture is listed here is hybrid, so the hybrid-architecture rule turns offloading off.",
+        "# Each architecture maps to the class vLLM's registry (_VLLM_MODELS) loads for it.",
+        "source:",
+        "  package: vllm",
+        f"  version: {json.dumps(version)}",
+        f"  registry: {json.dumps(rel(module_file(registry.__name__)))}",
+        f"  interface: {json.dumps(anchor(HYBRID_INTERFACE[0], 'class IsHybrid'))}",
+        '  how: "a static scan of vllm/model_executor/models and vllm/models (imports, re-exports and base classes '
+        'followed across modules): IsHybrid among the ancestors of the class the registry maps the architecture to"',
+        "architectures:",
+        *(f"  {arch}: {json.dumps(target)}" for arch, target in found.items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -653,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         files = capture()
+        with contextlib.redirect_stdout(sys.stderr):
+            hybrid = capture_hybrid()
     except CaptureError as exc:
         print(f"capture-contract: error: {exc}", file=sys.stderr)
         return 1
@@ -666,6 +795,12 @@ def main(argv: list[str] | None = None) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             print(f"capture-contract: wrote {path.relative_to(ROOT) if ROOT in path.parents else path}", file=sys.stderr)
+    if args.check:
+        if not HYBRID_YAML.exists() or HYBRID_YAML.read_text(encoding="utf-8") != hybrid:
+            stale.append(HYBRID_YAML.name)
+    else:
+        HYBRID_YAML.write_text(hybrid, encoding="utf-8")
+        print(f"capture-contract: wrote {HYBRID_YAML.relative_to(ROOT)}", file=sys.stderr)
     if stale:
         print(f"capture-contract: out of date: {', '.join(stale)} (run scripts/capture-contract)", file=sys.stderr)
         return 1

@@ -60,7 +60,8 @@ EXTRA_SPECS: dict[str, dict[str, Any]] = {
         **copy.deepcopy(BASE),
         "name": "in-container-multi-node",
         "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
-        "instance": {"type": "p5.48xlarge"},
+        # the kubelet on the instance NVMe: a default EKS pool's 20 GiB would not hold the 134 GiB model cache
+        "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
         "parallelism": {"tensor": 16, "nodes": 2},
         "kvCacheOffloading": {"lmcache": {"gpuAccess": "in-container"}},
     },

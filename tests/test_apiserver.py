@@ -40,8 +40,9 @@ model:
   id: deepseek-ai/DeepSeek-V3
 instance:
   type: p5.48xlarge
+  ephemeralStorage: 28312Gi
 parallelism: {tensor: 8, pipeline: 2, nodes: 2}
-"""
+"""  # the kubelet on the instance NVMe: a default EKS pool's 20 GiB would not hold the 644 GiB model cache
 NATIVE = "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n"
 PVC = "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n"
 TIER = "kvCacheOffloading.secondary[0].fileSystem.pvc"

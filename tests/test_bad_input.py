@@ -122,12 +122,27 @@ CASES = {
         HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n            storageClassNam: nvme\n",
         "kvCacheOffloading.secondary[0].fileSystem.pvc.spec", "spec:", "'storageClassNam' was unexpected",
     ),
+    "max-model-len-does-not-fit": (
+        "name: demo\nmodel:\n  id: Qwen/Qwen3-32B\n  maxModelLen: 32768\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
+        "model.maxModelLen", "maxModelLen: 32768", "32768 tokens do not fit the GPU KV cache",
+    ),
+    "hybrid-false-on-a-hybrid-architecture": (
+        "name: demo\nmodel:\n  id: nvidia/NVIDIA-Nemotron-Nano-9B-v2\n  hybrid: false\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
+        "model.hybrid", "hybrid: false", "NemotronHForCausalLM is a hybrid architecture",
+    ),
+    "emptydir-tier-beyond-the-kubelet-disk": (
+        HEAD.replace("Standard_NC24ads_A100_v4", "p5.48xlarge") + "parallelism:\n  tensor: 8\n"
+        + "kvCacheOffloading:\n  cpu: 64Gi\n  secondary:\n    - fileSystem:\n        emptyDir: {size: 500Gi}\n",
+        "kvCacheOffloading.secondary", "secondary:", "of ephemeral storage",
+    ),
 }
 
 HINTS = {
     "unknown-key": "did you mean 'kvCacheOffloading'?",
     "unknown-instance-type": "did you mean 'Standard_NC24ads_A100_v4'?",
     "pod-does-not-fit-node": "lower kvCacheOffloading.cpu to at most",
+    "max-model-len-does-not-fit": "set model.maxModelLen to at most 22592",
+    "emptydir-tier-beyond-the-kubelet-disk": "pvc.spec tier on a local-NVMe storage class",
 }
 
 

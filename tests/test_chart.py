@@ -181,3 +181,30 @@ def test_chart_readme_is_generated_from_the_schema_and_pins():
     # the GPU access modes, each with what it requires, from files/gpu-access.yaml
     for mode in ("visible-devices", "dra", "in-container"):
         assert f"| `{mode}` |" in text
+
+
+def test_chart_refuses_the_lmcache_sidecar_below_kubernetes_1_29(capfd):
+    """The chart checks .Capabilities.KubeVersion as kvgen checks --kube-version. Helm's lint runs
+    the templates against a given version and reports a template `fail` on stderr (lint mode
+    does not stop on it), which is where this reads it."""
+    lmcache = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
+    native = load((ROOT / "examples" / "native-arc-eviction.yaml").read_text())
+    needle = "kvCacheOffloading.backend: the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes 1.29"
+    capfd.readouterr()
+    helm_python.lint(str(helm.CHART), values=lmcache, kube_version="v1.28.0")
+    assert needle in capfd.readouterr().err
+    in_container = {**lmcache, "kvCacheOffloading": {**lmcache["kvCacheOffloading"], "lmcache": {"gpuAccess": "in-container"}}}
+    for values, version in ((lmcache, "v1.29.0"), (native, "v1.28.0"), (in_container, "v1.28.0")):
+        helm_python.lint(str(helm.CHART), values=values, kube_version=version)
+        assert needle not in capfd.readouterr().err
+
+
+def test_chart_marks_an_inline_hybrid_architecture_hybrid_from_the_same_list():
+    values = {"name": "nemotron-custom", "instance": {"type": "Standard_NC24ads_A100_v4"},
+              "model": {"id": "example-org/nemotron-h-custom", "architecture": "NemotronHForCausalLM", "layers": 52,
+                        "attentionLayers": 4, "kvHeads": 8, "headDim": 128, "weights": "16Gi"}}
+    chart = helm.by_identity(helm.objects(values))
+    ours = helm.by_identity(kvgen_objects(json.dumps(values)))
+    assert chart == ours
+    deployment = chart[("Deployment", "nemotron-custom")]
+    assert deployment["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == "hybrid-architecture"

@@ -54,6 +54,8 @@ def instances(draw):
         inst = {"type": draw(st.sampled_from(INSTANCES))}
         if draw(st.integers(0, 9)) == 0:
             inst["mig"] = draw(st.sampled_from(["3g.40gb", "7g.80gb"]))
+        if draw(st.integers(0, 2)) == 0:  # a node pool with the kubelet on NVMe
+            inst["ephemeralStorage"] = draw(st.sampled_from(["200Gi", "3Ti", "30Ti"]))
         return inst
     gpus = draw(st.sampled_from([0, 1, 2, 4, 8]))
     inst = {"gpus": gpus, "memory": draw(st.sampled_from(["128Gi", "440Gi", "1800Gi"])), "arch": draw(st.sampled_from(["amd64", "arm64"]))}
@@ -64,6 +66,8 @@ def instances(draw):
     if draw(st.booleans()):
         inst["localDisk"] = draw(st.sampled_from(["960Gi", "3840Gi", "30Ti"]))
     if draw(st.booleans()):
+        inst["ephemeralStorage"] = draw(st.sampled_from(["100Gi", "2Ti"]))
+    if draw(st.booleans()):
         inst["type"] = draw(st.sampled_from(["custom-gpu-node", "on-prem-a100"]))
     return inst
 
@@ -72,7 +76,7 @@ def instances(draw):
 def specs(draw):
     model = {"id": draw(st.sampled_from(MODELS))}
     if draw(st.integers(0, 4)) == 0:
-        model["maxModelLen"] = draw(st.sampled_from([4096, 8192, 32768]))
+        model["maxModelLen"] = draw(st.sampled_from([4096, 8192, 32768, 131072]))
     if draw(st.booleans()):
         model["hfTokenSecret"] = {"name": "hf-token", "key": "HF_TOKEN"}
     nodes = draw(st.sampled_from([1, 1, 1, 2]))
@@ -109,7 +113,8 @@ def specs(draw):
         "disaggregation": {"role": draw(st.sampled_from(["none", "none", "none", "prefill", "decode"]))},
         "vllm": {
             "gpuMemoryUtilization": draw(st.sampled_from([0.8, 0.9, 0.92, 0.95, 1])),
-            "extraArgs": draw(st.lists(st.sampled_from(["--max-num-seqs=64", "--enable-chunked-prefill", "--served-model-name=chat"]), max_size=2, unique=True)),
+            "extraArgs": draw(st.lists(st.sampled_from(["--max-num-seqs=64", "--enable-chunked-prefill", "--served-model-name=chat",
+                                                         "--max-num-batched-tokens=16384"]), max_size=2, unique=True)),
             "env": draw(st.lists(st.sampled_from([{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"},
                                                   {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]), max_size=2, unique_by=lambda e: e["name"])),
         },

@@ -52,7 +52,8 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     assert facts["pipeline_parallel_size"] == spec.parallelism.pipeline
     assert facts["data_parallel_size"] == spec.parallelism.data
     assert facts["port"] == spec.service.port
-    assert facts["max_model_len"] == spec.model.max_model_len
+    # the spec's model.maxModelLen, or the longest context that fits when the model's own does not
+    assert facts["max_model_len"] == r.compiled.plan.context.flag
     if "--enable-prefix-caching" in r.argv:
         assert facts["enable_prefix_caching"] is True
     kv = cs.kv_config(r.argv)
@@ -108,3 +109,11 @@ def test_committed_snapshots_match_a_fresh_capture(live):
     assert sorted(captured) == sorted(p.name for p in cs.CONTRACT_DIR.glob("*.json"))
     for name, text in captured.items():
         assert (cs.CONTRACT_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: run scripts/capture-contract"
+
+
+def test_committed_hybrid_architectures_match_a_fresh_scan_of_vllm(live):
+    """charts/kvgen/files/hybrid-architectures.yaml (read by kvgen and the chart) is what a fresh
+    scan of the installed vLLM finds: every registry architecture whose class implements IsHybrid."""
+    assert "capture_error" not in live, live.get("capture_error")
+    committed = (cs.ROOT / "charts" / "kvgen" / "files" / "hybrid-architectures.yaml").read_text(encoding="utf-8")
+    assert live["hybrid_architectures"] == committed, "hybrid-architectures.yaml is stale: run scripts/capture-contract"

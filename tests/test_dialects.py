@@ -22,7 +22,7 @@ TWINS = {
     "kaito-gemma-4-12b.yaml": ("kaito-gemma-4-12b.yaml", None),
     "kaito-gemma-4-12b-disabled.yaml": ("kaito-gemma-4-12b-disabled.yaml", None),
     "kaito-workspace-gemma-4-12b.yaml": ("kaito-gemma-4-12b.yaml", None),
-    "kserve-qwen2-7b.yaml": ("kserve-qwen2-7b.yaml", "a2-ultragpu-1g"),
+    "kserve-qwen2-7b.yaml": ("kserve-qwen2-7b.yaml", "Standard_NC24ads_A100_v4"),
     "kserve-mixed-tiers.yaml": ("kserve-mixed-tiers.yaml", None),
     "kserve-pvc-spec-nvme.yaml": ("kserve-pvc-spec-nvme.yaml", None),
     "kserve-pvc-ref-path.yaml": ("kserve-pvc-ref-path.yaml", None),
@@ -77,7 +77,7 @@ def test_seed_yaml_is_saved_unchanged(seed, document):
 
 
 def test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_would_do_differently():
-    result = run_kvgen("render", str(SEEDS / "kserve-qwen2-7b.yaml"), "--instance", "a2-ultragpu-1g")
+    result = run_kvgen("render", str(SEEDS / "kserve-qwen2-7b.yaml"), "--instance", "Standard_NC24ads_A100_v4")
     assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / "kserve-qwen2-7b.yaml").read_text()
     err = result.stderr
@@ -85,6 +85,16 @@ def test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_wo
     assert "kserve-qwen2-7b.yaml:26:5: spec.workload.kvCacheOffloading: serving.kserve.io/v1alpha1 has no kvCacheOffloading" in err
     assert "kserve-qwen2-7b.yaml:9:3: spec.router: not honoured" in err
     assert "KV-cache offloading enabled (native backend) (from LLMInferenceService/qwen2-7b-kv-cache-offloading)" in err
+
+
+def test_kserve_seed_on_a_default_gke_a2_pool_does_not_fit_its_boot_disk():
+    """KServe's own example asks for a 100Gi emptyDir tier; a default GKE node pool gives the kubelet
+    the 100 GB boot disk, so the pod would stay Pending: kvgen refuses it and points to a pvc tier."""
+    result = run_kvgen("render", str(SEEDS / "kserve-qwen2-7b.yaml"), "--instance", "a2-ultragpu-1g")
+    assert result.returncode == 1 and result.stdout == ""
+    assert "spec.workload.kvCacheOffloading.secondary: the pod needs 117.0 GiB of ephemeral storage" in result.stderr
+    assert "a2-ultragpu-1g has 83.7 GiB for it (93.0 GiB: the OS disk of a default node pool" in result.stderr
+    assert "pvc.spec tier on a local-NVMe storage class" in result.stderr
 
 
 def test_kserve_without_an_instance_type_is_an_error_that_says_how_to_give_one():
@@ -112,13 +122,13 @@ def test_mixed_dialects_in_one_multi_document_file_and_across_files(tmp_path):
 
 def test_convert_prints_native_specs_that_render_the_same(tmp_path):
     result = run_kvgen("convert", str(SEEDS / "kaito-gemma-4-12b.yaml"), str(SEEDS / "kserve-qwen2-7b.yaml"),
-                       "--instance", "a2-ultragpu-1g")
+                       "--instance", "Standard_NC24ads_A100_v4")
     assert result.returncode == 0, result.stderr
     docs = [d for d in YAML(typ="safe").load_all(result.stdout) if d]
     assert [d["name"] for d in docs] == ["gemma-4-12b", "qwen2-7b-kv-cache-offloading"]
     assert all("apiVersion" not in d for d in docs)
     assert docs[0]["kvCacheOffloading"] == {"backend": "lmcache", "cpuMemoryUtilization": 0.25}
-    assert docs[1]["kvCacheOffloading"]["backend"] == "native" and docs[1]["instance"] == {"type": "a2-ultragpu-1g"}
+    assert docs[1]["kvCacheOffloading"]["backend"] == "native" and docs[1]["instance"] == {"type": "Standard_NC24ads_A100_v4"}
     assert "# kvgen convert: serving.kserve.io/v1alpha1 LLMInferenceService/qwen2-7b-kv-cache-offloading" in result.stdout
     (tmp_path / "native.yaml").write_text(result.stdout)
     rendered = run_kvgen("render", "-q", str(tmp_path / "native.yaml"))
@@ -223,6 +233,9 @@ def test_kaito_uses_every_gpu_of_the_node_like_its_controller():
     (big,) = compile_one(inference_set("meta-llama/Llama-3.1-70B-Instruct", "Standard_NC48ads_A100_v4")).compiled
     assert (big.spec.parallelism.tensor, big.spec.parallelism.data) == (2, 1)
     assert big.plan.decision.enabled
+    # KAITO gives the node it provisions an OS disk of weights + 80 GiB (132 + 80), not AKS's default
+    # 128 GiB, which could not hold the 134 GiB model cache
+    assert big.spec.instance.ephemeral_storage == "212Gi"
     # Llama 8B does: one replica per GPU (data parallel), which turns offloading off as in KAITO
     (small,) = compile_one(inference_set("meta-llama/Llama-3.1-8B-Instruct", "Standard_NC48ads_A100_v4")).compiled
     assert (small.spec.parallelism.tensor, small.spec.parallelism.data) == (1, 2)

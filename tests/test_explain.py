@@ -40,32 +40,36 @@ def allocatable(ram_gib: int) -> int:
 
 @pytest.mark.parametrize("path", [GEMMA, GEMMA_SEED], ids=["native", "kaito-seed"])
 def test_gemma_tokens_per_tier_match_the_hand_computation(path):
-    """gemma-4-12B-it (48 layers, 8 KV heads, head dim 256, 23 GiB of weights, 262144 tokens) on
-    Standard_NC24ads_A100_v4 (1 x 80 GiB A100, 220 GiB RAM), TP 1, bf16 KV, utilization 0.25."""
+    """gemma-4-12B-it (40 sliding layers of 8 KV heads x 256, 8 full layers of 2 KV heads x 512,
+    window 1024, 23 GiB of weights, 262144 tokens) on Standard_NC24ads_A100_v4 (1 x 80 GiB A100,
+    220 GiB RAM), TP 1, bf16 KV, utilization 0.25."""
     r = report_of(path)
-    per_token = 48 * 8 * 256 * 2 * 2  # layers x KV heads x head dim x (K, V) x 2 bytes
-    assert per_token == 393_216
+    per_token = 8 * 2 * 2 * 512 * 2 + 40 * 2 * 8 * 256 * 2  # every layer x (K, V) x KV heads x head dim x 2 bytes
+    assert per_token == 360_448
     assert r["kvCache"]["bytesPerTokenPerGpu"] == r["kvCache"]["podBytesPerToken"] == per_token
-    # GPU: 80 GiB x 0.92, minus the weights, 2.3 GiB and 5% of the weights (KAITO's estimator)
-    gpu = int(80 * GiB * 0.92 - 23 * GiB - int(2.3 * GiB) - 0.05 * 23 * GiB)
-    assert gpu // per_token == 128_750
+    # GPU: 80 GiB x 0.92, minus the weights, 2.3 GiB and 5% of the weights (KAITO's estimator), x 90%
+    gpu = (80 * GiB * 920_000 // 1_000_000 - 23 * GiB - int(2.3 * GiB) - 23 * GiB * 5 // 100) * 90 // 100
+    assert gpu == 45_564_234_301 and gpu // per_token == 126_410
     # CPU (LMCache L1): allocatable RAM x 0.25 / TP 1, whole MiB
     cpu = int(allocatable(220) * 0.25) // MiB * MiB
-    assert cpu == 53_438 * MiB and cpu // per_token == 142_501
+    assert cpu == 53_438 * MiB and cpu // per_token == 155_456
     t = tiers(r)
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 128_750)
-    assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["kind"]) == (cpu, 142_501, "lmcache")
-    # the model's limit is 262144 tokens: not one full-length sequence fits in either tier
-    assert r["kvCache"]["maxModelLen"] == 262_144
-    assert t["gpu"]["sequences"] == 0 and t["cpu"]["sequences"] == 0
-    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 47.1 GiB: no mirror warning
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 126_410)
+    assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["kind"]) == (cpu, 155_456, "lmcache")
+    # the model's 262144 tokens fit: a sliding layer keeps at most 1023 + 2 x 2048 in-flight tokens,
+    # so one sequence costs 32,768 x (262,144 + 256) + 327,680 x (5,119 + 256) bytes: 4 fit the GPU
+    assert r["kvCache"]["maxModelLen"] == 262_144 and r["kvCache"]["context"]["flag"] is None
+    assert t["gpu"]["sequences"] == gpu // (32_768 * (262_144 + 256) + 327_680 * (5_119 + 256)) == 4
+    assert t["cpu"]["sequences"] == 155_456 // 262_144 == 0
+    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 42.4 GiB: no mirror warning
     assert not any("not larger than the GPU KV cache" in w for w in r["warnings"])
 
 
 def test_gemma_with_a_shorter_max_model_len_counts_full_length_sequences():
     c = compile_spec(spec(model={"id": "google/gemma-4-12B-it", "maxModelLen": 32768}, kvCacheOffloading={"cpuMemoryUtilization": 0.25}))
     t = tiers(explain.report(c.plan))
-    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (128_750 // 32768, 142_501 // 32768) == (3, 4)
+    one = 32_768 * (32_768 + 256) + 327_680 * (5_119 + 256)  # what one sequence of 32768 tokens costs on the GPU
+    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (45_564_234_301 // one, 155_456 // 32768) == (16, 4)
 
 
 def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
@@ -77,14 +81,18 @@ def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
     assert per_rank == 70_272 and r["kvCache"]["bytesPerTokenPerGpu"] == per_rank  # not divided by TP
     pod = per_rank * 8
     assert r["kvCache"]["podBytesPerToken"] == pod == 562_176
-    weights_per_gpu = 642 / 8 * GiB
-    gpu = int(141 * GiB * 0.92 - weights_per_gpu - int(2.3 * GiB) - 0.05 * weights_per_gpu) * 8
+    weights_per_gpu = 642 * GiB // 8
+    per_gpu = (141 * GiB * 920_000 // 1_000_000 - weights_per_gpu - int(2.3 * GiB) - weights_per_gpu * 5 // 100) * 90 // 100
+    assert per_gpu == 41_706_011_493
+    gpu = per_gpu * 8
     cpu = int(allocatable(1850) * 0.5 / 8) // MiB * MiB  # KAITO: available x utilization / TP
     t = tiers(r)
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (gpu, 659_437, 10)
+    # full-length sequences on the GPU: one of 65536 tokens costs 70,272 x (65,536 + 256) bytes on every rank
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (gpu, 593_494, per_gpu // (70_272 * 65_792))
+    assert t["gpu"]["sequences"] == 9
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, 215_605, 3)
-    assert gpu // pod == 659_437 and cpu // pod == 215_605
-    # a 113 GiB CPU tier behind 345 GiB of GPU KV cache only mirrors it: explain says so
+    assert gpu // pod == 593_494 and cpu // pod == 215_605
+    # a 113 GiB CPU tier behind 311 GiB of GPU KV cache only mirrors it: explain says so
     assert r["kvCache"]["cpuLargerThanGpu"] is False
     assert any("is not larger than the GPU KV cache" in w for w in r["warnings"])
 
@@ -123,7 +131,7 @@ def test_memory_items_add_up_to_what_sizing_computes(example):
     mem = r["memory"]
     by_container = {c["name"]: c for c in mem["containers"]}
     for name, c in by_container.items():
-        total = sum(i["bytes"] for i in mem["items"] if i["container"] == name)
+        total = sum(i["bytes"] for i in mem["items"] if i["container"] == name and not i["soft"])
         assert total == c["computedBytes"]
         if not c["explicit"]:
             assert c["requestBytes"] == total, f"{example.name}: {name} items drifted from kvgen.sizing"
@@ -135,15 +143,18 @@ def test_gemma_memory_and_disk_budget():
     r = report_of(GEMMA)
     mem = r["memory"]
     items = {(i["container"], i["item"]): i["bytes"] for i in mem["items"]}
-    assert items[("vllm", "model-loading")] == 23 * GiB
+    assert items[("vllm", "model-loading")] == 23 * GiB  # soft: the weights' page cache, not requested
+    assert [i["item"] for i in mem["items"] if i["soft"]] == ["model-loading"] and mem["softBytes"] == 23 * GiB
     assert items[("vllm", "runtime")] == 4 * GiB and items[("vllm", "gpu-workers")] == 4 * GiB
     assert items[("vllm", "shm")] == 1 * GiB
     assert items[("lmcache-mp-server", "cpu-tier")] == 53_438 * MiB
     assert items[("lmcache-mp-server", "runtime")] == 5 * GiB
     assert mem["allocatableBytes"] == allocatable(220)
-    assert mem["requestBytes"] == (32 + 58) * GiB and mem["fits"]
+    assert mem["requestBytes"] == (9 + 58) * GiB and mem["fits"]
     disk = r["disk"]
-    assert disk["localDiskBytes"] == 960 * GiB
+    assert disk["localDiskBytes"] == 960 * GiB  # NVMe, not the kubelet's on a default AKS pool
+    assert disk["ephemeralStorageBytes"] == 512 * GiB and disk["ephemeralStorageSource"] == "default OS disk"
+    assert disk["allocatableBytes"] == 512 * GiB - 512 * GiB // 10
     assert disk["items"] == [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": 25 * GiB}]
     assert disk["fits"] is True
 
@@ -152,7 +163,7 @@ def test_explicit_resources_are_shown_as_such():
     r = report_of(ROOT / "examples" / "kserve-qwen2-7b.yaml")
     (vllm,) = r["memory"]["containers"]
     assert vllm["explicit"] and vllm["requestBytes"] == 32 * GiB and vllm["limitBytes"] == 64 * GiB
-    assert vllm["computedBytes"] == 34 * GiB  # 4 + 4 + 15 (weights) + 1 (/dev/shm) + 10 (CPU tier in /dev/shm)
+    assert vllm["computedBytes"] == 19 * GiB  # 4 + 4 + 1 (/dev/shm) + 10 (CPU tier in /dev/shm); the weights are soft
 
 
 # ----------------------------------------------------------------------------- GPU access
@@ -183,7 +194,7 @@ def test_in_container_memory_is_one_container_holding_the_servers_items():
     items = {i["item"]: i for i in mem["items"]}
     assert items["lmcache-cpu-tier"]["label"] == "CPU tier (LMCache L1, in the vLLM container)"
     assert items["lmcache-runtime"]["bytes"] == 5 * GiB
-    assert vllm["requestBytes"] == sum(i["bytes"] for i in mem["items"]) == mem["requestBytes"]
+    assert vllm["requestBytes"] == sum(i["bytes"] for i in mem["items"] if not i["soft"]) == mem["requestBytes"]
     assert [row["item"] for row in r["sizing"]["memory"]] == ["vLLM container (with the LMCache server)"]
 
 
@@ -213,9 +224,10 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
         for t in r["kvCache"]["tiers"]:
             assert set(t) >= {"tier", "kind", "bytes", "tokens", "sequences"}
         assert set(r["memory"]) >= {"allocatableBytes", "requestBytes", "freeBytes", "fits", "containers", "items"}
-        assert set(r["disk"]) >= {"localDiskBytes", "requestBytes", "fits", "items", "claims"}
-    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [128_750, 142_501]
-    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [659_437, 215_605]
+        assert set(r["disk"]) >= {"localDiskBytes", "ephemeralStorageBytes", "allocatableBytes", "requestBytes", "fits", "items", "claims"}
+        assert set(r["kvCache"]["context"]) >= {"modelMaxLen", "requested", "fits", "served", "flag", "planned", "budgetBytesPerGpu"}
+    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [126_410, 155_456]
+    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [593_494, 215_605]
 
 
 def test_json_of_a_translated_input_says_where_it_came_from():
@@ -223,7 +235,7 @@ def test_json_of_a_translated_input_says_where_it_came_from():
     r = json.loads(result.stdout)
     assert r["input"]["format"] == "kaito" and r["input"]["kind"] == "InferenceSet"
     assert any("spec.labelSelector" in w for w in r["input"]["warnings"])
-    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [128_750, 142_501]
+    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [126_410, 155_456]
 
 
 def test_text_output_has_tables_and_a_bar_per_budget():
@@ -231,9 +243,10 @@ def test_text_output_has_tables_and_a_bar_per_budget():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Sizing: memory budget of one pod" in out and "Disk budget" in out and "KV-cache capacity" in out
-    assert "memory █" in out and "90.0 GiB of 208.7 GiB (43%)" in out
-    assert "disk   █" in out and "25.0 GiB of 960.0 GiB (3%)" in out
-    assert "128,750" in out and "142,501" in out
+    assert "memory █" in out and "67.0 GiB of 208.7 GiB (32%)" in out
+    assert "disk   █" in out and "25.0 GiB of 460.8 GiB (5%)" in out
+    assert "126,410" in out and "155,456" in out
+    assert "(23.0 GiB)" in out  # the soft page cache, in parentheses
 
 
 def test_svg_is_written(tmp_path):
@@ -243,4 +256,4 @@ def test_svg_is_written(tmp_path):
     json.loads(result.stdout)  # stdout stays machine-readable
     svg = target.read_text()
     assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
-    assert "KV-cache" in svg and "659,437" in svg
+    assert "KV-cache" in svg and "593,494" in svg

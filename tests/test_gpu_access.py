@@ -18,7 +18,8 @@ from kvgen.spec import LMCacheServer
 
 GiB = 1024**3
 QWEN_TP2 = {"model": {"id": "Qwen/Qwen3-32B"}, "instance": {"type": "Standard_NC96ads_A100_v4"}, "parallelism": {"tensor": 2}}
-MULTI_NODE = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge"},
+# the kubelet on the instance NVMe: a default EKS pool's 20 GiB would not hold the 134 GiB model cache
+MULTI_NODE = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
               "parallelism": {"tensor": 16, "nodes": 2}}
 
 

@@ -13,7 +13,7 @@ from kvgen import catalog
 from kvgen.errors import SpecError
 
 LMCACHE = {"model": {"id": "Qwen/Qwen3-32B"}, "instance": {"type": "Standard_NC96ads_A100_v4"}, "parallelism": {"tensor": 2}}
-MULTI_NODE = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge"},
+MULTI_NODE = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
               "parallelism": {"tensor": 16, "nodes": 2}, "kvCacheOffloading": {"enabled": False}}
 PREFILL = {**LMCACHE, "disaggregation": {"role": "prefill"}}
 NATIVE = {**LMCACHE, "kvCacheOffloading": {"backend": "native", "cpu": "20Gi"}}

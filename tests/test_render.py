@@ -9,6 +9,9 @@ from conftest import ROOT, compile_spec, container, kind, spec, workload
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
 
+# p5 node pools that put the kubelet on the instance NVMe (a default EKS pool has a 20 GiB root volume)
+NVME = "28312Gi"
+
 
 def test_launcher_ships_in_a_configmap_and_the_sidecar_runs_it():
     c = compile_spec(spec())
@@ -52,7 +55,7 @@ def test_lmcache_disk_tiers_mount_on_the_sidecar_as_l2_fs_adapters():
 
 
 def test_multi_node_renders_leader_and_worker_statefulsets_and_a_headless_service():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
                           parallelism={"tensor": 8, "pipeline": 3, "nodes": 3}))
     assert [o["kind"] for o in c.objects] == ["Service", "Service", "StatefulSet", "StatefulSet"]
     leader, worker = [o for o in c.objects if o["kind"] == "StatefulSet"]
@@ -124,7 +127,7 @@ def test_image_overrides_and_digest():
 
 
 def test_multi_node_tensor_parallel_keeps_offloading_with_a_sidecar_on_every_rank():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
                           parallelism={"tensor": 16, "nodes": 2}))
     assert [o["kind"] for o in c.objects] == ["ConfigMap", "Service", "Service", "StatefulSet", "StatefulSet"]
     for sts in (o for o in c.objects if o["kind"] == "StatefulSet"):

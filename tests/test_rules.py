@@ -9,6 +9,8 @@ from conftest import compile_spec, container, kv_transfer_config, run_kvgen, spe
 from kvgen import catalog, rules
 
 LLAMA = {"id": "meta-llama/Llama-3.1-8B-Instruct"}
+# p5 node pools that put the kubelet on the instance NVMe (a default EKS pool has a 20 GiB root volume)
+NVME = "28312Gi"
 
 # code -> (spec that trips the rule, its neighbour that keeps offloading on)
 CASES = {
@@ -30,10 +32,10 @@ CASES = {
         spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 4}),
     ),
     "multi-node-pipeline-parallel": (
-        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
              parallelism={"tensor": 8, "pipeline": 2, "nodes": 2}),
         # pipeline parallel inside one node keeps offloading on
-        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
              parallelism={"tensor": 4, "pipeline": 2}),
     ),
     "prefill-decode-disaggregation": (
@@ -118,3 +120,57 @@ def test_decision_is_printed_on_stderr_and_the_render_succeeds(tmp_path):
     assert result.returncode == 0
     assert "KV-cache offloading disabled: data-parallel" in result.stderr
     assert "kind: Deployment" in result.stdout
+
+
+# ----------------------------------------------------------------------------- hybrid by architecture
+
+NEMOTRON_INLINE = {  # a model the catalog does not know, described inline, with no `hybrid:`
+    "id": "example-org/nemotron-h-custom", "architecture": "NemotronHForCausalLM", "layers": 52,
+    "attentionLayers": 4, "kvHeads": 8, "headDim": 128, "weights": "16Gi",
+}
+
+
+def test_inline_model_with_a_hybrid_architecture_is_hybrid_and_loses_offloading():
+    c = compile_spec(spec(model=NEMOTRON_INLINE))
+    assert c.plan.model.hybrid is True
+    assert workload(c)["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == "hybrid-architecture"
+    pod = workload(c)["spec"]["template"]["spec"]
+    assert "initContainers" not in pod  # no LMCache sidecar it could not use
+
+
+def test_inline_model_with_a_plain_architecture_stays_not_hybrid():
+    c = compile_spec(spec(model={**NEMOTRON_INLINE, "architecture": "LlamaForCausalLM"}))
+    assert c.plan.model.hybrid is False
+    assert workload(c)["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading"] == "enabled"
+
+
+def test_hybrid_false_on_a_hybrid_architecture_is_an_error_not_a_silent_override():
+    from kvgen.errors import SpecError
+
+    for model in ({**NEMOTRON_INLINE, "hybrid": False}, {"id": "Qwen/Qwen3-Next-80B-A3B-Instruct", "hybrid": False}):
+        with pytest.raises(SpecError) as err:
+            compile_spec(spec(model=model))
+        (problem,) = [p for p in err.value.problems if p.path == ("model", "hybrid")]
+        assert "implements IsHybrid" in problem.message and "remove model.hybrid" in problem.hint
+    # hybrid: true on a hybrid architecture is simply redundant
+    assert compile_spec(spec(model={**NEMOTRON_INLINE, "hybrid": True})).plan.model.hybrid
+
+
+def test_catalog_rows_agree_with_the_captured_hybrid_architectures():
+    hybrid = catalog.hybrid_architectures()
+    disagree = {mid: (row["architecture"], row["hybrid"]) for mid, row in catalog.models().items()
+                if row["hybrid"] != (row["architecture"] in hybrid)}
+    assert not disagree
+
+
+def test_hybrid_architectures_are_captured_from_the_pinned_vllm():
+    data = catalog.load("hybrid-architectures.yaml")
+    assert data["source"]["package"] == "vllm"
+    assert data["source"]["version"] == str(catalog.runtime()["vllm"]["version"])
+    # the families the issue names, among the registry architectures vLLM 0.33 marks IsHybrid
+    for arch in ("Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM",
+                 "NemotronH_Nano_VL_V2", "JambaForCausalLM", "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM",
+                 "Zamba2ForCausalLM", "Lfm2ForCausalLM", "KimiLinearForCausalLM"):
+        assert arch in data["architectures"], arch
+    for plain in ("LlamaForCausalLM", "Gemma4ForConditionalGeneration", "GptOssForCausalLM", "MambaForCausalLM"):
+        assert plain not in data["architectures"], plain

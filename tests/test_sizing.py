@@ -3,13 +3,18 @@ and explicit values that always win."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from conftest import compile_spec, container, spec, workload
-from kvgen import quantity, sizing
+from kvgen import catalog, quantity, sizing
 from kvgen.errors import SpecError
 
 GiB = 1024**3
+
+# p5 node pools that put the kubelet on the instance NVMe (a default EKS pool has a 20 GiB root volume)
+NVME = "28312Gi"
 
 
 def mem(c, name, field="requests"):
@@ -53,8 +58,9 @@ def test_lmcache_utilization_plans_l1_from_the_pods_share_of_allocatable():
 
 
 def test_lmcache_tp_divides_the_l1_as_in_kaito():
-    one = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance={"type": "Standard_NC48ads_A100_v4"}, parallelism={"tensor": 1}))
-    two = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance={"type": "Standard_NC48ads_A100_v4"}, parallelism={"tensor": 2}))
+    node = {"type": "Standard_NC48ads_A100_v4", "ephemeralStorage": "512Gi"}  # two 64 GiB model caches
+    one = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance=node, parallelism={"tensor": 1}))
+    two = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance=node, parallelism={"tensor": 2}))
     # TP 1 uses one of two GPUs (half the node); TP 2 the whole node divided by 2: same L1
     assert one.plan.sizing.cpu_tier == pytest.approx(two.plan.sizing.cpu_tier, rel=0.01)
 
@@ -74,8 +80,8 @@ def test_native_hybrid_tier_budgets_twice_its_size():
 
 
 def test_dev_shm_grows_with_gpus():
-    one = compile_spec(spec(instance={"type": "p5.48xlarge"}, model={"id": "meta-llama/Llama-3.1-8B-Instruct"}))
-    eight = compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism={"tensor": 8}))
+    one = compile_spec(spec(instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, model={"id": "meta-llama/Llama-3.1-8B-Instruct"}))
+    eight = compile_spec(spec(instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, parallelism={"tensor": 8}))
     assert volume(one, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
     assert volume(eight, "dshm")["emptyDir"]["sizeLimit"] == "8Gi"
 
@@ -115,7 +121,7 @@ def test_emptydir_tiers_beyond_local_disk_fail_with_advice():
         compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": tiers}))
     (problem,) = err.value.problems
     assert problem.path == ("kvCacheOffloading", "secondary")
-    assert "ephemeral storage" in problem.message and "pvc tier" in problem.hint
+    assert "ephemeral storage" in problem.message and "pvc.spec tier on a local-NVMe storage class" in problem.hint
 
 
 def test_model_that_does_not_fit_the_gpu_is_refused():
@@ -140,3 +146,85 @@ def test_cpu_instance_keeps_weights_in_host_memory():
     assert "nvidia.com/gpu" not in container(c, "vllm")["resources"]["limits"]
     assert container(c, "vllm")["image"].startswith("public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:")
     assert mem(c, "vllm") >= c.plan.model.weights_bytes + sizing.CPU_BACKEND_KV_SPACE_GIB * GiB
+
+
+# ----------------------------------------------------------------------------- page cache is soft memory
+
+
+def test_llama_8b_fits_a_g5_xlarge_with_offloading_off():
+    """Llama-3.1-8B (15 GiB of weights) on g5.xlarge (16 GiB of RAM): the weights' page cache is
+    reclaimable, so it is not part of the memory request or limit. Before, kvgen asked for
+    4 + 4 + 15 + 1 = 24 GiB and refused the node's 13.3 GiB."""
+    c = compile_spec(spec(instance={"type": "g5.xlarge"}, kvCacheOffloading={"enabled": False}))
+    alloc = sizing.allocatable_memory(16 * GiB)
+    assert alloc == 16 * GiB - math.ceil((0.25 * 4 + 0.20 * 4 + 0.10 * 8) * GiB) - 100 * 1024**2  # kube-reserved, eviction
+    # runtime 4 GiB + one GPU worker 4 GiB + /dev/shm 1 GiB; no weights
+    assert mem(c, "vllm") == mem(c, "vllm", "limits") == 9 * GiB <= alloc
+    soft = [i for i in c.plan.sizing.memory_items if i.soft]
+    assert [(i.item, i.bytes) for i in soft] == [("model-loading", 15 * GiB)]
+
+
+def test_cpu_backend_weights_stay_hard_memory():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.2-1B-Instruct"}, instance={"type": "Standard_D16s_v5"}))
+    assert not any(i.soft for i in c.plan.sizing.memory_items)
+
+
+# ----------------------------------------------------------------------------- the kubelet's ephemeral storage
+
+
+def test_emptydir_tier_is_checked_against_the_default_os_disk_not_the_nvme():
+    """p5.48xlarge has 28 TiB of NVMe, but a default EKS node pool gives the kubelet a 20 GiB root
+    volume: 18 GiB after the 10% eviction threshold, for the 500 GiB tier and the 17 GiB cache."""
+    tiers = [{"fileSystem": {"emptyDir": {"size": "500Gi"}}}]
+    one_node = {"tensor": 8}
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism=one_node, kvCacheOffloading={"cpu": "64Gi", "secondary": tiers}))
+    (problem,) = err.value.problems
+    assert problem.path == ("kvCacheOffloading", "secondary")
+    assert "the pod needs 517.0 GiB of ephemeral storage" in problem.message
+    assert "has 18.0 GiB for it (20.0 GiB: the OS disk of a default node pool" in problem.message
+    assert "pvc.spec tier on a local-NVMe storage class (p5.48xlarge has 28312.0 GiB of local NVMe)" in problem.hint
+    assert "instance.ephemeralStorage" in problem.hint
+    # a node pool that puts the kubelet on the NVMe says so, and the same tier fits
+    ok = compile_spec(spec(instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, parallelism=one_node,
+                           kvCacheOffloading={"cpu": "64Gi", "secondary": tiers}))
+    assert ok.plan.sizing.ephemeral_allocatable == 28312 * GiB - 28312 * GiB // 10
+    # a pvc.spec tier is not the kubelet's disk: it fits the default pool too
+    claim = [{"fileSystem": {"pvc": {"spec": {"storageClassName": "local-nvme", "accessModes": ["ReadWriteOnce"],
+                                              "resources": {"requests": {"storage": "500Gi"}}}}}}]
+    compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism=one_node, kvCacheOffloading={"cpu": "64Gi", "secondary": claim}))
+
+
+def test_model_cache_alone_beyond_the_os_disk_points_at_instance_ephemeral_storage():
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"}, parallelism={"tensor": 8}))
+    (problem,) = err.value.problems
+    assert problem.path == ("instance", "ephemeralStorage")
+    assert "model cache 134.0 GiB" in problem.message and "would stay Pending" in problem.message
+
+
+def test_ephemeral_storage_defaults_per_cloud():
+    rows = catalog.instances()
+    assert rows["p5.48xlarge"]["ephemeralStorage"] == "20Gi"  # EKS managed node group diskSize
+    assert rows["a3-highgpu-8g"]["ephemeralStorage"] == "93Gi"  # GKE 100 GB boot disk
+    assert rows["Standard_NC24ads_A100_v4"]["ephemeralStorage"] == "512Gi"  # AKS managed OS disk, 16-63 vCPUs
+    assert rows["Standard_NC96ads_A100_v4"]["ephemeralStorage"] == "256Gi"  # AKS ephemeral OS disk = temp storage
+    for name, row in rows.items():
+        assert quantity.to_bytes(row["ephemeralStorage"]) > 0, name
+        assert "ephemeralStorage:" in row["source"], name
+
+
+# ----------------------------------------------------------------------------- native sidecars need 1.29
+
+
+def test_lmcache_backend_needs_kubernetes_1_29():
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(), version="1.28")
+    (problem,) = err.value.problems
+    assert problem.path == ("kvCacheOffloading", "backend")
+    assert "native sidecar" in problem.message and "1.29 or later" in problem.message and "1.28" in problem.message
+    compile_spec(spec(), version="1.29")
+    # the native backend, a disabled one and gpuAccess in-container have no sidecar: 1.28 is fine
+    compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}), version="1.28")
+    compile_spec(spec(kvCacheOffloading={"enabled": False}), version="1.28")
+    compile_spec(spec(kvCacheOffloading={"lmcache": {"gpuAccess": "in-container"}}), version="1.28")

@@ -35,6 +35,7 @@ CONFIG_KEY = "inference_config.yaml"
 UTILIZATION_KEY = "kv_cache_cpu_memory_utilization"
 DEFAULT_UTILIZATION = 0.5  # KAITO's default when the key (or the ConfigMap) is absent
 HF_TOKEN_KEY = "HF_TOKEN"  # the key KAITO reads from presetOptions.modelAccessSecret
+KAITO_SYSTEM_DISK_GIB = 80  # KAITO generator.go SystemFileDiskSizeGiB: DiskStorageRequirement = modelFileSize + 80
 
 REASONS = {
     "metadata.labels": "labels of the input resource are not copied to the rendered objects",
@@ -299,6 +300,13 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
                     "remove it")
     if model_id:
         _kaito_parallelism(b, model_id, instance_type or instance_option, nodes, res_path)
+    if instance_type:
+        # KAITO provisions the node, with an OS disk of the preset's DiskStorageRequirement
+        # (modelFileSize + 80 GiB; 1024Gi without a preset): nodeOSDiskSize of its NodeClaim.
+        row = catalog.models().get(model_id or "")
+        disk = f"{-(-quantity.to_bytes(row['weights']) // quantity.GiB) + KAITO_SYSTEM_DISK_GIB}Gi" if row else "1024Gi"
+        b.set(("instance", "ephemeralStorage"), disk, (*res_path, "instanceType"), use=False)
+        b.note(f"instance.ephemeralStorage {disk}: the OS disk KAITO gives the node it provisions (weights + {KAITO_SYSTEM_DISK_GIB}Gi)")
 
     # offloading: KAITO's shape, sized by the ConfigMap
     b.set(("kvCacheOffloading", "backend"), "lmcache", None)

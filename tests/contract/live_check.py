@@ -11,7 +11,8 @@ BATCH.json: {"lines": [{"id": str, "kind": "vllm" | "lmcache", "argv": [str, ...
   - lmcache: the full server command the launcher execs: [".../lmcache", "server", ...]
 
 RESULT.json: {"versions": {...}, "results": {id: {"ok": bool, "stage": str | null,
-  "error": str | null, "facts": {...}}}, "snapshots": {file: text} (with --capture)}
+  "error": str | null, "facts": {...}}}, "snapshots": {file: text} and
+  "hybrid_architectures": text of charts/kvgen/files/hybrid-architectures.yaml (with --capture)}
 
 vLLM lines go through what `vllm serve` does before it needs a GPU: the serve parser
 (make_arg_parser), validate_parsed_serve_args, AsyncEngineArgs.from_cli_args, then the
@@ -213,7 +214,7 @@ def _capture() -> dict[str, Any]:
     assert spec.loader is not None
     spec.loader.exec_module(module)
     try:
-        return {"snapshots": module.capture()}
+        return {"snapshots": module.capture(), "hybrid_architectures": module.capture_hybrid()}
     except module.CaptureError as exc:
         return {"capture_error": str(exc)}
 

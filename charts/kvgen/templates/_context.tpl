@@ -15,6 +15,11 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- include "kvgen.decide" $s -}}
 {{- include "kvgen.gpuAccess" $s -}}
 {{- include "kvgen.checkPorts" $s -}}
+{{/* the native sidecar (gpuAccess visible-devices; dra has its own 1.34 floor) needs Kubernetes 1.29 */}}
+{{- if and (eq $s.backend "lmcache") (eq (toString $s.gpuAccess.mode) "visible-devices") (not (semverCompare ">=1.29.0-0" $s.kube)) -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.backend" (printf "the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes 1.29 or later (SidecarContainers is off by default in 1.28); the target is %s" $s.kube) "target Kubernetes 1.29 or later, use kvCacheOffloading.lmcache.gpuAccess in-container (no sidecar), or the native backend") -}}
+{{- end -}}
+{{- include "kvgen.contextLength" $s -}}
 {{- include "kvgen.size" $s -}}
 {{- end -}}
 {{- if $s.errs -}}
@@ -74,7 +79,8 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- end -}}
 {{- $rankArgs := $args -}}
 {{- $tail := list -}}
-{{- if include "kvgen.isSet" (list $v.model "maxModelLen") -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 $v.model.maxModelLen)) -}}{{- end -}}
+{{/* the spec's model.maxModelLen, or the longest length that fits (kvgen.contextLength) */}}
+{{- if gt (int64 $s.context.flag) 0 -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 $s.context.flag)) -}}{{- end -}}
 {{- if gt $i.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
 {{- $kv := dict -}}
 {{- if eq $backend "lmcache" -}}

@@ -23,7 +23,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- $row := dict -}}
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
 {{- $m := deepCopy $row -}}
-{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
 {{- $missing := list -}}
@@ -40,7 +40,31 @@ dict built by kvgen.context and records results or problems in it.
 {{- $layers := int64 $m.layers -}}
 {{- $attention := $layers -}}
 {{- if include "kvgen.isSet" (list $m "attentionLayers") -}}{{- $attention = int64 $m.attentionLayers -}}{{- end -}}
-{{- $info := dict "id" $spec.id "architecture" (toString $m.architecture) "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (eq (toString $m.hybrid) "true") "weights" (include "kvgen.bytes" $m.weights | int64) -}}
+{{/* hybrid follows the architecture: files/hybrid-architectures.yaml, captured from vLLM (kvgen/catalog.py) */}}
+{{- $architecture := toString $m.architecture -}}
+{{- $hybridArchs := ($s.F.Get "files/hybrid-architectures.yaml" | fromYaml).architectures -}}
+{{- $hybridArch := hasKey $hybridArchs $architecture -}}
+{{- if and $hybridArch (include "kvgen.isSet" (list $spec "hybrid")) (eq (toString $spec.hybrid) "false") -}}
+{{- include "kvgen.problem" (list $s "model.hybrid" (printf "%s is a hybrid architecture (vLLM %s implements IsHybrid); hybrid: false cannot change how vLLM runs it" $architecture (index $hybridArchs $architecture)) "remove model.hybrid (kvgen derives it from the architecture)") -}}
+{{- end -}}
+{{- $sliding := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "slidingLayers") -}}{{- $sliding = int64 $m.slidingLayers -}}{{- end -}}
+{{- $window := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "slidingWindow") -}}{{- $window = int64 $m.slidingWindow -}}{{- end -}}
+{{- if gt $sliding $attention -}}
+{{- include "kvgen.problem" (list $s "model.slidingLayers" (printf "%d sliding layers are more than the %d attention layers" $sliding $attention) "") -}}
+{{- end -}}
+{{- if and (gt $sliding 0) (eq $window 0) -}}
+{{- include "kvgen.problem" (list $s "model.slidingWindow" "slidingLayers is set but the window is not" "set model.slidingWindow (tokens)") -}}
+{{- end -}}
+{{- if or (eq $sliding 0) (eq $window 0) -}}{{- $sliding = int64 0 -}}{{- $window = int64 0 -}}{{- end -}}
+{{- $fullKvHeads := int64 $m.kvHeads -}}
+{{- if include "kvgen.isSet" (list $m "fullKvHeads") -}}{{- $fullKvHeads = int64 $m.fullKvHeads -}}{{- end -}}
+{{- $fullHeadDim := int64 $m.headDim -}}
+{{- if include "kvgen.isSet" (list $m "fullHeadDim") -}}{{- $fullHeadDim = int64 $m.fullHeadDim -}}{{- end -}}
+{{- $maxLen := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "maxModelLen") -}}{{- $maxLen = int64 $m.maxModelLen -}}{{- end -}}
+{{- $info := dict "id" $spec.id "architecture" $architecture "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (or $hybridArch (eq (toString $m.hybrid) "true")) "weights" (include "kvgen.bytes" $m.weights | int64) "slidingLayers" $sliding "slidingWindow" $window "fullKvHeads" $fullKvHeads "fullHeadDim" $fullHeadDim "maxModelLen" $maxLen -}}
 {{- $_ := set $s "model" $info -}}
 {{- if and (include "kvgen.isSet" (list $spec "maxModelLen")) (include "kvgen.isSet" (list $m "maxModelLen")) -}}
 {{- if gt (int64 $spec.maxModelLen) (int64 $m.maxModelLen) -}}
@@ -59,7 +83,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- $row := dict -}}
 {{- if and $type (hasKey $catalog $type) -}}{{- $row = index $catalog $type -}}{{- end -}}
 {{- $m := deepCopy $row -}}
-{{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" -}}
+{{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" "ephemeralStorage" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
 {{- $missing := list -}}
@@ -90,7 +114,11 @@ dict built by kvgen.context and records results or problems in it.
 {{- if include "kvgen.isSet" (list $m "localDisk") -}}{{- $disk = include "kvgen.bytes" $m.localDisk | int64 -}}{{- end -}}
 {{- $arch := "amd64" -}}
 {{- if include "kvgen.isSet" (list $m "arch") -}}{{- $arch = toString $m.arch -}}{{- end -}}
-{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" (include "kvgen.bytes" $m.memory | int64) "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig) -}}
+{{- $ephemeral := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "ephemeralStorage") -}}{{- $ephemeral = include "kvgen.bytes" $m.ephemeralStorage | int64 -}}{{- end -}}
+{{- $gpuModel := "" -}}
+{{- if include "kvgen.isSet" (list $m "gpuModel") -}}{{- $gpuModel = toString $m.gpuModel -}}{{- end -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" (include "kvgen.bytes" $m.memory | int64) "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel) -}}
 {{- end -}}
 {{- end -}}
 

@@ -116,7 +116,8 @@ operations, same order, same truncation) so that both give the same bytes.
 {{/* the vLLM container */}}
 {{- $vllmMem := 0.0 -}}
 {{- if gt $i.gpus 0 -}}
-{{- $vllmMem = addf (add (mul (int64 $C.vllm.podOverheadGiB) $GiB) (mul (mul (int64 $C.vllm.perGpuOverheadGiB) $GiB) $gpus)) (mulf $weightsPerNode $C.vllm.modelLoadingFactor) -}}
+{{/* the weights' page cache is soft memory (reclaimable): not requested on a GPU node */}}
+{{- $vllmMem = add (mul (int64 $C.vllm.podOverheadGiB) $GiB) (mul (mul (int64 $C.vllm.perGpuOverheadGiB) $GiB) $gpus) | float64 -}}
 {{- else -}}
 {{- $vllmMem = add (add (mul (int64 $C.vllm.podOverheadGiB) $GiB) $m.weights) (mul (int64 $C.vllm.cpuBackendKvSpaceGiB) $GiB) | float64 -}}
 {{- end -}}
@@ -157,8 +158,15 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- end -}}
 {{- $podEph := int64 $vllm.ephemeral -}}
 {{- if $lmcache -}}{{- $podEph = add $podEph (int64 $lmcache.ephemeral) -}}{{- end -}}
-{{- if and (gt $i.localDisk 0) (gt (float64 $podEph) (mulf $i.localDisk $share)) -}}
-{{- include "kvgen.problem" (list $s (ternary "kvCacheOffloading.secondary" "instance.type" (gt $tiersEph 0)) (printf "the pod needs %.1f GiB of ephemeral storage but %s has %.1f GiB of local disk for it" (divf $podEph 1073741824.0) $where (divf (mulf $i.localDisk $share) 1073741824.0)) "make the emptyDir tiers smaller, move them to a pvc tier, or pick an instance with more local disk") -}}
+{{/* ephemeral storage: the kubelet's disk (the OS disk of a default node pool, or instance.ephemeralStorage) less its 10% eviction threshold */}}
+{{- $ephAlloc := sub $i.ephemeral (div (mul $i.ephemeral (int64 $C.ephemeral.evictionPercent)) 100) -}}
+{{- if and (gt $i.ephemeral 0) (gt (float64 $podEph) (mulf $ephAlloc $share)) -}}
+{{- $msg := printf "the pod needs %.1f GiB of ephemeral storage but the kubelet of %s has %.1f GiB for it (%s, less the kubelet's 10%% eviction threshold); the pod would stay Pending" (divf $podEph 1073741824.0) $where (divf (mulf $ephAlloc $share) 1073741824.0) (ternary "instance.ephemeralStorage" "the OS disk of a default node pool" $i.ephemeralExplicit) -}}
+{{- if gt $tiersEph 0 -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.secondary" $msg "move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class, or set instance.ephemeralStorage if the node pool puts the kubelet on NVMe") -}}
+{{- else -}}
+{{- include "kvgen.problem" (list $s "instance.ephemeralStorage" $msg "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet on NVMe)") -}}
+{{- end -}}
 {{- end -}}
 {{- if gt $i.gpus 0 -}}
 {{- $perGpuWeights := divf $m.weights (mul $tp (int64 $p.pipeline)) -}}
@@ -170,4 +178,127 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- end -}}
 
 {{- $_ := set $s "size" (dict "cpuTier" $cpuTier "l1Cap" $l1Cap "utilization" $utilization "shm" $shm "modelCache" $modelCache "vllm" $vllm "lmcache" $lmcache) -}}
+{{- end -}}
+
+{{/*
+kvgen.gpuKvBudget: the KV-cache bytes planned on ONE GPU (kvgen/sizing.py gpu_kv_budget): GPU
+memory x gpuMemoryUtilization (in parts per million), less the weights per GPU, KAITO's overhead
+(2.3 GiB + 5% of those weights), times 90%. Integer arithmetic, as in kvgen.
+*/}}
+{{- define "kvgen.gpuKvBudget" -}}
+{{- $s := index . 0 -}}{{- $C := index . 1 -}}
+{{- $i := $s.inst -}}{{- $p := $s.V.parallelism -}}
+{{- if eq $i.gpus 0 -}}0{{- else -}}
+{{- $ppm := floor (addf (mulf $s.V.vllm.gpuMemoryUtilization 1000000.0) 0.5) | int64 -}}
+{{- $usable := div (mul $i.gpuMemory $ppm) 1000000 -}}
+{{- $weights := div $s.model.weights (mul (int64 $p.tensor) (int64 $p.pipeline)) -}}
+{{- $overhead := mulf $C.gpu.baseOverheadGiB 1073741824.0 | int64 -}}
+{{- $left := sub (sub (sub $usable $weights) $overhead) (div (mul $weights (int64 $C.gpu.overheadWeightPercent)) 100) -}}
+{{- div (mul (max 0 $left) (int64 $C.gpu.kvBudgetPercent)) 100 -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.contextLength: the chart's counterpart of kvgen/kvcache.py. What one sequence costs on one
+GPU (full-attention layers keep every token, sliding ones at most window - 1 + the tokens in
+flight, a hybrid model's fixed state), the longest length that fits the budget (a multiple of the
+block size, at most the model's limit), and the --max-model-len to pass: the spec's
+model.maxModelLen (which must fit), else the longest length when the model's own limit does not.
+Sets $s.context (flag: 0 for none).
+*/}}
+{{- define "kvgen.contextLength" -}}
+{{- $s := . -}}
+{{- $C := $s.F.Get "files/sizing.yaml" | fromYaml -}}
+{{- $X := $C.context -}}
+{{- $m := $s.model -}}{{- $i := $s.inst -}}{{- $v := $s.V -}}
+{{- $tp := int64 $v.parallelism.tensor -}}{{- $pp := int64 $v.parallelism.pipeline -}}
+{{- $R := int64 $X.reserveTokens -}}{{- $bs := int64 $X.blockSize -}}
+{{/* layers of each kind, padded to vLLM's KV-cache group size when both kinds exist, per pipeline stage */}}
+{{- $full := sub $m.attentionLayers $m.slidingLayers -}}
+{{- $sliding := $m.slidingLayers -}}
+{{- if and (gt $full 0) (gt $sliding 0) -}}
+{{- $group := min $full $sliding -}}
+{{- if lt (mul 2 (max $full $sliding)) (mul 3 $group) -}}{{- $group = max $full $sliding -}}{{- end -}}
+{{- $full = mul (div (add $full (sub $group 1)) $group) $group -}}
+{{- $sliding = mul (div (add $sliding (sub $group 1)) $group) $group -}}
+{{- end -}}
+{{- $full = div (add $full (sub $pp 1)) $pp -}}
+{{- $sliding = div (add $sliding (sub $pp 1)) $pp -}}
+{{/* bytes per token per layer: K and V per KV head on this rank (MLA: one latent, on every rank) */}}
+{{- $fullLayer := mul (int64 $m.fullHeadDim) 2 -}}
+{{- $slidingLayer := mul (int64 $m.headDim) 2 -}}
+{{- if not $m.mla -}}
+{{- $fullLayer = mul 2 (max 1 (div $m.fullKvHeads $tp)) $m.fullHeadDim 2 -}}
+{{- $slidingLayer = mul 2 (max 1 (div $m.kvHeads $tp)) $m.headDim 2 -}}
+{{- end -}}
+{{- $F := mul $full $fullLayer -}}
+{{- $S := mul $sliding $slidingLayer -}}
+{{/* vLLM's max_num_batched_tokens: --max-num-batched-tokens in extraArgs, else the default for this GPU */}}
+{{- $batched := int64 0 -}}
+{{- $args := default list $v.vllm.extraArgs -}}
+{{- range $n, $arg := $args -}}
+{{- $parts := splitn "=" 2 $arg -}}
+{{- if eq ($parts._0 | replace "_" "-") "--max-num-batched-tokens" -}}
+{{- $value := default "" $parts._1 -}}
+{{- if and (eq $value "") (lt (add $n 1) (len $args)) -}}{{- $value = index $args (add $n 1) -}}{{- end -}}
+{{- if and (eq $batched 0) (regexMatch "^[0-9]+$" $value) -}}{{- $batched = $value | int64 -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $batched 0 -}}
+{{- range $b := $X.batchedTokens -}}
+{{- $notModel := and (hasKey $b "notGpuModel") (contains (toString $b.notGpuModel) (lower $i.gpuModel)) -}}
+{{- if and (eq $batched 0) (or (and (gt $i.gpus 0) (ge $i.gpuMemory (mul (int64 $b.minGpuGiB) 1073741824)) (not $notModel)) (eq (int64 $b.minGpuGiB) 0)) -}}
+{{- $batched = int64 $b.tokens -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $cap := int64 -1 -}}
+{{- if gt $sliding 0 -}}{{- $cap = add (sub $m.slidingWindow 1) (mul (max 2 (add $pp 1)) $batched) -}}{{- end -}}
+{{- $state := int64 0 -}}
+{{- if $m.hybrid -}}{{- $state = mul (int64 $X.hybridStateGiB) 1073741824 -}}{{- end -}}
+{{/* the budget of one GPU, or of vLLM's CPU backend */}}
+{{- $budget := mul (int64 $C.vllm.cpuBackendKvSpaceGiB) 1073741824 -}}
+{{- if gt $i.gpus 0 -}}{{- $budget = include "kvgen.gpuKvBudget" (list $s $C) | int64 -}}{{- end -}}
+{{/* the longest length that fits */}}
+{{- $unlimited := false -}}
+{{- $longest := int64 0 -}}
+{{- $left := sub $budget $state -}}
+{{- $perToken := add $F $S -}}
+{{- if eq $perToken 0 -}}{{- $unlimited = true -}}
+{{- else -}}
+{{- $longest = sub (include "kvgen.floorDiv" (list $left $perToken) | int64) $R -}}
+{{- if and (gt $sliding 0) (gt $longest $cap) -}}
+{{- if eq $F 0 -}}{{- $unlimited = true -}}
+{{- else -}}{{- $longest = sub (include "kvgen.floorDiv" (list (sub $left (mul $S (add $cap $R))) $F) | int64) $R -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $fits := $m.maxModelLen -}}
+{{- if not $unlimited -}}
+{{- $fits = mul (div (max 0 $longest) $bs) $bs -}}
+{{- if gt $m.maxModelLen 0 -}}{{- $fits = min $fits $m.maxModelLen -}}{{- end -}}
+{{- end -}}
+{{- $requested := int64 0 -}}
+{{- if include "kvgen.isSet" (list $v.model "maxModelLen") -}}{{- $requested = int64 $v.model.maxModelLen -}}{{- end -}}
+{{- $flag := $requested -}}
+{{- $where := default "the instance" $i.type -}}
+{{- $known := or (not $unlimited) (gt $m.maxModelLen 0) -}}
+{{- if and $known (lt $fits $bs) -}}
+{{- include "kvgen.problem" (list $s (ternary "model.maxModelLen" "parallelism.tensor" (gt $requested 0)) (printf "not even %d tokens of %s fit the KV cache of %s; vLLM would refuse to start" $bs $m.id $where) "raise parallelism.tensor or vllm.gpuMemoryUtilization, or pick an instance with larger GPUs") -}}
+{{- else if gt $requested 0 -}}
+{{- if and $known (gt $requested $fits) (not (and (gt $m.maxModelLen 0) (gt $requested $m.maxModelLen))) -}}
+{{- include "kvgen.problem" (list $s "model.maxModelLen" (printf "%d tokens do not fit the KV cache of %s; vLLM would refuse to start" $requested $where) (printf "set model.maxModelLen to at most %d" $fits)) -}}
+{{- end -}}
+{{- else if and (gt $m.maxModelLen 0) (lt $fits $m.maxModelLen) -}}
+{{- $flag = $fits -}}
+{{- end -}}
+{{- $_ := set $s "context" (dict "flag" $flag "fits" $fits) -}}
+{{- end -}}
+
+{{/* kvgen.floorDiv: a // b with Python's rounding toward minus infinity (b > 0). */}}
+{{- define "kvgen.floorDiv" -}}
+{{- $a := index . 0 -}}{{- $b := index . 1 -}}
+{{- $q := div $a $b -}}
+{{- if and (lt $a 0) (ne (mod $a $b) 0) -}}{{- $q = sub $q 1 -}}{{- end -}}
+{{- $q -}}
 {{- end -}}
