@@ -1,4 +1,4 @@
-"""Property: for any valid spec, `helm template` gives the same objects as `kvgen render`.
+"""Property: for any valid spec, `helm template` gives the same context and objects as `kvgen render`.
 
 Hypothesis draws specs across backends, GPU access modes, disk tiers, parallelism, catalog and
 inline instances, catalog models, explicit resources and images, for Kubernetes 1.33 and 1.34;
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import helm
 from conftest import dump
+from test_context_contract import CONTEXT, empty_values
 from kvgen import catalog
 from kvgen.compiler import compile_text
 from kvgen.errors import SpecError
@@ -154,7 +155,8 @@ def test_helm_template_equals_kvgen_render(spec, kube_version):
     """`kvgen render --kube-version V` and `helm template --kube-version V` (gpuAccess dra needs 1.34)."""
     text = dump(spec)
     try:
-        ours = [o for r in compile_text(text, "spec.yaml", kube_version) for o in r.objects]
+        compiled = compile_text(text, "spec.yaml", kube_version)
+        ours = [o for r in compiled for o in r.objects]
     except SpecError:
         # kvgen refuses it: Helm must refuse it too; it does not count as one of the 300
         try:
@@ -164,7 +166,12 @@ def test_helm_template_equals_kvgen_render(spec, kube_version):
         else:
             raise AssertionError(f"kvgen rejects this spec but Helm renders it (Kubernetes {kube_version}):\n{text}")
         assume(False)
-    theirs = helm.objects(spec, namespace="default", kube_version=kube_version)
+    theirs, their_context = helm.objects_and_context(spec, namespace="default", kube_version=kube_version)
+    (our_context,) = [r.context for r in compiled]
+    difference = helm.first_difference(our_context, their_context)  # names the field, before the objects
+    assert difference is None, f"{difference}\n{text}"
+    CONTEXT.validate_python(our_context)  # the typed contract, absent values left out
+    assert empty_values(our_context) == [], text
     assert helm.by_identity(theirs) == helm.by_identity(ours), text
 
 
