@@ -110,6 +110,15 @@ class InstanceInfo:
     in_catalog: bool
     ephemeral_bytes: int = 0  # the kubelet's ephemeral storage (the OS/boot disk by default); 0: unknown
     ephemeral_explicit: bool = False  # set by the spec's instance.ephemeralStorage
+    # memory_bytes 0: the node is unknown (no type, no memory); gpu_memory_bytes 0 with gpus: the GPUs' memory is
+
+    @property
+    def node_known(self) -> bool:
+        return self.memory_bytes > 0
+
+    @property
+    def gpu_memory_known(self) -> bool:
+        return self.gpus == 0 or self.gpu_memory_bytes > 0
 
 
 MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
@@ -196,8 +205,11 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tupl
         value = getattr(spec_instance, field)
         if value is not None:
             merged[to_camel(field)] = value
-    missing = [f for f in INSTANCE_FIELDS if merged.get(to_camel(f)) is None]
-    if merged.get("gpus") and not merged.get("gpuMemory") and not merged.get("mig"):
+    # a node described without a type and without memory is unknown (KServe names none): the pod is
+    # rendered from the GPUs given, and the checks that need the node's memory are skipped
+    unknown_node = not spec_instance.type and merged.get("memory") is None
+    missing = [f for f in INSTANCE_FIELDS if merged.get(to_camel(f)) is None and not (unknown_node and f == "memory")]
+    if merged.get("gpus") and not merged.get("gpuMemory") and not merged.get("mig") and not unknown_node:
         missing.append("gpu_memory")
     if missing:
         names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
@@ -215,7 +227,7 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tupl
         gpus=int(merged["gpus"]),
         gpu_model=merged.get("gpuModel"),
         gpu_memory_bytes=gpu_memory,
-        memory_bytes=quantity.to_bytes(merged["memory"]),
+        memory_bytes=quantity.to_bytes(merged["memory"]) if merged.get("memory") is not None else 0,
         cpu=int(merged["cpu"]) if merged.get("cpu") is not None else None,
         arch=str(merged.get("arch") or "amd64"),
         local_disk_bytes=quantity.to_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,

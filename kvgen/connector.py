@@ -61,12 +61,22 @@ def lmcache_kv_transfer_config() -> dict[str, Any]:
     }
 
 
-def native_kv_transfer_config(cpu_bytes: int, eviction_policy: str, tier_count: int) -> dict[str, Any]:
+CPU_SPEC, TIERING_SPEC = "CPUOffloadingSpec", "TieringOffloadingSpec"
+
+
+def native_spec_name(tier_count: int, spec_name: str | None = None) -> str:
+    """vLLM's offloading spec: the spec's kvCacheOffloading.specName, else CPUOffloadingSpec for
+    the CPU tier alone and TieringOffloadingSpec with disk tiers (KServe's controller always
+    renders TieringOffloadingSpec, a subclass of CPUOffloadingSpec whose tiers are optional)."""
+    return spec_name or (TIERING_SPEC if tier_count else CPU_SPEC)
+
+
+def native_kv_transfer_config(cpu_bytes: int, eviction_policy: str, tier_count: int,
+                              spec_name: str | None = None) -> dict[str, Any]:
     extra: dict[str, Any] = {
         "cpu_bytes_to_use": cpu_bytes,
         "eviction_policy": eviction_policy,
-        # CPU only: CPUOffloadingSpec; with disk tiers: TieringOffloadingSpec (kserve#6086)
-        "spec_name": "TieringOffloadingSpec" if tier_count else "CPUOffloadingSpec",
+        "spec_name": native_spec_name(tier_count, spec_name),
     }
     if tier_count:
         extra["secondary_tiers"] = [{"type": "fs", "root_dir": tier_path(i)} for i in range(tier_count)]
@@ -78,7 +88,20 @@ def native_kv_transfer_config(cpu_bytes: int, eviction_policy: str, tier_count: 
 
 
 def nixl_kv_transfer_config() -> dict[str, Any]:
-    return {"kv_connector": catalog.runtime()["connectors"]["disaggregation"], "kv_role": "kv_both"}
+    """Prefill/decode without a local cache: NIXL alone, with KAITO's load-failure policy."""
+    return {"kv_connector": catalog.runtime()["connectors"]["disaggregation"], "kv_role": "kv_both",
+            "kv_load_failure_policy": catalog.runtime()["kvLoadFailurePolicy"]}
+
+
+def multi_kv_transfer_config(native: dict[str, Any]) -> dict[str, Any]:
+    """Prefill/decode with the native backend: NIXL for the hand-off, then the OffloadingConnector,
+    in one MultiConnector (each child a KVTransferConfig of its own; the load-failure policy is
+    read from the top level only)."""
+    rt = catalog.runtime()
+    nixl = {"kv_connector": rt["connectors"]["disaggregation"], "kv_role": "kv_both"}
+    return {"kv_connector": rt["connectors"]["multi"], "kv_role": "kv_both",
+            "kv_load_failure_policy": rt["kvLoadFailurePolicy"],
+            "kv_connector_extra_config": {"connectors": [nixl, native]}}
 
 
 def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:

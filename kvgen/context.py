@@ -112,7 +112,9 @@ def vllm_args(plan: Plan) -> VllmArgs:
         kv_config = connector.lmcache_kv_transfer_config()
     elif backend == "native":
         o = spec.kv_cache_offloading
-        kv_config = connector.native_kv_transfer_config(plan.sizing.cpu_tier, o.eviction_policy, len(o.secondary))
+        kv_config = connector.native_kv_transfer_config(plan.sizing.cpu_tier, o.eviction_policy, len(o.secondary), o.spec_name)
+        if spec.disaggregation.role != "none":  # NIXL hands the KV over, the OffloadingConnector keeps its tiers
+            kv_config = connector.multi_kv_transfer_config(kv_config)
     elif spec.disaggregation.role != "none":
         kv_config = connector.nixl_kv_transfer_config()
     if kv_config:
@@ -132,7 +134,10 @@ def env(plan: Plan) -> list[KubeObject]:
         out.append({"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{index}']"}}})
     if spec.model.hf_token_secret:
         ref = spec.model.hf_token_secret
-        out.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
+        key_ref: dict[str, Any] = {"name": ref.name, "key": ref.key}
+        if ref.optional is not None:
+            key_ref["optional"] = ref.optional
+        out.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
     if not plan.instance.gpus:

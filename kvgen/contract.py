@@ -232,11 +232,16 @@ def _json_object(raw: str, arg: str) -> tuple[dict[str, Any] | None, list[Proble
 
 def check_kv_transfer_config(raw: str, snapshots: Snapshots) -> list[Problem]:
     """Problems of a ``--kv-transfer-config`` JSON value."""
-    snap = snapshots.vllm
-    arg = "--kv-transfer-config"
-    data, bad = _json_object(raw, arg)
+    data, bad = _json_object(raw, "--kv-transfer-config")
     if data is None:
         return bad
+    return _check_kv_transfer_object(data, snapshots, "--kv-transfer-config")
+
+
+def _check_kv_transfer_object(data: Mapping[str, Any], snapshots: Snapshots, arg: str) -> list[Problem]:
+    """Problems of one KVTransferConfig: the top-level one, or a MultiConnector child (vLLM builds
+    each child as a KVTransferConfig of its own)."""
+    snap = snapshots.vllm
     spec = snap["kv_transfer_config"]
     problems: list[Problem] = []
     fields = spec["fields"]
@@ -263,6 +268,27 @@ def check_kv_transfer_config(raw: str, snapshots: Snapshots) -> list[Problem]:
         for key in extra:
             if key not in known:
                 problems.append(Problem(UNKNOWN_EXTRA_CONFIG_KEY, f"{connector} reads no extra-config key {key!r}", arg))
+    elif connector == snap["multi_connector"]["connector"]:
+        problems += _check_multi_extra(extra, snapshots)
+    return problems
+
+
+def _check_multi_extra(extra: Mapping[str, Any], snapshots: Snapshots) -> list[Problem]:
+    """MultiConnector: its only keys, and every child a valid KVTransferConfig."""
+    spec = snapshots.vllm["multi_connector"]
+    arg = "kv_connector_extra_config"
+    problems = [Problem(UNKNOWN_EXTRA_CONFIG_KEY, f"{spec['connector']} reads no extra-config key {key!r}", arg)
+                for key in extra if key not in spec["extra_config_keys"]]
+    children = extra.get(spec["children_key"])
+    if not isinstance(children, list) or not children:
+        return [*problems, Problem(MISSING_EXTRA_CONFIG_KEY, f"{spec['connector']} needs a non-empty list "
+                                   f"{spec['children_key']!r} in kv_connector_extra_config", arg)]
+    for index, child in enumerate(children):
+        where = f"{spec['children_key']}[{index}]"
+        if not isinstance(child, dict):
+            problems.append(Problem(BAD_VALUE, f"{where} must be a JSON object (a KVTransferConfig)", arg))
+            continue
+        problems += [Problem(p.category, f"{where}: {p.message}", p.arg) for p in _check_kv_transfer_object(child, snapshots, arg)]
     return problems
 
 

@@ -92,15 +92,16 @@ def _memory(plan: Plan) -> dict[str, Any]:
             "explicit": size.memory != computed,
         })
     request = s.pod_memory
+    known = inst.node_known  # an unknown node (no type, no memory): nothing to compare with
     return {
-        "nodeMemoryBytes": inst.memory_bytes,
-        "nodeAllocatableBytes": s.node_allocatable,
+        "nodeMemoryBytes": inst.memory_bytes if known else None,
+        "nodeAllocatableBytes": s.node_allocatable if known else None,
         "gpuShare": s.gpu_share,
-        "allocatableBytes": s.pod_allocatable,
+        "allocatableBytes": s.pod_allocatable if known else None,
         "requestBytes": request,
         "limitBytes": sum(c["limitBytes"] for c in containers),
-        "freeBytes": s.pod_allocatable - request,
-        "fits": request <= s.pod_allocatable,
+        "freeBytes": s.pod_allocatable - request if known else None,
+        "fits": request <= s.pod_allocatable if known else None,
         "softBytes": sum(i["bytes"] for i in items if i["soft"]),
         "containers": containers,
         "items": items,
@@ -159,8 +160,9 @@ def _kv(plan: Plan) -> dict[str, Any]:
     seq_bytes = ctx.sequence_bytes()
     tiers = []
     if gpus:
-        gpu = _tier("gpu", "gpu", s.gpu_kv_cache, pod_bytes, max_len, perGpuBytes=per_gpu)
-        gpu["sequences"] = per_gpu // seq_bytes if seq_bytes else None  # what one sequence really costs
+        known = plan.instance.gpu_memory_known
+        gpu = _tier("gpu", "gpu", s.gpu_kv_cache if known else None, pod_bytes, max_len, perGpuBytes=per_gpu if known else None)
+        gpu["sequences"] = per_gpu // seq_bytes if seq_bytes and known else None  # what one sequence really costs
         tiers.append(gpu)
     else:
         tiers.append(_tier("cpu-backend", "cpu-backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB, pod_bytes, max_len))
@@ -178,9 +180,9 @@ def _kv(plan: Plan) -> dict[str, Any]:
         "bytesPerTokenPerGpu": per_rank,
         "podBytesPerToken": pod_bytes,
         "maxModelLen": max_len,
-        "gpuBytesPerGpu": per_gpu,
-        "gpuTokens": per_gpu // per_rank if per_rank else 0,
-        "cpuLargerThanGpu": (s.cpu_tier > s.gpu_kv_cache) if plan.backend and gpus else None,
+        "gpuBytesPerGpu": per_gpu if not gpus or plan.instance.gpu_memory_known else None,
+        "gpuTokens": (per_gpu // per_rank if per_rank else 0) if not gpus or plan.instance.gpu_memory_known else None,
+        "cpuLargerThanGpu": (s.cpu_tier > s.gpu_kv_cache) if plan.backend and gpus and plan.instance.gpu_memory_known else None,
         "tiers": tiers,
         "totalTokens": sum(t["tokens"] or 0 for t in tiers) if all(t["tokens"] is not None for t in tiers) else None,
         "gpuTierTokens": gpu_tier["tokens"],
@@ -258,8 +260,8 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
         "gpuAccess": _gpu_access(plan),
         "sizing": {
             "gpusPerPod": s.gpus_per_pod,
-            "nodeAllocatableBytes": s.node_allocatable,
-            "podAllocatableBytes": s.pod_allocatable,
+            "nodeAllocatableBytes": s.node_allocatable if i.node_known else None,
+            "podAllocatableBytes": s.pod_allocatable if i.node_known else None,
             "cpuTierBytes": s.cpu_tier,
             "cpuTierUtilization": s.utilization,
             "podMemoryBytes": s.pod_memory,
@@ -457,6 +459,9 @@ def render(reports: list[dict[str, Any]], console) -> None:
         elif ctx["requested"]:
             fits = f"; up to {ctx['fits']:,} would fit" if ctx["fits"] else ""
             console.print(f"context: {ctx['served']:,} tokens (model.maxModelLen{fits})", highlight=False)
+        elif ctx["served"] and ctx["fits"] is None and r["sizing"]["gpusPerPod"]:
+            console.print(f"context: {ctx['served']:,} tokens (the model's own limit; the GPU memory is unknown, so vLLM "
+                          "checks that one sequence fits)", highlight=False)
         elif ctx["served"]:
             console.print(f"context: {ctx['served']:,} tokens (the model's own limit: one sequence of it fits the KV cache)",
                           highlight=False)

@@ -138,6 +138,9 @@ def _gib(n: int) -> str:
 def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> ContextPlan:
     c = cost(spec, model, instance)
     room = budget(spec, model, instance)
+    if not instance.gpu_memory_known:  # GPUs of unknown memory: vLLM finds the length; the spec's is passed as written
+        requested = spec.model.max_model_len
+        return ContextPlan(model.max_model_len, requested, None, requested or model.max_model_len, requested, room, c)
     longest = c.longest(room)
     model_max = model.max_model_len
     fits = None if longest is None else max(0, longest) // BLOCK_SIZE * BLOCK_SIZE

@@ -39,7 +39,8 @@ PREDICATES: dict[str, Callable[[Context], bool]] = {
     "mig-partition": lambda c: c.instance.mig is not None,
     "data-parallel": lambda c: c.spec.parallelism.data > 1,
     "multi-node-pipeline-parallel": lambda c: c.spec.parallelism.pipeline > 1 and c.spec.parallelism.nodes > 1,
-    "prefill-decode-disaggregation": lambda c: c.spec.disaggregation.role != "none",
+    # the native backend keeps its tiers beside NIXL (a MultiConnector); LMCache's server does not
+    "prefill-decode-disaggregation": lambda c: c.spec.disaggregation.role != "none" and c.spec.kv_cache_offloading.backend == "lmcache",
     "hybrid-architecture": _hybrid,
 }
 

@@ -86,7 +86,7 @@ def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
     of those weights), and a 10% hold-back (sizing.yaml gpu.kvBudgetPercent). kvgen explain's
     "GPU after weights" and the context-length planning (kvgen.kvcache) both use it. Integer
     arithmetic (the utilization in parts per million) so that the Helm chart gets the same bytes."""
-    if not instance.gpus:
+    if not instance.gpus or not instance.gpu_memory_known:
         return 0
     p = spec.parallelism
     ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
@@ -184,7 +184,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     warnings: list[str] = []
 
     share = gpus_per_pod / instance.gpus if instance.gpus else 1.0
-    node_alloc = allocatable_memory(instance.memory_bytes)
+    node_alloc = allocatable_memory(instance.memory_bytes) if instance.node_known else 0  # 0: unknown
     pod_alloc = int(node_alloc * share)
     weights_per_node = model.weights_bytes / p.nodes
 
@@ -194,6 +194,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
 
     # CPU tier
     cpu_tier, l1_cap, utilization = 0, None, None
+    problems: list[tuple[tuple, str, str | None]] = []
     if backend == "native":
         cpu_tier = quantity.to_bytes(o.cpu)
     elif backend == "lmcache":
@@ -203,6 +204,10 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
             cpu_tier = l1_cap
         else:
             utilization = o.cpu_memory_utilization if o.cpu_memory_utilization is not None else DEFAULT_CPU_MEMORY_UTILIZATION
+            if not instance.node_known:
+                problems.append((("kvCacheOffloading", "cpuMemoryUtilization"),
+                                 "the lmcache backend sizes its CPU tier as a share of the node's RAM, and the spec names no node",
+                                 "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization"))
             cpu_tier = int(pod_alloc * utilization / p.tensor)
             if l1_cap is not None:
                 cpu_tier = min(cpu_tier, l1_cap)
@@ -279,8 +284,14 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
         memory_items=items,
         warnings=warnings,
     )
-    _check_fit(spec, model, instance, sizing, decision)
+    _check_fit(spec, model, instance, sizing, decision, problems)
     _advise(spec, sizing, decision, tiers)
+    unchecked = [what for what, known in (("memory", instance.node_known), ("GPU memory", instance.gpu_memory_known)) if not known]
+    if unchecked:
+        sizing.warnings.append(
+            f"node fit not checked: the instance gives no {' and no '.join(unchecked)}, so kvgen cannot check that the pod "
+            f"fits its node{' or that the weights fit the GPUs' if not instance.gpu_memory_known else ''}; name the node "
+            "with instance.type (or describe it: memory, gpuMemory)")
     return sizing
 
 
@@ -321,11 +332,13 @@ def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: lis
     )
 
 
-def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> None:
-    problems: list[tuple[tuple, str, str | None]] = []
+def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision,
+               problems: list[tuple[tuple, str, str | None]]) -> None:
+    """Does the pod fit its node? Each check needs what it compares with: the node's memory, its
+    kubelet's disk, the GPUs' memory; an unknown one is skipped (kvgen.sizing.plan warns)."""
     where = instance.type or "the instance"
     o = spec.kv_cache_offloading
-    if s.pod_memory > s.pod_allocatable:
+    if instance.node_known and s.pod_memory > s.pod_allocatable:
         lead = f"the pod needs {gib(s.pod_memory)} of memory (vLLM {gib(s.vllm.memory)}"
         if s.lmcache:
             lead += f", LMCache server {gib(s.lmcache.memory)}"
@@ -360,7 +373,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
             hint = ("set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
                     "on NVMe), or pick an instance with fewer GPUs per node")
         problems.append((path, message, hint))
-    if instance.gpus:
+    if instance.gpus and instance.gpu_memory_known:
         per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
         usable = instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization
         if per_gpu_weights + GPU_BASE_OVERHEAD > usable:

@@ -100,6 +100,10 @@ class SecretKeyRef(Model):
 
     name: str = Field(description="Name of the Secret in the spec's namespace.", min_length=1)
     key: str = Field(description="Key inside the Secret that holds the token.", min_length=1)
+    optional: bool | None = Field(
+        None, description="secretKeyRef.optional: the pod starts without the variable when the Secret or key is missing "
+        "(KAITO renders its model access secret so)."
+    )
 
 
 class ModelSpec(Model):
@@ -252,18 +256,27 @@ class KVCacheOffloading(Model):
     """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
 
     # the native backend needs cpu unless offloading is off (JSON Schema form of _native_needs_cpu)
+    # and CPUOffloadingSpec has no disk tiers (JSON Schema form of _cpu_spec_has_no_tiers)
     model_config = ConfigDict(
         json_schema_extra={
-            "if": {
-                "properties": {"enabled": {"const": True}, "backend": {"const": "native"}},
-                "required": ["backend"],
-            },
-            "then": {
-                "anyOf": [
-                    {"required": ["cpu"], "properties": {"cpu": {"not": {"type": "null"}}}},
-                    {"required": ["cpuMemoryUtilization"], "properties": {"cpuMemoryUtilization": {"const": 0}}},
-                ]
-            },
+            "allOf": [
+                {
+                    "if": {
+                        "properties": {"enabled": {"const": True}, "backend": {"const": "native"}},
+                        "required": ["backend"],
+                    },
+                    "then": {
+                        "anyOf": [
+                            {"required": ["cpu"], "properties": {"cpu": {"not": {"type": "null"}}}},
+                            {"required": ["cpuMemoryUtilization"], "properties": {"cpuMemoryUtilization": {"const": 0}}},
+                        ]
+                    },
+                },
+                {
+                    "if": {"properties": {"specName": {"const": "CPUOffloadingSpec"}}, "required": ["specName"]},
+                    "then": {"properties": {"secondary": {"maxItems": 0}}},
+                },
+            ]
         }
     )
 
@@ -286,6 +299,12 @@ class KVCacheOffloading(Model):
     secondary: list[SecondaryTier] = Field(
         default_factory=list, description="Ordered disk tiers after CPU RAM (KServe shape)."
     )
+    spec_name: Literal["CPUOffloadingSpec", "TieringOffloadingSpec"] | None = Field(
+        None,
+        description="native backend: vLLM's offloading spec_name. Default: CPUOffloadingSpec for the CPU tier alone, "
+        "TieringOffloadingSpec with secondary tiers. KServe's controller always renders TieringOffloadingSpec "
+        "(a CPUOffloadingSpec whose disk tiers are optional); CPUOffloadingSpec takes no secondary tiers.",
+    )
     allow_hybrid: bool = Field(
         False,
         description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
@@ -293,6 +312,12 @@ class KVCacheOffloading(Model):
     lmcache: LMCacheServer = Field(
         default_factory=LMCacheServer, description="lmcache backend: how the LMCache MP server runs and reaches the GPUs."
     )
+
+    @model_validator(mode="after")
+    def _cpu_spec_has_no_tiers(self) -> "KVCacheOffloading":
+        if self.spec_name == "CPUOffloadingSpec" and self.secondary:
+            raise ValueError("specName CPUOffloadingSpec takes no secondary tiers: use TieringOffloadingSpec (or leave specName out)")
+        return self
 
     @model_validator(mode="after")
     def _native_needs_cpu(self) -> "KVCacheOffloading":
@@ -310,7 +335,8 @@ class KVCacheOffloading(Model):
 
 class Disaggregation(Model):
     role: Literal["none", "prefill", "decode"] = Field(
-        "none", description="Prefill/decode disaggregation role; prefill and decode use NixlConnector, not a local cache."
+        "none", description="Prefill/decode disaggregation role: NixlConnector hands the KV cache over. The lmcache backend is then "
+        "off (no local cache server); the native backend keeps its tiers, NIXL and its OffloadingConnector in a MultiConnector."
     )
 
 

@@ -459,6 +459,21 @@ def capture_vllm() -> dict[str, Any]:
         if key not in offload_keys:
             raise CaptureError(f"{key} is no longer read; re-check the OffloadingConnector capture")
 
+    # --- MultiConnector: the keys it reads from kv_connector_extra_config; each entry of
+    # "connectors" is built as a KVTransferConfig of its own (so it is checked like one)
+    multi_file = site / "distributed" / "kv_transfer" / "kv_connector" / "v1" / "multi_connector.py"
+    multi_keys = scan_keys([multi_file], {"extra_config", "kv_connector_extra_config"})
+    if "connectors" not in multi_keys:
+        raise CaptureError("MultiConnector no longer reads 'connectors'; re-check the MultiConnector capture")
+    multi = {
+        "connector": "MultiConnector",
+        "extra_config_keys": multi_keys,
+        "children_key": "connectors",
+        "children_are_kv_transfer_configs": fact("each entry of MultiConnector's 'connectors' is a KVTransferConfig of its own",
+                                                 "vllm.distributed.kv_transfer.kv_connector.v1.multi_connector",
+                                                 "temp_config.kv_transfer_config = KVTransferConfig("),
+    }
+
     # --- vLLM's built-in LMCacheMPConnector (used when lmcache's own class cannot be imported)
     builtin = module_file("vllm.distributed.kv_transfer.kv_connector.v1.lmcache_mp_connector")
     lmcache_mp_builtin = {
@@ -472,6 +487,7 @@ def capture_vllm() -> dict[str, Any]:
         "kv_transfer_config": kv_transfer,
         "connectors": connectors,
         "offloading_connector": offloading,
+        "multi_connector": multi,
         "lmcache_mp_connector_builtin": lmcache_mp_builtin,
         "hand_listed": fact.listed(),
     }

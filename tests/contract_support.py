@@ -178,6 +178,15 @@ def _tiering_line(r: Rendered) -> bool:
     return extra.get("spec_name") == "TieringOffloadingSpec" and len(extra.get("secondary_tiers", [])) >= 1
 
 
+def _multi_line(r: Rendered) -> bool:
+    return (kv_config(r.argv) or {}).get("kv_connector") == "MultiConnector"
+
+
+def _child(index: int, mutate: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """Change one MultiConnector child (a KVTransferConfig of its own)."""
+    return lambda kv: mutate(kv["kv_connector_extra_config"]["connectors"][index])
+
+
 def _l2_line(r: Rendered) -> bool:
     return "--l2-adapter" in r.argv
 
@@ -237,6 +246,7 @@ def broken() -> tuple[Broken, ...]:
     mp = _base("vllm", _lmcache_mp_line)
     tiering = _base("vllm", _tiering_line)
     lm = _base("lmcache", _l2_line)
+    multi = _base("vllm", _multi_line)
     return (
         # --- vLLM flags
         Broken("vllm-swap-space", "vllm", (*mp, "--swap-space=4"), frozenset({c.UNKNOWN_FLAG}),
@@ -271,6 +281,15 @@ def broken() -> tuple[Broken, ...]:
                frozenset({c.MISSING_TIER_KEY}), "connector_config", "missing a required argument: 'root_dir'"),
         Broken("offloading-fs-bad-locality", "vllm", _with_kv(tiering, _tier0(lambda t: t.update(locality="NEAR"))),
                frozenset({c.BAD_CHOICE}), None),  # Locality('NEAR') fails only when the tier is built
+        # --- MultiConnector (prefill/decode with the native backend): each child is a KVTransferConfig
+        Broken("multi-child-unknown-key", "vllm", _with_kv(multi, _child(0, lambda k: k.update(kv_buffer_size=1))),
+               frozenset({c.UNKNOWN_KV_TRANSFER_KEY}), "connector_config", "kv_buffer_size"),
+        Broken("multi-child-unregistered", "vllm", _with_kv(multi, _child(0, lambda k: k.update(kv_connector="NixlConnectorV2"))),
+               frozenset({c.UNREGISTERED_CONNECTOR}), "connector_config", "NixlConnectorV2"),
+        Broken("multi-child-unknown-spec", "vllm", _with_kv(multi, _child(1, _extra(lambda e: e.update(spec_name="DiskOffloadingSpec")))),
+               frozenset({c.UNKNOWN_SPEC}), "connector_config", "Unsupported spec type: DiskOffloadingSpec"),
+        Broken("multi-no-children", "vllm", _with_kv(multi, _extra(lambda e: e.update(connectors=[]))),
+               frozenset({c.MISSING_EXTRA_CONFIG_KEY}), "connector_config", "MultiConnector needs"),
         # --- LMCache server flags
         Broken("lmcache-no-eviction-policy", "lmcache", _replace(lm, "--eviction-policy", None),
                frozenset({c.MISSING_REQUIRED_FLAG}), "storage_manager_config", "Legacy L1 configuration requires --l1-size-gb and --eviction-policy"),

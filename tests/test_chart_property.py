@@ -51,6 +51,13 @@ def tiers(draw):
 
 @st.composite
 def instances(draw):
+    if draw(st.integers(0, 11)) == 0:  # a node named by no type and no memory (KServe input): fit unchecked
+        inst = {"gpus": draw(st.sampled_from([0, 1, 2, 4]))}
+        if inst["gpus"]:
+            inst.update(draw(st.sampled_from([{}, {"gpuMemory": "80Gi"}, {"mig": "3g.40gb"}])))
+        if draw(st.booleans()):
+            inst["arch"] = "arm64"
+        return inst
     if draw(st.integers(0, 9)) > 0:
         inst = {"type": draw(st.sampled_from(INSTANCES))}
         if draw(st.integers(0, 9)) == 0:
@@ -80,6 +87,8 @@ def specs(draw):
         model["maxModelLen"] = draw(st.sampled_from([4096, 8192, 32768, 131072]))
     if draw(st.booleans()):
         model["hfTokenSecret"] = {"name": "hf-token", "key": "HF_TOKEN"}
+        if draw(st.booleans()):
+            model["hfTokenSecret"]["optional"] = draw(st.booleans())
     nodes = draw(st.sampled_from([1, 1, 1, 2]))
     parallelism = {
         "tensor": draw(st.sampled_from([1, 2, 4, 8])),
@@ -101,6 +110,8 @@ def specs(draw):
     offload["evictionPolicy"] = draw(st.sampled_from(["lru", "arc"]))
     offload["secondary"] = draw(st.lists(tiers(), max_size=3))
     offload["allowHybrid"] = draw(st.booleans())
+    if draw(st.integers(0, 3)) == 0:  # CPUOffloadingSpec with tiers is refused by both
+        offload["specName"] = draw(st.sampled_from(["TieringOffloadingSpec", "CPUOffloadingSpec"]))
     if draw(st.booleans()):
         offload["lmcache"] = {"gpuAccess": draw(st.sampled_from(["visible-devices", "dra", "in-container"]))}
         if draw(st.integers(0, 3)) == 0:

@@ -63,7 +63,11 @@ def test_rendered_vllm_line_passes_vllm(live, r):
         assert facts["kv_connector"] == kv["kv_connector"] and facts["kv_role"] == kv["kv_role"]
         assert facts["kv_connector_extra_config"] == kv.get("kv_connector_extra_config", {})
     backend = r.compiled.plan.backend
-    if backend:
+    if backend and spec.disaggregation.role != "none":  # NIXL first, then the offloading connector
+        assert facts["kv_connector"] == rt["connectors"]["multi"]
+        children = facts["kv_connector_extra_config"]["connectors"]
+        assert [c["kv_connector"] for c in children] == [rt["connectors"]["disaggregation"], rt["connectors"][backend]]
+    elif backend:
         assert facts["kv_connector"] == rt["connectors"][backend]
     if spec.parallelism.nodes > 1:
         assert facts["nnodes"] == spec.parallelism.nodes

@@ -336,15 +336,21 @@ def test_kserve_workload_nesting_and_spec_together_is_a_conflict():
     assert any("spec.workload.kvCacheOffloading: kvCacheOffloading is set both under spec and under spec.workload" in p for p in problems)
 
 
-def test_kserve_prefill_gives_a_decode_and_a_prefill_spec_both_without_offloading():
+def test_kserve_prefill_gives_a_decode_and_a_prefill_spec_both_keeping_their_offloading():
+    """KServe controller_int_kvcache_test.go: with spec.prefill set, the decode workload keeps
+    spec.kvCacheOffloading; the prefill workload takes spec.prefill.kvCacheOffloading
+    (workload_single_node.go expectedPrefillMainDeployment L278-280)."""
     text = LLMISVC + "  kvCacheOffloading: {cpu: 10Gi}\n  prefill:\n    replicas: 2\n    kvCacheOffloading: {cpu: 20Gi}\n"
     out = compile_one(text)
     decode, prefill = out.compiled
     assert (decode.spec.name, decode.spec.disaggregation.role) == ("qwen", "decode")
     assert (prefill.spec.name, prefill.spec.disaggregation.role, prefill.spec.replicas) == ("qwen-prefill", "prefill", 2)
     assert prefill.spec.kv_cache_offloading.cpu == "20Gi"
-    for c in (decode, prefill):
-        assert c.plan.decision.reason_code == "prefill-decode-disaggregation"
+    for c, cpu in ((decode, 10 * 1024**3), (prefill, 20 * 1024**3)):
+        assert c.plan.decision.enabled
+        kv = kv_transfer_config(c)
+        assert kv["kv_connector"] == "MultiConnector"
+        assert kv["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"]["cpu_bytes_to_use"] == cpu
     assert any("input.yaml:10:3: spec.prefill: prefill/decode: kvgen renders the prefill workload as qwen-prefill" in w
                for w in warnings_of(out))
 

@@ -66,7 +66,9 @@ def test_rule_turns_offloading_off_with_its_reason(code):
     assert not any(o["kind"] == "ConfigMap" for o in c.objects)
     kv = kv_transfer_config(c)
     if code == "prefill-decode-disaggregation":
-        assert kv == {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+        # KAITO presets/workspace/inference/vllm/tests/test_kv_transfer_config.py
+        # TestSetKvTransferConfig.test_nixl_connector_when_role_is_decode asserts this dict
+        assert kv == {"kv_connector": "NixlConnector", "kv_role": "kv_both", "kv_load_failure_policy": "fail"}
     else:
         assert kv is None
 

@@ -120,18 +120,34 @@ class VllmChecker:
             return {"ok": True, "stage": None, "error": None, "facts": facts}
         if kv.kv_connector_module_path is None and kv.kv_connector not in self.registry:
             return _fail("connector_registry", f"{kv.kv_connector!r} is not in KVConnectorFactory._registry", facts)
-        extra = dict(kv.kv_connector_extra_config)
         try:
-            if kv.kv_connector == "OffloadingConnector":
-                self._offloading(extra)
-            elif kv.kv_connector == "LMCacheMPConnector":
-                from lmcache.integration.vllm.vllm_multi_process_adapter import _resolve_extra_config
-
-                with contextlib.redirect_stderr(io.StringIO()):
-                    _resolve_extra_config(extra)
+            self._connector(kv)
         except Exception as exc:  # noqa: BLE001
             return _fail("connector_config", _error(exc), facts)
         return {"ok": True, "stage": None, "error": None, "facts": facts}
+
+    def _connector(self, kv: Any) -> None:
+        """The lookups vLLM makes when it builds the connector; a MultiConnector builds each child
+        as a KVTransferConfig of its own (multi_connector.py _get_connector_classes_and_configs)."""
+        from vllm.config.kv_transfer import KVTransferConfig
+
+        extra = dict(kv.kv_connector_extra_config)
+        if kv.kv_connector == "OffloadingConnector":
+            self._offloading(extra)
+        elif kv.kv_connector == "LMCacheMPConnector":
+            from lmcache.integration.vllm.vllm_multi_process_adapter import _resolve_extra_config
+
+            with contextlib.redirect_stderr(io.StringIO()):
+                _resolve_extra_config(extra)
+        elif kv.kv_connector == "MultiConnector":
+            children = extra.get("connectors")
+            if not children:
+                raise ValueError("MultiConnector needs kv_connector_extra_config.connectors")
+            for child in children:
+                config = KVTransferConfig(**child, engine_id=kv.engine_id)
+                if config.kv_connector_module_path is None and config.kv_connector not in self.registry:
+                    raise ValueError(f"{config.kv_connector!r} is not in KVConnectorFactory._registry")
+                self._connector(config)
 
     def _offloading(self, extra: dict[str, Any]) -> None:
         """The lookups vLLM makes when it builds the offloading spec and its tiers."""

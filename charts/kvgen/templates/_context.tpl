@@ -84,15 +84,22 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $kv = dict "kv_connector" $s.rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" (dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port) -}}
 {{- else if eq $s.backend "native" -}}
 {{- $count := len $o.secondary -}}
-{{- $extra := dict "cpu_bytes_to_use" (int64 $s.size.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" (ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $count 0)) -}}
+{{- $specName := ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $count 0) -}}
+{{- if include "kvgen.isSet" (list $o "specName") -}}{{- $specName = $o.specName -}}{{- end -}}
+{{- $extra := dict "cpu_bytes_to_use" (int64 $s.size.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" $specName -}}
 {{- if gt $count 0 -}}
 {{- $tiers := list -}}
 {{- range $n := until $count -}}{{- $tiers = append $tiers (dict "type" "fs" "root_dir" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}{{- end -}}
 {{- $_ := set $extra "secondary_tiers" $tiers -}}
 {{- end -}}
 {{- $kv = dict "kv_connector" $s.rt.connectors.native "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
+{{/* prefill/decode: NIXL hands the KV over, the OffloadingConnector keeps its tiers (kvgen/connector.py) */}}
+{{- if ne $v.disaggregation.role "none" -}}
+{{- $nixl := dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.multi "kv_role" "kv_both" "kv_load_failure_policy" $s.rt.kvLoadFailurePolicy "kv_connector_extra_config" (dict "connectors" (list $nixl $kv)) -}}
+{{- end -}}
 {{- else if ne $v.disaggregation.role "none" -}}
-{{- $kv = dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" "kv_load_failure_policy" $s.rt.kvLoadFailurePolicy -}}
 {{- end -}}
 {{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
 {{- if and (eq $s.backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
@@ -110,7 +117,11 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- $v := $s.V -}}
 {{- $env := list -}}
 {{- if gt (int64 $v.parallelism.nodes) 1 -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
-{{- with $v.model.hfTokenSecret -}}{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
+{{- with $v.model.hfTokenSecret -}}
+{{- $ref := dict "name" .name "key" .key -}}
+{{- if include "kvgen.isSet" (list . "optional") -}}{{- $_ := set $ref "optional" .optional -}}{{- end -}}
+{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" $ref)) -}}
+{{- end -}}
 {{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
 {{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}

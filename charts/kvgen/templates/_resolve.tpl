@@ -86,11 +86,13 @@ dict built by kvgen.context and records results or problems in it.
 {{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" "ephemeralStorage" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
+{{/* a node without a type and without memory is unknown (KServe names none): checks that need it are skipped */}}
+{{- $unknownNode := and (not $type) (not (include "kvgen.isSet" (list $m "memory"))) -}}
 {{- $missing := list -}}
 {{- range $f := list "gpus" "memory" -}}
-{{- if not (include "kvgen.isSet" (list $m $f)) -}}{{- $missing = append $missing (printf "instance.%s" $f) -}}{{- end -}}
+{{- if and (not (include "kvgen.isSet" (list $m $f))) (not (and $unknownNode (eq $f "memory"))) -}}{{- $missing = append $missing (printf "instance.%s" $f) -}}{{- end -}}
 {{- end -}}
-{{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) (not (include "kvgen.isSet" (list $m "gpuMemory"))) (not (include "kvgen.isSet" (list $m "mig"))) -}}
+{{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) (not (include "kvgen.isSet" (list $m "gpuMemory"))) (not (include "kvgen.isSet" (list $m "mig"))) (not $unknownNode) -}}
 {{- $missing = append $missing "instance.gpuMemory" -}}
 {{- end -}}
 {{- if $missing -}}
@@ -118,7 +120,9 @@ dict built by kvgen.context and records results or problems in it.
 {{- if include "kvgen.isSet" (list $m "ephemeralStorage") -}}{{- $ephemeral = include "kvgen.bytes" $m.ephemeralStorage | int64 -}}{{- end -}}
 {{- $gpuModel := "" -}}
 {{- if include "kvgen.isSet" (list $m "gpuModel") -}}{{- $gpuModel = toString $m.gpuModel -}}{{- end -}}
-{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" (include "kvgen.bytes" $m.memory | int64) "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel) -}}
+{{- $memory := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "memory") -}}{{- $memory = include "kvgen.bytes" $m.memory | int64 -}}{{- end -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel) -}}
 {{- end -}}
 {{- end -}}
 

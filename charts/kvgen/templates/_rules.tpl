@@ -16,7 +16,7 @@ and gives the reason; a rule never fails the render.
   "mig-partition" (ne $s.inst.mig "")
   "data-parallel" (gt (int64 $p.data) 1)
   "multi-node-pipeline-parallel" (and (gt (int64 $p.pipeline) 1) (gt (int64 $p.nodes) 1))
-  "prefill-decode-disaggregation" (ne $v.disaggregation.role "none")
+  "prefill-decode-disaggregation" (and (ne $v.disaggregation.role "none") (eq $o.backend "lmcache"))
   "hybrid-architecture" (and $s.model.hybrid (not (and $o.allowHybrid (eq $o.backend "native"))))
 -}}
 {{- $decision := dict "enabled" true "code" "" "reason" "" -}}

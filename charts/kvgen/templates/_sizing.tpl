@@ -64,7 +64,11 @@ operations, same order, same truncation) so that both give the same bytes.
 
 {{- $share := 1.0 -}}
 {{- if gt $i.gpus 0 -}}{{- $share = divf $gpus $i.gpus -}}{{- end -}}
-{{- $nodeAlloc := include "kvgen.allocatable" (list $i.memory $C) | int64 -}}
+{{/* memory 0: the node is unknown (kvgen.resolveInstance); gpuMemory 0 with GPUs: their memory is */}}
+{{- $nodeKnown := gt $i.memory 0 -}}
+{{- $gpuMemoryKnown := or (eq $i.gpus 0) (gt $i.gpuMemory 0) -}}
+{{- $nodeAlloc := int64 0 -}}
+{{- if $nodeKnown -}}{{- $nodeAlloc = include "kvgen.allocatable" (list $i.memory $C) | int64 -}}{{- end -}}
 {{- $podAlloc := mulf $nodeAlloc $share | int64 -}}
 {{- $weightsPerNode := divf $m.weights (int64 $p.nodes) -}}
 {{- $backend := $s.backend -}}
@@ -94,6 +98,9 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- else -}}
 {{- $utilization = $C.lmcache.defaultCpuMemoryUtilization -}}
 {{- if $hasUtil -}}{{- $utilization = $o.cpuMemoryUtilization -}}{{- end -}}
+{{- if not $nodeKnown -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.cpuMemoryUtilization" "the lmcache backend sizes its CPU tier as a share of the node's RAM, and the spec names no node" "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization") -}}
+{{- end -}}
 {{- $cpuTier = divf (mulf $podAlloc $utilization) $tp | int64 -}}
 {{- if $hasCpu -}}{{- $cpuTier = min $cpuTier $l1Cap -}}{{- end -}}
 {{- end -}}
@@ -143,7 +150,7 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- $where := default "the instance" $i.type -}}
 {{- $podMem := int64 $vllm.memory -}}
 {{- if $lmcache -}}{{- $podMem = add $podMem (int64 $lmcache.memory) -}}{{- end -}}
-{{- if gt $podMem $podAlloc -}}
+{{- if and $nodeKnown (gt $podMem $podAlloc) -}}
 {{- $path := "instance.type" -}}
 {{- $hint := "pick an instance with more RAM, or lower resources.*.memory" -}}
 {{- if and $backend (gt $cpuTier 0) -}}
@@ -168,7 +175,7 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- include "kvgen.problem" (list $s "instance.ephemeralStorage" $msg "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet on NVMe)") -}}
 {{- end -}}
 {{- end -}}
-{{- if gt $i.gpus 0 -}}
+{{- if and (gt $i.gpus 0) $gpuMemoryKnown -}}
 {{- $perGpuWeights := divf $m.weights (mul $tp (int64 $p.pipeline)) -}}
 {{- $usable := mulf $i.gpuMemory $v.vllm.gpuMemoryUtilization -}}
 {{- $gpuOverhead := mulf $C.gpu.baseOverheadGiB $GiB | int64 -}}
@@ -282,7 +289,10 @@ Sets $s.context (flag: 0 for none).
 {{- if include "kvgen.isSet" (list $v.model "maxModelLen") -}}{{- $requested = int64 $v.model.maxModelLen -}}{{- end -}}
 {{- $flag := $requested -}}
 {{- $where := default "the instance" $i.type -}}
+{{/* GPUs of unknown memory (kvgen.resolveInstance): vLLM finds the length; the spec's is passed as written */}}
+{{- if and (gt $i.gpus 0) (eq $i.gpuMemory 0) -}}{{- $unlimited = true -}}{{- $fits = $m.maxModelLen -}}{{- end -}}
 {{- $known := or (not $unlimited) (gt $m.maxModelLen 0) -}}
+{{- if and (gt $i.gpus 0) (eq $i.gpuMemory 0) -}}{{- $known = false -}}{{- end -}}
 {{- if and $known (lt $fits $bs) -}}
 {{- include "kvgen.problem" (list $s (ternary "model.maxModelLen" "parallelism.tensor" (gt $requested 0)) (printf "not even %d tokens of %s fit the KV cache of %s; vLLM would refuse to start" $bs $m.id $where) "raise parallelism.tensor or vllm.gpuMemoryUtilization, or pick an instance with larger GPUs") -}}
 {{- else if gt $requested 0 -}}
