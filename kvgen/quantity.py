@@ -13,6 +13,7 @@ from kubernetes.utils.quantity import parse_quantity
 
 GiB = 1024**3
 MiB = 1024**2
+MAX_BYTES = 2**63 - 1  # Kubernetes quantities hold int64; sizes are computed with floats, which must not overflow
 
 
 class QuantityError(ValueError):
@@ -25,10 +26,17 @@ def parse(value: str | int | float) -> Decimal:
         raise QuantityError(f"{value!r} is not a quantity")
     try:
         return Decimal(parse_quantity(value))
-    except (ValueError, TypeError, InvalidOperation) as exc:
+    except (ValueError, TypeError, InvalidOperation, ArithmeticError) as exc:
         raise QuantityError(
-            f"{value!r} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)"
+            f"{shorten(value)} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)"
         ) from exc
+
+
+def shorten(value: object, limit: int = 40, quote: bool = True) -> str:
+    """repr(value) (or str with ``quote=False``) for a message, cut short: a hostile spec's value
+    may be a megabyte long."""
+    text = repr(value) if quote else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def to_bytes(value: str | int | float) -> int:

@@ -57,6 +57,21 @@ def objects(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# The API server refuses a request body, and etcd an object, above 1.5 MiB (etcd's
+# --max-request-bytes default, which Kubernetes documents as the object size limit).
+MAX_OBJECT_BYTES = 1536 * 1024
+
+
+def oversized(objs: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """(kind/name, bytes) of every object whose JSON is larger than MAX_OBJECT_BYTES."""
+    out = []
+    for obj in objs:
+        size = len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        if size > MAX_OBJECT_BYTES:
+            out.append((f"{obj['kind']}/{obj['metadata']['name']}", size))
+    return out
+
+
 def check(objs: list[dict[str, Any]], k8s_version: str) -> None:
     """Raise OutputInvalidError listing every schema error of every object."""
     messages = []

@@ -35,11 +35,14 @@ def _check_size(value: Any) -> str:
         raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
     text = str(value).strip()
     if text.startswith("-"):
-        raise ValueError(f"{text} is negative; a size must be greater than zero, e.g. 10Gi")
+        raise ValueError(f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi")
     if not _QUANTITY_RE.match(text):
-        raise ValueError(f"{text!r} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
-    if quantity.to_bytes(text) <= 0:
+        raise ValueError(f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
+    size = quantity.to_bytes(text)
+    if size <= 0:
         raise ValueError("must be greater than zero")
+    if size > quantity.MAX_BYTES:
+        raise ValueError(f"{quantity.shorten(text, quote=False)} is more than 8 EiB, the largest size Kubernetes holds (a 64-bit count of bytes)")
     return text
 
 
@@ -364,7 +367,7 @@ def _check_cpu_quantity(value: Any) -> str:
         raise ValueError("must be a CPU quantity such as 4, 0.5 or 500m")
     text = str(value)
     if not re.match(CPU_PATTERN, text):
-        raise ValueError(f"{text!r} is not a CPU quantity such as 4, 0.5 or 500m")
+        raise ValueError(f"{quantity.shorten(text)} is not a CPU quantity such as 4, 0.5 or 500m")
     return text
 
 

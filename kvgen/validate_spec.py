@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kvgen import catalog
+from kvgen import catalog, quantity
 from kvgen.errors import Problem
 from kvgen.source import SourceDoc
 from kvgen.spec import Spec
@@ -68,7 +68,7 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
     elif kind == "value_error":
         message = str(error["msg"]).removeprefix("Value error, ")
     elif kind == "string_pattern_mismatch":
-        message = f"{error['input']!r} is not valid here (must match {error['ctx']['pattern']})"
+        message = f"{quantity.shorten(error['input'])} is not valid here (must match {error['ctx']['pattern']})"
         if loc[-1] == "name":
             hint = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
     else:
