@@ -117,7 +117,7 @@ class SecretKeyRef(Model):
     """A key of a Kubernetes Secret; kvgen never takes a token literally."""
 
     name: str = Field(description="Name of the Secret in the spec's namespace.", min_length=1)
-    key: str = Field(description="Key inside the Secret that holds the token.", min_length=1)
+    key: str = Field(description="Key inside the Secret that holds the token or key.", min_length=1)
 
 
 class ModelSpec(Model):
@@ -430,6 +430,11 @@ class Scheduling(Model):
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
+    api_key_secret: SecretKeyRef | None = Field(
+        None,
+        description="Secret holding an API key that vLLM then requires of every /v1 request (exposed to vLLM as "
+        "VLLM_API_KEY). Set it for a LoadBalancer or NodePort Service.",
+    )
 
 
 class Spec(Model):

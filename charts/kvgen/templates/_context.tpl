@@ -10,6 +10,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
+{{- include "kvgen.checkCredentials" $s -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
 {{- if not $s.errs -}}
 {{- include "kvgen.decide" $s -}}
@@ -104,9 +105,14 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- $env := list -}}
 {{- if $multiNode -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" "metadata.labels['apps.kubernetes.io/pod-index']"))) -}}{{- end -}}
 {{- with $v.model.hfTokenSecret -}}{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
+{{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
 {{- if ne $role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
 {{- if eq $i.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
+{{/* vLLM requires an API key when one is set: service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
+{{- $apiKey := not (empty $v.service.apiKeySecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
+{{- range $a := default list $v.vllm.extraArgs -}}{{- if and (hasPrefix "-" $a) (eq ((splitn "=" 2 $a)._0 | replace "_" "-") "--api-key") -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
 
 {{/* GPUs: a device-plugin request, or (gpuAccess dra) one claim the sidecar lists too */}}
 {{- $gpu := dict -}}
@@ -223,7 +229,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- toJson (dict
   "name" $name "namespace" $namespace "labels" $labels "selector" $selector "annotations" $annotations
   "multiNode" $multiNode "headlessName" $headless "masterPort" $masterPort
-  "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $workloads 0).pod.selector)
+  "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $workloads 0).pod.selector "apiKey" $apiKey)
   "launcher" $launcher "claimTemplate" $claimTemplate "gpuAccess" $access "workloads" $workloads "nodeSelector" $nodeSelector
   "tolerations" (default list $v.scheduling.tolerations) "affinity" (default dict $v.scheduling.affinity)
   "priorityClassName" (default "" $v.scheduling.priorityClassName)
