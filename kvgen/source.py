@@ -21,6 +21,7 @@ way it can be wrong is a problem with its ``file:line``, never a crash:
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,6 +189,7 @@ class SourceDoc:
         return Location(self.file, self.start_line + 1, 1)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _TAGS = {"bytes": "!!binary", "CommentedSet": "!!set"}  # Python types of YAML values kvgen does not take
 
 
@@ -210,6 +212,8 @@ class _Plain:
                     self.positions[child] = node.lc.key(key)
                 except (KeyError, TypeError):  # keys from merges have no position of their own
                     pass
+                if _SURROGATE.search(str(key)):
+                    self._surrogate(child, "key")
                 out[str(key)] = self(value, child)
             return out
         if isinstance(node, CommentedSeq):
@@ -223,6 +227,9 @@ class _Plain:
                 out_list.append(self(value, child))
             return out_list
         if isinstance(node, str):
+            if _SURROGATE.search(node):
+                self._surrogate(path, "value")
+                return ""
             return str(node)  # drop ruamel's scalar-string subclasses
         if isinstance(node, bool):
             return bool(node)
@@ -236,6 +243,12 @@ class _Plain:
         self.problems.append(Problem(path, f"a YAML {tag} value is not supported here", "write a string, number, "
                                      "boolean, list or mapping (quote it to make it a string)", self._locate(path)))
         return None
+
+    def _surrogate(self, path: Path, what: str) -> None:
+        """A lone UTF-16 surrogate, from an escape such as "\\ud800": not a character, and no
+        output can be written with it."""
+        self.problems.append(Problem(path, f"the {what} holds a lone UTF-16 surrogate (an escape such as \\ud800), "
+                                     "which is not a character", "write the character itself", self._locate(path)))
 
     def _locate(self, path: Path) -> Location:
         return SourceDoc(self.file, None, self.positions, self.start).locate(path)

@@ -13,6 +13,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
 from conftest import ROOT, run_kvgen
@@ -54,6 +57,7 @@ BAD_FILES: dict[str, tuple[bytes, bytes | int, str]] = {
                          "nested more than 100 levels"),
     "block-nesting-400-deep": ((NATIVE + "".join(" " * i + "a:\n" for i in range(400))).encode(), 111,
                                "nested more than 100 levels"),
+    "lone-surrogate-escape": ((NATIVE + 'vllm:\n  extraArgs: ["--x=\\ud800"]\n').encode(), b"extraArgs", "lone UTF-16 surrogate"),
     "binary-tag": ((NATIVE + "vllm:\n  extraArgs: !!binary aGVsbG8=\n").encode(), b"extraArgs", "!!binary"),
     "configmap-metadata-string": (replace_once(KAITO, "metadata:\n  name: inference-params\n  namespace: default\n",
                                                "metadata: inference-params\n").encode(),
@@ -82,6 +86,9 @@ BAD_FILES: dict[str, tuple[bytes, bytes | int, str]] = {
                                b"emptyDir", "is not a size"),
     "native-cpu-beyond-int64": (replace_once(NATIVE, "  cpuMemoryUtilization: 0.25", "  backend: native\n  cpu: " + "9" * 400 + "Gi").encode(),
                                 b"  cpu: 999", "more than 8 EiB"),
+    "pvc-resources-string": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
+                              "            accessModes: [ReadWriteOnce]\n            resources: 100Gi\n").encode(),
+                             b"resources: 100Gi", "resources: "),
     "pvc-storage-100GB-lmcache": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
                                    "            accessModes: [ReadWriteOnce]\n"
                                    "            resources: {requests: {storage: 100GB}}\n").encode(),
@@ -286,3 +293,26 @@ def test_an_object_the_api_server_would_refuse_for_its_size_is_refused(tmp_path)
     assert result.exit_code == 1
     assert f"the rendered Deployment/gemma-4-12b would be 1.6 MiB" in result.stderr
     assert f"refuses objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB" in result.stderr
+
+
+def test_characters_a_yaml_stream_must_not_hold_are_rendered_escaped(tmp_path):
+    # DEL and C1 controls are fine in a value (written escaped), but not raw in a YAML stream
+    f = tmp_path / "odd.yaml"
+    f.write_text(NATIVE + 'vllm:\n  env:\n    - {name: ODD, value: "a\\x7fb\\x85c\\ufeffd"}\n')
+    result = cli("render", str(f))
+    assert result.exit_code == 0, result.output
+    loaded = [d for d in YAML(typ="safe", pure=True).load_all(result.stdout) if d]
+    deployment = next(d for d in loaded if d["kind"] == "Deployment")
+    env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "ODD", "value": "a\x7fb\x85c\ufeffd"} in env
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
+@given(st.text(st.characters(exclude_categories=("Cs",))))
+def test_any_string_survives_the_templates_and_the_yaml_output(value):
+    # the templates emit values as JSON for YAML to read back, and the output is YAML again:
+    # a value with control characters, NEL or CR once came out as a block YAML cannot read
+    loader = YAML(typ="safe", pure=True)
+    assert loader.load(render._json({"v": value})) == {"v": value}
+    objs = [{"kind": "ConfigMap", "data": {"k": value, "multi": f"{value}\n{value}\n"}}]
+    assert [d for d in loader.load_all(render.to_yaml(objs)) if d] == objs
