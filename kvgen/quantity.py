@@ -40,8 +40,15 @@ def shorten(value: object, limit: int = 40, quote: bool = True) -> str:
 
 
 def to_bytes(value: str | int | float) -> int:
-    """Whole bytes, rounded up (a fractional byte is still a byte to allocate)."""
-    return math.ceil(parse(value))
+    """Whole bytes, rounded up (a fractional byte is still a byte to allocate); below 8 EiB
+    either way (checked first: "1e999999999" is a valid quantity whose integer has a billion digits)."""
+    number = parse(value)
+    if number.is_nan():
+        raise QuantityError(f"{shorten(value)} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)")
+    if number.copy_abs() > MAX_BYTES:  # no arithmetic: 1E+999999999 is beyond the decimal context
+        raise QuantityError(f"{shorten(value, quote=False)} is 8 EiB or more; Kubernetes sizes are below 8 EiB "
+                            "(a 64-bit count of bytes)")
+    return math.ceil(number)
 
 
 def format_bytes(n: int) -> str:

@@ -50,11 +50,8 @@ def _check_size(value: Any) -> str:
         raise ValueError(f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi")
     if not _QUANTITY_RE.match(text):
         raise ValueError(f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
-    size = quantity.to_bytes(text)
-    if size <= 0:
+    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) from 8 EiB on
         raise ValueError("must be greater than zero")
-    if size > quantity.MAX_BYTES:
-        raise ValueError(f"{quantity.shorten(text, quote=False)} is more than 8 EiB, the largest size Kubernetes holds (a 64-bit count of bytes)")
     return text
 
 

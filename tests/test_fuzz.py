@@ -97,17 +97,17 @@ def mutated(draw) -> tuple[str, bytes]:
         if op == "plausible" and not isinstance(value, (dict, list)):
             _set(docs, path, draw(st.sampled_from(PLAUSIBLE)))
         elif op == "replace":
-            _set(docs, path, draw(VALUES))
+            _set(docs, path, copy.deepcopy(draw(VALUES)))  # a copy: later mutations must not change the pool
         elif op == "delete":
             del _get(docs, path[:-1])[path[-1]]
         elif op == "wrap":
-            _set(docs, path, draw(st.sampled_from([[value], {"value": value}, [value, value]])))
+            _set(docs, path, draw(st.sampled_from([[value], {"value": value}, [value, copy.deepcopy(value)]])))
         elif op == "nest" and isinstance(value, (dict, list)):
             _set(docs, path, {draw(KEYS): value})
         elif op == "stringify":
             _set(docs, path, str(value))
         elif op == "key" and isinstance(value, dict):
-            value[draw(KEYS)] = draw(VALUES)
+            value[draw(KEYS)] = copy.deepcopy(draw(VALUES))
         elif op == "unicode":
             _set(docs, path, f"{value}{draw(TEXT)}" if not isinstance(value, (dict, list)) else draw(TEXT))
         elif op == "number":

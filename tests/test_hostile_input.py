@@ -81,14 +81,18 @@ BAD_FILES: dict[str, tuple[bytes, bytes | int, str]] = {
                                                     f"      max-model-len: '{'9' * 400}'\n").encode(),
                                        b"max-model-len", "tokens"),
     "emptydir-size-beyond-int64": ((NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: " + "9" * 400 + "Gi}}\n").encode(),
-                                   b"emptyDir", "more than 8 EiB"),
+                                   b"emptyDir", "8 EiB or more"),
     "emptydir-size-exponent": ((NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: 1e400Gi}}\n").encode(),
                                b"emptyDir", "is not a size"),
     "native-cpu-beyond-int64": (replace_once(NATIVE, "  cpuMemoryUtilization: 0.25", "  backend: native\n  cpu: " + "9" * 400 + "Gi").encode(),
-                                b"  cpu: 999", "more than 8 EiB"),
+                                b"  cpu: 999", "8 EiB or more"),
     "pvc-resources-string": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
                               "            accessModes: [ReadWriteOnce]\n            resources: 100Gi\n").encode(),
                              b"resources: 100Gi", "resources: "),
+    "pvc-storage-1e999999999": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
+                                 "            accessModes: [ReadWriteOnce]\n"
+                                 "            resources: {requests: {storage: '1e999999999'}}\n").encode(),
+                                b"resources: {requests", "8 EiB or more"),
     "pvc-storage-100GB-lmcache": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
                                    "            accessModes: [ReadWriteOnce]\n"
                                    "            resources: {requests: {storage: 100GB}}\n").encode(),
