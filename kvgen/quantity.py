@@ -13,7 +13,7 @@ from kubernetes.utils.quantity import parse_quantity
 
 GiB = 1024**3
 MiB = 1024**2
-MAX_BYTES = 2**63 - 1  # Kubernetes quantities hold int64; sizes are computed with floats, which must not overflow
+MAX_MAGNITUDE = Decimal("1e30")  # far above any size kvgen accepts; larger numbers are refused before any arithmetic
 
 
 class QuantityError(ValueError):
@@ -40,14 +40,15 @@ def shorten(value: object, limit: int = 40, quote: bool = True) -> str:
 
 
 def to_bytes(value: str | int | float) -> int:
-    """Whole bytes, rounded up (a fractional byte is still a byte to allocate); below 8 EiB
-    either way (checked first: "1e999999999" is a valid quantity whose integer has a billion digits)."""
+    """Whole bytes, rounded up (a fractional byte is still a byte to allocate). A magnitude of
+    10^30 or more is refused before rounding: "1e999999999" is a valid quantity whose integer
+    has a billion digits, and a million-digit size takes half a minute to convert. (Smaller sizes
+    beyond kvgen's bound are refused, with that bound, by kvgen.apiserver.)"""
     number = parse(value)
     if number.is_nan():
         raise QuantityError(f"{shorten(value)} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)")
-    if number.copy_abs() > MAX_BYTES:  # no arithmetic: 1E+999999999 is beyond the decimal context
-        raise QuantityError(f"{shorten(value, quote=False)} is 8 EiB or more; Kubernetes sizes are below 8 EiB "
-                            "(a 64-bit count of bytes)")
+    if number.copy_abs() >= MAX_MAGNITUDE:  # no arithmetic: 1E+999999999 is beyond the decimal context
+        raise QuantityError(f"{shorten(value, quote=False)} is beyond any size (10^30 bytes or more)")
     return math.ceil(number)
 
 

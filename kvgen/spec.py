@@ -50,7 +50,7 @@ def _check_size(value: Any) -> str:
         raise ValueError(f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi")
     if not _QUANTITY_RE.match(text):
         raise ValueError(f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
-    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) from 8 EiB on
+    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) for an absurd magnitude
         raise ValueError("must be greater than zero")
     return text
 
