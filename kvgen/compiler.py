@@ -80,6 +80,13 @@ def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) ->
     p = plan_document(doc, k8s_version)
     ctx = layout.build(p)
     objs = render.objects(ctx)
+    too_big = render.oversized(objs)
+    if too_big:
+        raise SpecError(doc.file, [
+            Problem((), f"the rendered {name} would be {size / 1024 / 1024:.1f} MiB; the Kubernetes API server refuses "
+                    f"objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB", "shorten the longest values "
+                    "(vllm.extraArgs, vllm.env, images)", doc.locate(()))
+            for name, size in too_big])
     render.check(objs, k8s_version)
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
@@ -105,7 +112,7 @@ def _group(errors: list[SpecError]) -> list[SpecError]:
     return [SpecError(f, ps) for f, ps in by_file.items()]
 
 
-def _translate(inputs: list[tuple[str, str]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+def _translate(inputs: list[tuple[str, str | bytes]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
     docs: list[SourceDoc] = []
     errors: list[SpecError] = []
     for name, text in inputs:

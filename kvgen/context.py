@@ -27,7 +27,7 @@ from kvgen.context_types import (
     VllmContainer,
     Workload,
 )
-from kvgen.plan import WORKER_SUFFIX, Plan, with_server
+from kvgen.plan import WORKER_SUFFIX, Plan, has_api_key, with_server
 
 
 def number(x: float) -> str:
@@ -138,6 +138,9 @@ def env(plan: Plan) -> list[KubeObject]:
         if ref.optional is not None:
             key_ref["optional"] = ref.optional
         out.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}})
+    if spec.service.api_key_secret:  # vLLM requires it of every /v1 request (entrypoints/serve/middleware)
+        ref = spec.service.api_key_secret
+        out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
     if not plan.instance.gpus:
@@ -349,7 +352,8 @@ def build(plan: Plan) -> Context:
     loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
     c: Context = {"name": spec.name, "namespace": spec.namespace, **m,  # type: ignore[typeddict-item]
                   "service": {"type": spec.service.type, "port": spec.service.port,
-                              "selector": loads[0]["pod"]["selector"]}}  # rank 0 serves the API
+                              "selector": loads[0]["pod"]["selector"],  # rank 0 serves the API
+                              "apiKey": has_api_key(spec)}}
     if plan.multi_node:
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:

@@ -87,6 +87,7 @@ class Service(TypedDict):
     type: str
     port: int
     selector: dict[str, str]
+    apiKey: bool  # vLLM requires an API key (NOTES warns of a LoadBalancer without one)
 
 
 @with_config(_STRICT)

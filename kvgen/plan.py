@@ -147,6 +147,20 @@ def statefulset_names(spec: Spec) -> list[str]:
     return [spec.name, f"{spec.name}{WORKER_SUFFIX}"] if spec.parallelism.nodes > 1 else []
 
 
+LOAD_BALANCER_WARNING = (
+    "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches "
+    "it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)"
+)
+
+
+def has_api_key(spec: Spec) -> bool:
+    """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
+    (which the credential check allows only as a $(VAR) reference)."""
+    return (spec.service.api_key_secret is not None
+            or any(e.name == "VLLM_API_KEY" for e in spec.vllm.env)
+            or any(_flag_name(a) == "--api-key" for a in spec.vllm.extra_args))
+
+
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     """Resolve, decide and size; raise PlanError with every problem found."""
     model, problems = catalog.resolve_model(spec.model)
@@ -177,6 +191,8 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
         warnings.append("kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model")
+    if spec.service.type == "LoadBalancer" and not has_api_key(spec):
+        warnings.append(LOAD_BALANCER_WARNING)
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     return plan
