@@ -97,12 +97,20 @@ def test_kserve_seed_on_a_default_gke_a2_pool_does_not_fit_its_boot_disk():
     assert "pvc.spec tier on a local-NVMe storage class" in result.stderr
 
 
-def test_kserve_without_an_instance_type_is_an_error_that_says_how_to_give_one():
+def test_kserve_without_an_instance_type_renders_as_kserve_would_and_says_how_to_check_the_node():
+    """KServe has no instance: workload_single_node.go L138-139 copies the pod template as written
+    (GPUs from main's resources, memory as written) and nothing checks a node."""
     result = run_kvgen("render", str(SEEDS / "kserve-qwen2-7b.yaml"))
-    assert result.returncode == 1
-    assert "kserve-qwen2-7b.yaml:3:1: metadata: KServe has no instance type" in result.stderr
-    assert "--instance TYPE" in result.stderr and "kvgen.dev/instance-type" in result.stderr
-    assert result.stdout == ""
+    assert result.returncode == 0, result.stderr
+    assert "kserve-qwen2-7b.yaml:3:1: metadata: node fit not checked: KServe names no node" in result.stderr
+    assert "--instance TYPE" in result.stderr and "kvgen.dev/instance-type: TYPE" in result.stderr
+    assert "spec.template.nodeSelector node.kubernetes.io/instance-type: TYPE" in result.stderr
+    (deployment,) = [d for d in YAML(typ="safe").load_all(result.stdout) if d and d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    (vllm,) = pod["containers"]
+    assert vllm["resources"]["limits"] == {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 1}
+    assert vllm["resources"]["requests"]["memory"] == "32Gi"
+    assert "nodeSelector" not in pod
 
 
 def test_mixed_dialects_in_one_multi_document_file_and_across_files(tmp_path):
@@ -377,7 +385,8 @@ def test_kserve_main_container_maps_resources_args_env_and_image():
     (c,) = compile_one(text).compiled
     s = c.spec
     assert s.model.max_model_len == 16384 and s.parallelism.tensor == 2
-    assert s.vllm.extra_args == ["--served-model-name=qwen-chat", "--enable-chunked-prefill", "--max-num-seqs", "64"]
+    assert s.vllm.extra_args == ["--served-model-name", "qwen-chat", "publishers/default/models/qwen-chat",
+                                 "--enable-chunked-prefill", "--max-num-seqs", "64"]
     assert s.model.hf_token_secret.name == "hf" and s.model.hf_token_secret.key == "token"
     assert [e.name for e in s.vllm.env] == ["VLLM_LOGGING_LEVEL"]
     assert (s.images.vllm.repository, s.images.vllm.tag) == ("vllm/vllm-openai", "v0.33.0")

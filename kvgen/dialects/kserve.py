@@ -7,18 +7,24 @@
 - ``kvCacheOffloading`` is read under ``spec`` (where the CRD has it), under ``spec.prefill``,
   and under ``spec.workload`` (where the KServe guide shows it; the CRD has no such field, so
   KServe would reject or prune it: kvgen reads it and warns).
-- ``spec.model.uri`` ``hf://ORG/NAME[:REVISION]`` (or ``spec.model.name``) is ``model.id``; a
-  served name different from the id becomes ``--served-model-name``.
-- The ``main`` container's resources become ``resources.vllm``; its ``nvidia.com/gpu`` count is
+  KServe's controller always renders ``TieringOffloadingSpec`` (``specName``), tiers or not.
+- ``spec.model.uri`` ``hf://ORG/NAME[:REVISION]`` (or ``spec.model.name``) is ``model.id``; vLLM
+  serves it as KServe's template does: ``--served-model-name NAME publishers/NAMESPACE/models/NAME``
+  with NAME = ``spec.model.name``, defaulted to ``metadata.name``.
+- The ``main`` container's resources become ``resources.vllm`` (a request left out is its limit,
+  as the API server defaults it; an ``ephemeral-storage`` request grows by each emptyDir tier, as
+  KServe's controller adds them); its ``nvidia.com/gpu`` (or ``nvidia.com/mig-PROFILE``) count is
   checked against ``spec.parallelism`` (and, when that is absent, becomes the tensor-parallel
   size). Its ``args`` and ``VLLM_ADDITIONAL_ARGS`` are vLLM arguments; other env passes through.
-- KServe has no instance type. kvgen takes it from the pod template's nodeSelector
+- KServe has no instance type. kvgen takes one from the pod template's nodeSelector
   ``node.kubernetes.io/instance-type``, else from the annotation ``kvgen.dev/instance-type``,
-  else from the ``--instance`` command-line option.
+  else from the ``--instance`` command-line option. Without one the node is unknown, as in KServe:
+  the pod gets the GPUs ``main`` asks for (none: a CPU pod; a MIG profile: a MIG slice), and the
+  checks that need the node are skipped with a warning.
 - With ``spec.prefill`` there are two native specs: the main workload as role ``decode`` and
-  ``NAME-prefill`` as role ``prefill``. kvgen's ``prefill-decode-disaggregation`` rule turns
-  offloading off for both (NIXL carries the KV between them), and the inference scheduler that
-  routes between them (``spec.router``) is not rendered.
+  ``NAME-prefill`` as role ``prefill``, each with its own ``kvCacheOffloading`` as KServe keeps
+  them; NIXL (which KServe leaves to the user) and the OffloadingConnector share a MultiConnector.
+  The inference scheduler that routes between them (``spec.router``) is not rendered.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import re
 import shlex
 from typing import Any
 
+from kvgen import quantity
 from kvgen.dialects import shape, vllm_args
 from kvgen.dialects.core import Converted, SpecBuilder, Tracker, integer, mapping
 from kvgen.errors import Path
@@ -38,6 +45,9 @@ KIND = "LLMInferenceService"
 INSTANCE_ANNOTATION = "kvgen.dev/instance-type"
 INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 GPU_RESOURCE = "nvidia.com/gpu"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # a MIG slice of the profile after it (the mixed strategy)
+ARCH_LABEL = "kubernetes.io/arch"
+TIERING_SPEC = "TieringOffloadingSpec"  # what KServe's kvTransferConfig always renders (config_merge.go)
 SHM_PATH = "/dev/shm"
 PREFILL_SUFFIX = "-prefill"
 
@@ -75,6 +85,14 @@ def _reasons() -> dict[str, str]:
 REASONS = _reasons()
 
 
+def _bytes(value: Any) -> int | None:
+    """A size in bytes, or None when it is no size (the native spec then says why)."""
+    try:
+        return quantity.to_bytes(value)
+    except (quantity.QuantityError, TypeError):
+        return None
+
+
 def _image(t: Tracker, b: SpecBuilder, ref: Any, path: Path) -> None:
     """'repo:tag', 'repo@sha256:...', 'repo:tag@sha256:...' -> images.vllm."""
     if not isinstance(ref, str) or not ref:
@@ -101,6 +119,9 @@ class _Workload:
         self.t, self.b, self.fields, self.base = t, b, fields, base
         self.gpus: int | None = None
         self.gpu_path: Path | None = None
+        self.mig: str | None = None  # the profile of nvidia.com/mig-<profile>
+        self.arch: tuple[str, Path] | None = None  # the pod's nodeSelector kubernetes.io/arch
+        self.ephemeral: dict[str, tuple[Any, Path]] = {}  # the main container's ephemeral-storage, by kind
         self.selector_instance: tuple[str, Path] | None = None
         self.shm_volume: str | None = None
         self.mounted_volumes: set[str] = set()
@@ -136,6 +157,8 @@ class _Workload:
                 self.selector_instance = (str(value), (*path, "nodeSelector", key))
                 self.t.use((*path, "nodeSelector", key))
             else:
+                if key == ARCH_LABEL:
+                    self.arch = (str(value), (*path, "nodeSelector", key))
                 self.b.set(("scheduling", "nodeSelector", key), str(value), (*path, "nodeSelector", key))
         if selector:
             self.t.use((*path, "nodeSelector"))
@@ -213,7 +236,10 @@ class _Workload:
         if name == "HF_TOKEN":
             ref = ((env.get("valueFrom") or {}).get("secretKeyRef")) if isinstance(env.get("valueFrom"), dict) else None
             if isinstance(ref, dict) and ref.get("name") and ref.get("key"):
-                b.set(("model", "hfTokenSecret"), {"name": ref["name"], "key": ref["key"]}, path)
+                secret = {"name": ref["name"], "key": ref["key"]}
+                if isinstance(ref.get("optional"), bool):
+                    secret["optional"] = ref["optional"]
+                b.set(("model", "hfTokenSecret"), secret, path)
             else:
                 t.error(path, "HF_TOKEN must come from a Secret (valueFrom.secretKeyRef); kvgen never takes a token literally",
                         "kubectl create secret generic hf-token --from-literal=HF_TOKEN=...")
@@ -226,21 +252,39 @@ class _Workload:
     def resources(self, resources: dict[str, Any], path: Path) -> None:
         t, b = self.t, self.b
         gpu: dict[str, tuple[int | None, Path]] = {}
+        devices: set[str] = set()  # nvidia.com/gpu and nvidia.com/mig-<profile> names asked for
+        values = {kind: mapping(t, (*path, kind), resources.get(kind)) for kind in ("requests", "limits")}
         for kind in ("requests", "limits"):
-            values = mapping(t, (*path, kind), resources.get(kind))
-            for rname, value in values.items():
+            for rname, value in values[kind].items():
                 rpath = (*path, kind, rname)
-                if rname in ("cpu", "memory", "ephemeral-storage"):
+                if rname == "ephemeral-storage":
+                    self.ephemeral[kind] = (value, rpath)  # the request is set with the tiers (read)
+                    if kind == "limits":
+                        b.set(("resources", "vllm", kind, rname), value, rpath)
+                    else:
+                        t.use(rpath)
+                elif rname in ("cpu", "memory"):
                     b.set(("resources", "vllm", kind, rname), value, rpath)
-                elif rname == GPU_RESOURCE:
+                    if kind == "limits" and rname not in values["requests"]:
+                        # the API server defaults a missing request to its limit (KServe's pod gets both)
+                        b.set(("resources", "vllm", "requests", rname), value, rpath)
+                elif rname == GPU_RESOURCE or rname.startswith(MIG_RESOURCE_PREFIX):
                     gpu[kind] = (integer(t, rpath, value), rpath)
+                    devices.add(rname)
                     t.use(rpath)
                 else:
-                    t.warn(rpath, "not honoured: kvgen requests only CPU, memory, ephemeral storage and nvidia.com/gpu")
-        if len({v for v, _ in gpu.values()}) > 1:
-            t.error(gpu["limits"][1], f"{GPU_RESOURCE} requests and limits must be equal")
+                    t.warn(rpath, "not honoured: kvgen requests only CPU, memory, ephemeral storage, nvidia.com/gpu and "
+                           "nvidia.com/mig-<profile>")
+        if len(devices) > 1:
+            t.error(path, f"asks for {' and '.join(sorted(devices))}: kvgen renders one kind of GPU device per pod",
+                    "request either nvidia.com/gpu or one nvidia.com/mig-<profile>")
+        elif len({v for v, _ in gpu.values()}) > 1:
+            t.error(gpu["limits"][1], f"{next(iter(devices))} requests and limits must be equal")
         elif gpu:
             self.gpus, self.gpu_path = gpu.get("limits", gpu.get("requests"))
+            (device,) = devices
+            if device.startswith(MIG_RESOURCE_PREFIX):
+                self.mig = device[len(MIG_RESOURCE_PREFIX):]
 
     # ------------------------------------------------------------------ the rest of the workload
 
@@ -263,7 +307,39 @@ class _Workload:
             b.note("kvCacheOffloading.enabled false: KServe offloads only when kvCacheOffloading is set")
         else:
             kv = mapping(t, path, kv)
-            b.set(("kvCacheOffloading",), {"backend": "native", **kv}, path, subtree=True)
+            b.set(("kvCacheOffloading",), {"backend": "native", **kv, "specName": TIERING_SPEC}, path, subtree=True)
+            b.note(f"kvCacheOffloading.specName {TIERING_SPEC}: KServe's controller renders it with or without disk "
+                   "tiers (config_merge.go kvTransferConfig)")
+        self.ephemeral_request(kv if isinstance(kv, dict) else {})
+
+    def ephemeral_request(self, kv: dict[str, Any]) -> None:
+        """KServe's controller adds each emptyDir tier's size to the main container's
+        ephemeral-storage request, on top of what the user wrote (workload_kvcache.go
+        attachFileSystemKVCacheTier L80-90); limits stay as written."""
+        t, b = self.t, self.b
+        if "requests" not in self.ephemeral:
+            return
+        value, rpath = self.ephemeral["requests"]
+        sizes = []
+        tiers = kv.get("secondary")
+        for tier in tiers if isinstance(tiers, list) else []:
+            empty = ((tier.get("fileSystem") or {}) if isinstance(tier, dict) else {}).get("emptyDir")
+            size = _bytes(empty.get("size")) if isinstance(empty, dict) else None
+            if size is not None:
+                sizes.append(size)
+        request = _bytes(value)
+        if not sizes or request is None:  # nothing to add, or a bad size the native spec reports
+            b.set(("resources", "vllm", "requests", "ephemeral-storage"), value, rpath)
+            return
+        total = request + sum(sizes)
+        b.set(("resources", "vllm", "requests", "ephemeral-storage"), quantity.format_bytes(total), rpath)
+        b.note(f"resources.vllm.requests.ephemeral-storage {quantity.format_bytes(total)}: {value} plus the emptyDir "
+               f"tiers, as KServe's controller adds them")
+        limit = self.ephemeral.get("limits")
+        if limit is not None and _bytes(limit[0]) is not None and total > _bytes(limit[0]):
+            t.error(rpath, f"ephemeral-storage {value} plus the emptyDir tiers is {quantity.format_bytes(total)}, more than "
+                    f"the limit {limit[0]}: KServe's controller adds each emptyDir tier to the request, and the API server "
+                    "refuses a request above its limit", "raise the limit, or lower the request or the tiers")
 
     def parallelism(self) -> None:
         t, b = self.t, self.b
@@ -300,9 +376,18 @@ class _Workload:
             t.warn(self.gpu_path, f"{self.gpus} GPUs without spec.parallelism: KServe starts vLLM without "
                    "--tensor-parallel-size, so vLLM would use one of them; kvgen sets parallelism.tensor "
                    f"{self.gpus} to use all", "set spec.parallelism.tensor to say so", covers=False)
-        elif self.gpus == 0:
-            t.error(self.gpu_path, f"{GPU_RESOURCE}: 0: kvgen takes the GPUs from the instance type",
-                    "remove it, and pick a CPU instance type for a CPU-only server")
+
+
+
+def _unknown_node(w: _Workload, base: Path) -> None:
+    """No instance type: the node KServe's pod lands on is unknown. Its GPUs are what ``main``
+    asks for (none: vLLM's CPU backend), its architecture the pod's nodeSelector's."""
+    src = w.gpu_path or (*base, "template")
+    w.b.set(("instance", "gpus"), w.gpus or 0, src, use=False)
+    if not w.gpus:
+        w.b.note("instance.gpus 0: the main container asks for no nvidia.com/gpu, so it is a CPU pod (rule cpu-instance)")
+    if w.arch is not None and w.arch[0] in ("amd64", "arm64"):
+        w.b.set(("instance", "arch"), w.arch[0], w.arch[1], use=False)
 
 
 def _fields(t: Tracker, spec: dict[str, Any]) -> dict[str, tuple[Any, Path]]:
@@ -368,10 +453,16 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         shared.append((("model", "id"), model_id, (*mpath, "name")))
     else:
         t.error(mpath, "spec.model needs a uri (hf://ORG/NAME) or a name (the Hugging Face model id)")
+    # KServe's template serves spec.model.name (defaulted to metadata.name, llm_inference_service_defaults.go)
+    # and publishers/<namespace>/models/<name> (config-llm-template.yaml --served-model-name)
+    name_src = (*mpath, "name") if served else ("metadata", "name")
     if served:
         t.use((*mpath, "name"))
-        if model_id and str(served) != model_id:
-            extra.insert(0, (f"--served-model-name={served}", (*mpath, "name")))
+    served_name = str(served or name or "")
+    if served_name:
+        namespace = str(meta.get("namespace") or "default")
+        alias = f"publishers/{namespace}/models/{served_name}"
+        extra[:0] = [("--served-model-name", name_src), (served_name, name_src), (alias, name_src)]
     if model.get("lora"):
         t.error((*mpath, "lora"), "LoRA adapters are not supported by kvgen", "remove them, or serve a merged model")
     annotation = (meta.get("annotations") or {}).get(INSTANCE_ANNOTATION)
@@ -386,9 +477,10 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         if not pf:
             t.use(prefill_path)
         t.warn(prefill_path, f"prefill/decode: kvgen renders the prefill workload as {name}{PREFILL_SUFFIX} (role prefill) "
-               "and the main one as role decode, each with its own Deployment and Service; it turns offloading off for "
-               "both (NIXL carries the KV between them: rule prefill-decode-disaggregation) and does not render the "
-               "inference scheduler that routes between them (spec.router)", covers=False)
+               "and the main one as role decode, each with its own Deployment and Service and its own kvCacheOffloading, "
+               "as KServe keeps them; KServe passes only the OffloadingConnector (NIXL is yours to configure), kvgen adds "
+               "NixlConnector before it in a MultiConnector so that the prefill/decode hand-off works; the inference "
+               "scheduler that routes between them (spec.router) is not rendered", covers=False)
 
     workloads: list[_Workload] = []
     for role, wfields, base in roles:
@@ -405,8 +497,9 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             b.set(("disaggregation", "role"), "prefill" if role == "prefill" else "decode", base, use=False)
         workloads.append(w)
 
-    # the instance: the pod's nodeSelector, else the annotation, else --instance
+    # the instance: the pod's nodeSelector, else the annotation, else --instance, else none (as in KServe)
     main_selector = workloads[0].selector_instance
+    unknown = False
     for w, (role, _f, base) in zip(workloads, roles):
         chosen = w.selector_instance or main_selector
         if chosen and annotation is not None and chosen[0] != annotation:
@@ -418,10 +511,19 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         elif instance_option:
             w.b.set(("instance", "type"), instance_option, ("metadata",), use=False)
             w.b.note(f"instance.type {instance_option} from --instance")
-        elif role == "main":
-            t.error(("metadata",), "KServe has no instance type, and kvgen needs one to size the pod",
-                    f"pass --instance TYPE, annotate the resource with {INSTANCE_ANNOTATION}: TYPE, or pin the pods with "
-                    f"spec.template.nodeSelector {INSTANCE_LABELS[0]}: TYPE")
+        else:
+            _unknown_node(w, base)
+            unknown = True
+        if w.mig:
+            w.b.set(("instance", "mig"), w.mig, w.gpu_path)
+        if w.gpus == 0 and not unknown:
+            t.error(w.gpu_path, f"{GPU_RESOURCE}: 0 on an instance with GPUs: kvgen takes the GPUs from the instance type",
+                    "remove it, and pick a CPU instance type for a CPU-only server")
+    if unknown:
+        t.warn(("metadata",), "node fit not checked: KServe names no node, so kvgen renders the GPUs the main container asks "
+               "for and cannot check that the pod fits its node",
+               f"give one with --instance TYPE, the annotation {INSTANCE_ANNOTATION}: TYPE, or spec.template.nodeSelector "
+               f"{INSTANCE_LABELS[0]}: TYPE", covers=False)
     t.use(("metadata", "name"))
     t.use(("metadata", "namespace"))
     t.report_unused(REASONS)

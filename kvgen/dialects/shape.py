@@ -63,7 +63,7 @@ CONFIGMAP = obj(metadata=METADATA, data=map_of(STRING))
 # ---------------------------------------------------------------- KServe
 KSERVE_CONTAINER = obj(
     name=STRING, image=STRING, args=list_of(SCALAR),
-    env=list_of(obj(name=STRING, value=SCALAR, valueFrom=obj(secretKeyRef=obj(name=STRING, key=STRING)))),
+    env=list_of(obj(name=STRING, value=SCALAR, valueFrom=obj(secretKeyRef=obj(name=STRING, key=STRING, optional=BOOL)))),
     resources=obj(requests=map_of(SCALAR), limits=map_of(SCALAR)),
     volumeMounts=list_of(obj(name=STRING, mountPath=STRING)),
 )
