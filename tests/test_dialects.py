@@ -21,7 +21,7 @@ SHARED_SEEDS = ROOT / "tests" / "data" / "seeds"
 TWINS = {
     "kaito-gemma-4-12b.yaml": ("kaito-gemma-4-12b.yaml", None),
     "kaito-gemma-4-12b-disabled.yaml": ("kaito-gemma-4-12b-disabled.yaml", None),
-    "kaito-workspace-gemma-4-12b.yaml": ("kaito-gemma-4-12b.yaml", None),
+    "kaito-workspace-gemma-4-12b.yaml": ("kaito-workspace-gemma-4-12b.yaml", None),
     "kserve-qwen2-7b.yaml": ("kserve-qwen2-7b.yaml", "Standard_NC24ads_A100_v4"),
     "kserve-mixed-tiers.yaml": ("kserve-mixed-tiers.yaml", None),
     "kserve-pvc-spec-nvme.yaml": ("kserve-pvc-spec-nvme.yaml", None),
@@ -218,7 +218,7 @@ def test_kaito_configmap_vllm_section_becomes_spec_fields_and_extra_args():
     (c,) = out.compiled
     assert c.spec.model.max_model_len == 8192
     assert c.spec.vllm.gpu_memory_utilization == 0.9
-    assert c.spec.vllm.extra_args == ["--enforce-eager"]
+    assert c.spec.vllm.extra_args == ["--served-model-name=llama", "--enforce-eager"]  # KAITO's name, then the file
     assert c.spec.parallelism.tensor == 1  # KAITO's command line wins over the file
     warnings = warnings_of(out)
     assert any(w.startswith("cm.yaml:12:7: data.inference_config.yaml.vllm.tensor-parallel-size: not honoured") for w in warnings)
@@ -237,10 +237,13 @@ def test_kaito_configmap_must_be_in_the_same_namespace():
 
 
 def test_kaito_uses_every_gpu_of_the_node_like_its_controller():
-    # Llama 70B does not fit twice into one 80 GiB GPU: tensor parallel over both GPUs
+    """KAITO pkg/model/interface_test.go TestGetInferenceCommandVLLMDataParallelism (a model that fits
+    twice into one GPU: data parallel over every GPU, offloading off) and the node estimator
+    (estimator.go EstimateNodeCount): Llama 70B (132Gi, bpt 327680) needs 2 NC48ads nodes."""
     (big,) = compile_one(inference_set("meta-llama/Llama-3.1-70B-Instruct", "Standard_NC48ads_A100_v4")).compiled
-    assert (big.spec.parallelism.tensor, big.spec.parallelism.data) == (2, 1)
-    assert big.plan.decision.enabled
+    p = big.spec.parallelism
+    assert (p.nodes, p.pipeline, p.tensor, p.data) == (2, 2, 2, 1)
+    assert big.plan.decision.reason_code == "multi-node-pipeline-parallel"
     # KAITO gives the node it provisions an OS disk of weights + 80 GiB (132 + 80), not AKS's default
     # 128 GiB, which could not hold the 134 GiB model cache
     assert big.spec.instance.ephemeral_storage == "212Gi"
@@ -250,7 +253,10 @@ def test_kaito_uses_every_gpu_of_the_node_like_its_controller():
     assert small.plan.decision.reason_code == "data-parallel"
 
 
-def test_kaito_workspace_count_is_pipeline_parallel_across_nodes():
+def test_kaito_workspace_count_is_only_where_the_estimator_starts():
+    """KAITO estimator_test.go TestNodeEstimator_EstimateNodeCount_Qwen25Coder32B (count 3 -> 2) and
+    preset_inferences_test.go "test-model-download-distributed/vllm" (count 2 -> 4): the estimator
+    overrides resource.count. Llama-3.1-70B on NC24ads A100 (1 x 80Gi) needs 3 nodes, not 2."""
     ws = """\
         apiVersion: kaito.sh/v1beta1
         kind: Workspace
@@ -264,9 +270,10 @@ def test_kaito_workspace_count_is_pipeline_parallel_across_nodes():
         """
     (c,) = compile_one(ws).compiled
     p = c.spec.parallelism
-    assert (p.nodes, p.pipeline, p.tensor) == (2, 2, 1)
+    assert (p.nodes, p.pipeline, p.tensor) == (3, 3, 1)
     assert c.plan.decision.reason_code == "multi-node-pipeline-parallel"
     assert [o["kind"] for o in c.objects] == ["Service", "Service", "StatefulSet", "StatefulSet"]
+    assert any("resource.count 2 is only its starting point" in n for n in c.conversion.notes)
 
 
 def test_kaito_short_preset_name_and_model_access_secret():
@@ -276,7 +283,8 @@ def test_kaito_short_preset_name_and_model_access_secret():
     (c,) = compile_one(text).compiled
     assert c.spec.model.id == "meta-llama/Llama-3.1-8B-Instruct"
     env = {e["name"]: e for e in container(c, "vllm")["env"]}
-    assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "hf-token", "key": "HF_TOKEN"}}
+    # preset_inferences_test.go TestGeneratePresetInference: SecretKeyRef{Key: HF_TOKEN, Optional: ptr.To(true)}
+    assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "hf-token", "key": "HF_TOKEN", "optional": True}}
 
 
 def test_kaito_own_nodes_without_instance_type_require_the_labels_and_take_instance_from_the_option():

@@ -47,21 +47,22 @@ def test_gemma_tokens_per_tier_match_the_hand_computation(path):
     per_token = 8 * 2 * 2 * 512 * 2 + 40 * 2 * 8 * 256 * 2  # every layer x (K, V) x KV heads x head dim x 2 bytes
     assert per_token == 360_448
     assert r["kvCache"]["bytesPerTokenPerGpu"] == r["kvCache"]["podBytesPerToken"] == per_token
-    # GPU: 80 GiB x 0.92, minus the weights, 2.3 GiB and 5% of the weights (KAITO's estimator), x 90%
-    gpu = (80 * GiB * 920_000 // 1_000_000 - 23 * GiB - int(2.3 * GiB) - 23 * GiB * 5 // 100) * 90 // 100
-    assert gpu == 45_564_234_301 and gpu // per_token == 126_410
+    # GPU: 80 GiB x 0.84 (KAITO's gpu-memory-utilization for an A100), minus the weights, 2.3 GiB and 5%
+    # of the weights (KAITO's estimator), x 90%
+    gpu = (80 * GiB * 840_000 // 1_000_000 - 23 * GiB - int(2.3 * GiB) - 23 * GiB * 5 // 100) * 90 // 100
+    assert gpu == 39_379_481_395 and gpu // per_token == 109_251
     # CPU (LMCache L1): allocatable RAM x 0.25 / TP 1, whole MiB
     cpu = int(allocatable(220) * 0.25) // MiB * MiB
     assert cpu == 53_438 * MiB and cpu // per_token == 155_456
     t = tiers(r)
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 126_410)
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 109_251)
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["kind"]) == (cpu, 155_456, "lmcache")
     # the model's 262144 tokens fit: a sliding layer keeps at most 1023 + 2 x 2048 in-flight tokens,
-    # so one sequence costs 32,768 x (262,144 + 256) + 327,680 x (5,119 + 256) bytes: 4 fit the GPU
+    # so one sequence costs 32,768 x (262,144 + 256) + 327,680 x (5,119 + 256) bytes: 3 fit the GPU
     assert r["kvCache"]["maxModelLen"] == 262_144 and r["kvCache"]["context"]["flag"] is None
-    assert t["gpu"]["sequences"] == gpu // (32_768 * (262_144 + 256) + 327_680 * (5_119 + 256)) == 4
+    assert t["gpu"]["sequences"] == gpu // (32_768 * (262_144 + 256) + 327_680 * (5_119 + 256)) == 3
     assert t["cpu"]["sequences"] == 155_456 // 262_144 == 0
-    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 42.4 GiB: no mirror warning
+    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 36.7 GiB: no mirror warning
     assert not any("not larger than the GPU KV cache" in w for w in r["warnings"])
 
 
@@ -226,7 +227,7 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
         assert set(r["memory"]) >= {"allocatableBytes", "requestBytes", "freeBytes", "fits", "containers", "items"}
         assert set(r["disk"]) >= {"localDiskBytes", "ephemeralStorageBytes", "allocatableBytes", "requestBytes", "fits", "items", "claims"}
         assert set(r["kvCache"]["context"]) >= {"modelMaxLen", "requested", "fits", "served", "flag", "planned", "budgetBytesPerGpu"}
-    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [126_410, 155_456]
+    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [109_251, 155_456]
     assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [593_494, 215_605]
 
 
@@ -235,7 +236,7 @@ def test_json_of_a_translated_input_says_where_it_came_from():
     r = json.loads(result.stdout)
     assert r["input"]["format"] == "kaito" and r["input"]["kind"] == "InferenceSet"
     assert any("spec.labelSelector" in w for w in r["input"]["warnings"])
-    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [126_410, 155_456]
+    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [109_251, 155_456]
 
 
 def test_text_output_has_tables_and_a_bar_per_budget():
@@ -245,7 +246,7 @@ def test_text_output_has_tables_and_a_bar_per_budget():
     assert "Sizing: memory budget of one pod" in out and "Disk budget" in out and "KV-cache capacity" in out
     assert "memory █" in out and "67.0 GiB of 208.7 GiB (32%)" in out
     assert "disk   █" in out and "25.0 GiB of 460.8 GiB (5%)" in out
-    assert "126,410" in out and "155,456" in out
+    assert "109,251" in out and "155,456" in out
     assert "(23.0 GiB)" in out  # the soft page cache, in parentheses
 
 

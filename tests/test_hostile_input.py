@@ -23,7 +23,9 @@ from kvgen import quantity, render, source
 from kvgen.cli import app
 
 SEEDS = ROOT / "examples" / "seeds"
-NATIVE = (ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text()
+# the gemma example up to its vllm section (KAITO's settings), so that cases can append a vllm
+# section of their own, and tiers under kvCacheOffloading, which then ends the file
+NATIVE = (ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text().split("# as KAITO runs it")[0]
 KAITO = (SEEDS / "kaito-gemma-4-12b.yaml").read_text()
 KSERVE = (SEEDS / "kserve-qwen2-7b.yaml").read_text()
 

@@ -155,7 +155,9 @@ def test_without_an_instance_a_mig_resource_is_the_mig_rule():
     """KAITO's MIG rendering is the same request (preset_inferences.go L560-567,
     pkg/utils/mig/mig_test.go TestMIGResourceName: nvidia.com/mig-1g.10gb); with no node known kvgen
     decides the rule from the resource."""
-    (c,) = compile_svc(main("{nvidia.com/mig-3g.40gb: 1}") + "kvCacheOffloading: {cpu: 4Gi}\n", instance=None).compiled
+    out = compile_svc(main("{nvidia.com/mig-3g.40gb: 1}") + "kvCacheOffloading: {cpu: 4Gi}\n", instance=None)
+    (c,) = out.compiled
+    assert any("KServe would pass its OffloadingConnector on this MIG slice too" in w.render() for w in out.input_warnings)
     assert c.spec.instance.mig == "3g.40gb"
     assert resources(c)["limits"]["nvidia.com/mig-3g.40gb"] == 1 and "nvidia.com/gpu" not in resources(c)["limits"]
     assert c.plan.decision.reason_code == "mig-partition"

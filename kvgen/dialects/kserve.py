@@ -318,6 +318,11 @@ class _Workload:
         attachFileSystemKVCacheTier L80-90); limits stay as written."""
         t, b = self.t, self.b
         if "requests" not in self.ephemeral:
+            if isinstance(kv.get("secondary"), list) and any(
+                    isinstance(tier, dict) and isinstance(tier.get("fileSystem"), dict) and "emptyDir" in tier["fileSystem"]
+                    for tier in kv["secondary"]):
+                b.note("resources.vllm.requests.ephemeral-storage: KServe requests the emptyDir tiers only; kvgen "
+                       "requests the model download cache too")
             return
         value, rpath = self.ephemeral["requests"]
         sizes = []
@@ -516,6 +521,11 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             unknown = True
         if w.mig:
             w.b.set(("instance", "mig"), w.mig, w.gpu_path)
+        kv, kv_path = w.field("kvCacheOffloading")
+        if kv is not None and (w.mig or (unknown and not w.gpus)):
+            rule = "mig-partition" if w.mig else "cpu-instance"
+            t.warn(w.gpu_path or kv_path, f"KServe would pass its OffloadingConnector on this {'MIG slice' if w.mig else 'CPU pod'} "
+                   f"too; kvgen turns offloading off (rule {rule})", covers=False)
         if w.gpus == 0 and not unknown:
             t.error(w.gpu_path, f"{GPU_RESOURCE}: 0 on an instance with GPUs: kvgen takes the GPUs from the instance type",
                     "remove it, and pick a CPU instance type for a CPU-only server")

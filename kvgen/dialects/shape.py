@@ -48,14 +48,16 @@ METADATA = obj(name=STRING, namespace=STRING, labels=map_of(STRING), annotations
 LABEL_SELECTOR = obj(matchLabels=map_of(STRING), matchExpressions=list_of(obj()))
 
 # ---------------------------------------------------------------- KAITO
-KAITO_RESOURCE = obj(instanceType=STRING, count=COUNT, labelSelector=LABEL_SELECTOR, preferredNodes=list_of(STRING))
+KAITO_RESOURCE = obj(instanceType=STRING, count=COUNT, labelSelector=LABEL_SELECTOR, preferredNodes=list_of(STRING),
+                     partition=obj(mode=STRING, profile=STRING, count=COUNT))
 KAITO_INFERENCE = obj(
     preset=obj(name=STRING, accessMode=STRING, presetOptions=obj(modelAccessSecret=STRING)),
     config=STRING, template=obj(), adapters=list_of(ANY),
 )
 KAITO = {
     "InferenceSet": obj(metadata=METADATA, spec=obj(
-        replicas=COUNT, labelSelector=LABEL_SELECTOR, template=obj(resource=KAITO_RESOURCE, inference=KAITO_INFERENCE))),
+        replicas=COUNT, labelSelector=LABEL_SELECTOR,
+        template=obj(metadata=METADATA, resource=KAITO_RESOURCE, inference=KAITO_INFERENCE))),
     "Workspace": obj(metadata=METADATA, resource=KAITO_RESOURCE, inference=KAITO_INFERENCE),
 }
 CONFIGMAP = obj(metadata=METADATA, data=map_of(STRING))
