@@ -527,7 +527,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             t.warn(w.gpu_path or kv_path, f"KServe would pass its OffloadingConnector on this {'MIG slice' if w.mig else 'CPU pod'} "
                    f"too; kvgen turns offloading off (rule {rule})", covers=False)
         if w.gpus == 0 and not unknown:
-            t.error(w.gpu_path, f"{GPU_RESOURCE}: 0 on an instance with GPUs: kvgen takes the GPUs from the instance type",
+            t.error(w.gpu_path, f"{GPU_RESOURCE}: 0: kvgen takes the GPUs from the instance type",
                     "remove it, and pick a CPU instance type for a CPU-only server")
     if unknown:
         t.warn(("metadata",), "node fit not checked: KServe names no node, so kvgen renders the GPUs the main container asks "
