@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvgen import catalog
+from kvgen.errors import Problem
 from kvgen.spec import Spec
-
-Problem = tuple[tuple, str, str | None]
 
 CLAIM_NAME = "gpus"  # pod.spec.resourceClaims[].name, and the claim's only request
 PATH = ("kvCacheOffloading", "lmcache", "gpuAccess")
@@ -62,7 +61,7 @@ def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
     floor = modes()[access.mode].get("minKubeVersion")
     if floor is None or version_tuple(k8s_version) >= version_tuple(str(floor)):
         return []
-    return [(
+    return [Problem(
         PATH,
         f"gpuAccess {access.mode} needs Kubernetes {floor} or newer (resource.k8s.io/v1 ResourceClaimTemplate), "
         f"but the output is for Kubernetes {k8s_version}",

@@ -18,11 +18,13 @@ from typing import Any, Iterator
 import jsonschema
 from referencing import Registry, Resource
 
+from kvgen.errors import KvgenError
+
 SUPPORTED_MIN = (1, 28)  # native sidecars (initContainers[].restartPolicy) need 1.28+
 DEFAULT_VERSION = "1.33"
 
 
-class UnsupportedVersion(ValueError):
+class UnsupportedVersion(KvgenError, ValueError):
     pass
 
 

@@ -11,11 +11,13 @@ from decimal import Decimal, InvalidOperation
 
 from kubernetes.utils.quantity import parse_quantity
 
+from kvgen.errors import KvgenError
+
 GiB = 1024**3
 MiB = 1024**2
 
 
-class QuantityError(ValueError):
+class QuantityError(KvgenError, ValueError):
     pass
 
 

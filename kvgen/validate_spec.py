@@ -13,8 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kvgen import catalog
-from kvgen.errors import Problem
+from kvgen.errors import Problem, suggest
 from kvgen.source import SourceDoc
 from kvgen.spec import Spec
 
@@ -60,7 +59,7 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
     if kind == "extra_forbidden":
         key = loc[-1]
         keys = allowed_keys(loc[:-1])
-        close = catalog.suggest(str(key), keys)
+        close = suggest(str(key), keys)
         message = f"unknown key {key!r}"
         hint = f"did you mean {close!r}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
     elif kind == "missing":

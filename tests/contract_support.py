@@ -27,6 +27,7 @@ import pytest
 from conftest import BASE, EXAMPLES, ROOT, dump, kube_version_of
 from kvgen import catalog, connector, contract, quantity
 from kvgen.compiler import Compiled, compile_text
+from kvgen.errors import Problem
 
 CONTRACT_DIR = ROOT / "tests" / "contract"
 LIVE_CHECK = CONTRACT_DIR / "live_check.py"
@@ -305,7 +306,7 @@ def broken() -> tuple[Broken, ...]:
     )
 
 
-def check(kind: str, argv: tuple[str, ...] | list[str]) -> list[contract.Problem]:
+def check(kind: str, argv: tuple[str, ...] | list[str]) -> list[Problem]:
     fn = contract.check_vllm_argv if kind == "vllm" else contract.check_lmcache_argv
     return fn(list(argv), snapshots())
 
