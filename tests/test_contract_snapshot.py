@@ -1,5 +1,5 @@
 """Fast contract tier: every command line kvgen renders, checked against the committed
-snapshots of what vLLM 0.33.0 and LMCache 0.5.6 accept (tests/contract/*.json, captured by
+snapshots of what vLLM 0.33.0 and LMCache 0.5.6 accept (charts/kvgen/files/contract/*.json, captured by
 scripts/capture-contract). No vLLM or LMCache needed; the live tier is test_contract_live.py."""
 
 from __future__ import annotations
