@@ -1,7 +1,9 @@
 """Check rendered command lines against the contract snapshots of vLLM and LMCache.
 
-The snapshots (``tests/contract/vllm-<v>.json``, ``lmcache-<v>.json``) are captured from the
-real packages by ``scripts/capture-contract``. This module reads them as plain data and checks,
+The snapshots (``charts/kvgen/files/contract/vllm-<v>.json``, ``lmcache-<v>.json``, shipped in
+the wheel) are captured from the real packages by ``scripts/capture-contract``. kvgen checks a
+spec's ``vllm.extraArgs`` with them (``kvgen.flags``); the tests check every rendered line.
+This module reads them as plain data and checks,
 without importing either package:
 
 - a ``vllm serve`` argv as kvgen renders it (the model first, ``--flag=value``,
@@ -97,6 +99,8 @@ class _Parsed:
     given: dict[str, list[str | None]] = field(default_factory=dict)
     at: dict[str, list[int]] = field(default_factory=dict)  # the argv index of each value's option
     positionals: list[tuple[int, str]] = field(default_factory=list)  # (argv index, token)
+    # every option given: (its argv index, the option as the parser knows it, the indexes of its tokens)
+    options: list[tuple[int, str, list[int]]] = field(default_factory=list)
 
     def has(self, option_dest_or_flag: str) -> bool:
         return option_dest_or_flag in self.given
@@ -110,6 +114,19 @@ def _looks_like_value(token: str) -> bool:
     return not token.startswith("-") or bool(_NEGATIVE_NUMBER.match(token))
 
 
+# int() and float() literals (Python's grammar, ASCII whitespace): the chart reads values with the
+# same patterns (templates/_vllmargs.tpl)
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_INT = re.compile(rf"^[ \t\n\r\f\v]*[+-]?{_DIGITS}[ \t\n\r\f\v]*$")
+_FLOAT = re.compile(rf"^[ \t\n\r\f\v]*[+-]?(?:(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS}|{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+                    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])[ \t\n\r\f\v]*$")
+
+
+def quoted(value: Any) -> str:
+    """A value in a message: 'float7' (the chart prints the same)."""
+    return f"'{value}'"
+
+
 def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: list[Problem], arg: ErrPath) -> None:
     """int/float/optional[...] conversions and choices, the way argparse applies them."""
     kind = spec.get("type")
@@ -119,22 +136,26 @@ def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: lis
     if optional and value in ("", "None"):
         return
     if inner in ("int", "float"):
-        try:
-            converted = int(value) if inner == "int" else float(value)
-        except ValueError:
-            problems.append(_p(BAD_VALUE, f"{option} takes {inner} values, got {value!r}", arg,
+        if not (_INT if inner == "int" else _FLOAT).match(value):
+            problems.append(_p(BAD_VALUE, f"{option} takes {inner} values, got {quoted(value)}", arg,
                                "a whole number" if inner == "int" else "a number"))
             return
+        converted = int(value) if inner == "int" else float(value)
     choices = spec.get("choices")
     if choices is not None and converted not in choices and value not in [str(c) for c in choices]:
         close = suggest(value, [str(c) for c in choices])
-        problems.append(_p(BAD_CHOICE, f"{option}: {value!r} is not one of {', '.join(map(str, choices))}", arg,
-                           f"did you mean {close!r}?" if close else None))
+        problems.append(_p(BAD_CHOICE, f"{option}: {quoted(value)} is not one of {', '.join(map(str, choices))}", arg,
+                           f"did you mean {quoted(close)}?" if close else None))
+
+
+OPTIMIZATION_LEVEL = "--optimization-level"  # vLLM reads -O3, -O=3, -Odecode and -O 3 as this option
 
 
 def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem], offset: int = 0) -> _Parsed:
-    """Consume ``argv`` the way argparse would with the snapshot's options (exact names).
-    Problems point at the index of the token (plus ``offset``) they are about."""
+    """Consume ``argv`` the way argparse would with the snapshot's options (exact names; for vLLM,
+    after its own rewriting: '_' for '-', dotted keys of JSON options, -O). Problems point at the
+    index of the token (plus ``offset``) they are about. The chart walks a spec's vllm.extraArgs
+    the same way (templates/_vllmargs.tpl)."""
     options: Mapping[str, Any] = parser["options"]
     normalize = parser.get("normalizes_underscores", False)
     parsed = _Parsed()
@@ -150,19 +171,27 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
             parsed.positionals.append((here[0], token))
             continue
         name, has_inline, inline = token.partition("=")
+        if normalize and OPTIMIZATION_LEVEL in options and token.startswith("-O"):
+            if token != "-O":
+                name, has_inline, inline = OPTIMIZATION_LEVEL, "=", token[3:] if token[2:3] == "=" else token[2:]
+            elif i < len(argv) and argv[i] in ("0", "1", "2", "3"):
+                name = OPTIMIZATION_LEVEL
         if normalize and name.startswith("--"):
             name = normalize_flag(name)
         sub_key = None
         if normalize and "." in name and name not in options:
             name, _, sub_key = name.partition(".")  # --kv-transfer-config.kv_connector X
+        if (name not in options and not name.startswith("--") and not has_inline and len(name) > 2
+                and options.get(name[:2], {}).get("takes_value")):
+            name, has_inline, inline = name[:2], "=", name[2:]  # argparse: -n2 is -n 2
         spec = options.get(name)
         if spec is None:
-            close = suggest(name, [o for o, s in options.items() if not s.get("hidden")])
-            problems.append(_p(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", here,
-                               f"did you mean {close}?" if close else f"see `{parser['prog']} --help`"))
+            problems.append(_p(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", here, _unknown_hint(name, parser)))
             if not has_inline and i < len(argv) and _looks_like_value(argv[i]):
                 i += 1  # skip what is probably its value, so it is not reported as a positional
             continue
+        occurrence: list[int] = [here[0]]
+        parsed.options.append((here[0], name, occurrence))
         if sub_key is not None:
             name = f"{name}.{sub_key}"
         values: list[str | None]
@@ -182,8 +211,9 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
                     taken.append(argv[i])
                     value_at.append((offset + i,))
                     i += 1
+                occurrence += [at[0] for at in value_at]
                 if len(taken) < count:
-                    problems.append(_p(MISSING_VALUE, f"{name} expects {count} value(s)", here))
+                    problems.append(_p(MISSING_VALUE, f"{name} expects {count} value(s)", here, f"write {name}=VALUE"))
                     continue
                 values = list(taken)
             else:  # '?', '*', '+'
@@ -192,6 +222,7 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
                     taken.append(argv[i])
                     value_at.append((offset + i,))
                     i += 1
+                occurrence += [at[0] for at in value_at]
                 if nargs == "+" and not taken:
                     problems.append(_p(MISSING_VALUE, f"{name} expects at least one value", here))
                     continue
@@ -205,6 +236,15 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
         parsed.record(name, values, here[0])
         parsed.record(spec["dest"], values, here[0])
     return parsed
+
+
+def _unknown_hint(name: str, parser: Mapping[str, Any]) -> str:
+    """An option that starts with ``name`` (argparse would take the abbreviation: kvgen wants it
+    written out), else the closest option, else where to look."""
+    shown = [o for o, s in parser["options"].items() if not s.get("hidden")]
+    prefixed = [o for o in shown if o.startswith(name)]
+    close = prefixed[0] if len(prefixed) == 1 else suggest(name, shown)
+    return f"did you mean {close}?" if close else f"see `{parser['prog']} --help`"
 
 
 def normalize_flag(name: str) -> str:
@@ -235,7 +275,7 @@ def check_vllm_argv(argv: list[str], snapshots: Snapshots, positionals: int | No
     parsed = walk_argv(list(argv), snap["serve"], problems)
     allowed = len(snap["serve"]["positionals"]) if positionals is None else positionals
     for index, extra in parsed.positionals[allowed:]:
-        problems.append(_p(UNEXPECTED_ARGUMENT, f"unexpected positional argument {extra!r} (vllm serve takes only the model)",
+        problems.append(_p(UNEXPECTED_ARGUMENT, f"unexpected positional argument {quoted(extra)} (vllm serve takes only the model)",
                            (index,), "a value belongs to the flag before it: write --flag=value"))
     raw, at = _last(parsed, "kv_transfer_config")
     if raw is not None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, connector, gpu_access, kube, kvcache, paths, ports, quantity, rules, sizing
+from kvgen import apiserver, catalog, connector, flags, gpu_access, kube, kvcache, paths, ports, quantity, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.errors import Problem, SpecError
 from kvgen.gpu_access import GpuAccess
@@ -93,10 +93,6 @@ def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
     )
 
 
-def _flag_name(arg: str) -> str:
-    return arg.split("=", 1)[0].replace("_", "-") if arg.startswith("-") else ""
-
-
 def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_version: str) -> tuple[int, list[Problem]]:
     problems: list[Problem] = []
     p = spec.parallelism
@@ -122,11 +118,8 @@ def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_v
     if p.nodes > 1 and spec.replicas != 1:
         problems.append(Problem(("replicas",), f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
                          "render one spec per server"))
-    managed = catalog.load("managed-flags.yaml")["flags"]  # flags kvgen sets, and from what
-    for i, arg in enumerate(spec.vllm.extra_args):
-        flag = _flag_name(arg)
-        if flag in managed:
-            problems.append(Problem(("vllm", "extraArgs", i), f"{flag} is set by kvgen from {managed[flag]}", f"remove it and set {managed[flag]}"))
+    # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
+    problems += flags.check_extra_args(list(spec.vllm.extra_args))
     # Kubernetes objects embedded in the spec, checked against the target version's schema
     embedded: list[tuple[tuple, str, Any]] = []
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):
@@ -175,7 +168,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
             ("kvCacheOffloading", "backend"),
             f"the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes "
             f"{'.'.join(map(str, SIDECAR_MIN_VERSION))} or later (SidecarContainers is off by default in 1.28); "
-            f"the target is {k8s_version}",
+            f"the target is {'.'.join(map(str, _version(k8s_version)))}",
             "target Kubernetes 1.29 or later (--kube-version), use kvCacheOffloading.lmcache.gpuAccess in-container "
             "(no sidecar), or the native backend",
         ))
