@@ -100,8 +100,9 @@ def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
                     yield from sizes(item, (*path, key, i))
 
 
-def _too_large(bytes_: int) -> str:
-    return (f"is {bytes_} bytes, above kvgen's bound of {MAX_BYTES_TEXT} ({MAX_BYTES} bytes) for any size "
+def _too_large() -> str:
+    # no byte count: the chart says the same, and cannot count above int64
+    return (f"is above kvgen's bound of {MAX_BYTES_TEXT} for any size "
             "(sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)")
 
 
@@ -110,10 +111,10 @@ def _check_sizes(spec: Spec) -> list[Problem]:
     for path, value in sizes(spec):
         n = quantity.to_bytes(value)
         if n > MAX_BYTES:
-            problems.append(Problem(path, f"{value} {_too_large(n)}", f"use at most {MAX_BYTES_TEXT}"))
+            problems.append(Problem(path, f"{value} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
     total = sum(quantity.to_bytes(t.file_system.empty_dir.size) for t in spec.kv_cache_offloading.secondary if t.file_system.empty_dir)
     if total > MAX_BYTES and not problems:  # one tier above the bound is reported as itself
-        problems.append(Problem(("kvCacheOffloading", "secondary"), f"the emptyDir tiers add up to {total} bytes, above kvgen's bound of "
+        problems.append(Problem(("kvCacheOffloading", "secondary"), "the emptyDir tiers add up to more than kvgen's bound of "
                          f"{MAX_BYTES_TEXT} for the pod's ephemeral storage", f"keep their sum at most {MAX_BYTES_TEXT}"))
     return problems
 
@@ -185,7 +186,7 @@ def _check_pvc_spec(base: Path, pvc: dict[str, Any]) -> list[Problem]:
             if n <= 0:
                 problems.append(Problem(path, f"{text} must be greater than zero (ValidatePersistentVolumeClaimSpec)", "request e.g. 100Gi"))
             elif n > MAX_BYTES:
-                problems.append(Problem(path, f"{text} {_too_large(n)}", f"use at most {MAX_BYTES_TEXT}"))
+                problems.append(Problem(path, f"{text} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
     cls = _text(pvc, "storageClassName")
     if cls and not is_dns1123_subdomain(cls):
         problems.append(Problem((*base, "storageClassName"), f"{cls!r} is not a storage class name: {what('dns1123Subdomain')} "

@@ -167,6 +167,12 @@ def gib(n: int) -> str:
     return f"{n / GiB:.1f} GiB"
 
 
+def _number(x: float) -> str:
+    """A number as Go's %v prints it (the chart's kvgen.number): 0.92, 1."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _override(value: str | None, computed: int) -> int:
     return quantity.to_bytes(value) if value is not None else computed
 
@@ -364,7 +370,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                     ("parallelism", "tensor"),
                     f"{model.id} needs {gib(int(per_gpu_weights))} of weights per GPU at tensor {spec.parallelism.tensor} x pipeline "
                     f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
-                    f"(gpuMemoryUtilization {spec.vllm.gpu_memory_utilization})",
+                    f"(gpuMemoryUtilization {_number(spec.vllm.gpu_memory_utilization)})",
                     "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs",
                 )
             )

@@ -1,4 +1,5 @@
-"""Property: for any valid spec, `helm template` gives the same objects as `kvgen render`.
+"""Property: for any valid spec, `helm template` gives the same objects as `kvgen render`, and its
+NOTES.txt the same warnings.
 
 Hypothesis draws specs across backends, GPU access modes, disk tiers, parallelism, catalog and
 inline instances, catalog models, explicit resources and images, for Kubernetes 1.33 and 1.34;
@@ -154,7 +155,7 @@ def test_helm_template_equals_kvgen_render(spec, kube_version):
     """`kvgen render --kube-version V` and `helm template --kube-version V` (gpuAccess dra needs 1.34)."""
     text = dump(spec)
     try:
-        ours = [o for r in compile_text(text, "spec.yaml", kube_version) for o in r.objects]
+        (compiled,) = compile_text(text, "spec.yaml", kube_version)
     except SpecError:
         # kvgen refuses it: Helm must refuse it too; it does not count as one of the 300
         try:
@@ -164,8 +165,11 @@ def test_helm_template_equals_kvgen_render(spec, kube_version):
         else:
             raise AssertionError(f"kvgen rejects this spec but Helm renders it (Kubernetes {kube_version}):\n{text}")
         assume(False)
-    theirs = helm.objects(spec, namespace="default", kube_version=kube_version)
-    assert helm.by_identity(theirs) == helm.by_identity(ours), text
+    rendered = helm.render(spec, namespace="default", kube_version=kube_version)
+    assert helm.by_identity(helm.parse_objects(rendered)) == helm.by_identity(compiled.objects), text
+    # and NOTES.txt prints the warnings kvgen prints
+    notes = next(v for k, v in rendered.items() if k.endswith("NOTES.txt"))
+    assert helm.notes_warnings(notes) == compiled.plan.warnings, text
 
 
 NON_HYBRID = sorted(k for k, m in catalog.models().items() if not m.get("hybrid"))

@@ -17,10 +17,11 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
 {{- include "kvgen.checkPorts" $s -}}
 {{/* the native sidecar (gpuAccess visible-devices; dra has its own 1.34 floor) needs Kubernetes 1.29 */}}
 {{- if and (eq $s.backend "lmcache") (eq (toString $s.gpuAccess.mode) "visible-devices") (not (semverCompare ">=1.29.0-0" $s.kube)) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.backend" (printf "the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes 1.29 or later (SidecarContainers is off by default in 1.28); the target is %s" $s.kube) "target Kubernetes 1.29 or later, use kvCacheOffloading.lmcache.gpuAccess in-container (no sidecar), or the native backend") -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.backend" (printf "the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes 1.29 or later (SidecarContainers is off by default in 1.28); the target is %s" (regexFind "[0-9]+\\.[0-9]+" $s.kube)) "target Kubernetes 1.29 or later (--kube-version), use kvCacheOffloading.lmcache.gpuAccess in-container (no sidecar), or the native backend") -}}
 {{- end -}}
 {{- include "kvgen.contextLength" $s -}}
 {{- include "kvgen.size" $s -}}
+{{- include "kvgen.warnings" $s -}}
 {{- end -}}
 {{- if $s.errs -}}
 {{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
@@ -227,8 +228,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson }}
   "launcher" $launcher "claimTemplate" $claimTemplate "gpuAccess" $access "workloads" $workloads "nodeSelector" $nodeSelector
   "tolerations" (default list $v.scheduling.tolerations) "affinity" (default dict $v.scheduling.affinity)
   "priorityClassName" (default "" $v.scheduling.priorityClassName)
-  "decision" $d "vllmImage" $vllm.image "lmcacheImage" (default "" $sidecar.image)
-  "lmcacheImageSet" (not (not (or $v.images.lmcache.repository $v.images.lmcache.tag $v.images.lmcache.digest)))) -}}
+  "decision" $d "warnings" $s.warnings) -}}
 {{- end -}}
 
 {{/* kvgen.image: repository:tag, or repository@digest; each field from the values, else the pin. */}}

@@ -16,7 +16,7 @@ on install and `--kube-version` for `helm template`.
 {{- if eq $mode "dra" -}}{{- $_ := set $access "deviceClassName" $lm.deviceClassName -}}{{- end -}}
 {{- with $row.minKubeVersion -}}
 {{- if not (semverCompare (printf ">=%s.0-0" .) $s.kube) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.lmcache.gpuAccess" (printf "gpuAccess %s needs Kubernetes %s or newer (resource.k8s.io/v1 ResourceClaimTemplate), but the output is for Kubernetes %s" $mode . $s.kube) (printf "render with --kube-version %s (or newer) for a cluster that has it, or use gpuAccess visible-devices or in-container" .)) -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.lmcache.gpuAccess" (printf "gpuAccess %s needs Kubernetes %s or newer (resource.k8s.io/v1 ResourceClaimTemplate), but the output is for Kubernetes %s" $mode . (regexFind "[0-9]+\\.[0-9]+" $s.kube)) (printf "render with --kube-version %s (or newer) for a cluster that has it, or use gpuAccess visible-devices or in-container" .)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
