@@ -49,6 +49,8 @@ WARNINGS = {
         spec(model={"id": "Qwen/Qwen3-32B"}, instance={"gpus": 0, "memory": "256Gi", "cpu": 32}),
     r"kvCacheOffloading\.allowHybrid applies to the native backend only":
         spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}, kvCacheOffloading={"allowHybrid": True}),
+    r"service\.type LoadBalancer exposes the OpenAI API outside the cluster without an API key":
+        spec(service={"type": "LoadBalancer"}),
     r"kvCacheOffloading\.lmcache applies to the lmcache backend only; the native backend ignores it":
         spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi", **IN_CONTAINER}),
     r"kvCacheOffloading\.lmcache\.deviceClassName applies to gpuAccess dra only; visible-devices ignores it":

@@ -12,6 +12,16 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and $o.allowHybrid (ne $o.backend "native") $s.model.hybrid -}}
 {{- $out = append $out "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model" -}}
 {{- end -}}
+{{/* a LoadBalancer without the API key vLLM would require (kvgen/plan.py has_api_key): service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
+{{- $apiKey := not (empty $v.service.apiKeySecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
+{{- range $a := default list $v.vllm.extraArgs -}}
+{{- $flag := replace "_" "-" (splitn "." 2 (splitn "=" 2 (toString $a))._0)._0 -}}
+{{- if eq $flag "--api-key" -}}{{- $apiKey = true -}}{{- end -}}
+{{- end -}}
+{{- if and (eq $v.service.type "LoadBalancer") (not $apiKey) -}}
+{{- $out = append $out "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)" -}}
+{{- end -}}
 {{/* settings the GPU access mode in force does not use (kvgen/gpu_access.py warnings) */}}
 {{- $access := $s.gpuAccess -}}
 {{- $lm := $o.lmcache -}}
