@@ -2,8 +2,13 @@
 
 Templates emit every value as JSON (valid YAML), so no value can break the document's
 structure. The result is parsed, checked against the Kubernetes schemas, and written back
-as block YAML with ruamel.yaml: keys in template order, documents in a fixed order, so the
-same spec always gives the same bytes.
+as block YAML in ruamel.yaml's round-trip style: keys in template order, documents in a fixed
+order, so the same spec always gives the same bytes.
+
+Speed: the templates' output is parsed by libyaml (PyYAML's C loader, resolving plain scalars
+with ruamel.yaml's YAML 1.2 rules, as before), the templates are compiled once per content
+(Jinja's bytecode cache in kvgen.diskcache's directory), and the YAML is written by
+kvgen.emitter, which leaves every scalar's text to ruamel.yaml.
 """
 
 from __future__ import annotations
@@ -13,11 +18,8 @@ import json
 from functools import cache
 from typing import Any
 
-import jinja2
-from ruamel.yaml import YAML
-from ruamel.yaml.scalarstring import LiteralScalarString
-
-from kvgen import kube, paths
+from kvgen import diskcache, kube, paths
+from kvgen.emitter import Emitter
 from kvgen.errors import OutputInvalidError
 
 # Document order of the output.
@@ -35,25 +37,103 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _bytecode_cache() -> Any:
+    """Jinja's own cache of compiled templates (keyed by each template's source checksum), or None."""
+    import jinja2
+
+    base = diskcache.directory()
+    if base is None:
+        return None
+    directory = base / "jinja"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(directory))
+
+
 @cache
-def environment() -> jinja2.Environment:
+def environment() -> Any:
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(paths.templates_dir())),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["json"] = _json
     return env
 
 
+class _NotExact(Exception):
+    """Text on which PyYAML's constructors could differ from ruamel.yaml's: ruamel reads it."""
+
+
+@cache
+def _load_all() -> Any:
+    """A load_all for the templates' output, giving what ruamel.yaml's safe loader gives: libyaml
+    (PyYAML's C loader) resolving plain scalars with ruamel.yaml's own YAML 1.2 rules (true/false,
+    null, ints, floats; never yes/no/on/off), falling back to ruamel.yaml for anything its
+    constructors could read differently (an int with a leading zero, a timestamp, a merge key,
+    a duplicate key) or when PyYAML has no libyaml."""
+    from ruamel.yaml import YAML
+
+    exact = YAML(typ="safe").load_all
+    try:
+        import yaml
+        from ruamel.yaml.resolver import implicit_resolvers
+    except ImportError:
+        return exact
+    if not getattr(yaml, "__with_libyaml__", False):
+        return exact
+
+    class Loader(yaml.CSafeLoader):
+        yaml_implicit_resolvers: dict = {}
+        yaml_constructors = dict(yaml.CSafeLoader.yaml_constructors)
+
+        def construct_yaml_int(self, node: Any) -> int:
+            digits = node.value.replace("_", "").lstrip("+-")
+            if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+                raise _NotExact  # YAML 1.2 (ruamel) reads 017 as 17, PyYAML as octal
+            return super().construct_yaml_int(node)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict:
+            if any(key.tag == "tag:yaml.org,2002:merge" for key, _v in node.value):
+                raise _NotExact
+            mapping = super().construct_mapping(node, deep=deep)
+            if len(mapping) != len(node.value):
+                raise _NotExact  # a duplicate key: ruamel refuses it
+            return mapping
+
+        def not_exact(self, node: Any) -> Any:
+            raise _NotExact
+
+    for versions, tag, regexp, first in implicit_resolvers:
+        if (1, 2) in versions:
+            Loader.add_implicit_resolver(tag, regexp, first)
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    for tag in ("timestamp", "value", "yaml", "merge"):
+        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", Loader.not_exact)
+
+    def load_all(text: str) -> list[Any]:
+        try:
+            return list(yaml.load_all(text, Loader=Loader))
+        except (_NotExact, yaml.YAMLError, ValueError, TypeError):
+            return list(exact(text))
+
+    return load_all
+
+
 def objects(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     """The Kubernetes objects of one plan context, in document order."""
-    loader = YAML(typ="safe", pure=True)
+    load_all = _load_all()
+    env = environment()
     out = []
     for name in TEMPLATES:
-        text = environment().get_template(name).render(c=ctx)
-        out += [doc for doc in loader.load_all(text) if doc]
+        text = env.get_template(name).render(c=ctx)
+        out += [doc for doc in load_all(text) if doc]
     return out
 
 
@@ -70,6 +150,8 @@ def check(objs: list[dict[str, Any]], k8s_version: str) -> None:
 
 def _literal_blocks(node: Any) -> Any:
     """Multi-line strings (the launcher script) as readable `|` blocks."""
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
     if isinstance(node, dict):
         return {k: _literal_blocks(v) for k, v in node.items()}
     if isinstance(node, list):
@@ -79,12 +161,31 @@ def _literal_blocks(node: Any) -> Any:
     return node
 
 
-def to_yaml(objs: list[dict[str, Any]]) -> str:
+@cache
+def _ruamel_dumper(explicit_start: bool) -> Any:
+    """The reference: ruamel.yaml's round-trip dumper in kvgen's output style."""
+    from ruamel.yaml import YAML
+
     dumper = YAML(typ="rt")
     dumper.default_flow_style = False
     dumper.width = 4096  # never fold a long argument (a --kv-transfer-config JSON) across lines
     dumper.indent(mapping=2, sequence=4, offset=2)
-    dumper.explicit_start = True
+    dumper.explicit_start = explicit_start
+    return dumper
+
+
+def ruamel_yaml(objs: list[Any], explicit_start: bool = True) -> str:
+    """The documents written by ruamel.yaml itself (the reference for kvgen.emitter)."""
     buf = io.StringIO()
-    dumper.dump_all([_literal_blocks(o) for o in objs], buf)
+    _ruamel_dumper(explicit_start).dump_all([_literal_blocks(o) for o in objs], buf)
     return buf.getvalue()
+
+
+@cache
+def _emitter() -> Emitter:
+    return Emitter(lambda doc: ruamel_yaml([doc], explicit_start=False))
+
+
+def to_yaml(objs: list[dict[str, Any]]) -> str:
+    fast = _emitter().dump_all(objs)
+    return fast if fast is not None else ruamel_yaml(objs)
