@@ -27,6 +27,7 @@ LONGEST = 2000  # longer scalars could be folded at ruamel's width of 4096 colum
 SIMPLE_KEY = 100  # ruamel writes a key of 128 characters or more as an explicit "? key"
 _SIMPLE = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
 _LITERAL_HEAD = re.compile(r"k: (\|2?-?)\n")
+_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
 
 
 class Unsupported(Exception):
@@ -120,6 +121,83 @@ class Emitter:
             self._literals[v] = got
         return got
 
+    # ------------------------------------------------------------------ many scalars in one ruamel call
+
+    def _collect(self, node: Any, keys: dict, values: dict, items: dict) -> None:
+        if type(node) is dict:
+            for k, v in node.items():
+                if type(k) is str and k not in self._keys and len(k) <= SIMPLE_KEY and not _BREAKS.search(k):
+                    keys[k] = k
+                if type(v) in (dict, list):
+                    self._collect(v, keys, values, items)
+                elif self._batchable(v) and self._memo(v) not in self._values:
+                    values[self._memo(v)] = v
+        elif type(node) is list:
+            for v in node:
+                if type(v) in (dict, list):
+                    self._collect(v, keys, values, items)
+                elif self._batchable(v) and self._memo(v) not in self._items:
+                    items[self._memo(v)] = v
+
+    @staticmethod
+    def _batchable(v: Any) -> bool:
+        t = type(v)
+        return t in (int, bool, float) or (t is str and len(v) <= LONGEST and not _BREAKS.search(v))
+
+    def prepare(self, docs: list[Any]) -> None:
+        """Learn, in one ruamel dump, the text of every scalar of ``docs`` not seen before (what
+        ``key``, ``value`` and ``item`` would learn one dump each). A batch whose output is not
+        one line per scalar teaches nothing; those scalars are then dumped one by one."""
+        keys: dict[str, str] = {}
+        values: dict[Any, Any] = {}
+        items: dict[Any, Any] = {}
+        for doc in docs:
+            self._collect(doc, keys, values, items)
+        keys = {k: k for k in keys if not self._plain_ok(k)}
+        values = {m: v for m, v in values.items() if not (type(v) is str and self._plain_ok(v))}
+        items = {m: v for m, v in items.items() if not (type(v) is str and self._plain_ok(v))}
+        if not (keys or values or items):
+            return
+        batch = {"v": {f"k{i}": v for i, v in enumerate(values.values())}, "i": list(items.values()), "m": {k: 0 for k in keys}}
+        lines = self._ruamel(batch).split("\n")
+        expected = 3 + len(values) + len(items) + len(keys) + 1
+        if len(lines) != expected or lines[-1] != "":
+            return
+        at = 0
+
+        def section(name: str, empty: str) -> bool:
+            nonlocal at
+            head = lines[at]
+            at += 1
+            return head == f"{name}:" or head == f"{name}: {empty}"
+
+        learned_values, learned_items, learned_keys = {}, {}, {}
+        if not section("v", "{}"):
+            return
+        for i, memo in enumerate(values):
+            prefix = f"  k{i}:"
+            if not lines[at].startswith(prefix + " ") or len(lines[at]) - len(prefix) > LONGEST:
+                return
+            learned_values[memo] = lines[at][len(prefix):]
+            at += 1
+        if not section("i", "[]"):
+            return
+        for memo in items:
+            if not lines[at].startswith("  - ") or len(lines[at]) - 4 > LONGEST:
+                return
+            learned_items[memo] = lines[at][4:]
+            at += 1
+        if not section("m", "{}"):
+            return
+        for k in keys:
+            if not (lines[at].startswith("  ") and lines[at].endswith(": 0")) or lines[at].startswith("  ? "):
+                return
+            learned_keys[k] = lines[at][2:-3]
+            at += 1
+        self._values.update(learned_values)
+        self._items.update(learned_items)
+        self._keys.update(learned_keys)
+
     # ------------------------------------------------------------------ block structure
 
     def mapping(self, node: dict, indent: int, first: str, out: list[str]) -> None:
@@ -185,6 +263,7 @@ class Emitter:
         """The documents as ruamel's dumper writes them with ``explicit_start``, or None."""
         out: list[str] = []
         try:
+            self.prepare(docs)
             for doc in docs:
                 if type(doc) is not dict or not doc:
                     raise Unsupported
