@@ -71,13 +71,19 @@ class _NotExact(Exception):
     """Text on which PyYAML's constructors could differ from ruamel.yaml's: ruamel reads it."""
 
 
+_TAG = "tag:yaml.org,2002:"
+
+
 @cache
 def _load_all() -> Any:
-    """A load_all for the templates' output, giving what ruamel.yaml's safe loader gives: libyaml
-    (PyYAML's C loader) resolving plain scalars with ruamel.yaml's own YAML 1.2 rules (true/false,
-    null, ints, floats; never yes/no/on/off), falling back to ruamel.yaml for anything its
-    constructors could read differently (an int with a leading zero, a timestamp, a merge key,
-    a duplicate key) or when PyYAML has no libyaml."""
+    """A load_all for the templates' output, giving what ruamel.yaml's safe loader gives.
+
+    libyaml (PyYAML's C parser and composer) resolves plain scalars with ruamel.yaml's own
+    YAML 1.2 rules (true/false, null, ints, floats; never yes/no/on/off); the nodes become
+    dicts, lists and strings directly, and the other scalars go through PyYAML's constructors.
+    Anything those could read differently from ruamel.yaml (an int with a leading zero, a
+    timestamp, a merge key, a duplicate key, another tag) is read by ruamel.yaml instead,
+    as is everything when PyYAML has no libyaml."""
     from ruamel.yaml import YAML
 
     exact = YAML(typ="safe").load_all
@@ -91,37 +97,52 @@ def _load_all() -> Any:
 
     class Loader(yaml.CSafeLoader):
         yaml_implicit_resolvers: dict = {}
-        yaml_constructors = dict(yaml.CSafeLoader.yaml_constructors)
-
-        def construct_yaml_int(self, node: Any) -> int:
-            digits = node.value.replace("_", "").lstrip("+-")
-            if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
-                raise _NotExact  # YAML 1.2 (ruamel) reads 017 as 17, PyYAML as octal
-            return super().construct_yaml_int(node)
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict:
-            if any(key.tag == "tag:yaml.org,2002:merge" for key, _v in node.value):
-                raise _NotExact
-            mapping = super().construct_mapping(node, deep=deep)
-            if len(mapping) != len(node.value):
-                raise _NotExact  # a duplicate key: ruamel refuses it
-            return mapping
-
-        def not_exact(self, node: Any) -> Any:
-            raise _NotExact
 
     for versions, tag, regexp, first in implicit_resolvers:
         if (1, 2) in versions:
             Loader.add_implicit_resolver(tag, regexp, first)
-    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
-    for tag in ("timestamp", "value", "yaml", "merge"):
-        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", Loader.not_exact)
+
+    def integer(loader: Any, node: Any) -> int:
+        digits = node.value.replace("_", "").lstrip("+-")
+        if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+            raise _NotExact  # YAML 1.2 (ruamel) reads 017 as 17, PyYAML as octal
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+    scalars = {
+        _TAG + "int": integer,
+        _TAG + "float": yaml.SafeLoader.construct_yaml_float,
+        _TAG + "bool": yaml.SafeLoader.construct_yaml_bool,
+        _TAG + "null": yaml.SafeLoader.construct_yaml_null,
+    }
+    str_tag, map_tag, seq_tag = _TAG + "str", _TAG + "map", _TAG + "seq"
+
+    def build(node: Any, loader: Any) -> Any:
+        tag = node.tag
+        if tag == str_tag:
+            return node.value
+        if tag == map_tag:
+            out = {build(k, loader): build(v, loader) for k, v in node.value}
+            if len(out) != len(node.value):
+                raise _NotExact  # a duplicate key: ruamel refuses it
+            return out
+        if tag == seq_tag:
+            return [build(v, loader) for v in node.value]
+        construct = scalars.get(tag)
+        if construct is None:
+            raise _NotExact  # a timestamp, a merge key, a binary, a set, a custom tag...
+        return construct(loader, node)
 
     def load_all(text: str) -> list[Any]:
+        loader = Loader(text)
         try:
-            return list(yaml.load_all(text, Loader=Loader))
-        except (_NotExact, yaml.YAMLError, ValueError, TypeError):
+            docs = []
+            while loader.check_node():
+                docs.append(build(loader.get_node(), loader))
+            return docs
+        except (_NotExact, yaml.YAMLError, ValueError, TypeError, RecursionError):
             return list(exact(text))
+        finally:
+            loader.dispose()
 
     return load_all
 
