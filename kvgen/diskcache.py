@@ -7,6 +7,10 @@ place, so concurrent processes see a whole entry or none. The cache is an optimi
 only: an unreadable, unwritable or corrupt cache dir (or KVGEN_CACHE_DIR=off) just means
 the value is derived again, with the same result.
 
+Entries: parsed catalogs (kvgen.catalog), pruned Kubernetes schemas (kvgen.kube), the text
+ruamel.yaml gives each scalar (kvgen.emitter), and Jinja's compiled templates (kvgen.render,
+Jinja's own bytecode cache, in the "jinja" sub-directory).
+
 Location: $KVGEN_CACHE_DIR, else $XDG_CACHE_HOME/kvgen, else ~/.cache/kvgen.
 """
 
@@ -58,23 +62,41 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def _entry(kind: str, sources: tuple[bytes, ...]) -> Path | None:
+    base = directory()
+    return base / f"{kind}-{key(kind, *sources)}.json" if base is not None else None
+
+
+def read(kind: str, sources: tuple[bytes, ...]) -> Any:
+    """The entry derived from ``kind`` and ``sources``, or None (missing, unreadable, corrupt)."""
+    path = _entry(kind, sources)
+    if path is None:
+        return None
+    try:
+        return _read(path)
+    except (OSError, ValueError):
+        return None
+
+
+def write(kind: str, sources: tuple[bytes, ...], value: Any) -> None:
+    """Store ``value`` if it survives a JSON round trip unchanged; never fails."""
+    path = _entry(kind, sources)
+    if path is None:
+        return
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if json.loads(text) == value:
+            _write(path, text)
+    except (OSError, TypeError, ValueError):
+        pass  # read-only or full cache dir, or a value JSON cannot hold
+
+
 def cached(kind: str, sources: tuple[bytes, ...], build: Callable[[], Any]) -> Any:
     """``build()``, or the JSON entry derived earlier from the same ``kind`` and ``sources``.
 
     Only values that survive a JSON round trip unchanged are stored."""
-    base = directory()
-    path = base / f"{kind}-{key(kind, *sources)}.json" if base is not None else None
-    if path is not None:
-        try:
-            return _read(path)
-        except (OSError, ValueError):
-            pass  # missing, unreadable or corrupt: derive it again
-    value = build()
-    if path is not None:
-        try:
-            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-            if json.loads(text) == value:
-                _write(path, text)
-        except (OSError, TypeError, ValueError):
-            pass  # read-only or full cache dir, or a value JSON cannot hold
+    value = read(kind, sources)
+    if value is None:
+        value = build()
+        write(kind, sources, value)
     return value

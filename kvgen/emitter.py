@@ -44,6 +44,52 @@ class Emitter:
         self._values: dict[Any, str] = {}  # " text" after "key:", one line
         self._items: dict[Any, str] = {}  # "text" after "- "
         self._literals: dict[str, tuple[str, tuple[str, ...]]] = {}  # text -> (header, body lines at indent 0)
+        self._learned: list[tuple[str, Any, Any]] = []  # what ruamel said, in order: (section, memo, text)
+        self.saved = 0  # how many of _learned are already in the store they were loaded from
+
+    # ------------------------------------------------------------------ what ruamel said, kept
+
+    LIMIT = 2000  # entries kept (the first learned): a memo, not an archive of every spec's names
+    LITERAL_LIMIT = 65536
+
+    def export(self) -> dict[str, list]:
+        """What ruamel said about scalars, as JSON data (``load`` reads it back)."""
+        out: dict[str, list] = {"keys": [], "values": [], "items": [], "literals": []}
+        for section, memo, text in self._learned[: self.LIMIT]:
+            if section == "literals":
+                if len(memo) <= self.LITERAL_LIMIT:
+                    out["literals"].append([memo, text[0], list(text[1])])
+            elif section == "keys":
+                out["keys"].append([memo, text])
+            elif memo[0] in (str, int, bool, float):
+                out[section].append([memo[0].__name__, memo[1], text])
+        return out
+
+    def load(self, data: Any) -> None:
+        """Take back what ``export`` gave; ignores data of another shape."""
+        types = {"str": str, "int": int, "bool": bool, "float": float}
+        try:
+            learned: list[tuple[str, Any, Any]] = []
+            for k, text in data["keys"]:
+                learned.append(("keys", str(k), str(text)))
+            for section in ("values", "items"):
+                for name, v, text in data[section]:
+                    t = types[name]
+                    if (t is float and type(v) is not str) or (t is not float and type(v) is not t):
+                        raise TypeError(name)
+                    learned.append((section, (t, v), str(text)))
+            for text, header, lines in data["literals"]:
+                learned.append(("literals", str(text), (str(header), tuple(map(str, lines)))))
+        except (KeyError, TypeError, ValueError):
+            return
+        for section, memo, text in learned:
+            getattr(self, "_" + section)[memo] = text
+        self._learned = learned + self._learned
+        self.saved = len(learned)
+
+    @property
+    def unsaved(self) -> bool:
+        return len(self._learned) > self.saved and self.saved < self.LIMIT
 
     # ------------------------------------------------------------------ ruamel, once per scalar
 
@@ -73,7 +119,11 @@ class Emitter:
             raise Unsupported
         text = self._keys.get(k)
         if text is None:
-            text = k if len(k) <= SIMPLE_KEY and self._plain_ok(k) else self._one_line(self._ruamel({k: 0}), "", ": 0\n")
+            if len(k) <= SIMPLE_KEY and self._plain_ok(k):
+                text = k
+            else:
+                text = self._one_line(self._ruamel({k: 0}), "", ": 0\n")
+                self._learned.append(("keys", k, text))
             self._keys[k] = text
         return text
 
@@ -92,6 +142,7 @@ class Emitter:
                 text = self._one_line(self._ruamel({"k": v}), "k:")
                 if not text.startswith(" "):
                     raise Unsupported
+                self._learned.append(("values", memo, text))
             self._values[memo] = text
         return text
 
@@ -103,6 +154,7 @@ class Emitter:
                 text = v
             else:
                 text = self._one_line(self._ruamel({"k": [v]}), "k:\n  - ")
+                self._learned.append(("items", memo, text))
             self._items[memo] = text
         return text
 
@@ -119,6 +171,7 @@ class Emitter:
                 raise Unsupported
             got = (m[1], tuple(line[2:] for line in lines[:-1]))
             self._literals[v] = got
+            self._learned.append(("literals", v, got))
         return got
 
     # ------------------------------------------------------------------ many scalars in one ruamel call
@@ -197,6 +250,9 @@ class Emitter:
         self._values.update(learned_values)
         self._items.update(learned_items)
         self._keys.update(learned_keys)
+        self._learned += [("values", m, t) for m, t in learned_values.items()]
+        self._learned += [("items", m, t) for m, t in learned_items.items()]
+        self._learned += [("keys", k, t) for k, t in learned_keys.items()]
 
     # ------------------------------------------------------------------ block structure
 

@@ -84,9 +84,7 @@ def _load_all() -> Any:
     Anything those could read differently from ruamel.yaml (an int with a leading zero, a
     timestamp, a merge key, a duplicate key, another tag) is read by ruamel.yaml instead,
     as is everything when PyYAML has no libyaml."""
-    from ruamel.yaml import YAML
-
-    exact = YAML(typ="safe").load_all
+    exact = _ruamel_load_all()
     try:
         import yaml
         from ruamel.yaml.resolver import implicit_resolvers
@@ -147,9 +145,28 @@ def _load_all() -> Any:
     return load_all
 
 
+SMALL_RUN = 2  # specs read by ruamel.yaml's own C loader before libyaml's faster one is imported
+
+
+@cache
+def _ruamel_load_all() -> Any:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load_all
+
+
+_rendered = 0
+
+
 def objects(ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    """The Kubernetes objects of one plan context, in document order."""
-    load_all = _load_all()
+    """The Kubernetes objects of one plan context, in document order.
+
+    The first SMALL_RUN specs of a process are read by ruamel.yaml's safe loader, already
+    imported for the spec, the rest by the faster ``_load_all`` (importing PyYAML costs more
+    than it saves on one or two specs); both give the same objects."""
+    global _rendered
+    _rendered += 1
+    load_all = _load_all() if _rendered > SMALL_RUN else _ruamel_load_all()
     env = environment()
     out = []
     for name in TEMPLATES:
@@ -182,6 +199,10 @@ def _literal_blocks(node: Any) -> Any:
     return node
 
 
+# kvgen's output style; also part of the key of the emitter's memo on disk
+STYLE = {"width": 4096, "mapping": 2, "sequence": 4, "offset": 2}
+
+
 @cache
 def _ruamel_dumper(explicit_start: bool) -> Any:
     """The reference: ruamel.yaml's round-trip dumper in kvgen's output style."""
@@ -189,8 +210,8 @@ def _ruamel_dumper(explicit_start: bool) -> Any:
 
     dumper = YAML(typ="rt")
     dumper.default_flow_style = False
-    dumper.width = 4096  # never fold a long argument (a --kv-transfer-config JSON) across lines
-    dumper.indent(mapping=2, sequence=4, offset=2)
+    dumper.width = STYLE["width"]  # never fold a long argument (a --kv-transfer-config JSON) across lines
+    dumper.indent(mapping=STYLE["mapping"], sequence=STYLE["sequence"], offset=STYLE["offset"])
     dumper.explicit_start = explicit_start
     return dumper
 
@@ -202,9 +223,29 @@ def ruamel_yaml(objs: list[Any], explicit_start: bool = True) -> str:
     return buf.getvalue()
 
 
+def _memo_sources() -> tuple[bytes, ...]:
+    import ruamel.yaml
+
+    return (b"emitter-memo 1", ruamel.yaml.__version__.encode(), json.dumps(STYLE, sort_keys=True).encode())
+
+
 @cache
 def _emitter() -> Emitter:
-    return Emitter(lambda doc: ruamel_yaml([doc], explicit_start=False))
+    """The emitter, with what ruamel.yaml said about scalars in earlier runs (kvgen.diskcache;
+    keyed by ruamel.yaml's version and the style), saved again at exit when it learned more."""
+    import atexit
+
+    emitter = Emitter(lambda doc: ruamel_yaml([doc], explicit_start=False))
+    stored = diskcache.read("emitter", _memo_sources())
+    if stored is not None:
+        emitter.load(stored)
+
+    def save() -> None:
+        if emitter.unsaved:
+            diskcache.write("emitter", _memo_sources(), emitter.export())
+
+    atexit.register(save)
+    return emitter
 
 
 def to_yaml(objs: list[dict[str, Any]]) -> str:

@@ -3,6 +3,8 @@ render falls back to ruamel.yaml."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
@@ -114,3 +116,38 @@ def test_cli_output_is_byte_identical_to_the_golden():
     out = subprocess.run([sys.executable, "-m", "kvgen", "render", "-q", "examples/lmcache-in-container.yaml"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "golden" / "lmcache-in-container.yaml").read_text()
+
+
+def test_what_ruamel_said_is_kept_and_read_back():
+    """The memo kvgen keeps in its cache dir: a new process that loads it asks ruamel nothing
+    for a spec it has seen, and writes the same bytes."""
+    calls = []
+    first = Emitter(lambda doc: calls.append(doc) or render.ruamel_yaml([doc], explicit_start=False))
+    (c,) = compile_text((ROOT / "examples" / "lmcache-disk-tier.yaml").read_text(), "a.yaml")
+    expected = first.dump_all(c.objects)
+    assert calls and first.unsaved
+    stored = json.loads(json.dumps(first.export()))
+    second_calls = []
+    second = Emitter(lambda doc: second_calls.append(doc) or render.ruamel_yaml([doc], explicit_start=False))
+    second.load(stored)
+    assert not second.unsaved
+    assert second.dump_all(c.objects) == expected == render.ruamel_yaml(c.objects)
+    assert second_calls == []
+
+
+def test_a_memo_of_another_shape_is_ignored():
+    e = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
+    for junk in ({}, {"keys": [[1]]}, {"keys": [], "values": [["complex", 1, " x"]], "items": [], "literals": []}, [1], None):
+        e.load(junk)
+        assert e._learned == [] and e._values == {}
+
+
+def test_the_render_saves_its_memo_in_the_cache_dir(tmp_path):
+    env = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    run = lambda: subprocess.run([sys.executable, "-m", "kvgen", "render", "-q", "examples/kaito-gemma-4-12b.yaml"],  # noqa: E731
+                                 cwd=ROOT, capture_output=True, text=True, check=True, env=env).stdout
+    assert run() == (ROOT / "golden" / "kaito-gemma-4-12b.yaml").read_text()
+    (memo,) = (tmp_path / "data").glob("emitter-*.json")
+    assert json.loads(memo.read_text())["literals"]  # the launcher script's block, kept
+    assert run() == (ROOT / "golden" / "kaito-gemma-4-12b.yaml").read_text()

@@ -151,3 +151,12 @@ def test_template_loader_refuses_a_duplicate_key_as_ruamel_does():
 
     with pytest.raises(DuplicateKeyError):
         render._load_all()("a: 1\na: 2\n")
+
+
+def test_the_first_specs_and_the_later_ones_give_the_same_objects(monkeypatch):
+    """The first render.SMALL_RUN specs of a process are read by ruamel.yaml, the later by libyaml."""
+    (c,) = compile_text((ROOT / "examples" / "lmcache-in-container.yaml").read_text(), "x.yaml")
+    ctx = planning.context(c.plan)
+    monkeypatch.setattr(render, "_rendered", 0)
+    runs = [typed(render.objects(ctx)) for _ in range(render.SMALL_RUN + 2)]
+    assert all(r == runs[0] for r in runs)
