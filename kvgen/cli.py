@@ -7,12 +7,15 @@ Exit codes (also in `kvgen --help` and the README):
   3  invalid output: a rendered object failed Kubernetes validation (a kvgen bug; please report it)
   4  internal error
   5  stale: `render --check` found committed output that differs from what kvgen renders
+  130  interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from enum import Enum
@@ -23,13 +26,15 @@ import typer
 
 from kvgen import __version__, kube
 from kvgen.errors import OutputInvalidError, Problem, SpecError
+from kvgen.source import MAX_INPUT_BYTES
 
 EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL, EXIT_STALE = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 
 EPILOG = (
     "Exit codes: 0 ok; 1 invalid input (every problem listed with its spec path and file:line); "
     "2 usage error; 3 invalid output (a rendered object failed Kubernetes validation); 4 internal error; "
-    "5 stale (render --check: the committed output differs, a unified diff is printed)."
+    "5 stale (render --check: the committed output differs, a unified diff is printed); 130 interrupted (Ctrl-C)."
 )
 PROGRESS_MIN_SPECS = 8  # a progress bar on a terminal from this many specs on
 
@@ -77,8 +82,45 @@ def _err(line: str) -> None:
 @dataclass
 class _Input:
     name: str  # as shown in messages
-    text: str
+    text: bytes  # at most MAX_INPUT_BYTES + 1: kvgen.source refuses a larger input by its size, unread
     subdir: PurePosixPath  # its directory below the directory argument it was found in
+
+
+_NOT_A_FILE = {
+    stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _stat(item: str) -> os.stat_result:
+    try:
+        return os.stat(item)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Usage(f"{item}: a symbolic link loop") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise Usage(f"{item}: no such file or directory") from None
+        raise Usage(f"{item}: cannot read it: {exc.strerror}") from None
+
+
+def _read(item: str, st: os.stat_result) -> bytes:
+    """A regular file's bytes. Anything else (a FIFO, /dev/zero) is a usage error, said as
+    what it is, and never opened: opening a FIFO blocks, reading /dev/zero never ends."""
+    if not stat.S_ISREG(st.st_mode):
+        what = _NOT_A_FILE.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise Usage(f"{item}: {what}, not a file; kvgen reads regular files, directories of them, or '-' for stdin")
+    try:
+        with open(item, "rb") as f:
+            return f.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise Usage(f"{item}: cannot read it: {exc.strerror}") from None
+
+
+def _stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        return stream.read(MAX_INPUT_BYTES + 1)
+    return sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8")
 
 
 def _inputs(specs: list[str]) -> list[_Input]:
@@ -86,19 +128,22 @@ def _inputs(specs: list[str]) -> list[_Input]:
     out: list[_Input] = []
     for item in specs:
         if item == "-":
-            out.append(_Input("<stdin>", sys.stdin.read(), PurePosixPath(".")))
+            out.append(_Input("<stdin>", _stdin(), PurePosixPath(".")))
             continue
-        path = Path(item)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-            if not files:
+        st = _stat(item)
+        if stat.S_ISDIR(st.st_mode):
+            path = Path(item)
+            found = []
+            for p in sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")):
+                p_st = _stat(str(p))
+                if not stat.S_ISDIR(p_st.st_mode):
+                    found.append((p, p_st))
+            if not found:
                 raise Usage(f"{item}: no .yaml or .yml files in this directory")
-            out += [_Input(str(p), p.read_text(encoding="utf-8"), PurePosixPath(p.parent.relative_to(path).as_posix()))
-                    for p in files]
-        elif path.is_file():
-            out.append(_Input(item, path.read_text(encoding="utf-8"), PurePosixPath(".")))
+            out += [_Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()))
+                    for p, p_st in found]
         else:
-            raise Usage(f"{item}: no such file or directory")
+            out.append(_Input(item, _read(item, st), PurePosixPath(".")))
     return out
 
 
@@ -207,6 +252,9 @@ def _run(action) -> None:
         raise typer.Exit(EXIT_INVALID_OUTPUT) from None
     except typer.Exit:
         raise
+    except KeyboardInterrupt:
+        _err("kvgen: interrupted")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
         if os.environ.get("KVGEN_DEBUG"):
             raise
@@ -431,4 +479,8 @@ def _main(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:  # outside a command (while starting up): no traceback either
+        _err("kvgen: interrupted")
+        sys.exit(EXIT_INTERRUPTED)

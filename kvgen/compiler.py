@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kvgen import kube, plan as planning, render
+from kvgen import context as layout, kube, plan as planning, render
+from kvgen.context_types import Context
 from kvgen.dialects import Converted, Options, Unit, translate
 from kvgen.errors import Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
@@ -26,6 +27,7 @@ class Compiled:
     spec: Spec
     plan: planning.Plan
     objects: list[dict[str, Any]]
+    context: Context  # what the templates laid out (the chart computes the same)
     conversion: Converted | None = None  # set when the spec was translated from KAITO or KServe
 
     @property
@@ -76,9 +78,17 @@ def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> pl
 
 def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> Compiled:
     p = plan_document(doc, k8s_version)
-    objs = render.objects(planning.context(p))
+    ctx = layout.build(p)
+    objs = render.objects(ctx)
+    too_big = render.oversized(objs)
+    if too_big:
+        raise SpecError(doc.file, [
+            Problem((), f"the rendered {name} would be {size / 1024 / 1024:.1f} MiB; the Kubernetes API server refuses "
+                    f"objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB", "shorten the longest values "
+                    "(vllm.extraArgs, vllm.env, images)", doc.locate(()))
+            for name, size in too_big])
     render.check(objs, k8s_version)
-    return Compiled(doc.file, p.spec, p, objs)
+    return Compiled(doc.file, p.spec, p, objs, ctx)
 
 
 def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION) -> Compiled:
@@ -102,7 +112,7 @@ def _group(errors: list[SpecError]) -> list[SpecError]:
     return [SpecError(f, ps) for f, ps in by_file.items()]
 
 
-def _translate(inputs: list[tuple[str, str]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+def _translate(inputs: list[tuple[str, str | bytes]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
     docs: list[SourceDoc] = []
     errors: list[SpecError] = []
     for name, text in inputs:

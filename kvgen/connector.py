@@ -11,22 +11,13 @@ from typing import Any
 
 from kvgen import catalog
 
-# Where the LMCache MP server listens: loopback inside the pod (KAITO's MP commit).
-LMCACHE_HOST = "127.0.0.1"
-LMCACHE_PORT = 5555
-# LMCache chunk size in tokens (KAITO passes --chunk-size 256; also LMCache's default).
-LMCACHE_CHUNK_SIZE = 256
-# Disk tiers are mounted at /mnt/kv-cache-<index> (KServe's convention).
-TIER_MOUNT_PREFIX = "/mnt/kv-cache-"
-# The launcher ConfigMap is mounted here in the sidecar.
-LAUNCHER_DIR = "/opt/kvgen"
-LAUNCHER_FILE = "lmcache_launcher.py"
-# LMCache's own defaults for its L2 eviction trigger and the share evicted each time.
-L2_EVICTION_WATERMARK = 0.8
-L2_EVICTION_RATIO = 0.2
-# gpuAccess in-container: the launcher's separator between the server command and vLLM's.
-THEN = "--then"
 GiB = 1024**3
+
+
+def wiring() -> dict[str, Any]:
+    """Hosts, ports, paths, label and annotation keys: ``wiring`` in charts/kvgen/files/runtime.yaml,
+    which the chart reads too."""
+    return catalog.runtime()["wiring"]
 
 
 def dumps(obj: Any) -> str:
@@ -37,7 +28,8 @@ def dumps(obj: Any) -> str:
 def lmcache_health_url() -> str:
     """The server's HTTP front end (LMCache's default 127.0.0.1:8080): 200 on /healthcheck once
     the engine is initialised, 503 before."""
-    return catalog.runtime()["lmcache"]["healthUrl"]
+    lm = wiring()["lmcache"]
+    return f"http://{lm['host']}:{lm['httpPort']}{lm['healthPath']}"
 
 
 def lmcache_health_probe() -> str:
@@ -46,17 +38,25 @@ def lmcache_health_probe() -> str:
 
 
 def tier_path(index: int) -> str:
-    return f"{TIER_MOUNT_PREFIX}{index}"
+    """Where disk tier ``index`` is mounted (and where vLLM or LMCache writes it)."""
+    return f"{wiring()['tierMountPrefix']}{index}"
+
+
+def launcher_path() -> str:
+    """The LMCache launcher inside the container that runs the server."""
+    launcher = wiring()["launcher"]
+    return f"{launcher['dir']}/{launcher['file']}"
 
 
 def lmcache_kv_transfer_config() -> dict[str, Any]:
+    lm = wiring()["lmcache"]
     return {
         "kv_connector": catalog.runtime()["connectors"]["lmcache"],
         "kv_role": "kv_both",
         "kv_connector_extra_config": {
             # keep the tcp:// scheme: the connector joins host and port into a ZMQ endpoint
-            "lmcache.mp.host": f"tcp://{LMCACHE_HOST}",
-            "lmcache.mp.port": LMCACHE_PORT,
+            "lmcache.mp.host": f"tcp://{lm['host']}",
+            "lmcache.mp.port": lm["port"],
         },
     }
 
@@ -87,27 +87,29 @@ def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
     LMCache 0.5.6's ``fs`` adapter declares no capacity and ignores an eviction block, so it
     grows until the volume is full: on an emptyDir that gets the pod evicted. When the tier's
     size is known, kvgen uses ``fs_native`` instead, bounded by ``max_capacity_gb`` with LRU
-    eviction from 80% full (the LMCache defaults); an existing claim of unknown size keeps
-    ``fs``.
+    eviction from 80% full (the LMCache defaults, ``wiring.lmcache.l2Eviction``); an existing
+    claim of unknown size keeps ``fs``.
     """
     if capacity_bytes is None or capacity_bytes < GiB:
         return {"type": "fs", "base_path": tier_path(index)}
+    e = wiring()["lmcache"]["l2Eviction"]
     return {
         "type": "fs_native",
         "base_path": tier_path(index),
         "max_capacity_gb": capacity_bytes // GiB,
-        "eviction": {"eviction_policy": "LRU", "trigger_watermark": L2_EVICTION_WATERMARK, "eviction_ratio": L2_EVICTION_RATIO},
+        "eviction": {"eviction_policy": e["policy"], "trigger_watermark": e["triggerWatermark"], "eviction_ratio": e["ratio"]},
     }
 
 
 def lmcache_server_argv(eviction_policy: str, tier_capacities: list[int | None], init_gib: int) -> list[str]:
     """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up."""
     rt = catalog.runtime()["lmcache"]
+    lm = wiring()["lmcache"]
     argv = [
         rt["server"], "server",
-        "--host", LMCACHE_HOST,
-        "--port", str(LMCACHE_PORT),
-        "--chunk-size", str(LMCACHE_CHUNK_SIZE),
+        "--host", lm["host"],
+        "--port", str(lm["port"]),
+        "--chunk-size", str(lm["chunkSize"]),
         "--l1-use-lazy",
         "--l1-init-size-gb", str(init_gib),
         "--eviction-policy", eviction_policy.upper(),

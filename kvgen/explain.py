@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgen import connector, gpu_access, sizing as sz
-from kvgen.plan import Plan, lmcache_image, tier_capacities, vllm_image
+from kvgen import connector, context as layout, gpu_access, sizing as sz
+from kvgen.images import lmcache_image, vllm_image
+from kvgen.plan import Plan
 from kvgen.sizing import GiB
 
 KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
@@ -113,7 +114,7 @@ def _disk(plan: Plan) -> dict[str, Any]:
     items = [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": s.model_cache}]
     claims = []
     if plan.backend:
-        caps = tier_capacities(spec)
+        caps = [t.get("capacity") for t in layout.tiers(plan)]
         for i, tier in enumerate(spec.kv_cache_offloading.secondary):
             fs = tier.file_system
             if fs.empty_dir:
@@ -166,7 +167,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
     if plan.backend:
         tiers.append(_tier("cpu", plan.backend, s.cpu_tier, pod_bytes, max_len,
                            measuredAtStart=plan.backend == "lmcache" and s.utilization is not None))
-        caps = tier_capacities(spec)
+        caps = [t.get("capacity") for t in layout.tiers(plan)]
         for i, tier in enumerate(spec.kv_cache_offloading.secondary):
             fs = tier.file_system
             kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc.spec is not None else "pvc-ref")

@@ -56,18 +56,19 @@ def resolve(spec: Spec, backend: str | None) -> GpuAccess | None:
 
 
 def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
-    """A mode the target Kubernetes version cannot run is an error (dra below 1.34)."""
+    """A mode the target Kubernetes version cannot run is an error: below the mode's
+    minKubeVersion (visible-devices 1.29 for its native sidecar, dra 1.34)."""
     if access is None:
         return []
-    floor = modes()[access.mode].get("minKubeVersion")
+    row = modes()[access.mode]
+    floor = row.get("minKubeVersion")
     if floor is None or version_tuple(k8s_version) >= version_tuple(str(floor)):
         return []
     return [(
         PATH,
-        f"gpuAccess {access.mode} needs Kubernetes {floor} or newer (resource.k8s.io/v1 ResourceClaimTemplate), "
+        f"gpuAccess {access.mode} needs Kubernetes {floor} or newer ({row['minKubeVersionReason']}), "
         f"but the output is for Kubernetes {k8s_version}",
-        f"render with --kube-version {floor} (or newer) for a cluster that has it, "
-        "or use gpuAccess visible-devices or in-container",
+        f"render with --kube-version {floor} (or newer) for a cluster that has it, or use {row['minKubeVersionAlternative']}",
     )]
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, DecimalException
+from decimal import Decimal
 
 GiB = 1024**3
 MiB = 1024**2
+MAX_MAGNITUDE = Decimal("1e30")  # far above any size kvgen accepts; larger numbers are refused before any arithmetic
 
 _QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([KMGTPE])i|([numkMGTPE])|[eE]([+-]?[0-9]+))?")
 _POWER = {"n": -3, "u": -2, "m": -1, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}  # K: Ki only
@@ -31,7 +32,7 @@ class QuantityError(ValueError):
 
 
 def _invalid(value: object) -> QuantityError:
-    return QuantityError(f"{value!r} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)")
+    return QuantityError(f"{shorten(value)} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)")
 
 
 def parse(value: str | int | float) -> Decimal:
@@ -54,13 +55,28 @@ def parse(value: str | int | float) -> Decimal:
         if decimal:
             return Decimal(number) * (Decimal(1000) ** Decimal(_POWER[decimal]))
         return Decimal(number)
-    except DecimalException as exc:
+    except ArithmeticError as exc:  # DecimalException included
         raise _invalid(value) from exc
 
 
+def shorten(value: object, limit: int = 40, quote: bool = True) -> str:
+    """repr(value) (or str with ``quote=False``) for a message, cut short: a hostile spec's value
+    may be a megabyte long."""
+    text = repr(value) if quote else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def to_bytes(value: str | int | float) -> int:
-    """Whole bytes, rounded up (a fractional byte is still a byte to allocate)."""
-    return math.ceil(parse(value))
+    """Whole bytes, rounded up (a fractional byte is still a byte to allocate). A magnitude of
+    10^30 or more is refused before rounding: "1e999999999" is a valid quantity whose integer
+    has a billion digits, and a million-digit size takes half a minute to convert. (Smaller sizes
+    beyond kvgen's bound are refused, with that bound, by kvgen.apiserver.)"""
+    number = parse(value)
+    if number.is_nan():
+        raise QuantityError(f"{shorten(value)} is not a Kubernetes quantity (examples: 10Gi, 512Mi, 1.5T)")
+    if number.copy_abs() >= MAX_MAGNITUDE:  # no arithmetic: 1E+999999999 is beyond the decimal context
+        raise QuantityError(f"{shorten(value, quote=False)} is beyond any size (10^30 bytes or more)")
+    return math.ceil(number)
 
 
 def format_bytes(n: int) -> str:

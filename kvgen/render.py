@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -33,8 +34,14 @@ TEMPLATES = (
 )
 
 
+# Characters a YAML stream must not hold raw: ones its reader refuses (DEL, C1 controls), and ones
+# it reads as line breaks or a byte order mark (NEL, U+2028, U+2029, U+FEFF). JSON escapes only
+# those below 0x20, so the rest is escaped here; \uXXXX loads back as the same value.
+_NOT_YAML = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _bytecode_cache() -> Any:
@@ -175,6 +182,21 @@ def objects(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# The API server refuses a request body, and etcd an object, above 1.5 MiB (etcd's
+# --max-request-bytes default, which Kubernetes documents as the object size limit).
+MAX_OBJECT_BYTES = 1536 * 1024
+
+
+def oversized(objs: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """(kind/name, bytes) of every object whose JSON is larger than MAX_OBJECT_BYTES."""
+    out = []
+    for obj in objs:
+        size = len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        if size > MAX_OBJECT_BYTES:
+            out.append((f"{obj['kind']}/{obj['metadata']['name']}", size))
+    return out
+
+
 def check(objs: list[dict[str, Any]], k8s_version: str) -> None:
     """Raise OutputInvalidError listing every schema error of every object."""
     messages = []
@@ -187,15 +209,16 @@ def check(objs: list[dict[str, Any]], k8s_version: str) -> None:
 
 
 def _literal_blocks(node: Any) -> Any:
-    """Multi-line strings (the launcher script) as readable `|` blocks."""
+    """Multi-line strings (the launcher script) as readable `|` blocks, when a block can hold
+    them as they are."""
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     if isinstance(node, dict):
         return {k: _literal_blocks(v) for k, v in node.items()}
     if isinstance(node, list):
         return [_literal_blocks(v) for v in node]
-    if isinstance(node, str) and "\n" in node:
-        return LiteralScalarString(node)
+    if isinstance(node, str) and "\n" in node and not _NOT_YAML.search(node.replace("\n", "").replace("\t", "")):
+        return LiteralScalarString(node)  # not for other characters: a block holds them raw, a quoted string escaped
     return node
 
 

@@ -84,7 +84,7 @@ def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
     """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory x gpuMemoryUtilization, less
     the weights this GPU holds (tensor x pipeline split), KAITO's overhead estimate (2.3 GiB + 5%
     of those weights), and a 10% hold-back (sizing.yaml gpu.kvBudgetPercent). kvgen explain's
-    "GPU after weights" and the context-length planning (kvgen.context) both use it. Integer
+    "GPU after weights" and the context-length planning (kvgen.kvcache) both use it. Integer
     arithmetic (the utilization in parts per million) so that the Helm chart gets the same bytes."""
     if not instance.gpus:
         return 0

@@ -1,18 +1,180 @@
 """Reading YAML input while remembering where each value came from.
 
-Specs are read with ruamel.yaml's safe loader (C parser), and, when a position is first asked
-for, again with its round-trip loader, which records the line and column of every key and
-list item. ``SourceDoc.locate(path)`` turns a spec path into ``file:line:col`` for error
-messages. Documents are handed on as plain dicts and lists.
+Specs are read with ruamel.yaml's round-trip loader, which records the line and column of
+every key and list item. ``SourceDoc.locate(path)`` turns a spec path into ``file:line:col``
+for error messages. Documents are handed on as plain dicts and lists.
+
+Fast path: positions are needed only to report a problem, so an input is first read by
+ruamel.yaml's safe loader (its C parser, libyaml), and read again by the round-trip loader
+only when a position is first asked for. Whatever the safe loader could read differently, or
+that the checks below refuse, goes to the round-trip loader at once: a merge key, a tag, a
+%YAML directive, a \\u escape, a timestamp, an integer beyond 64 bits, nesting beyond
+``MAX_DEPTH``, more than half ``MAX_NODES`` values or ``MAX_EXPANDED`` characters, a parse
+error, and any input with more than ``FAST_INDICATORS`` of the characters that open a level
+of nesting (the C parser composes recursively: deep enough nesting would overflow its stack).
+
+Input is untrusted (a pull request's specs in CI), so reading it has bounded cost and every
+way it can be wrong is a problem with its ``file:line``, never a crash:
+
+- UTF-8 only (a BOM is allowed): UTF-16, Latin-1 and binary files are refused where the first
+  undecodable byte is; NUL and other characters YAML forbids are located by line;
+- at most ``MAX_INPUT_BYTES`` per input, nesting at most ``MAX_DEPTH`` levels deep;
+- at most ``MAX_NODES`` values and ``MAX_EXPANDED`` characters of scalars per input, each YAML
+  alias counted as the whole subtree it repeats: aliases are allowed, but an alias bomb is
+  refused while it is parsed, before anything is copied (and parsing stays within seconds);
+- integers must fit in 64 bits (what Kubernetes and Helm hold); timestamps stay the strings
+  they were written as (as Helm reads them); other YAML types (``!!binary``, ``!!set``, custom
+  tags) are refused.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from functools import cache
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer, MaxDepthExceededError
+from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scanner import RoundTripScanner
+
 from kvgen.errors import Location, Path, Problem, SpecError
+
+MAX_INPUT_BYTES = 1024 * 1024  # per input file; a spec is a few KB, a KServe resource tens of KB
+MAX_DEPTH = 100  # nesting levels; the deepest real field (an affinity term's values) is about 12
+MAX_NODES = 20_000  # YAML nodes per input, aliases expanded; a spec has ~100, a KServe resource a few hundred
+MAX_EXPANDED = MAX_INPUT_BYTES  # characters of all scalars per input, aliases expanded
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # Kubernetes' and Helm's integers are int64
+_MAX_INT_TEXT = 40  # longer integer literals are out of range without converting them
+
+BOMS = {
+    b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe\x00\x00": "UTF-32",
+    b"\xfe\xff": "UTF-16", b"\xff\xfe": "UTF-16",
+}
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:g} MiB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def _where(data: bytes | str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of an offset into the input."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    line = data.count(newline, 0, offset) + 1
+    return line, offset - (data.rfind(newline, 0, offset) + 1) + 1
+
+
+def _too_large(file: str) -> Problem:
+    return Problem((), f"the input is larger than {_size(MAX_INPUT_BYTES)}, the most kvgen reads from one input (a spec "
+                   "is a few KB)", "split it into several files", Location(file, 1, 1))
+
+
+def decode(data: bytes, file: str) -> str:
+    """The text of an input file, or a SpecError saying why it is not a UTF-8 YAML file
+    of a sane size."""
+    if len(data) > MAX_INPUT_BYTES:
+        raise SpecError(file, [_too_large(file)])
+    for bom, encoding in BOMS.items():
+        if data.startswith(bom):
+            raise SpecError(file, [Problem((), f"the file is {encoding} text; kvgen reads UTF-8",
+                                           f"convert it: iconv -f {encoding} -t UTF-8", Location(file, 1, 1))])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = _where(data, exc.start)
+        byte = data[exc.start]
+        raise SpecError(file, [Problem((), f"not UTF-8 text: byte 0x{byte:02x} cannot be decoded (a binary file, or "
+                                       "another encoding such as Latin-1?)", "save the file as UTF-8",
+                                       Location(file, line, col))]) from None
+
+
+class InputBoundError(ConstructorError):
+    """Well-formed YAML that kvgen refuses to read (too large once expanded, out of range)."""
+
+
+class _Composer(Composer):
+    """ruamel's composer, measuring the input as if every alias were expanded: the nodes and
+    the scalar characters, an alias counting the whole subtree it repeats. Refuses an input
+    beyond MAX_NODES or MAX_EXPANDED while it is parsed (an alias bomb costs nothing)."""
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self.nodes = 0
+        self.chars = 0
+        self.subtrees: dict[int, tuple[int, int]] = {}  # anchored node -> (nodes, chars) it holds
+
+    def _grow(self, nodes: int, chars: int, mark: Any, alias: str | None = None) -> None:
+        self.nodes += nodes
+        self.chars += chars
+        what = f"alias *{alias} (YAML aliases repeat their anchor's whole value)" if alias else "this value"
+        if self.nodes > MAX_NODES:
+            raise InputBoundError(None, None, f"{what} makes the input hold more than {MAX_NODES:,} values, the most kvgen "
+                                  "reads from one input (a spec holds about a hundred)", mark)
+        if self.chars > MAX_EXPANDED:
+            raise InputBoundError(None, None, f"{what} makes the input's values longer than {_size(MAX_EXPANDED)} in all, "
+                                  "the most kvgen reads from one input", mark)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.parser.check_event(AliasEvent):
+            event = self.parser.peek_event()
+            node = super().compose_node(parent, index)
+            nodes, chars = self.subtrees.get(id(node), (1, len(node.value) if isinstance(node, ScalarNode) else 0))
+            self._grow(nodes, chars, event.start_mark, event.anchor)
+            return node
+        start = (self.nodes, self.chars)
+        node = super().compose_node(parent, index)
+        self._grow(1, len(node.value) if isinstance(node, ScalarNode) else 0, node.start_mark)
+        if node.anchor is not None:
+            self.subtrees[id(node)] = (self.nodes - start[0], self.chars - start[1])
+        return node
+
+
+class _Constructor(RoundTripConstructor):
+    """Round-trip construction, with 64-bit integers and timestamps kept as written."""
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        text = str(node.value)
+        if len(text.replace("_", "")) > _MAX_INT_TEXT:
+            raise InputBoundError(None, None, f"an integer of {len(text)} characters is out of range (at most 64 bits, "
+                                   f"{INT_MAX})", node.start_mark)
+        value = super().construct_yaml_int(node)
+        if not INT_MIN <= int(value) <= INT_MAX:
+            raise InputBoundError(None, None, f"{text} is out of range: integers are at most 64 bits ({INT_MAX})",
+                                   node.start_mark)
+        return value
+
+    def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+        return str(node.value)  # Helm (and Kubernetes) read an unquoted date as a string
+
+
+class _Scanner(RoundTripScanner):
+    """ruamel's scanner, refusing deep flow nesting (``[[[[...``) as it reads it: its search
+    for simple keys costs time quadratic in the flow depth, long before the composer's
+    depth limit would see the nodes."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any, to_push: Any) -> None:
+        if len(self.flow_context) >= MAX_DEPTH:
+            raise MaxDepthExceededError(None, None, "flow nesting too deep", self.reader.get_mark())
+        super().fetch_flow_collection_start(TokenClass, to_push)
+
+
+for _tag in ("int", "timestamp"):
+    _Constructor.add_default_constructor(_tag)
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.Scanner = _Scanner
+    yaml.Composer = _Composer
+    yaml.Constructor = _Constructor
+    yaml.max_depth = MAX_DEPTH
+    return yaml
 
 
 class _Stream:
@@ -35,7 +197,7 @@ class _Stream:
         if self._docs is None:
             try:
                 self._docs = [(doc.positions, doc.start_line) for doc in _load_round_trip(self.text, self.file)]
-            except SpecError:  # libyaml read what the pure parser refuses: no positions, not a crash
+            except SpecError:  # libyaml read what the round-trip loader refuses: no positions, not a crash
                 self._docs = []
         return self._docs[index] if index < len(self._docs) else ({}, 0)
 
@@ -98,49 +260,93 @@ class SourceDoc:
         return Location(self.file, self.start_line + 1, 1)
 
 
-def _plain(node: Any, path: Path, positions: dict[Path, tuple[int, int]]) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TAGS = {"bytes": "!!binary", "CommentedSet": "!!set"}  # Python types of YAML values kvgen does not take
 
-    if isinstance(node, CommentedMap):
-        out = {}
-        for key, value in node.items():
-            child = (*path, str(key))
-            try:
-                positions[child] = node.lc.key(key)
-            except (KeyError, TypeError):  # keys from merges have no position of their own
-                pass
-            out[str(key)] = _plain(value, child, positions)
-        return out
-    if isinstance(node, CommentedSeq):
-        out_list = []
-        for i, value in enumerate(node):
-            child = (*path, i)
-            try:
-                positions[child] = node.lc.item(i)
-            except (KeyError, TypeError, IndexError):
-                pass
-            out_list.append(_plain(value, child, positions))
-        return out_list
-    if isinstance(node, str):
-        return str(node)  # drop ruamel's scalar-string subclasses
-    if isinstance(node, bool):
-        return bool(node)
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return node
+
+class _Plain:
+    """ruamel's round-trip objects as plain dicts, lists and scalars, with the position of
+    every key and item; values of other YAML types are problems."""
+
+    def __init__(self, file: str, start: int):
+        self.file = file
+        self.start = start
+        self.positions: dict[Path, tuple[int, int]] = {}
+        self.problems: list[Problem] = []
+
+    def __call__(self, node: Any, path: Path) -> Any:
+        if isinstance(node, CommentedMap):
+            out = {}
+            for key, value in node.items():
+                child = (*path, str(key))
+                try:
+                    self.positions[child] = node.lc.key(key)
+                except (KeyError, TypeError):  # keys from merges have no position of their own
+                    pass
+                if _SURROGATE.search(str(key)):
+                    self._surrogate(child, "key")
+                out[str(key)] = self(value, child)
+            return out
+        if isinstance(node, CommentedSeq):
+            out_list = []
+            for i, value in enumerate(node):
+                child = (*path, i)
+                try:
+                    self.positions[child] = node.lc.item(i)
+                except (KeyError, TypeError, IndexError):
+                    pass
+                out_list.append(self(value, child))
+            return out_list
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                self._surrogate(path, "value")
+                return ""
+            return str(node)  # drop ruamel's scalar-string subclasses
+        if isinstance(node, bool):
+            return bool(node)
+        if isinstance(node, int):
+            return int(node)
+        if isinstance(node, float):
+            return float(node)
+        if node is None:
+            return None
+        tag = getattr(getattr(node, "tag", None), "value", None) or _TAGS.get(type(node).__name__, type(node).__name__)
+        self.problems.append(Problem(path, f"a YAML {tag} value is not supported here", "write a string, number, "
+                                     "boolean, list or mapping (quote it to make it a string)", self._locate(path)))
+        return None
+
+    def _surrogate(self, path: Path, what: str) -> None:
+        """A lone UTF-16 surrogate, from an escape such as "\\ud800": not a character, and no
+        output can be written with it."""
+        self.problems.append(Problem(path, f"the {what} holds a lone UTF-16 surrogate (an escape such as \\ud800), "
+                                     "which is not a character", "write the character itself", self._locate(path)))
+
+    def _locate(self, path: Path) -> Location:
+        return SourceDoc(self.file, None, self.positions, self.start).locate(path)
+
+
+def _reader_problem(exc: ReaderError, text: str, file: str) -> Problem:
+    line, col = _where(text, exc.position)
+    char = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or b"\0")
+    what = "a NUL byte (binary data?)" if char == 0 else f"the control character U+{char:04X}"
+    return Problem((), f"{what} is not allowed in YAML", "remove it, or save the file as plain UTF-8 text",
+                   Location(file, line, col))
 
 
 def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
     """Every non-empty document with the position of every key and item (ruamel's round-trip
-    loader, pure Python), or a SpecError naming file:line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    yaml = YAML(typ="rt")
+    loader, pure Python, with the bounds above), or a SpecError naming file:line."""
+    yaml = _yaml()
     try:
         raw = list(yaml.load_all(io.StringIO(text)))
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        raise SpecError(file, [Problem((), f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                                       "a spec is a few levels deep; is this the right file?",
+                                       Location(file, mark.line + 1, mark.column + 1))]) from None
+    except InputBoundError as exc:
+        mark = exc.problem_mark
+        raise SpecError(file, [Problem((), str(exc.problem), location=Location(file, mark.line + 1, mark.column + 1))]) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else None
@@ -148,17 +354,23 @@ def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
         if exc.context:
             message = f"{exc.context} (started at line {exc.context_mark.line + 1}): {message}" if exc.context_mark else f"{exc.context}: {message}"
         raise SpecError(file, [Problem((), f"malformed YAML: {message}", location=loc)]) from None
+    except ReaderError as exc:
+        raise SpecError(file, [_reader_problem(exc, text, file)]) from None
     except YAMLError as exc:
         raise SpecError(file, [Problem((), f"malformed YAML: {exc}")]) from None
     docs = []
     lines = tuple(text.splitlines())
+    problems: list[Problem] = []
     for node in raw:
         if node is None:
             continue
-        positions: dict[Path, tuple[int, int]] = {}
-        data = _plain(node, (), positions)
         start = node.lc.line if hasattr(node, "lc") and node.lc.line is not None else 0
-        docs.append(SourceDoc(file, data, positions, start, lines))
+        plain = _Plain(file, start)
+        data = plain(node, ())
+        problems += plain.problems
+        docs.append(SourceDoc(file=file, data=data, positions=plain.positions, start_line=start, lines=lines))
+    if problems:
+        raise SpecError(file, problems)
     return docs
 
 
@@ -166,38 +378,71 @@ class _NotPlain(Exception):
     pass
 
 
-def _copy_plain(node: Any) -> Any:
+def _copy_plain(node: Any, budget: list[int], depth: int = 0) -> Any:
     """The safe loader's data as the round-trip path gives it: string keys, fresh containers
-    (no aliases shared), only JSON's types; _NotPlain for anything else (a timestamp, a set)."""
+    (aliases copied), only JSON's types; _NotPlain for anything the round-trip path would
+    read differently or refuse (a timestamp, an integer beyond 64 bits, too deep, too many
+    values or characters once aliases are expanded)."""
+    if depth > MAX_DEPTH:
+        raise _NotPlain
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotPlain
     t = type(node)
     if t is dict:
-        return {str(k): _copy_plain(v) for k, v in node.items()}
+        return {_copy_key(k, budget): _copy_plain(v, budget, depth + 1) for k, v in node.items()}
     if t is list:
-        return [_copy_plain(v) for v in node]
-    if t in (str, int, float, bool) or node is None:
+        return [_copy_plain(v, budget, depth + 1) for v in node]
+    if t is str:
+        budget[1] -= len(node)
+        if budget[1] < 0:
+            raise _NotPlain
+        return node
+    if t is int:
+        if not INT_MIN <= node <= INT_MAX:
+            raise _NotPlain
+        return node
+    if t is float or t is bool or node is None:
         return node
     raise _NotPlain
 
 
+def _copy_key(key: Any, budget: list[int]) -> str:
+    if type(key) not in (str, int, float, bool) and key is not None:
+        raise _NotPlain
+    budget[0] -= 1
+    text = str(key)
+    budget[1] -= len(text)
+    if budget[0] < 0 or budget[1] < 0 or (type(key) is int and not INT_MIN <= key <= INT_MAX):
+        raise _NotPlain
+    return text
+
+
 @cache
 def _safe_loader() -> Any:
-    from ruamel.yaml import YAML
-
     return YAML(typ="safe")  # the C parser (ruamel.yaml.clib) when it is installed
 
 
-def load_documents(text: str, file: str) -> list[SourceDoc]:
+# Every level of nesting starts with one of "[{-?:", so this many of them bound the depth the C
+# parser composes recursively (in C: 100,000 levels overflow its stack; a spec has about 100).
+FAST_INDICATORS = 2000
+_SLOW = ("<<", "!", "%YAML", "\\u", "\\U")  # a merge key, a tag, a directive, an escape that could be a surrogate
+
+
+def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
     """All non-empty documents of a YAML stream, or a SpecError naming file:line.
 
-    The data comes from ruamel.yaml's safe loader (its C parser); positions, needed only to
-    report a problem, from the round-trip loader, on first use. Input the safe loader refuses
-    or could read differently (a merge key, a tag, a %YAML directive, a timestamp) is read by
-    the round-trip loader at once, which also words every YAML error."""
-    if "<<" not in text and "!" not in text and "%YAML" not in text:
+    The data comes from the safe loader (C parser) when it reads the input as the round-trip
+    loader would; positions come from the round-trip loader on first use."""
+    if isinstance(text, bytes):
+        text = decode(text, file)
+    elif len(text) > MAX_INPUT_BYTES and len(text.encode("utf-8")) > MAX_INPUT_BYTES:
+        raise SpecError(file, [_too_large(file)])
+    if not any(s in text for s in _SLOW) and sum(map(text.count, "[{-?:")) <= FAST_INDICATORS:
         try:
-            raw = list(_safe_loader().load_all(text))
-            data = [_copy_plain(node) for node in raw if node is not None]
-        except Exception:  # noqa: BLE001 - malformed, duplicate keys...: the round-trip loader reports it
+            budget = [MAX_NODES // 2, MAX_EXPANDED // 2]  # well inside the bounds: near them, the round-trip loader decides
+            data = [_copy_plain(node, budget) for node in _safe_loader().load_all(text) if node is not None]
+        except Exception:  # noqa: BLE001 - malformed, a duplicate key, a bound...: the round-trip loader says it
             pass
         else:
             stream = _Stream(text, file)

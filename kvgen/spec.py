@@ -16,11 +16,23 @@ from pydantic import (
     ConfigDict,
     Field,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from kvgen import catalog, quantity
+
+# Strict, as the JSON Schema (and so Helm) is: no "2" for 2, no true for 1, no 1 for true, no
+# " 10Gi". The one coercion JSON Schema makes is kept: a whole float (2.0) is an integer.
+MODEL_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True, strict=True)
+
+
+def _whole_number(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
 
 # A positive size with an optional binary or decimal suffix. Exponents and milli-units are
 # left out on purpose: the Helm chart parses the same strings in Go templates.
@@ -33,12 +45,12 @@ MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 def _check_size(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
-    text = str(value).strip()
+    text = str(value)
     if text.startswith("-"):
-        raise ValueError(f"{text} is negative; a size must be greater than zero, e.g. 10Gi")
+        raise ValueError(f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi")
     if not _QUANTITY_RE.match(text):
-        raise ValueError(f"{text!r} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
-    if quantity.to_bytes(text) <= 0:
+        raise ValueError(f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
+    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) for an absurd magnitude
         raise ValueError("must be greater than zero")
     return text
 
@@ -87,9 +99,12 @@ def _exactly_one_object(*keys: str) -> dict[str, Any]:
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True
-    )
+    model_config = MODEL_CONFIG
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _whole_floats(cls, value: Any) -> Any:
+        return _whole_number(value)
 
 
 # ---------------------------------------------------------------- model and instance
@@ -99,7 +114,7 @@ class SecretKeyRef(Model):
     """A key of a Kubernetes Secret; kvgen never takes a token literally."""
 
     name: str = Field(description="Name of the Secret in the spec's namespace.", min_length=1)
-    key: str = Field(description="Key inside the Secret that holds the token.", min_length=1)
+    key: str = Field(description="Key inside the Secret that holds the token or key.", min_length=1)
 
 
 class ModelSpec(Model):
@@ -362,9 +377,11 @@ CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
 def _check_cpu_quantity(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValueError("must be a CPU quantity such as 4, 0.5 or 500m")
+    if not isinstance(value, str) and not value > 0:
+        raise ValueError(f"{value!r} is not a CPU quantity greater than 0")
     text = str(value)
     if not re.match(CPU_PATTERN, text):
-        raise ValueError(f"{text!r} is not a CPU quantity such as 4, 0.5 or 500m")
+        raise ValueError(f"{quantity.shorten(text)} is not a CPU quantity such as 4, 0.5 or 500m")
     return text
 
 
@@ -410,16 +427,18 @@ class Scheduling(Model):
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
+    api_key_secret: SecretKeyRef | None = Field(
+        None,
+        description="Secret holding an API key that vLLM then requires of every /v1 request (exposed to vLLM as "
+        "VLLM_API_KEY). Set it for a LoadBalancer or NodePort Service.",
+    )
 
 
 class Spec(Model):
     """A kvgen spec: one vLLM deployment with KV-cache offloading."""
 
     model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=False,
-        frozen=True,
+        **MODEL_CONFIG,
         title="kvgen spec",
         json_schema_extra={"$id": "https://kvgen.dev/schemas/kvgen.schema.json"},
     )

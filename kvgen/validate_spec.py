@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kvgen import catalog
+from kvgen import catalog, credentials, quantity
 from kvgen.errors import Problem
 from kvgen.source import SourceDoc
 from kvgen.spec import Spec
@@ -68,7 +68,7 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
     elif kind == "value_error":
         message = str(error["msg"]).removeprefix("Value error, ")
     elif kind == "string_pattern_mismatch":
-        message = f"{error['input']!r} is not valid here (must match {error['ctx']['pattern']})"
+        message = f"{quantity.shorten(error['input'])} is not valid here (must match {error['ctx']['pattern']})"
         if loc[-1] == "name":
             hint = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
     else:
@@ -79,7 +79,9 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
 def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]
+    literal = [Problem(path, message, hint, doc.locate(path)) for path, message, hint in credentials.literals(doc.data)]
     try:
-        return Spec.model_validate(doc.data), []
+        spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
-        return None, [_problem(e, doc) for e in exc.errors(include_url=False)]
+        return None, [_problem(e, doc) for e in exc.errors(include_url=False)] + literal
+    return (None, literal) if literal else (spec, [])

@@ -100,7 +100,7 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
     (runs_in,) = [c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == line.container]
     (volume,) = [v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in runs_in["volumeMounts"])]
     (cm,) = [o for o in compiled.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]]
-    script = cm["data"][connector.LAUNCHER_FILE]
+    script = cm["data"][connector.wiring()["launcher"]["file"]]
     limit = quantity.to_bytes(runs_in["resources"]["limits"]["memory"])
     with tempfile.TemporaryDirectory(prefix="kvgen-node-") as tmp:
         root = Path(tmp)
@@ -109,9 +109,9 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
         (root / "proc" / "meminfo").write_text(f"MemTotal: {kib} kB\nMemAvailable: {kib} kB\n")
         (root / "sys" / "fs" / "cgroup").mkdir(parents=True)
         (root / "sys" / "fs" / "cgroup" / "memory.max").write_text(f"{limit}\n")
-        (root / connector.LAUNCHER_FILE).write_text(script)
+        (root / connector.wiring()["launcher"]["file"]).write_text(script)
         result = subprocess.run(
-            [sys.executable, str(root / connector.LAUNCHER_FILE), f"--proc-root={root}", "--dry-run",
+            [sys.executable, str(root / connector.wiring()["launcher"]["file"]), f"--proc-root={root}", "--dry-run",
              *line.launcher_args, "--", *line.argv],
             capture_output=True, text=True,
         )

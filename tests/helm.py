@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,26 @@ def chart() -> "helm.Chart":
     return helm.Chart.load(str(CHART))
 
 
-def render(values: dict[str, Any], name: str = "release", namespace: str = "default", kube_version: str = "1.33") -> dict[str, str]:
+# Added to a copy of the chart: the context (kvgen.context) as JSON, beside the objects.
+CONTEXT_TEMPLATE = "kvgen-context.json"
+
+
+@cache
+def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> "helm.Chart":
+    """A copy of the chart with one more template that prints the context, and files of the chart
+    (path relative to it, text) replaced."""
+    tmp = Path(tempfile.mkdtemp(prefix="kvgen-chart-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    root = tmp / "kvgen"
+    shutil.copytree(CHART, root)
+    (root / "templates" / CONTEXT_TEMPLATE).write_text('{{ include "kvgen.context" . }}\n', encoding="utf-8")
+    for name, text in replaced:
+        (root / name).write_text(text, encoding="utf-8")
+    return helm.Chart.load(str(root))
+
+
+def render(values: dict[str, Any], name: str = "release", namespace: str = "default", kube_version: str = "1.33",
+           chart_: "helm.Chart | None" = None) -> dict[str, str]:
     """Template file -> rendered text (NOTES.txt included), as `helm template --kube-version`
     renders it. The default is kvgen's (1.33), so both are compared for the same cluster;
     Helm's own default is the Kubernetes version it was built against.
@@ -28,18 +50,59 @@ def render(values: dict[str, Any], name: str = "release", namespace: str = "defa
     from helm_python import _native
 
     opts = {"name": name, "namespace": namespace, "kube_version": f"v{kube_version}.0"}
-    return json.loads(_native.call_string("helm_render", chart()._raw(), json.dumps(values), json.dumps(opts)))
+    return json.loads(_native.call_string("helm_render", (chart_ or chart())._raw(), json.dumps(values), json.dumps(opts)))
+
+
+def _objects(rendered: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    loader = YAML(typ="safe", pure=True)
+    for template, text in sorted(rendered.items()):
+        if template.endswith(("NOTES.txt", CONTEXT_TEMPLATE)):
+            continue
+        out += [doc for doc in loader.load_all(text) if doc]
+    return out
 
 
 def objects(values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33") -> list[dict[str, Any]]:
     """Every Kubernetes object Helm renders, parsed (Helm's `# Source:` lines are comments)."""
-    out = []
-    loader = YAML(typ="safe", pure=True)
-    for template, text in sorted(render(values, namespace=namespace, kube_version=kube_version).items()):
-        if template.endswith("NOTES.txt"):
-            continue
-        out += [doc for doc in loader.load_all(text) if doc]
-    return out
+    return _objects(render(values, namespace=namespace, kube_version=kube_version))
+
+
+def objects_and_context(values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33",
+                        replaced: tuple[tuple[str, str], ...] = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The objects and the context (kvgen.context) of one render, from a copy of the chart."""
+    rendered = render(values, namespace=namespace, kube_version=kube_version, chart_=context_chart(replaced))
+    (text,) = [t for name, t in rendered.items() if name.endswith(CONTEXT_TEMPLATE)]
+    return _objects(rendered), json.loads(text)
+
+
+def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:
+    """The first place two contexts differ, by key path ("workloads[0].pod.vllm.args[3]: ..."), or
+    None. Numbers compare by value (Helm's JSON has no integer type)."""
+    where = path or "(the context)"
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in sorted(set(ours) | set(theirs)):
+            sub = f"{path}.{key}" if path else key
+            if key not in theirs:
+                return f"{sub}: kvgen has {ours[key]!r}, the chart leaves it out"
+            if key not in ours:
+                return f"{sub}: the chart has {theirs[key]!r}, kvgen leaves it out"
+            found = first_difference(ours[key], theirs[key], sub)
+            if found:
+                return found
+        return None
+    if isinstance(ours, list) and isinstance(theirs, list):
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            found = first_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        if len(ours) != len(theirs):
+            return f"{where}: kvgen has {len(ours)} items, the chart {len(theirs)}"
+        return None
+    same_number = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (ours, theirs)) and ours == theirs
+    if same_number or (type(ours) is type(theirs) and ours == theirs):
+        return None
+    return f"{where}: kvgen {ours!r}, the chart {theirs!r}"
 
 
 def by_identity(objs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -135,6 +135,22 @@ CASES = {
         + "kvCacheOffloading:\n  cpu: 64Gi\n  secondary:\n    - fileSystem:\n        emptyDir: {size: 500Gi}\n",
         "kvCacheOffloading.secondary", "secondary:", "of ephemeral storage",
     ),
+    "literal-hf-token-in-env": (
+        HEAD + "vllm:\n  env:\n    - name: HF_TOKEN\n      value: hf_abcdef\n",
+        "vllm.env[0].value", "value: hf_abcdef", "HF_TOKEN carries a credential",
+    ),
+    "literal-api-key-env": (
+        HEAD + "vllm:\n  env:\n    - {name: OPENAI_API_KEY, value: sk-123}\n",
+        "vllm.env[0].value", "OPENAI_API_KEY", "OPENAI_API_KEY carries a credential",
+    ),
+    "literal-api-key-flag": (
+        HEAD + "vllm:\n  extraArgs:\n    - --max-num-seqs=64\n    - --api-key=sk-123\n",
+        "vllm.extraArgs[1]", "- --api-key=sk-123", "--api-key takes a credential",
+    ),
+    "literal-hf-token-flag-value": (
+        HEAD + "vllm:\n  extraArgs:\n    - --hf_token\n    - hf_abcdef\n",
+        "vllm.extraArgs[1]", "- hf_abcdef", "the value of --hf-token is a credential",
+    ),
 }
 
 HINTS = {
@@ -143,6 +159,10 @@ HINTS = {
     "pod-does-not-fit-node": "lower kvCacheOffloading.cpu to at most",
     "max-model-len-does-not-fit": "set model.maxModelLen to at most 22592",
     "emptydir-tier-beyond-the-kubelet-disk": "pvc.spec tier on a local-NVMe storage class",
+    "literal-hf-token-in-env": "set model.hfTokenSecret",
+    "literal-api-key-env": "valueFrom: {secretKeyRef:",
+    "literal-api-key-flag": "set service.apiKeySecret",
+    "literal-hf-token-flag-value": "set model.hfTokenSecret",
 }
 
 

@@ -189,7 +189,7 @@ def test_chart_refuses_the_lmcache_sidecar_below_kubernetes_1_29(capfd):
     does not stop on it), which is where this reads it."""
     lmcache = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
     native = load((ROOT / "examples" / "native-arc-eviction.yaml").read_text())
-    needle = "kvCacheOffloading.backend: the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes 1.29"
+    needle = "kvCacheOffloading.lmcache.gpuAccess: gpuAccess visible-devices needs Kubernetes 1.29 or newer (its LMCache server runs as a native sidecar"
     capfd.readouterr()
     helm_python.lint(str(helm.CHART), values=lmcache, kube_version="v1.28.0")
     assert needle in capfd.readouterr().err

@@ -1,19 +1,26 @@
-"""Property: for any valid spec, `helm template` gives the same objects as `kvgen render`.
+"""Property: for any valid spec, `helm template` gives the same context and objects as `kvgen render`,
+and for any invalid one both refuse it.
 
 Hypothesis draws specs across backends, GPU access modes, disk tiers, parallelism, catalog and
 inline instances, catalog models, explicit resources and images, for Kubernetes 1.33 and 1.34;
 kvgen decides validity (a spec it
-rejects is not counted), and at least 300 valid specs are compared object by object.
+rejects is not counted), and at least 300 valid specs are compared object by object. Then
+values of the wrong type (``"2"`` for 2, ``true`` for 1, ``" 10Gi"``) are put into fixed and
+generated specs: kvgen and Helm must accept and refuse the same ones.
 """
 
 from __future__ import annotations
 
+import copy
+
 import helm_python
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import helm
 from conftest import dump
+from test_context_contract import CONTEXT, empty_values
 from kvgen import catalog
 from kvgen.compiler import compile_text
 from kvgen.errors import SpecError
@@ -154,7 +161,8 @@ def test_helm_template_equals_kvgen_render(spec, kube_version):
     """`kvgen render --kube-version V` and `helm template --kube-version V` (gpuAccess dra needs 1.34)."""
     text = dump(spec)
     try:
-        ours = [o for r in compile_text(text, "spec.yaml", kube_version) for o in r.objects]
+        compiled = compile_text(text, "spec.yaml", kube_version)
+        ours = [o for r in compiled for o in r.objects]
     except SpecError:
         # kvgen refuses it: Helm must refuse it too; it does not count as one of the 300
         try:
@@ -164,7 +172,12 @@ def test_helm_template_equals_kvgen_render(spec, kube_version):
         else:
             raise AssertionError(f"kvgen rejects this spec but Helm renders it (Kubernetes {kube_version}):\n{text}")
         assume(False)
-    theirs = helm.objects(spec, namespace="default", kube_version=kube_version)
+    theirs, their_context = helm.objects_and_context(spec, namespace="default", kube_version=kube_version)
+    (our_context,) = [r.context for r in compiled]
+    difference = helm.first_difference(our_context, their_context)  # names the field, before the objects
+    assert difference is None, f"{difference}\n{text}"
+    CONTEXT.validate_python(our_context)  # the typed contract, absent values left out
+    assert empty_values(our_context) == [], text
     assert helm.by_identity(theirs) == helm.by_identity(ours), text
 
 
@@ -199,3 +212,79 @@ def lmcache_specs(draw):
 def test_every_gpu_access_mode_renders_the_same_in_helm(spec, kube_version):
     """The draw above mostly turns the LMCache server off; here it is on, in each mode."""
     test_helm_template_equals_kvgen_render.hypothesis.inner_test(spec, kube_version)
+
+
+# ----------------------------------------------------------------------------- rejections agree too
+
+# Values of the wrong type, or nearly right: the CLI must refuse exactly what Helm's values schema
+# refuses (it used to coerce "2" to 2, true to 1 and " 10Gi" to 10Gi), and accept what it accepts
+# (a whole float such as 2.0 is an integer to JSON Schema).
+CONFUSIONS = [
+    (("model", "maxModelLen"), True), (("model", "maxModelLen"), "4096"), (("model", "maxModelLen"), 4096.0),
+    (("model", "maxModelLen"), 4096.5), (("model", "mla"), "true"), (("model", "id"), 7),
+    (("replicas",), False), (("replicas",), "2"), (("replicas",), 1.0),
+    (("parallelism", "tensor"), "1"), (("parallelism", "tensor"), True), (("parallelism", "data"), 1.0),
+    (("kvCacheOffloading", "enabled"), "1"), (("kvCacheOffloading", "enabled"), 1), (("kvCacheOffloading", "enabled"), "yes"),
+    (("kvCacheOffloading", "cpu"), " 10Gi"), (("kvCacheOffloading", "cpu"), "10Gi "), (("kvCacheOffloading", "cpu"), True),
+    (("kvCacheOffloading", "cpu"), 10737418240.0), (("kvCacheOffloading", "cpu"), 10737418240),
+    (("kvCacheOffloading", "cpuMemoryUtilization"), "0.5"), (("kvCacheOffloading", "cpuMemoryUtilization"), True),
+    (("kvCacheOffloading", "cpuMemoryUtilization"), 1), (("kvCacheOffloading", "allowHybrid"), "false"),
+    (("kvCacheOffloading", "evictionPolicy"), "LRU"), (("kvCacheOffloading", "secondary"), {"fileSystem": {"emptyDir": {"size": "1Gi"}}}),
+    (("vllm", "gpuMemoryUtilization"), "0.9"), (("vllm", "gpuMemoryUtilization"), 1), (("vllm", "extraArgs"), "--max-num-seqs=64"),
+    (("vllm", "extraArgs"), [64]), (("vllm", "env"), [{"name": "X", "value": 1}]), (("vllm", "env"), [{"name": "X", "value": True}]),
+    (("service", "port"), "8000"), (("service", "port"), 8000.0), (("service", "type"), "loadbalancer"),
+    (("images", "vllm", "tag"), 1.0), (("images", "vllm", "tag"), 33),
+    (("scheduling", "nodeSelector"), {"pool": 1}), (("scheduling", "nodeSelector"), {"pool": True}),
+    (("scheduling", "priorityClassName"), 5),
+    (("resources", "vllm", "requests", "cpu"), 0), (("resources", "vllm", "requests", "cpu"), "4 "),
+    (("resources", "vllm", "requests", "cpu"), 4.0), (("resources", "vllm", "limits", "memory"), "64GiB"),
+    (("resources", "shm"), "16Gi "), (("resources", "shm"), 17179869184.0), (("name",), 123), (("namespace",), True),
+]
+
+
+def confused(spec: dict, path: tuple, value) -> dict:
+    out = copy.deepcopy(spec)
+    node = out
+    for key in path[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[path[-1]] = value
+    return out
+
+
+def agree(spec: dict) -> None:
+    """kvgen and Helm both refuse the spec, or both render the same objects."""
+    text = dump(spec)
+    try:
+        ours = [o for r in compile_text(text, "spec.yaml") for o in r.objects]
+    except SpecError as exc:
+        ours = exc
+    try:
+        theirs = helm.objects(spec, namespace="default")
+    except (helm_python.HelmValuesError, helm_python.HelmRenderError) as exc:
+        theirs = exc
+    if isinstance(ours, SpecError) or isinstance(theirs, Exception):
+        assert isinstance(ours, SpecError) and isinstance(theirs, Exception), (
+            f"kvgen {'refuses' if isinstance(ours, SpecError) else 'renders'} and Helm "
+            f"{'refuses' if isinstance(theirs, Exception) else 'renders'}:\n{text}\n{ours if isinstance(ours, SpecError) else theirs}")
+        return
+    assert helm.by_identity(theirs) == helm.by_identity(ours), text
+
+
+BASE_SPEC = {"name": "demo", "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+             "instance": {"type": "Standard_NC24ads_A100_v4"},
+             "kvCacheOffloading": {"backend": "native", "cpu": "10Gi"}}
+
+
+@pytest.mark.parametrize("path,value", CONFUSIONS, ids=[f"{'.'.join(p)}={v!r}" for p, v in CONFUSIONS])
+def test_kvgen_and_helm_agree_on_each_type_confusion(path, value):
+    agree(confused(BASE_SPEC, path, value))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(specs(), st.lists(st.sampled_from(CONFUSIONS), min_size=1, max_size=2))
+def test_kvgen_and_helm_agree_on_generated_specs_with_type_confusions(spec, confusions):
+    for path, value in confusions:
+        spec = confused(spec, path, value)
+    agree(spec)

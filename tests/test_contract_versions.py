@@ -86,5 +86,5 @@ def test_the_in_container_command_line_is_split_as_the_launcher_and_the_image_ru
 
     launcher = (ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py").read_text()
     assert list(contract.VLLM_ENTRYPOINT) == RT["vllm"]["entrypoint"]
-    assert contract.THEN == connector.THEN
-    assert f'THEN = "{connector.THEN}"' in launcher
+    assert contract.THEN == connector.wiring()["launcher"]["then"]
+    assert f'THEN = "{connector.wiring()["launcher"]["then"]}"' in launcher

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ruamel.yaml import YAML
 
 from conftest import EXAMPLES, ROOT
-from kvgen import plan as planning, render, source
+from kvgen import render, source
 from kvgen.compiler import compile_document, compile_text
 from kvgen.errors import SpecError
 
@@ -78,6 +78,12 @@ def test_a_problem_still_names_its_line_and_column():
     "%YAML 1.1\n---\na: yes\nb: 017\n",  # YAML 1.1 by directive
     "a: 017\nb: 0o17\nc: 0x1F\nd: 1_000\ne: .inf\nf: 1e3\ng: on\nh: ~\ni: ''\nj: '1'\n1: x\ntrue: y\n~: z\n",
     "x: &a [1, 2]\ny: *a\n",  # aliases: copied, not shared
+    "a: " + "[" * 1500 + "]" * 1500 + "\n",  # nested beyond MAX_DEPTH, within what the C parser may compose
+    "a:\n" + "".join("  " * i + "- \n" for i in range(1, 120)),  # block nesting beyond MAX_DEPTH
+    "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                                                  for p, c in zip("abcdefg", "bcdefgh")),  # an alias bomb
+    "a: 9223372036854775807\nb: 9223372036854775808\n",  # 64-bit integers, and one beyond
+    "a: \"\\ud800\"\n",  # a lone surrogate
 ])
 def test_edge_inputs_read_as_the_round_trip_loader_reads_them(text):
     try:
@@ -132,7 +138,7 @@ def test_template_output_parses_as_ruamel_parses_it(example):
 
     for c in compile_text(example.read_text(), str(example), kube_version_of(example)):
         env = render.environment()
-        ctx = planning.context(c.plan)
+        ctx = c.context
         for name in render.TEMPLATES:
             text = env.get_template(name).render(c=ctx)
             assert typed(render._load_all()(text)) == typed(ruamel_load_all(text))
@@ -156,7 +162,7 @@ def test_template_loader_refuses_a_duplicate_key_as_ruamel_does():
 def test_the_first_specs_and_the_later_ones_give_the_same_objects(monkeypatch):
     """The first render.SMALL_RUN specs of a process are read by ruamel.yaml, the later by libyaml."""
     (c,) = compile_text((ROOT / "examples" / "lmcache-in-container.yaml").read_text(), "x.yaml")
-    ctx = planning.context(c.plan)
+    ctx = c.context
     monkeypatch.setattr(render, "_rendered", 0)
     runs = [typed(render.objects(ctx)) for _ in range(render.SMALL_RUN + 2)]
     assert all(r == runs[0] for r in runs)

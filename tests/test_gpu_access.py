@@ -43,7 +43,9 @@ def test_the_modes_in_the_data_file_are_the_specs():
     modes = gpu_access.modes()
     assert tuple(modes) == typing.get_args(LMCacheServer.model_fields["gpu_access"].annotation)
     assert {m: row.get("minKubeVersion") for m, row in modes.items()} == {
-        "visible-devices": None, "dra": "1.34", "in-container": None}
+        "visible-devices": "1.29", "dra": "1.34", "in-container": None}
+    # a floor comes with why, and what to use below it (both faces print them)
+    assert all(row["minKubeVersionReason"] and row["minKubeVersionAlternative"] for row in modes.values() if "minKubeVersion" in row)
     assert all(row["summary"] and row["requirement"] for row in modes.values())
 
 

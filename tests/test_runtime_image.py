@@ -43,7 +43,8 @@ def test_build_args_are_the_runtime_pins():
 
 def test_the_launcher_is_baked_where_the_pods_mount_it():
     text = DOCKERFILE.read_text()
-    assert f"COPY --chmod=0555 charts/kvgen/files/{connector.LAUNCHER_FILE} {connector.LAUNCHER_DIR}/{connector.LAUNCHER_FILE}" in text
+    launcher = connector.wiring()["launcher"]  # the ConfigMap's mount and mode (runtime.yaml wiring)
+    assert f"COPY --chmod={launcher['mode']:04o} charts/kvgen/files/{launcher['file']} {connector.launcher_path()}" in text
 
 
 def test_the_build_context_lets_in_exactly_what_the_dockerfile_copies():

@@ -221,8 +221,13 @@ def test_lmcache_backend_needs_kubernetes_1_29():
     with pytest.raises(SpecError) as err:
         compile_spec(spec(), version="1.28")
     (problem,) = err.value.problems
-    assert problem.path == ("kvCacheOffloading", "backend")
-    assert "native sidecar" in problem.message and "1.29 or later" in problem.message and "1.28" in problem.message
+    # the floor is gpuAccess visible-devices' minKubeVersion (files/gpu-access.yaml), as dra's 1.34 is
+    assert problem.path == ("kvCacheOffloading", "lmcache", "gpuAccess")
+    assert problem.message == (
+        "gpuAccess visible-devices needs Kubernetes 1.29 or newer (its LMCache server runs as a native sidecar; "
+        "SidecarContainers is off by default in 1.28), but the output is for Kubernetes 1.28")
+    assert problem.hint == ("render with --kube-version 1.29 (or newer) for a cluster that has it, or use gpuAccess "
+                            "in-container (no sidecar) or the native backend")
     compile_spec(spec(), version="1.29")
     # the native backend, a disabled one and gpuAccess in-container have no sidecar: 1.28 is fine
     compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}), version="1.28")

@@ -64,8 +64,8 @@ def translate(docs: list[SourceDoc], options: Options = Options()) -> tuple[list
     units: list[Unit] = []
     warnings: list[Problem] = []
     errors: list[SpecError] = []
-    if configmaps.problems:
-        errors.append(SpecError(configmaps.problems[0].location.file, list(configmaps.problems)))
+    for problem in configmaps.problems:  # the compiler groups them by file
+        errors.append(SpecError(problem.location.file, [problem]))
     for doc, kind in zip(docs, kinds):
         try:
             if kind == NATIVE:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgen import catalog, quantity
-from kvgen.dialects import vllm_args
+from kvgen.dialects import shape, vllm_args
 from kvgen.dialects.core import Converted, SpecBuilder, Tracker, embedded_location, integer, mapping
 from kvgen.errors import Path, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
@@ -111,6 +111,10 @@ class ConfigMaps:
         self.problems: list[Problem] = []
 
     def add(self, doc: SourceDoc) -> None:
+        found = shape.problems(doc, shape.CONFIGMAP)
+        if found:
+            self.problems += found
+            return
         meta = doc.data.get("metadata") or {}
         key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
         if key in self.docs:
@@ -201,6 +205,7 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
                 f"kvgen reads {VERSION} InferenceSet and Workspace, not {api} {kind}",
                 "convert the resource to kaito.sh/v1beta1, or write a native spec")
         t.raise_errors()
+    shape.check(doc, shape.KAITO[kind])
 
     meta = mapping(t, ("metadata",), data.get("metadata"))
     if not meta.get("name"):

@@ -27,7 +27,7 @@ import re
 import shlex
 from typing import Any
 
-from kvgen.dialects import vllm_args
+from kvgen.dialects import shape, vllm_args
 from kvgen.dialects.core import Converted, SpecBuilder, Tracker, integer, mapping
 from kvgen.errors import Path
 from kvgen.source import SourceDoc
@@ -331,6 +331,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
                 f"kvgen reads {KIND} ({', '.join(VERSIONS)}), not {api} {kind}",
                 "write a native spec for other KServe resources")
         t.raise_errors()
+    shape.check(doc, shape.KSERVE)
     meta = mapping(t, ("metadata",), data.get("metadata"))
     spec = mapping(t, ("spec",), data.get("spec"))
     fields = _fields(t, spec)

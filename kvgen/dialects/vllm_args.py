@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -25,10 +26,10 @@ def _tokens(text: str) -> int:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", text.strip())
     if not m:
         raise ValueError(f"{text!r} is not a token count")
-    number, suffix = float(m.group(1)), m.group(2)
+    number, suffix = Decimal(m.group(1)), m.group(2)  # exact: a float would overflow on a long number
     scale = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "K": 1024, "M": 1024**2, "G": 1024**3}[suffix]
     value = number * scale
-    if value != int(value):
+    if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of tokens")
     return int(value)
 

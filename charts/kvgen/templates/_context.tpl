@@ -1,279 +1,323 @@
 {{/*
-kvgen.context: every value the object templates lay out, as JSON: the chart's counterpart of
-kvgen.plan.context. It resolves the model and node, checks the values, applies the rules and
-sizes the pod; when the values cannot be served it fails once, listing every problem.
-Usage: {{- $c := include "kvgen.context" . | fromJson }}
+kvgen.context: every value the object templates lay out, as JSON: the contract between kvgen and
+its chart (kvgen/context_types.py Context; kvgen/context.py builds the same in Python, and the
+tests compare the two key by key). Keys are camelCase; an absent value is a key left out.
+It plans (kvgen.plan, which fails listing every problem), then builds the context in named
+pieces, each below with the name of its Python face (kvgen.context.vllmArgs: vllm_args).
+Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 */}}
 {{- define "kvgen.context" -}}
 {{- $v := .Values -}}
-{{- $s := dict "V" $v "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version -}}
-{{- include "kvgen.resolveModel" $s -}}
-{{- include "kvgen.resolveInstance" $s -}}
-{{- include "kvgen.checkApiserver" $s -}}
-{{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
-{{- if not $s.errs -}}
-{{- include "kvgen.decide" $s -}}
-{{- include "kvgen.gpuAccess" $s -}}
-{{- include "kvgen.checkPorts" $s -}}
-{{/* the native sidecar (gpuAccess visible-devices; dra has its own 1.34 floor) needs Kubernetes 1.29 */}}
-{{- if and (eq $s.backend "lmcache") (eq (toString $s.gpuAccess.mode) "visible-devices") (not (semverCompare ">=1.29.0-0" $s.kube)) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.backend" (printf "the lmcache backend runs the LMCache server as a native sidecar, which needs Kubernetes 1.29 or later (SidecarContainers is off by default in 1.28); the target is %s" $s.kube) "target Kubernetes 1.29 or later, use kvCacheOffloading.lmcache.gpuAccess in-container (no sidecar), or the native backend") -}}
-{{- end -}}
-{{- include "kvgen.contextLength" $s -}}
-{{- include "kvgen.size" $s -}}
-{{- end -}}
-{{- if $s.errs -}}
-{{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
-{{- range $e := $s.errs -}}
-{{- $line := printf "  %s: %s" $e.path $e.message -}}
-{{- if $e.hint -}}{{- $line = printf "%s (hint: %s)" $line $e.hint -}}{{- end -}}
-{{- $lines = append $lines $line -}}
-{{- end -}}
-{{- fail (join "\n" $lines) -}}
-{{- end -}}
-
+{{- $s := dict "V" $v "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace $v.namespace) -}}
+{{- include "kvgen.plan" $s -}}
 {{- $rt := .Files.Get "files/runtime.yaml" | fromYaml -}}
-{{- $C := .Files.Get "files/sizing.yaml" | fromYaml -}}
-{{- $o := $v.kvCacheOffloading -}}
-{{- $p := $v.parallelism -}}
-{{- $i := $s.inst -}}
-{{- $d := $s.decision -}}
-{{- $z := $s.size -}}
-{{- $backend := $s.backend -}}
-{{- $access := $s.gpuAccess -}}
-{{- $dra := eq (toString $access.mode) "dra" -}}
-{{- $inContainer := eq (toString $access.mode) "in-container" -}}
-{{- $name := $v.name -}}
-{{- $namespace := default .Release.Namespace $v.namespace -}}
-{{- $nodes := int64 $p.nodes -}}
-{{- $multiNode := gt $nodes 1 -}}
-{{- $role := $v.disaggregation.role -}}
-{{- $tierCount := 0 -}}
-{{- if $backend -}}{{- $tierCount = len $o.secondary -}}{{- end -}}
-
-{{/* images and labels */}}
-{{- $pin := $rt.vllm.image -}}
-{{- $image := default dict $v.images.vllm -}}
-{{- if eq $i.gpus 0 -}}
-{{- $pin = index $rt.vllm.cpuImage $i.arch -}}
-{{- $image = default dict $v.images.vllmCpu -}}
+{{- $_ := set $s "rt" $rt -}}
+{{- $_ := set $s "W" $rt.wiring -}}
+{{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
+{{- include "kvgen.images" $s -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" -}}
+{{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
-{{- $selector := dict "app.kubernetes.io/name" "vllm" "app.kubernetes.io/instance" $name -}}
-{{- $labels := merge (dict "app.kubernetes.io/component" (ternary "inference" $role (eq $role "none")) "app.kubernetes.io/version" (default $pin.tag $image.tag) "app.kubernetes.io/managed-by" "kvgen") $selector -}}
-{{- $annotations := dict "kvgen.dev/kv-cache-offloading" (ternary "enabled" "disabled" $d.enabled) -}}
-{{- if $d.enabled -}}
-{{- $_ := set $annotations "kvgen.dev/kv-cache-backend" $backend -}}
+{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
+{{/* vLLM requires an API key when one is set: service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
+{{- $apiKey := not (empty $v.service.apiKeySecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
+{{- range $a := default list $v.vllm.extraArgs -}}{{- if and (hasPrefix "-" $a) (eq ((splitn "=" 2 $a)._0 | replace "_" "-") "--api-key") -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
+{{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector "apiKey" $apiKey) -}}
+{{- if gt (int64 $v.parallelism.nodes) 1 -}}
+{{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
+{{- end -}}
+{{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
+{{- if $s.gpus.claimTemplate -}}{{- $_ := set $c "claimTemplate" $s.gpus.claimTemplate -}}{{- end -}}
+{{- $_ := set $c "workloads" $s.workloads -}}
+{{- $decision := dict "enabled" $s.decision.enabled -}}
+{{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
+{{- $_ := set $c "decision" $decision -}}
+{{- if $s.gpuAccess -}}{{- $_ := set $c "gpuAccess" $s.gpuAccess -}}{{- end -}}
+{{- $_ := set $c "vllmImage" $s.images.vllm -}}
+{{- if $s.sidecar -}}{{- $_ := set $c "lmcacheImage" $s.sidecar.image -}}{{- end -}}
+{{- $_ := set $c "lmcacheImageSet" $s.images.lmcacheSet -}}
+{{- toJson $c -}}
+{{- end -}}
+
+{{/*
+kvgen.context.meta: the labels, the selector and the annotations that record the decision.
+Sets $s.meta: labels, selector, annotations (keys: wiring.labels, wiring.annotations).
+Usage: {{- include "kvgen.context.meta" $s -}}
+*/}}
+{{- define "kvgen.context.meta" -}}
+{{- $s := . -}}
+{{- $key := $s.W.labels -}}
+{{- $note := $s.W.annotations -}}
+{{- $role := $s.V.disaggregation.role -}}
+{{- $selector := dict $key.name "vllm" $key.instance $s.V.name -}}
+{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.images.vllmTag $key.managedBy "kvgen") $selector -}}
+{{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.decision.enabled) -}}
+{{- if $s.decision.enabled -}}
+{{- $_ := set $annotations $note.backend $s.backend -}}
 {{- else -}}
-{{- $_ := set $annotations "kvgen.dev/kv-cache-offloading-reason" $d.code -}}
+{{- $_ := set $annotations $note.reason $s.decision.code -}}
 {{- end -}}
-{{- if $access -}}{{- $_ := set $annotations "kvgen.dev/lmcache-gpu-access" $access.mode -}}{{- end -}}
+{{- if $s.gpuAccess -}}{{- $_ := set $annotations $note.gpuAccess $s.gpuAccess.mode -}}{{- end -}}
+{{- $_ := set $s "meta" (dict "labels" $labels "selector" $selector "annotations" $annotations) -}}
+{{- end -}}
 
-{{/* vLLM arguments: `vllm serve` is the image's entrypoint; the model is its positional argument */}}
-{{- $headless := printf "%s-headless" $name -}}
-{{- $masterPort := 29500 -}}
-{{- $args := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
-{{- if gt (int64 $p.pipeline) 1 -}}{{- $args = append $args (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
-{{- if gt (int64 $p.data) 1 -}}{{- $args = append $args (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
-{{- if $multiNode -}}
-{{- $args = concat $args (list (printf "--nnodes=%d" $nodes) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s.%s.svc.cluster.local" $name $headless $namespace) (printf "--master-port=%d" $masterPort)) -}}
+{{/*
+kvgen.context.vllmArgs: `vllm serve`'s arguments (the image's entrypoint; the model is its
+positional argument). Sets $s.vllmArgs: head and tail; ranks 1.. of a multi-node server add
+--headless between them.
+Usage: {{- include "kvgen.context.vllmArgs" $s -}}
+*/}}
+{{- define "kvgen.context.vllmArgs" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $p := $v.parallelism -}}
+{{- $o := $v.kvCacheOffloading -}}
+{{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
+{{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
+{{- if gt (int64 $p.nodes) 1 -}}
+{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s-headless.%s.svc.cluster.local" $v.name $v.name $s.namespace) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
 {{- end -}}
-{{- $rankArgs := $args -}}
 {{- $tail := list -}}
 {{/* the spec's model.maxModelLen, or the longest length that fits (kvgen.contextLength) */}}
 {{- if gt (int64 $s.context.flag) 0 -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 $s.context.flag)) -}}{{- end -}}
-{{- if gt $i.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
+{{- if gt $s.inst.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
 {{- $kv := dict -}}
-{{- if eq $backend "lmcache" -}}
-{{- $kv = dict "kv_connector" $rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" (dict "lmcache.mp.host" "tcp://127.0.0.1" "lmcache.mp.port" 5555) -}}
-{{- else if eq $backend "native" -}}
-{{- $extra := dict "cpu_bytes_to_use" (int64 $z.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" (ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $tierCount 0)) -}}
-{{- if gt $tierCount 0 -}}
+{{- if eq $s.backend "lmcache" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" (dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port) -}}
+{{- else if eq $s.backend "native" -}}
+{{- $count := len $o.secondary -}}
+{{- $extra := dict "cpu_bytes_to_use" (int64 $s.size.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" (ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $count 0)) -}}
+{{- if gt $count 0 -}}
 {{- $tiers := list -}}
-{{- range $n := until $tierCount -}}{{- $tiers = append $tiers (dict "type" "fs" "root_dir" (printf "/mnt/kv-cache-%d" $n)) -}}{{- end -}}
+{{- range $n := until $count -}}{{- $tiers = append $tiers (dict "type" "fs" "root_dir" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}{{- end -}}
 {{- $_ := set $extra "secondary_tiers" $tiers -}}
 {{- end -}}
-{{- $kv = dict "kv_connector" $rt.connectors.native "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
-{{- else if ne $role "none" -}}
-{{- $kv = dict "kv_connector" $rt.connectors.disaggregation "kv_role" "kv_both" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.native "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
+{{- else if ne $v.disaggregation.role "none" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" -}}
 {{- end -}}
 {{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
-{{- if and (eq $backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
+{{- if and (eq $s.backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
 {{- $tail = concat $tail (default list $v.vllm.extraArgs) -}}
-{{- $args = concat $rankArgs $tail -}}
+{{- $_ := set $s "vllmArgs" (dict "head" $head "tail" $tail) -}}
+{{- end -}}
 
+{{/*
+kvgen.context.env: the vLLM container's environment: kvgen's variables, then the values'.
+Sets $s.env (a list, maybe empty).
+Usage: {{- include "kvgen.context.env" $s -}}
+*/}}
+{{- define "kvgen.context.env" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
 {{- $env := list -}}
-{{- if $multiNode -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" "metadata.labels['apps.kubernetes.io/pod-index']"))) -}}{{- end -}}
+{{- if gt (int64 $v.parallelism.nodes) 1 -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
 {{- with $v.model.hfTokenSecret -}}{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
-{{- if ne $role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
-{{- if eq $i.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
+{{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
+{{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
+{{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
-
-{{/* GPUs: a device-plugin request, or (gpuAccess dra) one claim the sidecar lists too */}}
-{{- $gpu := dict -}}
-{{- $claims := list -}}
-{{- $claimTemplate := dict -}}
-{{- if $dra -}}
-{{- $claimTemplate = dict "name" (printf "%s-gpus" $name) "request" "gpus" "deviceClassName" $access.deviceClassName "count" (int64 $s.gpusPerPod) -}}
-{{- $claims = list (dict "name" "gpus") -}}
-{{- else if gt $i.gpus 0 -}}
-{{- $_ := set $gpu (ternary (printf "nvidia.com/mig-%s" $i.mig) "nvidia.com/gpu" (ne $i.mig "")) (int64 $s.gpusPerPod) -}}
+{{- $_ := set $s "env" $env -}}
 {{- end -}}
 
-{{/* volumes */}}
-{{- $tierVolumes := list -}}
-{{- $tierMounts := list -}}
-{{- $capacities := list -}}
-{{- if $backend -}}
-{{- range $n, $t := $o.secondary -}}
+{{/*
+kvgen.context.gpus: the pod's GPUs: a device-plugin request, or (gpuAccess dra) one claim that
+the LMCache sidecar lists too. Sets $s.gpus: resources (name: count), or claims and claimTemplate;
+empty on a CPU node.
+Usage: {{- include "kvgen.context.gpus" $s -}}
+*/}}
+{{- define "kvgen.context.gpus" -}}
+{{- $s := . -}}
+{{- $gpus := dict -}}
+{{- if eq (toString $s.gpuAccess.mode) "dra" -}}
+{{- $gpus = dict "claims" (list (dict "name" "gpus")) "claimTemplate" (dict "name" (printf "%s-gpus" $s.V.name) "request" "gpus" "deviceClassName" $s.gpuAccess.deviceClassName "count" (int64 $s.gpusPerPod)) -}}
+{{- else if gt $s.inst.gpus 0 -}}
+{{- $gpus = dict "resources" (dict (ternary (printf "nvidia.com/mig-%s" $s.inst.mig) "nvidia.com/gpu" (ne $s.inst.mig "")) (int64 $s.gpusPerPod)) -}}
+{{- end -}}
+{{- $_ := set $s "gpus" $gpus -}}
+{{- end -}}
+
+{{/*
+kvgen.context.tiers: the disk tiers, while offloading is on. Sets $s.tiers: a list of volume,
+mount (at wiring.tierMountPrefix + index) and capacity (bytes; left out when unknown).
+Usage: {{- include "kvgen.context.tiers" $s -}}
+*/}}
+{{- define "kvgen.context.tiers" -}}
+{{- $s := . -}}
+{{- $tiers := list -}}
+{{- if $s.backend -}}
+{{- range $n, $t := $s.V.kvCacheOffloading.secondary -}}
 {{- $fs := $t.fileSystem -}}
-{{- $vol := printf "kv-cache-secondary-%d" $n -}}
-{{- $mount := dict "name" $vol "mountPath" (printf "/mnt/kv-cache-%d" $n) -}}
+{{- $name := printf "kv-cache-secondary-%d" $n -}}
+{{- $tier := dict "volume" (dict "name" $name) "mount" (dict "name" $name "mountPath" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}
 {{- if include "kvgen.isSet" (list $fs "emptyDir") -}}
-{{- $tierVolumes = append $tierVolumes (dict "name" $vol "emptyDir" (dict "sizeLimit" $fs.emptyDir.size)) -}}
-{{- $capacities = append $capacities (include "kvgen.bytes" $fs.emptyDir.size | int64) -}}
+{{- $_ := set $tier.volume "emptyDir" (dict "sizeLimit" $fs.emptyDir.size) -}}
+{{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.emptyDir.size | int64) -}}
 {{- else if include "kvgen.isSet" (list $fs.pvc "spec") -}}
-{{- $tierVolumes = append $tierVolumes (dict "name" $vol "ephemeral" (dict "volumeClaimTemplate" (dict "spec" $fs.pvc.spec))) -}}
-{{- $storage := "" -}}
-{{- if and (kindIs "map" $fs.pvc.spec.resources) (kindIs "map" $fs.pvc.spec.resources.requests) (include "kvgen.isSet" (list $fs.pvc.spec.resources.requests "storage")) -}}{{- $storage = include "kvgen.bytes" $fs.pvc.spec.resources.requests.storage -}}{{- end -}}
-{{- $capacities = append $capacities $storage -}}
+{{- $_ := set $tier.volume "ephemeral" (dict "volumeClaimTemplate" (dict "spec" $fs.pvc.spec)) -}}
+{{- if and (kindIs "map" $fs.pvc.spec.resources) (kindIs "map" $fs.pvc.spec.resources.requests) (include "kvgen.isSet" (list $fs.pvc.spec.resources.requests "storage")) -}}
+{{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.pvc.spec.resources.requests.storage | int64) -}}
+{{- end -}}
 {{- else -}}
-{{- $tierVolumes = append $tierVolumes (dict "name" $vol "persistentVolumeClaim" (dict "claimName" $fs.pvc.ref.name)) -}}
-{{- if include "kvgen.isSet" (list $fs.pvc.ref "path") -}}{{- $_ := set $mount "subPath" $fs.pvc.ref.path -}}{{- end -}}
-{{- $capacities = append $capacities "" -}}
+{{- $_ := set $tier.volume "persistentVolumeClaim" (dict "claimName" $fs.pvc.ref.name) -}}
+{{- if include "kvgen.isSet" (list $fs.pvc.ref "path") -}}{{- $_ := set $tier.mount "subPath" $fs.pvc.ref.path -}}{{- end -}}
 {{- end -}}
-{{- $tierMounts = append $tierMounts $mount -}}
+{{- $tiers = append $tiers $tier -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "tiers" $tiers -}}
+{{- end -}}
+
+{{/*
+kvgen.context.lmcache: the LMCache server, when there is one: its launcher ConfigMap, and the
+launcher's command line where the server runs (the launcher measures the node and adds
+--l1-size-gb; with gpuAccess in-container it then runs `vllm serve`). Sets $s.lmcache: launcher,
+command and args; leaves it out without a server.
+Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
+*/}}
+{{- define "kvgen.context.lmcache" -}}
+{{- $s := . -}}
+{{- if $s.gpuAccess -}}
+{{- $z := $s.size -}}
+{{- $L := $s.W.launcher -}}
+{{- $lm := $s.W.lmcache -}}
+{{- $inContainer := eq $s.gpuAccess.mode "in-container" -}}
+{{- $script := $s.F.Get (printf "files/%s" $L.file) -}}
+{{- $launcher := dict "name" (printf "%s-lmcache-launcher" $s.V.name) "file" $L.file "script" $script "sha256" (sha256sum $script) -}}
+{{- $args := list -}}
+{{- if not (kindIs "string" $z.utilization) -}}{{- $args = append $args (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
+{{- $args = append $args (printf "--tensor-parallel-size=%d" (int64 $s.V.parallelism.tensor)) -}}
+{{- if not (kindIs "string" $z.l1Cap) -}}{{- $args = append $args (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
+{{/* the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container */}}
+{{- $reserve := mul (int64 $s.C.lmcache.serverOverheadGiB) 1073741824 -}}
+{{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
+{{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
+{{- if $inContainer -}}{{- $args = append $args (printf "--health-url=%s" (include "kvgen.lmcacheHealthUrl" $s.W)) -}}{{- end -}}
+{{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" $lm.host "--port" (toString (int64 $lm.port)) "--chunk-size" (toString (int64 $lm.chunkSize)) "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $s.C.lmcache.l1InitGiB)) "--eviction-policy" (upper $s.V.kvCacheOffloading.evictionPolicy)) -}}
+{{- range $n, $t := $s.tiers -}}
+{{- $path := printf "%s%d" $s.W.tierMountPrefix $n -}}
+{{- $adapter := dict "type" "fs" "base_path" $path -}}
+{{- if and (hasKey $t "capacity") (ge (int64 $t.capacity) 1073741824) -}}
+{{- $e := $lm.l2Eviction -}}
+{{- $adapter = dict "type" "fs_native" "base_path" $path "max_capacity_gb" (div (int64 $t.capacity) 1073741824) "eviction" (dict "eviction_policy" $e.policy "trigger_watermark" $e.triggerWatermark "eviction_ratio" $e.ratio) -}}
+{{- end -}}
+{{- $args = concat $args (list "--l2-adapter" (toJson $adapter)) -}}
+{{- end -}}
+{{- if $inContainer -}}{{- $args = concat $args (list $L.then) $s.rt.vllm.entrypoint -}}{{- end -}}
+{{- $_ := set $s "lmcache" (dict "launcher" $launcher "command" (list $s.rt.lmcache.python (printf "%s/%s" $L.dir $L.file)) "args" $args) -}}
 {{- end -}}
 {{- end -}}
 
-{{/* the LMCache launcher, and the `lmcache server` command it starts (kvgen's _lmcache_command) */}}
-{{- $launcher := dict -}}
-{{- $lmOptions := list -}}
-{{- $lmServer := list -}}
-{{- $launcherMount := dict "name" "lmcache-launcher" "mountPath" "/opt/kvgen" "readOnly" true -}}
-{{- if $access -}}
-{{- $script := .Files.Get "files/lmcache_launcher.py" -}}
-{{- $launcher = dict "name" (printf "%s-lmcache-launcher" $name) "file" "lmcache_launcher.py" "script" $script "sha256" (sha256sum $script) -}}
-{{- if not (kindIs "string" $z.utilization) -}}{{- $lmOptions = append $lmOptions (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
-{{- $lmOptions = append $lmOptions (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
-{{- if not (kindIs "string" $z.l1Cap) -}}{{- $lmOptions = append $lmOptions (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
-{{- $lmServer = list $rt.lmcache.server "server" "--host" "127.0.0.1" "--port" "5555" "--chunk-size" "256" "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $C.lmcache.l1InitGiB)) "--eviction-policy" (upper $o.evictionPolicy) -}}
-{{- range $n, $cap := $capacities -}}
-{{- $adapter := dict "type" "fs" "base_path" (printf "/mnt/kv-cache-%d" $n) -}}
-{{- if and (ne (toString $cap) "") (ge (int64 $cap) 1073741824) -}}
-{{- $adapter = dict "type" "fs_native" "base_path" (printf "/mnt/kv-cache-%d" $n) "max_capacity_gb" (div (int64 $cap) 1073741824) "eviction" (dict "eviction_policy" "LRU" "trigger_watermark" 0.8 "eviction_ratio" 0.2) -}}
-{{- end -}}
-{{- $lmServer = concat $lmServer (list "--l2-adapter" (toJson $adapter)) -}}
-{{- end -}}
-{{- end -}}
-{{- $serverOverhead := mul (int64 $C.lmcache.serverOverheadGiB) 1073741824 -}}
-{{- $initGb := printf "--initial-gb=%d" (int64 $C.lmcache.l1InitGiB) -}}
-
-{{/* the vLLM container; with gpuAccess in-container it runs the launcher, which runs `vllm serve` */}}
-{{- $vllmMounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" "/root/.cache") -}}
-{{- $vllmSize := $z.vllm -}}
-{{- $command := list -}}
+{{/*
+kvgen.context.vllm: the vLLM container of rank 0 (or of a single-node server); with gpuAccess
+in-container it runs the launcher, which starts the LMCache server, then `vllm serve`.
+Sets $s.vllm (VllmContainer).
+Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers, lmcache)
+*/}}
+{{- define "kvgen.context.vllm" -}}
+{{- $s := . -}}
+{{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
+{{- $size := $s.size.vllm -}}
+{{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
+{{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
 {{- $prefix := list -}}
-{{- if eq $backend "native" -}}
-{{- $vllmMounts = concat $vllmMounts $tierMounts -}}
-{{- else if $inContainer -}}
-{{- $vllmMounts = concat $vllmMounts (list $launcherMount) $tierMounts -}}
-{{- $vllmSize = include "kvgen.withServer" (list $z.vllm $z.lmcache) | fromJson -}}
-{{- $command = list $rt.lmcache.python "/opt/kvgen/lmcache_launcher.py" -}}
-{{- $prefix = concat $lmOptions (list (printf "--reserve-bytes=%d" (add (int64 $z.vllm.limit) $serverOverhead)) $initGb (printf "--health-url=%s" $rt.lmcache.healthUrl) "--") $lmServer (list "--then") $rt.vllm.entrypoint -}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}
+{{- $mounts = append $mounts (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
+{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
+{{- $size = include "kvgen.withServer" (list $s.size.vllm $s.size.lmcache) | fromJson -}}
+{{- $_ := set $c "command" $s.lmcache.command -}}
+{{- $prefix = $s.lmcache.args -}}
 {{- end -}}
-{{- $vllm := dict "name" "vllm" "image" (include "kvgen.image" (list $image $pin)) "command" $command "args" (concat $prefix $args) "env" $env "ports" (list (dict "name" "http" "containerPort" (int64 $v.service.port) "protocol" "TCP")) "resources" (include "kvgen.resources" (list $vllmSize $gpu $claims) | fromJson) "volumeMounts" $vllmMounts "probes" true -}}
-
-{{/* the LMCache MP server as a native sidecar (gpuAccess visible-devices or dra) */}}
-{{- $sidecar := dict -}}
-{{- if and $access (not $inContainer) -}}
-{{- $sidecarEnv := list -}}
-{{- if not $dra -}}{{- $sidecarEnv = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}{{- end -}}
-{{- $largs := concat $lmOptions (list (printf "--reserve-bytes=%d" $serverOverhead) $initGb "--") $lmServer -}}
-{{- $sidecar = dict "name" "lmcache-mp-server" "image" (include "kvgen.lmcacheImage" (list (default dict $v.images.lmcache) (default dict $v.images.vllm) $rt.vllm.image)) "command" (list $rt.lmcache.python "/opt/kvgen/lmcache_launcher.py") "args" $largs "env" $sidecarEnv "resources" (include "kvgen.resources" (list $z.lmcache dict $claims) | fromJson) "probeCommand" (list $rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" $rt.lmcache.healthUrl)) "volumeMounts" (concat (list (dict "name" "dshm" "mountPath" "/dev/shm") $launcherMount) $tierMounts) -}}
+{{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
+{{- if $s.env -}}{{- $_ := set $c "env" $s.env -}}{{- end -}}
+{{- $_ := set $c "ports" (list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP")) -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $size (default dict $s.gpus.resources) (default list $s.gpus.claims)) | fromJson) -}}
+{{- $_ := set $c "probes" true -}}
+{{- $_ := set $c "volumeMounts" $mounts -}}
+{{- $_ := set $s "vllm" $c -}}
 {{- end -}}
 
-{{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $z.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $z.modelCache))) -}}
-{{- if $launcher -}}{{- $volumes = append $volumes (dict "name" "lmcache-launcher" "configMap" (dict "name" $launcher.name "defaultMode" 365)) -}}{{- end -}}
-{{- $volumes = concat $volumes $tierVolumes -}}
+{{/*
+kvgen.context.sidecar: the LMCache MP server as a native sidecar (gpuAccess visible-devices or
+dra). Sets $s.sidecar (Sidecar); leaves it out otherwise.
+Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
+*/}}
+{{- define "kvgen.context.sidecar" -}}
+{{- $s := . -}}
+{{- if and $s.lmcache (ne $s.gpuAccess.mode "in-container") -}}
+{{- $c := dict "name" "lmcache-mp-server" "image" $s.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
+{{/* without a DRA claim it sees the GPUs it reads over CUDA IPC without taking GPUs of its own */}}
+{{- if not $s.gpus.claims -}}
+{{- $_ := set $c "env" (list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility")) -}}
+{{- end -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
+{{- $_ := set $c "probeCommand" (list $s.rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" (include "kvgen.lmcacheHealthUrl" $s.W))) -}}
+{{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
+{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
+{{- $_ := set $c "volumeMounts" $mounts -}}
+{{- $_ := set $s "sidecar" $c -}}
+{{- end -}}
+{{- end -}}
 
+{{/*
+kvgen.context.volumes: the pod's volumes: /dev/shm, the model cache, the launcher, the disk tiers.
+Sets $s.volumes.
+Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
+*/}}
+{{- define "kvgen.context.volumes" -}}
+{{- $s := . -}}
+{{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.size.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.size.modelCache))) -}}
+{{- if $s.lmcache -}}
+{{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
+{{- end -}}
+{{- range $t := $s.tiers -}}{{- $volumes = append $volumes $t.volume -}}{{- end -}}
+{{- $_ := set $s "volumes" $volumes -}}
+{{- end -}}
+
+{{/*
+kvgen.context.workloads: a Deployment, or the StatefulSets of rank 0 and ranks 1.. of a
+multi-node server, each with its pod (Workload). Sets $s.workloads.
+Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
+*/}}
+{{- define "kvgen.context.workloads" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $key := $s.W.labels -}}
+{{- $annotations := deepCopy $s.meta.annotations -}}
+{{/* a changed launcher rolls the pods */}}
+{{- if $s.lmcache -}}{{- $_ := set $annotations $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
 {{- $nodeSelector := dict -}}
-{{- if $i.type -}}{{- $_ := set $nodeSelector "node.kubernetes.io/instance-type" $i.type -}}{{- end -}}
+{{- if $s.inst.type -}}{{- $_ := set $nodeSelector $key.instanceType $s.inst.type -}}{{- end -}}
 {{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) $nodeSelector -}}
-{{- $podAnnotations := deepCopy $annotations -}}
-{{- if $launcher -}}{{- $_ := set $podAnnotations "kvgen.dev/lmcache-launcher-sha256" $launcher.sha256 -}}{{- end -}}
-{{- $resourceClaims := list -}}
-{{- if $dra -}}{{- $resourceClaims = list (dict "name" "gpus" "resourceClaimTemplateName" $claimTemplate.name) -}}{{- end -}}
-
-{{/* workloads: a Deployment, or rank 0 and ranks 1.. of a multi-node server */}}
+{{- $base := dict "annotations" $annotations "vllm" $s.vllm "volumes" $s.volumes -}}
+{{- if $nodeSelector -}}{{- $_ := set $base "nodeSelector" $nodeSelector -}}{{- end -}}
+{{- with $v.scheduling.tolerations -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}
+{{- with $v.scheduling.affinity -}}{{- $_ := set $base "affinity" . -}}{{- end -}}
+{{- with $v.scheduling.priorityClassName -}}{{- $_ := set $base "priorityClassName" . -}}{{- end -}}
+{{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
+{{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
 {{- $workloads := list -}}
-{{- if $multiNode -}}
-{{- range $r := list "leader" "worker" -}}
-{{- $c := deepCopy $vllm -}}
-{{- if eq $r "worker" -}}
-{{- $_ := set $c "args" (concat $prefix $rankArgs (list "--headless") $tail) -}}
-{{- $_ := set $c "probes" false -}}
+{{- if gt (int64 $v.parallelism.nodes) 1 -}}
+{{- range $role := list "leader" "worker" -}}
+{{- $pod := deepCopy $base -}}
+{{- $_ := set $pod "selector" (merge (dict $key.nodeRole $role) $s.meta.selector) -}}
+{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.labels) -}}
+{{- if eq $role "leader" -}}
+{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
+{{- else -}}
+{{/* ranks 1.. run engine workers only: no API server, no HTTP probes */}}
+{{- $prefix := list -}}
+{{- if eq (toString $s.gpuAccess.mode) "in-container" -}}{{- $prefix = $s.lmcache.args -}}{{- end -}}
+{{- $_ := set $pod.vllm "args" (concat $prefix $s.vllmArgs.head (list "--headless") $s.vllmArgs.tail) -}}
+{{- $_ := set $pod.vllm "probes" false -}}
+{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) -}}
 {{- end -}}
-{{- $pod := dict "selector" (merge (dict "kvgen.dev/node-role" $r) $selector) "labels" (merge (dict "kvgen.dev/node-role" $r) $labels) "annotations" $podAnnotations "resourceClaims" $resourceClaims "sidecar" $sidecar "vllm" $c "volumes" $volumes -}}
-{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (ternary $name (printf "%s-worker" $name) (eq $r "leader")) "replicas" (ternary 1 (sub $nodes 1) (eq $r "leader")) "ordinalsStart" (ternary "" 1 (eq $r "leader")) "pod" $pod) -}}
 {{- end -}}
 {{- else -}}
-{{- $workloads = list (dict "kind" "Deployment" "name" $name "replicas" (int64 $v.replicas) "ordinalsStart" "" "pod" (dict "selector" $selector "labels" $labels "annotations" $podAnnotations "resourceClaims" $resourceClaims "sidecar" $sidecar "vllm" $vllm "volumes" $volumes)) -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" $s.meta.labels) $base -}}
+{{- $workloads = list (dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod) -}}
 {{- end -}}
-
-{{- toJson (dict
-  "name" $name "namespace" $namespace "labels" $labels "selector" $selector "annotations" $annotations
-  "multiNode" $multiNode "headlessName" $headless "masterPort" $masterPort
-  "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $workloads 0).pod.selector)
-  "launcher" $launcher "claimTemplate" $claimTemplate "gpuAccess" $access "workloads" $workloads "nodeSelector" $nodeSelector
-  "tolerations" (default list $v.scheduling.tolerations) "affinity" (default dict $v.scheduling.affinity)
-  "priorityClassName" (default "" $v.scheduling.priorityClassName)
-  "decision" $d "vllmImage" $vllm.image "lmcacheImage" (default "" $sidecar.image)
-  "lmcacheImageSet" (not (not (or $v.images.lmcache.repository $v.images.lmcache.tag $v.images.lmcache.digest)))) -}}
-{{- end -}}
-
-{{/* kvgen.image: repository:tag, or repository@digest; each field from the values, else the pin. */}}
-{{- define "kvgen.image" -}}
-{{- $spec := index . 0 -}}{{- $pin := index . 1 -}}
-{{- $repo := default $pin.repository $spec.repository -}}
-{{- $digest := default (default "" $pin.digest) $spec.digest -}}
-{{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo (default $pin.tag $spec.tag) -}}{{- end -}}
-{{- end -}}
-
-{{/* kvgen.resources: requests and limits from a sized container (kvgen's _resources). */}}
-{{- define "kvgen.resources" -}}
-{{- $size := index . 0 -}}{{- $gpu := index . 1 -}}{{- $claims := index . 2 -}}
-{{- $requests := dict "memory" (include "kvgen.formatBytes" $size.memory) -}}
-{{- if $size.cpu -}}{{- $_ := set $requests "cpu" $size.cpu -}}{{- end -}}
-{{- if gt (int64 $size.ephemeral) 0 -}}{{- $_ := set $requests "ephemeral-storage" (include "kvgen.formatBytes" $size.ephemeral) -}}{{- end -}}
-{{- $limits := dict "memory" (include "kvgen.formatBytes" $size.limit) -}}
-{{- if $size.cpuLimit -}}{{- $_ := set $limits "cpu" $size.cpuLimit -}}{{- end -}}
-{{- if hasKey $size "ephemeralLimit" -}}{{- $_ := set $limits "ephemeral-storage" (include "kvgen.formatBytes" $size.ephemeralLimit) -}}{{- end -}}
-{{- range $k, $n := $gpu -}}{{- $_ := set $requests $k $n -}}{{- $_ := set $limits $k $n -}}{{- end -}}
-{{- $out := dict "requests" $requests "limits" $limits -}}
-{{- if $claims -}}{{- $_ := set $out "claims" $claims -}}{{- end -}}
-{{- toJson $out -}}
-{{- end -}}
-
-{{/* kvgen.withServer: gpuAccess in-container: the vLLM container's size plus the LMCache server's
-(kvgen's plan.with_server); its CPU is the vLLM container's. */}}
-{{- define "kvgen.withServer" -}}
-{{- $a := index . 0 -}}{{- $b := index . 1 -}}
-{{- $out := dict "cpu" $a.cpu "memory" (add (int64 $a.memory) (int64 $b.memory)) "limit" (add (int64 $a.limit) (int64 $b.limit)) "ephemeral" (add (int64 $a.ephemeral) (int64 $b.ephemeral)) -}}
-{{- if hasKey $a "cpuLimit" -}}{{- $_ := set $out "cpuLimit" $a.cpuLimit -}}{{- end -}}
-{{- if or (hasKey $a "ephemeralLimit") (hasKey $b "ephemeralLimit") -}}
-{{- $_ := set $out "ephemeralLimit" (add (int64 (ternary $a.ephemeralLimit $a.ephemeral (hasKey $a "ephemeralLimit"))) (int64 (ternary $b.ephemeralLimit $b.ephemeral (hasKey $b "ephemeralLimit")))) -}}
-{{- end -}}
-{{- toJson $out -}}
-{{- end -}}
-
-{{/* kvgen.lmcacheImage: the sidecar's image: the vLLM image, with the fields images.lmcache sets
-in its place (a tag or digest there replaces the vLLM image's tag and digest together). */}}
-{{- define "kvgen.lmcacheImage" -}}
-{{- $own := index . 0 -}}{{- $spec := index . 1 -}}{{- $pin := index . 2 -}}
-{{- $repo := default $pin.repository $spec.repository -}}
-{{- $tag := default $pin.tag $spec.tag -}}
-{{- $digest := default (default "" $pin.digest) $spec.digest -}}
-{{- if or $own.tag $own.digest -}}{{- $tag = default $tag $own.tag -}}{{- $digest = default "" $own.digest -}}{{- end -}}
-{{- $repo = default $repo $own.repository -}}
-{{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo $tag -}}{{- end -}}
+{{- $_ := set $s "workloads" $workloads -}}
 {{- end -}}

@@ -2,7 +2,7 @@
 kvgen.gpuAccess: how the LMCache server reaches vLLM's GPUs (kvCacheOffloading.lmcache.gpuAccess),
 the chart's counterpart of kvgen/gpu_access.py. Sets $s.gpuAccess (mode, summary, requirement
 and, for dra, deviceClassName; empty unless the lmcache backend is on) and records a problem
-when the Kubernetes version is below the mode's floor: .Capabilities.KubeVersion, the cluster's
+when the Kubernetes version is below the mode's minKubeVersion (files/gpu-access.yaml): .Capabilities.KubeVersion, the cluster's
 on install and `--kube-version` for `helm template`.
 */}}
 {{- define "kvgen.gpuAccess" -}}
@@ -16,7 +16,7 @@ on install and `--kube-version` for `helm template`.
 {{- if eq $mode "dra" -}}{{- $_ := set $access "deviceClassName" $lm.deviceClassName -}}{{- end -}}
 {{- with $row.minKubeVersion -}}
 {{- if not (semverCompare (printf ">=%s.0-0" .) $s.kube) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.lmcache.gpuAccess" (printf "gpuAccess %s needs Kubernetes %s or newer (resource.k8s.io/v1 ResourceClaimTemplate), but the output is for Kubernetes %s" $mode . $s.kube) (printf "render with --kube-version %s (or newer) for a cluster that has it, or use gpuAccess visible-devices or in-container" .)) -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.lmcache.gpuAccess" (printf "gpuAccess %s needs Kubernetes %s or newer (%s), but the output is for Kubernetes %s" $mode . $row.minKubeVersionReason $s.kube) (printf "render with --kube-version %s (or newer) for a cluster that has it, or use %s" . $row.minKubeVersionAlternative)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

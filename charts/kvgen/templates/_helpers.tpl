@@ -56,7 +56,10 @@ kvgen.roundUpGiB: bytes rounded up to a whole GiB.
 {{- end -}}
 
 {{/*
-kvgen.context: every value the object templates lay out, as JSON (the chart's counterpart of
-kvgen.plan.context). Fails, listing every problem at once, when the values cannot be served.
-Usage: {{- $c := include "kvgen.context" . | fromJson }}
+kvgen.lmcacheHealthUrl: the LMCache MP server's health endpoint, from the wiring
+(http://host:httpPort/healthPath; kvgen's connector.lmcache_health_url).
+Usage: {{ include "kvgen.lmcacheHealthUrl" $s.W }}
 */}}
+{{- define "kvgen.lmcacheHealthUrl" -}}
+{{- printf "http://%s:%d%s" .lmcache.host (int64 .lmcache.httpPort) .lmcache.healthPath -}}
+{{- end -}}

@@ -1,51 +1,50 @@
 {{/*
-kvgen.podTemplate: the pod template shared by the Deployment and the StatefulSets (the
-counterpart of kvgen's templates/_pod.yaml.j2). Values are emitted with toJson (JSON is
-YAML), so no value can break the document.
-Usage: {{ include "kvgen.podTemplate" (list $c $workload.pod) | nindent 4 }}
+kvgen.podTemplate: the pod template shared by the Deployment and the StatefulSets, laid out from
+one pod of the context (kvgen.context: workloads[].pod). Values are emitted with toJson (JSON is
+YAML), so no value can break the document. kvgen's templates/_pod.yaml.j2 is generated from it.
+Usage: {{- include "kvgen.podTemplate" $workload.pod | nindent 4 }}
 */}}
 {{- define "kvgen.podTemplate" -}}
-{{- $c := index . 0 -}}
-{{- $pod := index . 1 -}}
+{{- $pod := . -}}
 metadata:
   labels: {{ toJson $pod.labels }}
   annotations: {{ toJson $pod.annotations }}
 spec:
-  {{- if $c.nodeSelector }}
-  nodeSelector: {{ toJson $c.nodeSelector }}
+  {{- if $pod.nodeSelector }}
+  nodeSelector: {{ toJson $pod.nodeSelector }}
   {{- end }}
-  {{- if $c.tolerations }}
-  tolerations: {{ toJson $c.tolerations }}
+  {{- if $pod.tolerations }}
+  tolerations: {{ toJson $pod.tolerations }}
   {{- end }}
-  {{- if $c.affinity }}
-  affinity: {{ toJson $c.affinity }}
+  {{- if $pod.affinity }}
+  affinity: {{ toJson $pod.affinity }}
   {{- end }}
-  {{- if $c.priorityClassName }}
-  priorityClassName: {{ toJson $c.priorityClassName }}
+  {{- if $pod.priorityClassName }}
+  priorityClassName: {{ toJson $pod.priorityClassName }}
   {{- end }}
   {{- if $pod.resourceClaims }}
   # gpuAccess dra: the pod's GPUs, claimed once; vLLM and the LMCache sidecar both list the claim
   resourceClaims: {{ toJson $pod.resourceClaims }}
   {{- end }}
-  {{- with $pod.sidecar }}
+  {{- if $pod.sidecar }}
   initContainers:
     # LMCache MP server as a native sidecar: starts (and must answer its health check) before vLLM
-    - name: {{ toJson .name }}
-      image: {{ toJson .image }}
+    - name: {{ toJson $pod.sidecar.name }}
+      image: {{ toJson $pod.sidecar.image }}
       restartPolicy: Always
-      command: {{ toJson .command }}
-      args: {{ toJson .args }}
-      {{- if .env }}
-      env: {{ toJson .env }}
+      command: {{ toJson $pod.sidecar.command }}
+      args: {{ toJson $pod.sidecar.args }}
+      {{- if $pod.sidecar.env }}
+      env: {{ toJson $pod.sidecar.env }}
       {{- end }}
-      resources: {{ toJson .resources }}
+      resources: {{ toJson $pod.sidecar.resources }}
       startupProbe:
         exec:
-          command: {{ toJson .probeCommand }}
+          command: {{ toJson $pod.sidecar.probeCommand }}
         periodSeconds: 2
         timeoutSeconds: 3
         failureThreshold: 150
-      volumeMounts: {{ toJson .volumeMounts }}
+      volumeMounts: {{ toJson $pod.sidecar.volumeMounts }}
   {{- end }}
   containers:
     - name: {{ toJson $pod.vllm.name }}

@@ -155,3 +155,52 @@ dict built by kvgen.context and records results or problems in it.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+kvgen.checkCredentials: no literal credential in the values (the chart's counterpart of
+kvgen/credentials.py; the names and flags are files/credentials.yaml): an env var that carries
+one with a literal value, or a credential flag (also with underscores or abbreviated, as vLLM
+reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
+*/}}
+{{- define "kvgen.checkCredentials" -}}
+{{- $s := . -}}
+{{- $c := $s.F.Get "files/credentials.yaml" | fromYaml -}}
+{{- range $n, $e := default list $s.V.vllm.env -}}
+{{- if and (kindIs "map" $e) (kindIs "string" $e.name) $e.value -}}
+{{- $upper := upper $e.name -}}
+{{- $field := "" -}}
+{{- if hasKey $c.env.names $upper -}}{{- $field = index $c.env.names $upper -}}
+{{- else -}}{{- range $suffix := $c.env.suffixes -}}{{- if hasSuffix $suffix $upper -}}{{- $field = "valueFrom.secretKeyRef" -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- if $field -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.env[%d].value" $n) (printf "%s carries a credential: a literal value would be committed with the spec" $e.name) (include "kvgen.credentialHint" $field)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $pending := "" -}}
+{{- range $n, $arg := default list $s.V.vllm.extraArgs -}}
+{{- if hasPrefix "-" $arg -}}
+{{- $parts := splitn "=" 2 $arg -}}
+{{- $name := $parts._0 | replace "_" "-" -}}
+{{- $flag := "" -}}
+{{- if and (hasPrefix "--" $name) (ge (len $name) 3) -}}
+{{- range $f, $_ := $c.flags -}}{{- if and (not $flag) (hasPrefix $name $f) -}}{{- $flag = $f -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- $pending = "" -}}
+{{- if and $flag (contains "=" $arg) -}}
+{{- if not (regexMatch $c.reference (index $parts "_1")) -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "%s takes a credential: a literal value would be committed with the spec" $parts._0) (include "kvgen.credentialHint" (index $c.flags $flag))) -}}
+{{- end -}}
+{{- else if $flag -}}{{- $pending = $flag -}}
+{{- end -}}
+{{- else if and $pending (not (regexMatch $c.reference $arg)) -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "the value of %s is a credential: a literal value would be committed with the spec" $pending) (include "kvgen.credentialHint" (index $c.flags $pending))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kvgen.credentialHint" -}}
+{{- if eq . "valueFrom.secretKeyRef" -}}take it from a Secret: valueFrom: {secretKeyRef: {name: SECRET, key: KEY}}
+{{- else -}}put it in a Secret and set {{ . }}: {name: SECRET, key: KEY}, or take an env var from it with valueFrom.secretKeyRef
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,374 @@
+"""From a plan to the context (kvgen.context_types.Context): the values the object templates lay out.
+
+Built in named pieces, each mirrored by one ``define`` of the chart (templates/_context.tpl) with
+the same name: ``meta`` is ``kvgen.context.meta``, ``vllm_args`` is ``kvgen.context.vllmArgs``,
+and so on (a test holds the two lists together). Every literal that wires the pieces together
+(hosts, ports, paths, label and annotation keys) is data: ``wiring`` in files/runtime.yaml.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from kvgen import catalog, connector, gpu_access, images, paths, quantity, sizing
+from kvgen.context_types import (
+    Context,
+    Gpus,
+    KubeObject,
+    Launcher,
+    LMCache,
+    Meta,
+    Pod,
+    Resources,
+    Sidecar,
+    Tier,
+    VllmArgs,
+    VllmContainer,
+    Workload,
+)
+from kvgen.plan import WORKER_SUFFIX, Plan, has_api_key, with_server
+
+
+def number(x: float) -> str:
+    """A number as Go's %v prints it (shortest round-trip form, no trailing .0), so that the
+    Helm chart can produce the same argument strings: 0.92 -> "0.92", 1.0 -> "1"."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def resources(size: sizing.ContainerSize, requested: dict[str, int] | None = None,
+              claims: list[dict[str, str]] | None = None) -> Resources:
+    """Requests and limits of a sized container, with its device-plugin GPUs or its DRA claims
+    (the chart's kvgen.resources)."""
+    requests: dict[str, Any] = {}
+    if size.cpu:
+        requests["cpu"] = size.cpu
+    requests["memory"] = quantity.format_bytes(size.memory)
+    if size.ephemeral:
+        requests["ephemeral-storage"] = quantity.format_bytes(size.ephemeral)
+    limits: dict[str, Any] = {}
+    if size.cpu_limit:
+        limits["cpu"] = size.cpu_limit
+    limits["memory"] = quantity.format_bytes(size.limit)
+    if size.ephemeral_limit is not None:
+        limits["ephemeral-storage"] = quantity.format_bytes(size.ephemeral_limit)
+    for name, count in (requested or {}).items():
+        requests[name] = count
+        limits[name] = count
+    out: Resources = {"requests": requests, "limits": limits}
+    if claims:
+        out["claims"] = claims
+    return out
+
+
+# ----------------------------------------------------------------------------- the pieces
+
+
+def meta(plan: Plan) -> Meta:
+    """Labels, the selector and the annotations that record the decision."""
+    spec, d, w = plan.spec, plan.decision, connector.wiring()
+    key, note = w["labels"], w["annotations"]
+    selector = {key["name"]: "vllm", key["instance"]: spec.name}
+    role = spec.disaggregation.role
+    labels = {
+        **selector,
+        key["component"]: "inference" if role == "none" else role,
+        key["version"]: images.vllm_tag(plan),
+        key["managedBy"]: "kvgen",
+    }
+    annotations = {note["offloading"]: "enabled" if d.enabled else "disabled"}
+    if d.enabled:
+        annotations[note["backend"]] = plan.spec.kv_cache_offloading.backend
+    else:
+        annotations[note["reason"]] = d.reason_code
+    if plan.gpu_access is not None:
+        annotations[note["gpuAccess"]] = plan.gpu_access.mode
+    return {"labels": labels, "selector": selector, "annotations": annotations}
+
+
+def vllm_args(plan: Plan) -> VllmArgs:
+    """`vllm serve`'s arguments (the image's entrypoint; the model is its positional argument)."""
+    spec, p, backend = plan.spec, plan.spec.parallelism, plan.backend
+    head = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
+    if p.pipeline > 1:
+        head.append(f"--pipeline-parallel-size={p.pipeline}")
+    if p.data > 1:
+        head.append(f"--data-parallel-size={p.data}")
+    if plan.multi_node:
+        head += [
+            f"--nnodes={p.nodes}",
+            "--node-rank=$(NODE_RANK)",
+            f"--master-addr={spec.name}-0.{headless_name(plan)}.{spec.namespace}.svc.cluster.local",
+            f"--master-port={connector.wiring()['masterPort']}",
+        ]
+    tail: list[str] = []
+    if plan.context.flag:  # the spec's model.maxModelLen, or the longest length that fits (kvgen.kvcache)
+        tail.append(f"--max-model-len={plan.context.flag}")
+    if plan.instance.gpus:
+        tail.append(f"--gpu-memory-utilization={number(spec.vllm.gpu_memory_utilization)}")
+    kv_config = None
+    if backend == "lmcache":
+        kv_config = connector.lmcache_kv_transfer_config()
+    elif backend == "native":
+        o = spec.kv_cache_offloading
+        kv_config = connector.native_kv_transfer_config(plan.sizing.cpu_tier, o.eviction_policy, len(o.secondary))
+    elif spec.disaggregation.role != "none":
+        kv_config = connector.nixl_kv_transfer_config()
+    if kv_config:
+        tail.append(f"--kv-transfer-config={connector.dumps(kv_config)}")
+    if backend == "native" and plan.model.hybrid:
+        tail.append("--enable-prefix-caching")  # vLLM: hybrid models need it to align block sizes
+    tail += spec.vllm.extra_args
+    return {"head": head, "tail": tail}
+
+
+def env(plan: Plan) -> list[KubeObject]:
+    """The vLLM container's environment: kvgen's variables, then the spec's."""
+    spec = plan.spec
+    out: list[KubeObject] = []
+    if plan.multi_node:
+        index = connector.wiring()["labels"]["podIndex"]
+        out.append({"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{index}']"}}})
+    if spec.model.hf_token_secret:
+        ref = spec.model.hf_token_secret
+        out.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
+    if spec.service.api_key_secret:  # vLLM requires it of every /v1 request (entrypoints/serve/middleware)
+        ref = spec.service.api_key_secret
+        out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
+    if spec.disaggregation.role != "none":
+        out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    if not plan.instance.gpus:
+        out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(sizing.CPU_BACKEND_KV_SPACE_GIB)})
+    out += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
+    return out
+
+
+def gpus(plan: Plan) -> Gpus:
+    """The pod's GPUs: a device-plugin request, or (gpuAccess dra) one claim the sidecar lists too."""
+    access = plan.gpu_access
+    if access is not None and access.mode == "dra":
+        name = gpu_access.CLAIM_NAME
+        return {
+            "claims": [{"name": name}],
+            "claimTemplate": {"name": f"{plan.spec.name}-{name}", "request": name,
+                              "deviceClassName": access.device_class_name, "count": plan.gpus_per_pod},
+        }
+    if plan.instance.gpus:
+        mig = plan.instance.mig
+        return {"resources": {f"nvidia.com/mig-{mig}" if mig else "nvidia.com/gpu": plan.gpus_per_pod}}
+    return {}
+
+
+def tiers(plan: Plan) -> list[Tier]:
+    """The disk tiers (while offloading is on): volume, mount and known size of each."""
+    out: list[Tier] = []
+    if plan.backend is None:
+        return out
+    for i, tier in enumerate(plan.spec.kv_cache_offloading.secondary):
+        fs = tier.file_system
+        name = f"kv-cache-secondary-{i}"
+        t: Tier = {"volume": {"name": name}, "mount": {"name": name, "mountPath": connector.tier_path(i)}}
+        if fs.empty_dir:
+            t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size}
+            t["capacity"] = quantity.to_bytes(fs.empty_dir.size)
+        elif fs.pvc.spec is not None:
+            t["volume"]["ephemeral"] = {"volumeClaimTemplate": {"spec": fs.pvc.spec}}
+            storage = ((fs.pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
+            if storage is not None:
+                t["capacity"] = quantity.to_bytes(storage)
+        else:
+            t["volume"]["persistentVolumeClaim"] = {"claimName": fs.pvc.ref.name}
+            if fs.pvc.ref.path:
+                t["mount"]["subPath"] = fs.pvc.ref.path
+        out.append(t)
+    return out
+
+
+def launcher_script() -> str:
+    return (paths.files_dir() / connector.wiring()["launcher"]["file"]).read_text(encoding="utf-8")
+
+
+def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
+    """The LMCache server (None without one): its launcher ConfigMap, and the launcher's command
+    line where the server runs. The launcher measures the node and adds --l1-size-gb."""
+    if plan.gpu_access is None:
+        return None
+    s, o, w = plan.sizing, plan.spec.kv_cache_offloading, connector.wiring()
+    script = launcher_script()
+    launcher: Launcher = {"name": f"{plan.spec.name}-lmcache-launcher", "file": w["launcher"]["file"], "script": script,
+                          "sha256": hashlib.sha256(script.encode()).hexdigest()}
+    args: list[str] = []
+    if s.utilization is not None:
+        args.append(f"--utilization={number(s.utilization)}")
+    args.append(f"--tensor-parallel-size={plan.spec.parallelism.tensor}")
+    if s.l1_cap is not None:
+        args.append(f"--max-bytes={s.l1_cap}")
+    # the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container
+    reserve = sizing.LMCACHE_SERVER_OVERHEAD + (s.vllm.limit if plan.in_container else 0)
+    args += [f"--reserve-bytes={reserve}", f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}"]
+    if plan.in_container:
+        args.append(f"--health-url={connector.lmcache_health_url()}")
+    args.append("--")
+    capacities = [t.get("capacity") for t in disk]
+    args += connector.lmcache_server_argv(o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB)
+    if plan.in_container:  # no sidecar: the launcher runs `lmcache server`, waits for it, then vLLM
+        args += [w["launcher"]["then"], *catalog.runtime()["vllm"]["entrypoint"]]
+    python = catalog.runtime()["lmcache"]["python"]
+    return {"launcher": launcher, "command": [python, connector.launcher_path()], "args": args}
+
+
+def _launcher_mount() -> KubeObject:
+    launcher = connector.wiring()["launcher"]
+    return {"name": launcher["volume"], "mountPath": launcher["dir"], "readOnly": True}
+
+
+def vllm(plan: Plan, args: VllmArgs, variables: list[KubeObject], devices: Gpus, disk: list[Tier],
+         server: LMCache | None) -> VllmContainer:
+    """The vLLM container of rank 0 (or of a single-node server); with gpuAccess in-container it
+    runs the launcher, which starts the LMCache server, then `vllm serve`."""
+    s = plan.sizing
+    mounts: list[KubeObject] = [{"name": "dshm", "mountPath": "/dev/shm"},
+                                {"name": "model-cache", "mountPath": connector.wiring()["modelCacheMount"]}]
+    size = s.vllm
+    if plan.backend == "native":
+        mounts += [t["mount"] for t in disk]
+    c: dict[str, Any] = {"name": "vllm", "image": images.vllm_image(plan)}
+    if plan.in_container and server is not None:
+        mounts += [_launcher_mount(), *(t["mount"] for t in disk)]
+        size = with_server(s.vllm, s.lmcache)
+        c["command"] = server["command"]
+    c["args"] = [*_launcher_args(plan, server), *args["head"], *args["tail"]]
+    if variables:
+        c["env"] = variables
+    c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
+    c["resources"] = resources(size, devices.get("resources"), devices.get("claims"))
+    c["probes"] = True
+    c["volumeMounts"] = mounts
+    return c  # type: ignore[return-value]
+
+
+def _launcher_args(plan: Plan, server: LMCache | None) -> list[str]:
+    """gpuAccess in-container: the launcher's arguments before `vllm serve`'s."""
+    return server["args"] if plan.in_container and server is not None else []
+
+
+def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None) -> Sidecar | None:
+    """The LMCache MP server as a native sidecar (gpuAccess visible-devices or dra)."""
+    if not plan.sidecar or server is None:
+        return None
+    c: dict[str, Any] = {"name": "lmcache-mp-server", "image": images.lmcache_image(plan),
+                         "command": server["command"], "args": server["args"]}
+    if "claims" not in devices:
+        # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
+        c["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
+    c["resources"] = resources(plan.sizing.lmcache, None, devices.get("claims"))
+    probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
+    c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]
+    c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
+    return c  # type: ignore[return-value]
+
+
+def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeObject]:
+    """The pod's volumes: /dev/shm, the model cache, the launcher, the disk tiers."""
+    s = plan.sizing
+    out: list[KubeObject] = [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": quantity.format_bytes(s.shm)}},
+        {"name": "model-cache", "emptyDir": {"sizeLimit": quantity.format_bytes(s.model_cache)}},
+    ]
+    if server is not None:
+        launcher = connector.wiring()["launcher"]
+        out.append({"name": launcher["volume"], "configMap": {"name": server["launcher"]["name"], "defaultMode": launcher["mode"]}})
+    return out + [t["volume"] for t in disk]
+
+
+def workloads(plan: Plan, m: Meta, args: VllmArgs, container: VllmContainer, side: Sidecar | None,
+              pod_volumes: list[KubeObject], devices: Gpus, server: LMCache | None) -> list[Workload]:
+    """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server."""
+    spec, w = plan.spec, connector.wiring()
+    annotations = dict(m["annotations"])
+    if server is not None:  # a changed launcher rolls the pods
+        annotations[w["annotations"]["launcherSha256"]] = server["launcher"]["sha256"]
+    node_selector: dict[str, str] = {}
+    if plan.instance.type:
+        node_selector[w["labels"]["instanceType"]] = plan.instance.type
+    node_selector.update(spec.scheduling.node_selector)
+
+    def pod(role: str | None) -> Pod:
+        roles = {w["labels"]["nodeRole"]: role} if role else {}
+        out: dict[str, Any] = {"selector": {**m["selector"], **roles}, "labels": {**m["labels"], **roles},
+                               "annotations": annotations}
+        if node_selector:
+            out["nodeSelector"] = node_selector
+        if spec.scheduling.tolerations:
+            out["tolerations"] = spec.scheduling.tolerations
+        if spec.scheduling.affinity:
+            out["affinity"] = spec.scheduling.affinity
+        if spec.scheduling.priority_class_name:
+            out["priorityClassName"] = spec.scheduling.priority_class_name
+        if "claimTemplate" in devices:
+            out["resourceClaims"] = [{"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}]
+        if side is not None:
+            out["sidecar"] = side
+        out["vllm"] = container
+        if role == "worker":  # ranks 1.. run engine workers only: no API server, no HTTP probes
+            headless = [*_launcher_args(plan, server), *args["head"], "--headless", *args["tail"]]
+            out["vllm"] = {**container, "args": headless, "probes": False}
+        out["volumes"] = pod_volumes
+        return out  # type: ignore[return-value]
+
+    if not plan.multi_node:
+        return [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "pod": pod(None)}]
+    return [
+        {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "pod": pod("leader")},
+        {"kind": "StatefulSet", "name": f"{spec.name}{WORKER_SUFFIX}", "replicas": spec.parallelism.nodes - 1,
+         "ordinalsStart": 1, "pod": pod("worker")},
+    ]
+
+
+def headless_name(plan: Plan) -> str:
+    return f"{plan.spec.name}-headless"
+
+
+# ----------------------------------------------------------------------------- the whole
+
+
+def build(plan: Plan) -> Context:
+    """The context of one plan (the chart's kvgen.context)."""
+    spec = plan.spec
+    m = meta(plan)
+    args = vllm_args(plan)
+    devices = gpus(plan)
+    disk = tiers(plan)
+    server = lmcache(plan, disk)
+    container = vllm(plan, args, env(plan), devices, disk, server)
+    side = sidecar(plan, devices, disk, server)
+    loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
+    c: Context = {"name": spec.name, "namespace": spec.namespace, **m,  # type: ignore[typeddict-item]
+                  "service": {"type": spec.service.type, "port": spec.service.port,
+                              "selector": loads[0]["pod"]["selector"],  # rank 0 serves the API
+                              "apiKey": has_api_key(spec)}}
+    if plan.multi_node:
+        c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
+    if server is not None:
+        c["launcher"] = server["launcher"]
+    if "claimTemplate" in devices:
+        c["claimTemplate"] = devices["claimTemplate"]
+    c["workloads"] = loads
+    d = plan.decision
+    c["decision"] = {"enabled": True} if d.enabled else {"enabled": False, "code": d.reason_code, "reason": d.reason}
+    if plan.gpu_access is not None:
+        a = plan.gpu_access
+        c["gpuAccess"] = {"mode": a.mode, "summary": a.summary, "requirement": a.requirement}
+        if a.device_class_name is not None:
+            c["gpuAccess"]["deviceClassName"] = a.device_class_name
+    c["vllmImage"] = container["image"]
+    if side is not None:
+        c["lmcacheImage"] = side["image"]
+    c["lmcacheImageSet"] = images.lmcache_image_set(plan)
+    return c
+
+
+# the pieces in the order build() calls them, each the Python face of `kvgen.context.<camelName>`
+PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, sidecar, volumes, workloads)

@@ -1,0 +1,99 @@
+"""No credential in Git: a literal value for an env var or vLLM flag that carries one is refused.
+
+A spec is committed, so a token written in it (``vllm.env: [{name: HF_TOKEN, value: hf_...}]``,
+``extraArgs: [--api-key=sk-...]``) is a leaked token, and an ``HF_TOKEN`` literal would also
+override ``model.hfTokenSecret``. The names and flags are data (``charts/kvgen/files/
+credentials.yaml``), which the chart checks the same way. KAITO and KServe input is translated
+into ``vllm.env`` and ``vllm.extraArgs`` first, so the same check covers it (reported at the
+field the user wrote).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kvgen import catalog
+from kvgen.errors import Path
+
+Found = tuple[Path, str, str]  # (spec path, message, hint)
+
+
+def _table() -> dict[str, Any]:
+    return catalog.load("credentials.yaml")
+
+
+def env_field(name: str) -> str | None:
+    """The spec field for the Secret reference when ``name`` carries a credential
+    ("valueFrom.secretKeyRef" for a name that is not one of kvgen's own); None otherwise."""
+    env = _table()["env"]
+    upper = name.upper()
+    if upper in env["names"]:
+        return env["names"][upper]
+    if any(upper.endswith(suffix) for suffix in env["suffixes"]):
+        return "valueFrom.secretKeyRef"
+    return None
+
+
+def _env(env: Any) -> list[Found]:
+    out: list[Found] = []
+    for i, entry in enumerate(env if isinstance(env, list) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry.get("value"):
+            continue
+        field = env_field(entry["name"])
+        if field is not None:
+            out.append((("vllm", "env", i, "value"), f"{entry['name']} carries a credential: a literal value would be "
+                        "committed with the spec", _hint(field)))
+    return out
+
+
+def _flag(written: str, flags: dict[str, str]) -> str | None:
+    """The credential flag ``written`` stands for: vLLM reads --api_key as --api-key, and its
+    parser takes an unambiguous prefix (--api-ke) for the whole flag."""
+    name = written.replace("_", "-")
+    if not name.startswith("--") or len(name) < 3:
+        return None
+    return next((flag for flag in flags if flag.startswith(name)), None)
+
+
+def _args(args: Any) -> list[Found]:
+    flags = _table()["flags"]
+    out: list[Found] = []
+    pending: str | None = None  # a credential flag whose values are the following tokens
+    for i, arg in enumerate(args if isinstance(args, list) else []):
+        if not isinstance(arg, str):
+            continue
+        if arg.startswith("-"):
+            written, eq, value = arg.partition("=")
+            name = _flag(written, flags)
+            pending = name if name and not eq else None
+            if name and eq and not _is_reference(value):
+                out.append((("vllm", "extraArgs", i), f"{written} takes a credential: a literal value would be committed "
+                            "with the spec", _hint(flags[name])))
+        elif pending is not None and not _is_reference(arg):
+            out.append((("vllm", "extraArgs", i), f"the value of {pending} is a credential: a literal value would be "
+                        "committed with the spec", _hint(flags[pending])))
+    return out
+
+
+def _is_reference(value: str) -> bool:
+    """$(NAME): not a literal, Kubernetes expands it from the container's env."""
+    return re.match(_table()["reference"], value) is not None
+
+
+def _hint(field: str) -> str:
+    if field == "valueFrom.secretKeyRef":
+        return "take it from a Secret: valueFrom: {secretKeyRef: {name: SECRET, key: KEY}}"
+    return f"put it in a Secret and set {field}: {{name: SECRET, key: KEY}}, or take an env var from it with valueFrom.secretKeyRef"
+
+
+def literals(data: Any) -> list[Found]:
+    """Every credential written literally in a native spec (plain data, checked before or
+    without the model validation, so it is reported with the spec's other problems)."""
+    vllm = data.get("vllm") if isinstance(data, dict) else None
+    if not isinstance(vllm, dict):
+        return []
+    return _env(vllm.get("env")) + _args(vllm.get("extraArgs"))
+
+
+__all__ = ["env_field", "literals"]

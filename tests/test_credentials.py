@@ -1,0 +1,139 @@
+"""No secret in Git: literal credentials are refused by kvgen and the chart alike, for native,
+KAITO and KServe input; an API key comes from a Secret (service.apiKeySecret), and a
+LoadBalancer without one is warned about."""
+
+from __future__ import annotations
+
+import json
+
+import helm_python
+import pytest
+
+import helm
+from conftest import ROOT, compile_spec, container, dump, spec
+from kvgen import catalog
+from kvgen.compiler import compile_text
+from kvgen.errors import SpecError
+from kvgen.plan import LOAD_BALANCER_WARNING
+
+SEEDS = ROOT / "examples" / "seeds"
+SECRET = {"name": "vllm-api-key", "key": "VLLM_API_KEY"}
+
+# vllm settings -> whether they hold a literal credential
+VLLM = {
+    "env HF_TOKEN literal": ({"env": [{"name": "HF_TOKEN", "value": "hf_abc"}]}, True),
+    "env HUGGING_FACE_HUB_TOKEN literal": ({"env": [{"name": "HUGGING_FACE_HUB_TOKEN", "value": "hf_abc"}]}, True),
+    "env HF_API_TOKEN literal": ({"env": [{"name": "HF_API_TOKEN", "value": "hf_abc"}]}, True),
+    "env VLLM_API_KEY literal": ({"env": [{"name": "VLLM_API_KEY", "value": "sk"}]}, True),
+    "env *_API_KEY literal": ({"env": [{"name": "OPENAI_API_KEY", "value": "sk"}]}, True),
+    "env *_TOKEN lower case": ({"env": [{"name": "wandb_token", "value": "x"}]}, True),
+    "env *_SECRET literal": ({"env": [{"name": "S3_SECRET", "value": "x"}]}, True),
+    "env *_PASSWORD literal": ({"env": [{"name": "DB_PASSWORD", "value": "x"}]}, True),
+    "env *_SECRET_ACCESS_KEY literal": ({"env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "x"}]}, True),
+    "env HF_TOKEN from a Secret": ({"env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}, False),
+    "env HF_TOKEN empty": ({"env": [{"name": "HF_TOKEN", "value": ""}]}, False),
+    "env not a credential": ({"env": [{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}, {"name": "TOKENIZERS_PARALLELISM", "value": "false"}]}, False),
+    "--api-key=literal": ({"extraArgs": ["--api-key=sk-123"]}, True),
+    "--api-key literal": ({"extraArgs": ["--api-key", "sk-123"]}, True),
+    "--api-key two literals": ({"extraArgs": ["--api-key", "$(VLLM_API_KEY)", "sk-2"]}, True),
+    "--api_key=literal": ({"extraArgs": ["--api_key=sk-123"]}, True),
+    "--api-ke=literal (abbreviated)": ({"extraArgs": ["--api-ke=sk-123"]}, True),
+    "--hf-token=literal": ({"extraArgs": ["--hf-token=hf_abc"]}, True),
+    "--hf-token literal": ({"extraArgs": ["--enable-chunked-prefill", "--hf-token", "hf_abc"]}, True),
+    "--api-key=$(VAR)": ({"extraArgs": ["--api-key=$(VLLM_API_KEY)"]}, False),
+    "--api-key $(VAR)": ({"extraArgs": ["--api-key", "$(MY_KEY)", "--max-num-seqs=8"]}, False),
+    "--hf-token alone (use the login cache)": ({"extraArgs": ["--hf-token", "--max-num-seqs=8"]}, False),
+    "a literal after another flag": ({"extraArgs": ["--served-model-name", "sk-looks-like-a-key"]}, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM))
+def test_kvgen_and_the_chart_refuse_literal_credentials_alike(case):
+    settings, literal = VLLM[case]
+    values = spec(vllm=settings)
+    try:
+        compile_spec(values)
+        ours = None
+    except SpecError as exc:
+        ours = str(exc)
+    try:
+        helm.render(values)
+        theirs = None
+    except helm_python.HelmRenderError as exc:
+        theirs = str(exc)
+    if not literal:
+        assert ours is None and theirs is None, ours or theirs
+        return
+    assert ours is not None and "a literal value would be committed with the spec" in ours, ours
+    assert theirs is not None and "a literal value would be committed with the spec" in theirs, theirs
+    assert ("Secret" in ours) and ("Secret" in theirs)
+
+
+def test_the_credential_flags_are_real_vllm_flags():
+    options = json.loads((ROOT / "tests" / "contract" / "vllm-0.33.0.json").read_text())["serve"]["options"]
+    flags = catalog.load("credentials.yaml")["flags"]
+    assert set(flags) == {"--hf-token", "--api-key"}
+    assert all(options[f]["takes_value"] for f in flags)
+
+
+def test_a_kserve_literal_is_refused_at_the_field_written():
+    text = (SEEDS / "kserve-qwen2-7b.yaml").read_text().replace(
+        "      - name: main\n",
+        "      - name: main\n        args: [--max-num-seqs=8, --api-key=sk-live]\n        env:\n"
+        "          - {name: OPENAI_API_KEY, value: sk-1}\n"
+        "          - {name: VLLM_ADDITIONAL_ARGS, value: '--hf-token hf_x'}\n")
+    text = text.replace("  name: qwen2-7b-kv-cache-offloading\n",
+                        "  name: qwen2-7b-kv-cache-offloading\n  annotations: {kvgen.dev/instance-type: Standard_NC24ads_A100_v4}\n")
+    with pytest.raises(SpecError) as err:
+        compile_text(text, "svc.yaml")
+    rendered = [p.render() for p in err.value.problems]
+    assert len(rendered) == 3, rendered
+    assert any(r.startswith("svc.yaml:17:34: spec.template.containers[0].args[1]: --api-key takes a credential") for r in rendered)
+    assert any(r.startswith("svc.yaml:19:13: spec.template.containers[0].env[0]: OPENAI_API_KEY carries a credential") for r in rendered)
+    assert any(r.startswith("svc.yaml:20:42: spec.template.containers[0].env[1].value: the value of --hf-token") for r in rendered)
+
+
+def test_a_kaito_literal_in_the_inference_config_is_refused_at_its_line():
+    text = (SEEDS / "kaito-gemma-4-12b.yaml").read_text().replace(
+        "    kv_cache_cpu_memory_utilization: 0.25\n",
+        "    kv_cache_cpu_memory_utilization: 0.25\n    vllm:\n      api-key: sk-abc\n")
+    with pytest.raises(SpecError) as err:
+        compile_text(text, "kaito.yaml")
+    (problem,) = err.value.problems
+    assert problem.render().startswith("kaito.yaml:10:7: data.inference_config.yaml.vllm.api-key: --api-key takes a credential")
+
+
+def test_api_key_secret_becomes_vllm_api_key_from_the_secret_in_kvgen_and_the_chart():
+    values = spec(service={"type": "LoadBalancer", "apiKeySecret": SECRET})
+    compiled = compile_spec(values)
+    env = container(compiled, "vllm")["env"]
+    assert {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": SECRET}} in env
+    assert helm.by_identity(helm.objects(values)) == helm.by_identity(compiled.objects)
+    assert LOAD_BALANCER_WARNING not in compiled.plan.warnings
+    notes = next(t for name, t in helm.render(values).items() if name.endswith("NOTES.txt"))
+    assert "WARNING" not in notes
+
+
+@pytest.mark.parametrize("service,extra,warned", [
+    ({"type": "LoadBalancer"}, {}, True),
+    ({"type": "ClusterIP"}, {}, False),
+    ({"type": "LoadBalancer", "apiKeySecret": SECRET}, {}, False),
+    ({"type": "LoadBalancer"}, {"env": [{"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": SECRET}}]}, False),
+    ({"type": "LoadBalancer"}, {"extraArgs": ["--api-key=$(MY_KEY)"]}, False),
+])
+def test_a_load_balancer_without_an_api_key_is_warned_about_by_kvgen_and_the_chart(service, extra, warned):
+    values = spec(service=service, vllm=extra)
+    compiled = compile_spec(values)
+    assert (LOAD_BALANCER_WARNING in compiled.plan.warnings) == warned
+    notes = next(t for name, t in helm.render(values).items() if name.endswith("NOTES.txt"))
+    assert ("WARNING: service.type LoadBalancer exposes the OpenAI API" in notes) == warned
+
+
+def test_the_load_balancer_warning_is_printed(tmp_path):
+    from conftest import run_kvgen
+
+    f = tmp_path / "lb.yaml"
+    f.write_text(dump(spec(service={"type": "LoadBalancer"})))
+    result = run_kvgen("render", str(f))
+    assert result.returncode == 0
+    assert f"kvgen: demo: warning: {LOAD_BALANCER_WARNING}" in result.stderr

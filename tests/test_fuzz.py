@@ -1,0 +1,146 @@
+"""Fuzz: mutated example specs never crash kvgen.
+
+Hypothesis (derandomized: the same cases on every run) takes the examples (native specs) and
+the operators' seeds (KAITO and KServe resources), mutates one to three places in them (a value
+of the wrong type, a deletion, a huge or negative number, a wrong container, unicode, an
+unknown key) and sometimes damages the bytes, then runs `kvgen render` on the result through the
+CLI entry. kvgen must exit 0 or 1, never with an internal error (4) or a traceback, and every
+accepted output must parse as YAML objects.
+
+    pytest -m fuzz                                # the default ~2,000 cases (CI)
+    KVGEN_FUZZ_EXAMPLES=12000 pytest -m fuzz      # a longer local run
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from kvgen.cli import app
+
+pytestmark = pytest.mark.fuzz
+
+EXAMPLES = int(os.environ.get("KVGEN_FUZZ_EXAMPLES", "2000"))
+INSTANCE = "Standard_NC24ads_A100_v4"  # for KServe resources that name none (ignored otherwise)
+SEED_FILES = sorted((ROOT / "examples").glob("*.yaml")) + sorted((ROOT / "examples" / "seeds").glob("*.yaml"))
+
+
+def _load(path) -> list[Any]:
+    return [d for d in YAML(typ="safe", pure=True).load_all(path.read_text()) if d is not None]
+
+
+SEEDS = {p.relative_to(ROOT).as_posix(): _load(p) for p in SEED_FILES}
+
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # no lone surrogates: not encodable
+ODD_VALUES = [
+    None, True, False, 0, -1, 1, 2, 0.5, -0.5, 2.0, float("inf"), float("-inf"), float("nan"),
+    2**31, 2**63 - 1, -(2**63), 10**18, "", " ", "0", "1", "-1", "true", "null", "yes", " 10Gi", "10Gi ", "10GB",
+    "1e400Gi", "9" * 400 + "Gi", "8Ei", "9Ei", "-5Gi", "0.5Mi", "500m", "1.5", "0x10", "NaN", "~",
+    "--kv-transfer-config={}", "--api-key=sk-1", "--port=1", "hf://a/b", "$(X)", "ünïcødé", "\u202eevil", "名前",
+    "a" * 300, [], {}, [None], [1, "a"], {"a": 1}, {"": None}, [[[]]], {"emptyDir": {"size": "1Gi"}},
+]
+PLAUSIBLE = [  # values that fit many fields, so that a fair share of mutated specs is accepted and rendered
+    1, 2, 4, 8, 0.25, 0.5, 0.9, True, False, "1Gi", "10Gi", "100Gi", "512Mi", 1073741824, "lru", "arc", "native",
+    "lmcache", "4", "500m", "demo", "default", "--max-num-seqs=8", "Standard_NC24ads_A100_v4",
+    "meta-llama/Llama-3.1-8B-Instruct", "LoadBalancer", "decode",
+]
+VALUES = st.one_of(
+    st.sampled_from(ODD_VALUES), st.integers(), st.floats(), TEXT, st.booleans(),
+    st.lists(st.one_of(st.integers(), TEXT), max_size=3),
+    st.dictionaries(TEXT, st.one_of(st.integers(), TEXT, st.none()), max_size=3),
+)
+KEYS = st.one_of(st.sampled_from(["kvCacheOffloding", "backend", "cpu", "name", "spec", "metadata", "apiVersion",
+                                  "kind", "env", "args", "secondary", "fileSystem", "pvc", "emptyDir", "ref",
+                                  "template", "resource", "inference", "replicas", "<<"]), TEXT)
+
+
+def _paths(node: Any, path: tuple = ()) -> list[tuple]:
+    out = [path]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, (*path, i))
+    return out
+
+
+def _get(root: Any, path: tuple) -> Any:
+    for part in path:
+        root = root[part]
+    return root
+
+
+def _set(root: list, path: tuple, value: Any) -> None:
+    _get(root, path[:-1])[path[-1]] = value
+
+
+@st.composite
+def mutated(draw) -> tuple[str, bytes]:
+    name = draw(st.sampled_from(sorted(SEEDS)))
+    docs = copy.deepcopy(SEEDS[name])
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3]))):
+        path = draw(st.sampled_from(_paths(docs)[1:]))  # never the stream itself
+        value = _get(docs, path)
+        op = draw(st.sampled_from(["plausible", "plausible", "plausible", "delete", "delete", "replace", "replace",
+                                   "replace", "wrap", "nest", "stringify", "key", "unicode", "number"]))
+        if op == "plausible" and not isinstance(value, (dict, list)):
+            _set(docs, path, draw(st.sampled_from(PLAUSIBLE)))
+        elif op == "replace":
+            _set(docs, path, copy.deepcopy(draw(VALUES)))  # a copy: later mutations must not change the pool
+        elif op == "delete":
+            del _get(docs, path[:-1])[path[-1]]
+        elif op == "wrap":
+            _set(docs, path, draw(st.sampled_from([[value], {"value": value}, [value, copy.deepcopy(value)]])))
+        elif op == "nest" and isinstance(value, (dict, list)):
+            _set(docs, path, {draw(KEYS): value})
+        elif op == "stringify":
+            _set(docs, path, str(value))
+        elif op == "key" and isinstance(value, dict):
+            value[draw(KEYS)] = copy.deepcopy(draw(VALUES))
+        elif op == "unicode":
+            _set(docs, path, f"{value}{draw(TEXT)}" if not isinstance(value, (dict, list)) else draw(TEXT))
+        elif op == "number":
+            _set(docs, path, draw(st.sampled_from([10**k for k in (9, 12, 18, 19, 30)] + [-(10**19), 1e308, -1e-300])))
+        if not docs:
+            docs = [{}]
+    buf = io.StringIO()
+    dumper = YAML(typ="safe", pure=True)
+    dumper.dump_all(docs, buf)
+    data = buf.getvalue().encode("utf-8")
+    damage = draw(st.integers(0, 29))
+    if damage == 0 and data:  # cut short
+        data = data[: draw(st.integers(0, len(data) - 1))]
+    elif damage == 1:  # foreign bytes
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.binary(min_size=1, max_size=4)) + data[at:]
+    return name, data
+
+
+_load_output = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=False,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(mutated())
+def test_mutated_specs_exit_0_or_1_and_accepted_output_is_yaml(case):
+    name, data = case
+    result = CliRunner().invoke(app, ["render", "-", "--instance", INSTANCE], input=data)
+    crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+    assert not crashed and result.exit_code in (0, 1), (
+        f"{name} mutated: exit {result.exit_code}\n{result.output}\n{data.decode('utf-8', 'replace')}")
+    assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+    if result.exit_code == 0:
+        objects = [d for d in yaml.load_all(result.stdout, Loader=_load_output) if d is not None]
+        assert objects and all(isinstance(o, dict) and o.get("kind") and o.get("metadata", {}).get("name")
+                               for o in objects), result.stdout
