@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvgen import catalog, quantity
+from kvgen.errors import KvgenError
 
 GiB = quantity.GiB
 
@@ -31,8 +32,9 @@ def data() -> dict[str, Any]:
     return catalog.load("kaito.yaml")
 
 
-class KaitoError(Exception):
-    """What KAITO's controller or webhook would refuse, in its words."""
+class KaitoError(KvgenError):
+    """What KAITO's controller or webhook would refuse, in its words (the KAITO reader turns it
+    into a problem at the field that caused it)."""
 
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
