@@ -21,7 +21,7 @@ from typing import Any
 
 from kvgen import diskcache, kube, paths
 from kvgen.emitter import Emitter
-from kvgen.errors import OutputInvalidError
+from kvgen.errors import KvgenError, OutputInvalidError
 
 # Document order of the output.
 TEMPLATES = (
@@ -74,7 +74,7 @@ def environment() -> Any:
     return env
 
 
-class _NotExact(Exception):
+class _NotExact(KvgenError):
     """Text on which PyYAML's constructors could differ from ruamel.yaml's: ruamel reads it."""
 
 

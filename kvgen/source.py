@@ -374,7 +374,7 @@ def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
     return docs
 
 
-class _NotPlain(Exception):
+class _NotPlain(KvgenError):
     pass
 
 
