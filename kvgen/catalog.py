@@ -1,6 +1,7 @@
 """The data kvgen shares with the Helm chart: models, instances, runtime pins, rules.
 
-All of it lives as YAML under ``charts/kvgen/files/`` and is read once per process. A spec
+All of it lives as YAML under ``charts/kvgen/files/`` and is read once per process, parsed
+once per content (kvgen.diskcache keeps the parsed form, keyed by the file's hash). A spec
 names a catalog model or instance by key, may override any of its fields inline, or may
 describe one the catalog does not know.
 """
@@ -12,17 +13,23 @@ from functools import cache
 from typing import Any
 
 from pydantic.alias_generators import to_camel
-from ruamel.yaml import YAML
 
-from kvgen import paths, quantity
+from kvgen import diskcache, paths, quantity
 from kvgen.errors import Problem, suggest
+
+
+def parse_yaml(raw: bytes) -> Any:
+    """YAML 1.2 as ruamel.yaml's safe loader reads it (its C parser when ruamel.yaml.clib is there)."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(raw.decode("utf-8"))
 
 
 @cache
 def load(name: str) -> dict[str, Any]:
-    """One data file of charts/kvgen/files, parsed (cached)."""
-    with (paths.files_dir() / name).open(encoding="utf-8") as fh:
-        return YAML(typ="safe", pure=True).load(fh)
+    """One data file of charts/kvgen/files, parsed (cached in the process and on disk)."""
+    raw = (paths.files_dir() / name).read_bytes()
+    return diskcache.cached("files", (name.encode(), raw), lambda: parse_yaml(raw))
 
 
 def models() -> dict[str, dict[str, Any]]:

@@ -4,6 +4,15 @@ Specs are read with ruamel.yaml's round-trip loader, which records the line and 
 every key and list item. ``SourceDoc.locate(path)`` turns a spec path into ``file:line:col``
 for error messages. Documents are handed on as plain dicts and lists.
 
+Fast path: positions are needed only to report a problem, so an input is first read by
+ruamel.yaml's safe loader (its C parser, libyaml), and read again by the round-trip loader
+only when a position is first asked for. Whatever the safe loader could read differently, or
+that the checks below refuse, goes to the round-trip loader at once: a merge key, a tag, a
+%YAML directive, a \\u escape, a timestamp, an integer beyond 64 bits, nesting beyond
+``MAX_DEPTH``, more than half ``MAX_NODES`` values or ``MAX_EXPANDED`` characters, a parse
+error, and any input with more than ``FAST_INDICATORS`` of the characters that open a level
+of nesting (the C parser composes recursively: deep enough nesting would overflow its stack).
+
 Input is untrusted (a pull request's specs in CI), so reading it has bounded cost and every
 way it can be wrong is a problem with its ``file:line``, never a crash:
 
@@ -22,7 +31,7 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -168,22 +177,84 @@ def _yaml() -> YAML:
     return yaml
 
 
-@dataclass
+class _Stream:
+    """One input text, read with the round-trip loader only when a position is asked for."""
+
+    def __init__(self, text: str, file: str):
+        self.text = text
+        self.file = file
+        self._docs: list[tuple[dict[Path, tuple[int, int]], int]] | None = None
+        self._lines: tuple[str, ...] | None = None
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        if self._lines is None:
+            self._lines = tuple(self.text.splitlines())
+        return self._lines
+
+    def positions(self, index: int) -> tuple[dict[Path, tuple[int, int]], int]:
+        """(positions, start line) of the ``index``-th non-empty document."""
+        if self._docs is None:
+            try:
+                self._docs = [(doc.positions, doc.start_line) for doc in _load_round_trip(self.text, self.file)]
+            except SpecError:  # libyaml read what the round-trip loader refuses: no positions, not a crash
+                self._docs = []
+        return self._docs[index] if index < len(self._docs) else ({}, 0)
+
+
 class SourceDoc:
     """One YAML document of an input file."""
 
-    file: str
-    data: Any  # plain dict/list/scalars
-    positions: dict[Path, tuple[int, int]]  # 0-based (line, col) per path
-    start_line: int = 0
-    lines: tuple[str, ...] = ()  # the whole input's lines, to place values inside embedded YAML
+    def __init__(
+        self,
+        file: str,
+        data: Any,  # plain dict/list/scalars
+        positions: dict[Path, tuple[int, int]] | None = None,  # 0-based (line, col) per path
+        start_line: int = 0,
+        lines: tuple[str, ...] = (),  # the whole input's lines, to place values inside embedded YAML
+        *,
+        stream: _Stream | None = None,
+        index: int = 0,
+    ):
+        self.file = file
+        self.data = data
+        self._positions = positions
+        self._start_line = start_line
+        self._lines = lines
+        self._stream = stream  # where positions come from when they were not given
+        self._index = index
+
+    def _resolve(self) -> None:
+        if self._positions is None:
+            if self._stream is None:
+                self._positions = {}
+            else:
+                self._positions, self._start_line = self._stream.positions(self._index)
+
+    @property
+    def positions(self) -> dict[Path, tuple[int, int]]:
+        self._resolve()
+        return self._positions  # type: ignore[return-value]
+
+    @property
+    def start_line(self) -> int:
+        self._resolve()
+        return self._start_line
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return self._stream.lines if self._stream is not None else self._lines
+
+    def __repr__(self) -> str:
+        return f"SourceDoc(file={self.file!r}, data={self.data!r})"
 
     def locate(self, path: Path) -> Location:
         """The closest recorded position to ``path`` (walking up to its parents)."""
         p = tuple(path)
+        positions = self.positions
         while p:
-            if p in self.positions:
-                line, col = self.positions[p]
+            if p in positions:
+                line, col = positions[p]
                 return Location(self.file, line + 1, col + 1)
             p = p[:-1]
         return Location(self.file, self.start_line + 1, 1)
@@ -262,12 +333,9 @@ def _reader_problem(exc: ReaderError, text: str, file: str) -> Problem:
                    Location(file, line, col))
 
 
-def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
-    """All non-empty documents of a YAML stream, or a SpecError naming file:line."""
-    if isinstance(text, bytes):
-        text = decode(text, file)
-    elif len(text) > MAX_INPUT_BYTES and len(text.encode("utf-8")) > MAX_INPUT_BYTES:
-        raise SpecError(file, [_too_large(file)])
+def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
+    """Every non-empty document with the position of every key and item (ruamel's round-trip
+    loader, pure Python, with the bounds above), or a SpecError naming file:line."""
     yaml = _yaml()
     try:
         raw = list(yaml.load_all(io.StringIO(text)))
@@ -304,3 +372,79 @@ def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
     if problems:
         raise SpecError(file, problems)
     return docs
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _copy_plain(node: Any, budget: list[int], depth: int = 0) -> Any:
+    """The safe loader's data as the round-trip path gives it: string keys, fresh containers
+    (aliases copied), only JSON's types; _NotPlain for anything the round-trip path would
+    read differently or refuse (a timestamp, an integer beyond 64 bits, too deep, too many
+    values or characters once aliases are expanded)."""
+    if depth > MAX_DEPTH:
+        raise _NotPlain
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotPlain
+    t = type(node)
+    if t is dict:
+        return {_copy_key(k, budget): _copy_plain(v, budget, depth + 1) for k, v in node.items()}
+    if t is list:
+        return [_copy_plain(v, budget, depth + 1) for v in node]
+    if t is str:
+        budget[1] -= len(node)
+        if budget[1] < 0:
+            raise _NotPlain
+        return node
+    if t is int:
+        if not INT_MIN <= node <= INT_MAX:
+            raise _NotPlain
+        return node
+    if t is float or t is bool or node is None:
+        return node
+    raise _NotPlain
+
+
+def _copy_key(key: Any, budget: list[int]) -> str:
+    if type(key) not in (str, int, float, bool) and key is not None:
+        raise _NotPlain
+    budget[0] -= 1
+    text = str(key)
+    budget[1] -= len(text)
+    if budget[0] < 0 or budget[1] < 0 or (type(key) is int and not INT_MIN <= key <= INT_MAX):
+        raise _NotPlain
+    return text
+
+
+@cache
+def _safe_loader() -> Any:
+    return YAML(typ="safe")  # the C parser (ruamel.yaml.clib) when it is installed
+
+
+# Every level of nesting starts with one of "[{-?:", so this many of them bound the depth the C
+# parser composes recursively (in C: 100,000 levels overflow its stack; a spec has about 100).
+FAST_INDICATORS = 2000
+_SLOW = ("<<", "!", "%YAML", "\\u", "\\U")  # a merge key, a tag, a directive, an escape that could be a surrogate
+
+
+def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
+    """All non-empty documents of a YAML stream, or a SpecError naming file:line.
+
+    The data comes from the safe loader (C parser) when it reads the input as the round-trip
+    loader would; positions come from the round-trip loader on first use."""
+    if isinstance(text, bytes):
+        text = decode(text, file)
+    elif len(text) > MAX_INPUT_BYTES and len(text.encode("utf-8")) > MAX_INPUT_BYTES:
+        raise SpecError(file, [_too_large(file)])
+    if not any(s in text for s in _SLOW) and sum(map(text.count, "[{-?:")) <= FAST_INDICATORS:
+        try:
+            budget = [MAX_NODES // 2, MAX_EXPANDED // 2]  # well inside the bounds: near them, the round-trip loader decides
+            data = [_copy_plain(node, budget) for node in _safe_loader().load_all(text) if node is not None]
+        except Exception:  # noqa: BLE001 - malformed, a duplicate key, a bound...: the round-trip loader says it
+            pass
+        else:
+            stream = _Stream(text, file)
+            return [SourceDoc(file, d, stream=stream, index=i) for i, d in enumerate(data)]
+    return _load_round_trip(text, file)

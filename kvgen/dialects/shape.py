@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-
 from kvgen.errors import Path, Problem, SpecError
 from kvgen.source import SourceDoc
 
@@ -92,6 +90,8 @@ def _kind(value: Any) -> str:
 
 def problems(doc: SourceDoc, schema: dict[str, Any]) -> list[Problem]:
     """Every place where ``doc`` does not have the shape a reader expects."""
+    import jsonschema  # here, not at the top: a native spec never needs it (about 120 ms to import)
+
     out = []
     errors = jsonschema.Draft202012Validator(schema).iter_errors(doc.data)
     for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
