@@ -8,7 +8,6 @@ describe one the catalog does not know.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from kvgen import diskcache, paths, quantity
+from kvgen.errors import Problem, suggest
 
 
 def parse_yaml(raw: bytes) -> Any:
@@ -52,13 +52,6 @@ def hybrid_architectures() -> dict[str, str]:
     """vLLM architectures whose class implements IsHybrid (captured from vLLM by
     scripts/capture-contract), each with the class the registry loads."""
     return load("hybrid-architectures.yaml")["architectures"]
-
-
-def suggest(word: str, choices: list[str]) -> str | None:
-    """A 'did you mean' hint, case-insensitive."""
-    lowered = {c.lower(): c for c in choices}
-    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-    return lowered[match[0]] if match else None
 
 
 @dataclass(frozen=True)
@@ -123,7 +116,7 @@ MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
 INSTANCE_FIELDS = ("gpus", "memory")
 
 
-def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, str, str | None]]]:
+def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
     """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint))."""
     row = models().get(spec_model.id)
     merged: dict[str, Any] = dict(row or {})
@@ -143,14 +136,14 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, 
         else:
             message = f"missing {names}"
             hint = None
-        return None, [(("model", "id"), message, hint)]
+        return None, [Problem(("model", "id"), message, hint)]
     layers = int(merged["layers"])
     architecture = str(merged["architecture"])
     # hybrid follows the architecture (vLLM's IsHybrid classes); a spec cannot switch it off
     hybrid_arch = architecture in hybrid_architectures()
     problems = []
     if spec_model.hybrid is False and hybrid_arch:
-        problems.append((
+        problems.append(Problem(
             ("model", "hybrid"),
             f"{architecture} is a hybrid architecture (vLLM {hybrid_architectures()[architecture]} implements IsHybrid); "
             "hybrid: false cannot change how vLLM runs it",
@@ -160,9 +153,9 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, 
     sliding_layers = int(merged.get("slidingLayers") or 0)
     window = merged.get("slidingWindow")
     if sliding_layers > attention_layers:
-        problems.append((("model", "slidingLayers"), f"{sliding_layers} sliding layers are more than the {attention_layers} attention layers", None))
+        problems.append(Problem(("model", "slidingLayers"), f"{sliding_layers} sliding layers are more than the {attention_layers} attention layers", None))
     if sliding_layers and not window:
-        problems.append((("model", "slidingWindow"), "slidingLayers is set but the window is not", "set model.slidingWindow (tokens)"))
+        problems.append(Problem(("model", "slidingWindow"), "slidingLayers is set but the window is not", "set model.slidingWindow (tokens)"))
     info = ModelInfo(
         id=spec_model.id,
         architecture=architecture,
@@ -182,7 +175,7 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[tuple[tuple, 
     )
     if spec_model.max_model_len and info.max_model_len and spec_model.max_model_len > info.max_model_len:
         problems.append(
-            (
+            Problem(
                 ("model", "maxModelLen"),
                 f"{spec_model.max_model_len} is longer than {spec_model.id}'s limit of {info.max_model_len} tokens",
                 f"use at most {info.max_model_len}",
@@ -196,7 +189,7 @@ def _mig_memory(profile: str) -> int:
     return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
 
 
-def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tuple[tuple, str, str | None]]]:
+def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[Problem]]:
     row = instances().get(spec_instance.type) if spec_instance.type else None
     merged: dict[str, Any] = dict(row or {})
     for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig", "ephemeral_storage"):
@@ -213,8 +206,8 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[tupl
             message = f"unknown instance type {spec_instance.type!r} (missing {names})"
             hint = f"did you mean {close!r}? " if close else ""
             hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
-            return None, [(("instance", "type"), message, hint)]
-        return None, [(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")]
+            return None, [Problem(("instance", "type"), message, hint)]
+        return None, [Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")]
     mig = merged.get("mig")
     gpu_memory = _mig_memory(mig) if mig else quantity.to_bytes(merged.get("gpuMemory") or 0)
     info = InstanceInfo(

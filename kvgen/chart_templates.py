@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvgen import render
+from kvgen.errors import KvgenError
 
 _REPO = Path(__file__).resolve().parent.parent  # a source checkout: the chart is not in the wheel
 CHART_TEMPLATES = _REPO / "charts" / "kvgen" / "templates"
@@ -34,7 +35,7 @@ _ACTION = re.compile(r"\{\{(- )?/\*(?P<comment>.*?)\*/( -)?\}\}|\{\{(- )?(?P<act
 _TOKEN = re.compile(r'\s*(\(|\)|\||"(?:[^"\\]|\\.)*"|\$\w+(?:\.\w+)*|\.(?:\w+(?:\.\w+)*)?|-?\d+|\w+)')
 
 
-class TranslationError(ValueError):
+class TranslationError(KvgenError, ValueError):
     pass
 
 

@@ -25,7 +25,7 @@ from typing import Annotated, Optional
 import typer
 
 from kvgen import __version__, kube
-from kvgen.errors import OutputInvalidError, Problem, SpecError
+from kvgen.errors import KvgenError, OutputInvalidError, Problem, SpecError
 from kvgen.source import MAX_INPUT_BYTES
 
 EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL, EXIT_STALE = 0, 1, 2, 3, 4, 5
@@ -71,7 +71,7 @@ Instance = Annotated[
 ]
 
 
-class Usage(Exception):
+class Usage(KvgenError):
     pass
 
 
@@ -202,7 +202,7 @@ def _compile_all(specs: list[str], version: str, instance: str | None = None):
     return inputs, output
 
 
-class _Failed(Exception):
+class _Failed(KvgenError):
     def __init__(self, errors: list[SpecError]):
         self.errors = errors
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from kvgen import context as layout, kube, plan as planning, render
 from kvgen.context_types import Context
 from kvgen.dialects import Converted, Options, Unit, translate
-from kvgen.errors import Problem, SpecError
+from kvgen.errors import KvgenError, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 from kvgen.spec import Spec
 from kvgen.validate_spec import parse_spec
@@ -50,7 +50,7 @@ class Output:
         return out
 
 
-class InputErrors(Exception):
+class InputErrors(KvgenError):
     """Problems with the inputs, one SpecError per file."""
 
     def __init__(self, errors: list[SpecError]):
@@ -70,10 +70,8 @@ def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> pl
         raise SpecError(doc.file, problems)
     try:
         return planning.build(spec, k8s_version)
-    except planning.PlanError as exc:
-        raise SpecError(
-            doc.file, [Problem(path, message, hint, doc.locate(path)) for path, message, hint in exc.problems]
-        ) from None
+    except SpecError as exc:
+        raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in exc.problems]) from None
 
 
 def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> Compiled:
@@ -105,11 +103,11 @@ def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION) -> Compile
 
 
 def _group(errors: list[SpecError]) -> list[SpecError]:
-    """One SpecError per file, in the order files first appear."""
+    """One SpecError per file, sorted by file (each one's problems by line, then path)."""
     by_file: dict[str, list[Problem]] = {}
     for e in errors:
         by_file.setdefault(e.source, []).extend(e.problems)
-    return [SpecError(f, ps) for f, ps in by_file.items()]
+    return [SpecError(f, ps) for f, ps in sorted(by_file.items())]
 
 
 def _translate(inputs: list[tuple[str, str | bytes]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:

@@ -27,7 +27,7 @@ from kvgen.context_types import (
     VllmContainer,
     Workload,
 )
-from kvgen.plan import WORKER_SUFFIX, Plan, has_api_key, with_server
+from kvgen.plan import WORKER_SUFFIX, Plan, with_server
 
 
 def number(x: float) -> str:
@@ -347,8 +347,7 @@ def build(plan: Plan) -> Context:
     loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
     c: Context = {"name": spec.name, "namespace": spec.namespace, **m,  # type: ignore[typeddict-item]
                   "service": {"type": spec.service.type, "port": spec.service.port,
-                              "selector": loads[0]["pod"]["selector"],  # rank 0 serves the API
-                              "apiKey": has_api_key(spec)}}
+                              "selector": loads[0]["pod"]["selector"]}}  # rank 0 serves the API
     if plan.multi_node:
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:
@@ -363,10 +362,8 @@ def build(plan: Plan) -> Context:
         c["gpuAccess"] = {"mode": a.mode, "summary": a.summary, "requirement": a.requirement}
         if a.device_class_name is not None:
             c["gpuAccess"]["deviceClassName"] = a.device_class_name
-    c["vllmImage"] = container["image"]
-    if side is not None:
-        c["lmcacheImage"] = side["image"]
-    c["lmcacheImageSet"] = images.lmcache_image_set(plan)
+    if plan.warnings:
+        c["warnings"] = list(plan.warnings)
     return c
 
 

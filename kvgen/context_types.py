@@ -87,7 +87,6 @@ class Service(TypedDict):
     type: str
     port: int
     selector: dict[str, str]
-    apiKey: bool  # vLLM requires an API key (NOTES warns of a LoadBalancer without one)
 
 
 @with_config(_STRICT)
@@ -148,9 +147,7 @@ class Context(TypedDict):
     # what NOTES.txt tells the user
     decision: Decision
     gpuAccess: NotRequired[GpuAccess]
-    vllmImage: str
-    lmcacheImage: NotRequired[str]  # the sidecar's
-    lmcacheImageSet: bool  # images.lmcache names an image of its own
+    warnings: NotRequired[list[str]]  # every warning kvgen prints for the spec, in its words and order
 
 
 # ----------------------------------------------------------------------------- the pieces

@@ -1,7 +1,9 @@
 """Check rendered command lines against the contract snapshots of vLLM and LMCache.
 
-The snapshots (``tests/contract/vllm-<v>.json``, ``lmcache-<v>.json``) are captured from the
-real packages by ``scripts/capture-contract``. This module reads them as plain data and checks,
+The snapshots (``charts/kvgen/files/contract/vllm-<v>.json``, ``lmcache-<v>.json``, shipped in
+the wheel) are captured from the real packages by ``scripts/capture-contract``. kvgen checks a
+spec's ``vllm.extraArgs`` with them (``kvgen.flags``); the tests check every rendered line.
+This module reads them as plain data and checks,
 without importing either package:
 
 - a ``vllm serve`` argv as kvgen renders it (the model first, ``--flag=value``,
@@ -33,6 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvgen.errors import Path as ErrPath
+from kvgen.errors import Problem, suggest
+
 # Problem categories (stable strings: tests and reports use them)
 UNKNOWN_FLAG = "unknown-flag"
 MISSING_VALUE = "missing-value"
@@ -62,14 +67,10 @@ VLLM_CONTAINER = "vllm"
 LMCACHE_CONTAINER = "lmcache-mp-server"
 
 
-@dataclass(frozen=True)
-class Problem:
-    category: str
-    message: str
-    arg: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.category}: {self.message}" + (f" (in {self.arg!r})" if self.arg else "")
+def _p(code: str, message: str, at: ErrPath = (), hint: str | None = None) -> Problem:
+    """A contract problem: ``at`` is the argument's index in the checked argv (or () for the
+    whole line), ``code`` one of the categories above."""
+    return Problem(at, message, hint, code=code)
 
 
 @dataclass(frozen=True)
@@ -96,17 +97,37 @@ class _Parsed:
     """What an argv set: option string -> list of values (None for a switch), in order."""
 
     given: dict[str, list[str | None]] = field(default_factory=dict)
-    positionals: list[str] = field(default_factory=list)
+    at: dict[str, list[int]] = field(default_factory=dict)  # the argv index of each value's option
+    positionals: list[tuple[int, str]] = field(default_factory=list)  # (argv index, token)
+    # every option given: (its argv index, the option as the parser knows it, the indexes of its tokens)
+    options: list[tuple[int, str, list[int]]] = field(default_factory=list)
 
     def has(self, option_dest_or_flag: str) -> bool:
         return option_dest_or_flag in self.given
+
+    def record(self, key: str, values: list[str | None], index: int) -> None:
+        self.given.setdefault(key, []).extend(values)
+        self.at.setdefault(key, []).extend([index] * len(values))
 
 
 def _looks_like_value(token: str) -> bool:
     return not token.startswith("-") or bool(_NEGATIVE_NUMBER.match(token))
 
 
-def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: list[Problem], arg: str) -> None:
+# int() and float() literals (Python's grammar, ASCII whitespace): the chart reads values with the
+# same patterns (templates/_vllmargs.tpl)
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_INT = re.compile(rf"^[ \t\n\r\f\v]*[+-]?{_DIGITS}[ \t\n\r\f\v]*$")
+_FLOAT = re.compile(rf"^[ \t\n\r\f\v]*[+-]?(?:(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS}|{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+                    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])[ \t\n\r\f\v]*$")
+
+
+def quoted(value: Any) -> str:
+    """A value in a message: 'float7' (the chart prints the same)."""
+    return f"'{value}'"
+
+
+def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: list[Problem], arg: ErrPath) -> None:
     """int/float/optional[...] conversions and choices, the way argparse applies them."""
     kind = spec.get("type")
     converted: Any = value
@@ -115,51 +136,69 @@ def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: lis
     if optional and value in ("", "None"):
         return
     if inner in ("int", "float"):
-        try:
-            converted = int(value) if inner == "int" else float(value)
-        except ValueError:
-            problems.append(Problem(BAD_VALUE, f"{option} takes {inner} values, got {value!r}", arg))
+        if not (_INT if inner == "int" else _FLOAT).match(value):
+            problems.append(_p(BAD_VALUE, f"{option} takes {inner} values, got {quoted(value)}", arg,
+                               "a whole number" if inner == "int" else "a number"))
             return
+        converted = int(value) if inner == "int" else float(value)
     choices = spec.get("choices")
     if choices is not None and converted not in choices and value not in [str(c) for c in choices]:
-        problems.append(Problem(BAD_CHOICE, f"{option}: {value!r} is not one of {', '.join(map(str, choices))}", arg))
+        close = suggest(value, [str(c) for c in choices])
+        problems.append(_p(BAD_CHOICE, f"{option}: {quoted(value)} is not one of {', '.join(map(str, choices))}", arg,
+                           f"did you mean {quoted(close)}?" if close else None))
 
 
-def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem]) -> _Parsed:
-    """Consume ``argv`` the way argparse would with the snapshot's options (exact names)."""
+OPTIMIZATION_LEVEL = "--optimization-level"  # vLLM reads -O3, -O=3, -Odecode and -O 3 as this option
+
+
+def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem], offset: int = 0) -> _Parsed:
+    """Consume ``argv`` the way argparse would with the snapshot's options (exact names; for vLLM,
+    after its own rewriting: '_' for '-', dotted keys of JSON options, -O). Problems point at the
+    index of the token (plus ``offset``) they are about. The chart walks a spec's vllm.extraArgs
+    the same way (templates/_vllmargs.tpl)."""
     options: Mapping[str, Any] = parser["options"]
     normalize = parser.get("normalizes_underscores", False)
     parsed = _Parsed()
     i = 0
     while i < len(argv):
         token = argv[i]
+        here = (offset + i,)
         i += 1
         if token == "--":
-            parsed.positionals += argv[i:]
+            parsed.positionals += [(offset + j, argv[j]) for j in range(i, len(argv))]
             break
         if not token.startswith("-") or _NEGATIVE_NUMBER.match(token):
-            parsed.positionals.append(token)
+            parsed.positionals.append((here[0], token))
             continue
         name, has_inline, inline = token.partition("=")
+        if normalize and OPTIMIZATION_LEVEL in options and token.startswith("-O"):
+            if token != "-O":
+                name, has_inline, inline = OPTIMIZATION_LEVEL, "=", token[3:] if token[2:3] == "=" else token[2:]
+            elif i < len(argv) and argv[i] in ("0", "1", "2", "3"):
+                name = OPTIMIZATION_LEVEL
         if normalize and name.startswith("--"):
-            # vLLM: '_' and '-' are interchangeable up to the first '.' (argparse_utils.py)
-            head, dot, tail = name[2:].partition(".")
-            name = "--" + head.replace("_", "-") + dot + tail
+            name = normalize_flag(name)
         sub_key = None
         if normalize and "." in name and name not in options:
             name, _, sub_key = name.partition(".")  # --kv-transfer-config.kv_connector X
+        if (name not in options and not name.startswith("--") and not has_inline and len(name) > 2
+                and options.get(name[:2], {}).get("takes_value")):
+            name, has_inline, inline = name[:2], "=", name[2:]  # argparse: -n2 is -n 2
         spec = options.get(name)
         if spec is None:
-            problems.append(Problem(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", token))
+            problems.append(_p(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", here, _unknown_hint(name, parser)))
             if not has_inline and i < len(argv) and _looks_like_value(argv[i]):
                 i += 1  # skip what is probably its value, so it is not reported as a positional
             continue
+        occurrence: list[int] = [here[0]]
+        parsed.options.append((here[0], name, occurrence))
         if sub_key is not None:
             name = f"{name}.{sub_key}"
         values: list[str | None]
+        value_at = [here] if has_inline else []
         if not spec["takes_value"]:
             if has_inline:
-                problems.append(Problem(UNEXPECTED_VALUE, f"{name} is a switch and takes no value", token))
+                problems.append(_p(UNEXPECTED_VALUE, f"{name} is a switch and takes no value", here, f"write {token.split('=', 1)[0]} alone"))
             values = [None]
         elif has_inline:
             values = [inline]
@@ -170,71 +209,96 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
                 taken = []
                 while len(taken) < count and i < len(argv) and _looks_like_value(argv[i]):
                     taken.append(argv[i])
+                    value_at.append((offset + i,))
                     i += 1
+                occurrence += [at[0] for at in value_at]
                 if len(taken) < count:
-                    problems.append(Problem(MISSING_VALUE, f"{name} expects {count} value(s)", token))
+                    problems.append(_p(MISSING_VALUE, f"{name} expects {count} value(s)", here, f"write {name}=VALUE"))
                     continue
                 values = list(taken)
             else:  # '?', '*', '+'
                 taken = []
                 while i < len(argv) and _looks_like_value(argv[i]) and (nargs != "?" or not taken):
                     taken.append(argv[i])
+                    value_at.append((offset + i,))
                     i += 1
+                occurrence += [at[0] for at in value_at]
                 if nargs == "+" and not taken:
-                    problems.append(Problem(MISSING_VALUE, f"{name} expects at least one value", token))
+                    problems.append(_p(MISSING_VALUE, f"{name} expects at least one value", here))
                     continue
                 values = list(taken) or [None]
         if sub_key is not None:  # one key of a JSON option: recorded apart from the whole value
-            parsed.given.setdefault(name, []).extend(values)
+            parsed.record(name, values, here[0])
             continue
-        for value in values:
+        for value, at in zip(values, value_at):
             if value is not None:
-                _check_value(name, spec, value, problems, token)
-        parsed.given.setdefault(name, []).extend(values)
-        parsed.given.setdefault(spec["dest"], []).extend(values)
+                _check_value(name, spec, value, problems, at)
+        parsed.record(name, values, here[0])
+        parsed.record(spec["dest"], values, here[0])
     return parsed
+
+
+def _unknown_hint(name: str, parser: Mapping[str, Any]) -> str:
+    """An option that starts with ``name`` (argparse would take the abbreviation: kvgen wants it
+    written out), else the closest option, else where to look."""
+    shown = [o for o, s in parser["options"].items() if not s.get("hidden")]
+    prefixed = [o for o in shown if o.startswith(name)]
+    close = prefixed[0] if len(prefixed) == 1 else suggest(name, shown)
+    return f"did you mean {close}?" if close else f"see `{parser['prog']} --help`"
+
+
+def normalize_flag(name: str) -> str:
+    """vLLM: '_' and '-' are interchangeable up to the first '.' (argparse_utils.py):
+    '--max_model_len' -> '--max-model-len', '--kv_transfer_config.kv_connector' ->
+    '--kv-transfer-config.kv_connector'."""
+    head, dot, tail = name[2:].partition(".")
+    return "--" + head.replace("_", "-") + dot + tail
 
 
 # ----------------------------------------------------------------------------- vLLM
 
 
-def _last(parsed: _Parsed, *names: str) -> str | None:
-    for name in names:
-        if parsed.given.get(name):
-            return parsed.given[name][-1]
-    return None
+def _last(parsed: _Parsed, name: str) -> tuple[str | None, ErrPath]:
+    """The last value given for ``name`` and the index of its option, or (None, ())."""
+    if parsed.given.get(name):
+        return parsed.given[name][-1], (parsed.at[name][-1],)
+    return None, ()
 
 
-def check_vllm_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
-    """Problems of one ``vllm serve`` argv (the container's args, the model first)."""
+def check_vllm_argv(argv: list[str], snapshots: Snapshots, positionals: int | None = None) -> list[Problem]:
+    """Problems of one ``vllm serve`` argv (the container's args, the model first), each at the
+    index of the argument it is about. ``positionals``: how many positional arguments the argv
+    may hold (default: the model, as vllm serve takes; a part of an argv such as vllm.extraArgs
+    holds none)."""
     snap = snapshots.vllm
     problems: list[Problem] = []
     parsed = walk_argv(list(argv), snap["serve"], problems)
-    allowed = len(snap["serve"]["positionals"])
-    for extra in parsed.positionals[allowed:]:
-        problems.append(Problem(UNEXPECTED_ARGUMENT, f"unexpected positional argument {extra!r} (vllm serve takes only the model)", extra))
-    raw = _last(parsed, "kv_transfer_config")
+    allowed = len(snap["serve"]["positionals"]) if positionals is None else positionals
+    for index, extra in parsed.positionals[allowed:]:
+        problems.append(_p(UNEXPECTED_ARGUMENT, f"unexpected positional argument {quoted(extra)} (vllm serve takes only the model)",
+                           (index,), "a value belongs to the flag before it: write --flag=value"))
+    raw, at = _last(parsed, "kv_transfer_config")
     if raw is not None:
-        problems += check_kv_transfer_config(raw, snapshots)
+        problems += check_kv_transfer_config(raw, snapshots, at)
     return problems
 
 
-def _json_object(raw: str, arg: str) -> tuple[dict[str, Any] | None, list[Problem]]:
+def _json_object(raw: str, name: str, at: ErrPath) -> tuple[dict[str, Any] | None, list[Problem]]:
     """A JSON object argument, or the problem that keeps it from being one."""
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        return None, [Problem(BAD_JSON, f"{arg} is not JSON: {exc}", arg)]
+        return None, [_p(BAD_JSON, f"{name} is not JSON: {exc}", at)]
     if not isinstance(data, dict):
-        return None, [Problem(BAD_JSON, f"{arg} must be a JSON object", arg)]
+        return None, [_p(BAD_JSON, f"{name} must be a JSON object", at)]
     return data, []
 
 
-def check_kv_transfer_config(raw: str, snapshots: Snapshots) -> list[Problem]:
-    """Problems of a ``--kv-transfer-config`` JSON value."""
+def check_kv_transfer_config(raw: str, snapshots: Snapshots, at: ErrPath = ()) -> list[Problem]:
+    """Problems of a ``--kv-transfer-config`` JSON value (the option at argv index ``at``)."""
     snap = snapshots.vllm
-    arg = "--kv-transfer-config"
-    data, bad = _json_object(raw, arg)
+    arg = at
+    data, bad = _json_object(raw, "--kv-transfer-config", at)
     if data is None:
         return bad
     spec = snap["kv_transfer_config"]
@@ -242,60 +306,59 @@ def check_kv_transfer_config(raw: str, snapshots: Snapshots) -> list[Problem]:
     fields = spec["fields"]
     for key in data:
         if key not in fields:
-            problems.append(Problem(UNKNOWN_KV_TRANSFER_KEY, f"KVTransferConfig has no field {key!r} (vLLM {snap['version']} forbids unknown keys)", arg))
+            problems.append(_p(UNKNOWN_KV_TRANSFER_KEY, f"KVTransferConfig has no field {key!r} (vLLM {snap['version']} forbids unknown keys)", arg))
     for key, value in data.items():
         choices = fields.get(key, {}).get("choices")
         if choices is not None and value is not None and value not in choices:
-            problems.append(Problem(BAD_CHOICE, f"KVTransferConfig.{key}: {value!r} is not one of {', '.join(choices)}", arg))
+            problems.append(_p(BAD_CHOICE, f"KVTransferConfig.{key}: {value!r} is not one of {', '.join(choices)}", arg))
     for rule in spec["requires"]:
         if data.get(rule["if_set"]) is not None and data.get(rule["then"]) is None:
-            problems.append(Problem(MISSING_KV_TRANSFER_KEY, f"KVTransferConfig.{rule['then']} is required when {rule['if_set']} is set", arg))
+            problems.append(_p(MISSING_KV_TRANSFER_KEY, f"KVTransferConfig.{rule['then']} is required when {rule['if_set']} is set", arg))
     connector = data.get("kv_connector")
     if connector is not None and data.get("kv_connector_module_path") is None and connector not in snap["connectors"]["registered"]:
-        problems.append(Problem(UNREGISTERED_CONNECTOR, f"{connector!r} is not a registered connector of vLLM {snap['version']}", arg))
+        problems.append(_p(UNREGISTERED_CONNECTOR, f"{connector!r} is not a registered connector of vLLM {snap['version']}", arg))
     extra = data.get("kv_connector_extra_config") or {}
     if not isinstance(extra, dict):
-        problems.append(Problem(BAD_VALUE, "kv_connector_extra_config must be a JSON object", arg))
+        problems.append(_p(BAD_VALUE, "kv_connector_extra_config must be a JSON object", arg))
     elif connector == snap["offloading_connector"]["connector"]:
-        problems += _check_offloading_extra(extra, snap["offloading_connector"])
+        problems += _check_offloading_extra(extra, snap["offloading_connector"], at)
     elif connector == snapshots.lmcache["lmcache_mp_connector"]["connector"]:
         known = set(snapshots.lmcache["lmcache_mp_connector"]["extra_config_keys"]) | set(snap["lmcache_mp_connector_builtin"]["extra_config_keys"])
         for key in extra:
             if key not in known:
-                problems.append(Problem(UNKNOWN_EXTRA_CONFIG_KEY, f"{connector} reads no extra-config key {key!r}", arg))
+                problems.append(_p(UNKNOWN_EXTRA_CONFIG_KEY, f"{connector} reads no extra-config key {key!r}", arg))
     return problems
 
 
-def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Problem]:
-    arg = "kv_connector_extra_config"
+def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any], arg: ErrPath) -> list[Problem]:
     name = spec["connector"]
     problems: list[Problem] = []
     for key in extra:
         if key not in spec["extra_config_keys"]:
-            problems.append(Problem(UNKNOWN_EXTRA_CONFIG_KEY, f"{name} reads no extra-config key {key!r}", arg))
+            problems.append(_p(UNKNOWN_EXTRA_CONFIG_KEY, f"{name} reads no extra-config key {key!r}", arg))
     for key in spec["required_keys"]:
         if extra.get(key) is None:
-            problems.append(Problem(MISSING_EXTRA_CONFIG_KEY, f"{name} needs {key!r} in kv_connector_extra_config", arg))
+            problems.append(_p(MISSING_EXTRA_CONFIG_KEY, f"{name} needs {key!r} in kv_connector_extra_config", arg))
     spec_name = extra.get("spec_name", "CPUOffloadingSpec")
     if spec_name not in spec["spec_names"] and extra.get(spec["spec_module_key"]) is None:
-        problems.append(Problem(UNKNOWN_SPEC, f"spec_name {spec_name!r} is not one of {', '.join(spec['spec_names'])}", arg))
+        problems.append(_p(UNKNOWN_SPEC, f"spec_name {spec_name!r} is not one of {', '.join(spec['spec_names'])}", arg))
     policy = extra.get("eviction_policy", "lru")
     if policy not in spec["eviction_policies"] and extra.get(spec["eviction_policy_module_key"]) is None:
-        problems.append(Problem(UNKNOWN_EVICTION_POLICY, f"eviction_policy {policy!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
+        problems.append(_p(UNKNOWN_EVICTION_POLICY, f"eviction_policy {policy!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
     tiers = extra.get("secondary_tiers", [])
     if not isinstance(tiers, list):
-        return [*problems, Problem(BAD_VALUE, "secondary_tiers must be a list", arg)]
+        return [*problems, _p(BAD_VALUE, "secondary_tiers must be a list", arg)]
     tier_spec = spec["secondary_tiers"]
     for index, tier in enumerate(tiers):
         where = f"secondary_tiers[{index}]"
         if not isinstance(tier, dict):
-            problems.append(Problem(BAD_VALUE, f"{where} must be an object", arg))
+            problems.append(_p(BAD_VALUE, f"{where} must be an object", arg))
             continue
         kind = tier.get("type")
         known = tier_spec["types"].get(kind) if isinstance(kind, str) else None
         if known is None:
             if tier.get(tier_spec["module_key"]) is None:
-                problems.append(Problem(UNKNOWN_TIER_TYPE, f"{where}: type {kind!r} is not one of {', '.join(sorted(tier_spec['types']))}", arg))
+                problems.append(_p(UNKNOWN_TIER_TYPE, f"{where}: type {kind!r} is not one of {', '.join(sorted(tier_spec['types']))}", arg))
             continue
         if known["keys"] is None:  # not importable where the snapshot was captured: keys unknown
             continue
@@ -305,12 +368,12 @@ def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any]) -
             key_spec = known["keys"].get(key)
             if key_spec is None:
                 if not known["accepts_any_key"]:
-                    problems.append(Problem(UNKNOWN_TIER_KEY, f"{where}: a {kind!r} tier takes no key {key!r} (it takes {', '.join(sorted(known['keys']))})", arg))
+                    problems.append(_p(UNKNOWN_TIER_KEY, f"{where}: a {kind!r} tier takes no key {key!r} (it takes {', '.join(sorted(known['keys']))})", arg))
             elif key_spec.get("choices") is not None and value is not None and value not in key_spec["choices"]:
-                problems.append(Problem(BAD_CHOICE, f"{where}.{key}: {value!r} is not one of {', '.join(key_spec['choices'])}", arg))
+                problems.append(_p(BAD_CHOICE, f"{where}.{key}: {value!r} is not one of {', '.join(key_spec['choices'])}", arg))
         for key, key_spec in known["keys"].items():
             if key_spec["required"] and key not in tier:
-                problems.append(Problem(MISSING_TIER_KEY, f"{where}: a {kind!r} tier needs {key!r}", arg))
+                problems.append(_p(MISSING_TIER_KEY, f"{where}: a {kind!r} tier needs {key!r}", arg))
     return problems
 
 
@@ -324,53 +387,52 @@ def check_lmcache_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
     problems: list[Problem] = []
     program, command = server["command"]
     if len(argv) < 2 or Path(argv[0]).name != program or argv[1] != command:
-        return [Problem(UNKNOWN_COMMAND, f"expected '{program} {command} ...', got {' '.join(argv[:2])!r}", argv[0] if argv else None)]
-    parsed = walk_argv(list(argv[2:]), server, problems)
-    for extra in parsed.positionals:
-        problems.append(Problem(UNEXPECTED_ARGUMENT, f"unexpected positional argument {extra!r}", extra))
+        return [_p(UNKNOWN_COMMAND, f"expected '{program} {command} ...', got {' '.join(argv[:2])!r}", (0,))]
+    parsed = walk_argv(list(argv[2:]), server, problems, offset=2)
+    for index, extra in parsed.positionals:
+        problems.append(_p(UNEXPECTED_ARGUMENT, f"unexpected positional argument {extra!r}", (index,)))
     for rule in snap["requires"]:
         if not any(parsed.has(f) for f in rule["unless_any"]):
             missing = [f for f in rule["all_of"] if not parsed.has(f)]
             if missing:
-                problems.append(Problem(MISSING_REQUIRED_FLAG, f"{' and '.join(missing)} missing: {rule['message']}"))
+                problems.append(_p(MISSING_REQUIRED_FLAG, f"{' and '.join(missing)} missing: {rule['message']}"))
     for rule in snap["conflicts"]:
         if parsed.has(rule["option"]):
             clash = [f for f in rule["conflicts_with"] if parsed.has(f)]
             if clash:
-                problems.append(Problem(CONFLICTING_FLAGS, f"{rule['option']} cannot be combined with {', '.join(clash)}: {rule['message']}"))
+                problems.append(_p(CONFLICTING_FLAGS, f"{rule['option']} cannot be combined with {', '.join(clash)}: {rule['message']}"))
     l2 = snap["l2_adapters"]
-    for index, raw in enumerate(parsed.given.get(l2["option"], []), 1):
-        problems += _check_l2_adapter(index, raw or "", l2)
+    for index, (raw, at) in enumerate(zip(parsed.given.get(l2["option"], []), parsed.at.get(l2["option"], [])), 1):
+        problems += _check_l2_adapter(index, raw or "", l2, (at,))
     return problems
 
 
-def _check_l2_adapter(index: int, raw: str, spec: Mapping[str, Any]) -> list[Problem]:
-    arg = f"--l2-adapter #{index}"
-    data, bad = _json_object(raw, arg)
+def _check_l2_adapter(index: int, raw: str, spec: Mapping[str, Any], arg: ErrPath) -> list[Problem]:
+    data, bad = _json_object(raw, f"--l2-adapter #{index}", arg)
     if data is None:
         return bad
     kind = data.get("type")
     if kind not in spec["types"]:
-        return [Problem(UNKNOWN_L2_ADAPTER_TYPE, f"type {kind!r} is not one of {', '.join(spec['types'])}", arg)]
+        return [_p(UNKNOWN_L2_ADAPTER_TYPE, f"type {kind!r} is not one of {', '.join(spec['types'])}", arg)]
     problems: list[Problem] = []
     keys = spec["type_keys"].get(kind)
     if keys is not None:
         for key in data:
             if key not in spec["common_keys"] and key not in keys["keys"]:
-                problems.append(Problem(UNKNOWN_L2_ADAPTER_KEY, f"a {kind!r} adapter takes no key {key!r} (LMCache would ignore it)", arg))
+                problems.append(_p(UNKNOWN_L2_ADAPTER_KEY, f"a {kind!r} adapter takes no key {key!r} (LMCache would ignore it)", arg))
         for key, key_spec in keys["keys"].items():
             if key_spec["required"] and key not in data:
-                problems.append(Problem(MISSING_L2_ADAPTER_KEY, f"a {kind!r} adapter needs {key!r}", arg))
+                problems.append(_p(MISSING_L2_ADAPTER_KEY, f"a {kind!r} adapter needs {key!r}", arg))
     eviction = data.get("eviction")
     if eviction is not None:
         if not isinstance(eviction, dict):
-            problems.append(Problem(BAD_VALUE, "'eviction' must be an object", arg))
+            problems.append(_p(BAD_VALUE, "'eviction' must be an object", arg))
         else:
             for key in eviction:
                 if key not in spec["eviction_keys"]:
-                    problems.append(Problem(UNKNOWN_L2_ADAPTER_KEY, f"eviction takes no key {key!r}", arg))
+                    problems.append(_p(UNKNOWN_L2_ADAPTER_KEY, f"eviction takes no key {key!r}", arg))
             if eviction.get("eviction_policy") not in spec["eviction_policies"]:
-                problems.append(Problem(BAD_CHOICE, f"eviction.eviction_policy {eviction.get('eviction_policy')!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
+                problems.append(_p(BAD_CHOICE, f"eviction.eviction_policy {eviction.get('eviction_policy')!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
     return problems
 
 

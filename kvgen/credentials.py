@@ -14,9 +14,7 @@ import re
 from typing import Any
 
 from kvgen import catalog
-from kvgen.errors import Path
-
-Found = tuple[Path, str, str]  # (spec path, message, hint)
+from kvgen.errors import Problem
 
 
 def _table() -> dict[str, Any]:
@@ -35,14 +33,14 @@ def env_field(name: str) -> str | None:
     return None
 
 
-def _env(env: Any) -> list[Found]:
-    out: list[Found] = []
+def _env(env: Any) -> list[Problem]:
+    out: list[Problem] = []
     for i, entry in enumerate(env if isinstance(env, list) else []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry.get("value"):
             continue
         field = env_field(entry["name"])
         if field is not None:
-            out.append((("vllm", "env", i, "value"), f"{entry['name']} carries a credential: a literal value would be "
+            out.append(Problem(("vllm", "env", i, "value"), f"{entry['name']} carries a credential: a literal value would be "
                         "committed with the spec", _hint(field)))
     return out
 
@@ -56,9 +54,9 @@ def _flag(written: str, flags: dict[str, str]) -> str | None:
     return next((flag for flag in flags if flag.startswith(name)), None)
 
 
-def _args(args: Any) -> list[Found]:
+def _args(args: Any) -> list[Problem]:
     flags = _table()["flags"]
-    out: list[Found] = []
+    out: list[Problem] = []
     pending: str | None = None  # a credential flag whose values are the following tokens
     for i, arg in enumerate(args if isinstance(args, list) else []):
         if not isinstance(arg, str):
@@ -68,10 +66,10 @@ def _args(args: Any) -> list[Found]:
             name = _flag(written, flags)
             pending = name if name and not eq else None
             if name and eq and not _is_reference(value):
-                out.append((("vllm", "extraArgs", i), f"{written} takes a credential: a literal value would be committed "
+                out.append(Problem(("vllm", "extraArgs", i), f"{written} takes a credential: a literal value would be committed "
                             "with the spec", _hint(flags[name])))
         elif pending is not None and not _is_reference(arg):
-            out.append((("vllm", "extraArgs", i), f"the value of {pending} is a credential: a literal value would be "
+            out.append(Problem(("vllm", "extraArgs", i), f"the value of {pending} is a credential: a literal value would be "
                         "committed with the spec", _hint(flags[pending])))
     return out
 
@@ -87,7 +85,7 @@ def _hint(field: str) -> str:
     return f"put it in a Secret and set {field}: {{name: SECRET, key: KEY}}, or take an env var from it with valueFrom.secretKeyRef"
 
 
-def literals(data: Any) -> list[Found]:
+def literals(data: Any) -> list[Problem]:
     """Every credential written literally in a native spec (plain data, checked before or
     without the model validation, so it is reported with the spec's other problems)."""
     vllm = data.get("vllm") if isinstance(data, dict) else None

@@ -272,18 +272,10 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
         "memory": _memory(plan),
         "disk": _disk(plan),
         "kvCache": kv,
-        "warnings": _warnings(plan, kv),
+        "warnings": list(plan.warnings),  # the same as kvgen render prints, and the chart's NOTES.txt
     }
 
 
-def _warnings(plan: Plan, kv: dict[str, Any]) -> list[str]:
-    """The plan's warnings, plus the offload-pays-off check if kvgen.sizing did not already say it."""
-    out = list(plan.warnings)
-    if kv["cpuLargerThanGpu"] is False and not any("not larger than the GPU KV cache" in w for w in out):
-        s = plan.sizing
-        out.append(f"the CPU tier ({_size(s.cpu_tier)}) is not larger than the GPU KV cache (~{_size(s.gpu_kv_cache)}); "
-                   "offloading then mostly mirrors what the GPU already holds")
-    return out
 
 
 # ----------------------------------------------------------------------------- text

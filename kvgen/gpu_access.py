@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvgen import catalog
+from kvgen.errors import Problem
 from kvgen.spec import Spec
-
-Problem = tuple[tuple, str, str | None]
 
 CLAIM_NAME = "gpus"  # pod.spec.resourceClaims[].name, and the claim's only request
 PATH = ("kvCacheOffloading", "lmcache", "gpuAccess")
@@ -64,22 +63,25 @@ def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
     floor = row.get("minKubeVersion")
     if floor is None or version_tuple(k8s_version) >= version_tuple(str(floor)):
         return []
-    return [(
+    return [Problem(
         PATH,
         f"gpuAccess {access.mode} needs Kubernetes {floor} or newer ({row['minKubeVersionReason']}), "
-        f"but the output is for Kubernetes {k8s_version}",
+        f"but the output is for Kubernetes {'.'.join(map(str, version_tuple(k8s_version)))}",
         f"render with --kube-version {floor} (or newer) for a cluster that has it, or use {row['minKubeVersionAlternative']}",
     )]
 
 
 def warnings(spec: Spec, access: GpuAccess | None) -> list[str]:
-    """Settings the mode in force does not use (never dropped silently)."""
+    """Settings the mode in force does not use (never dropped silently): set to anything but
+    their default, which is what the chart can tell apart too (its values.yaml holds the
+    defaults, so a value set to its default looks unset there)."""
     out: list[str] = []
     o = spec.kv_cache_offloading
     lm = o.lmcache
-    if "lmcache" in o.model_fields_set and access is None and o.enabled and o.backend == "native":
+    default = type(lm)()
+    if lm != default and access is None and o.enabled and o.backend == "native":
         out.append("kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it")
-    if access is not None and access.mode != "dra" and "device_class_name" in lm.model_fields_set:
+    if access is not None and access.mode != "dra" and lm.device_class_name != default.device_class_name:
         out.append(f"kvCacheOffloading.lmcache.deviceClassName applies to gpuAccess dra only; {access.mode} ignores it")
     if access is not None and access.mode == "in-container":
         r = spec.resources.lmcache_server

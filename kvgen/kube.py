@@ -24,11 +24,13 @@ from typing import Any, Iterator
 
 from kvgen import diskcache
 
+from kvgen.errors import KvgenError
+
 SUPPORTED_MIN = (1, 28)  # native sidecars (initContainers[].restartPolicy) need 1.28+
 DEFAULT_VERSION = "1.33"
 
 
-class UnsupportedVersion(ValueError):
+class UnsupportedVersion(KvgenError, ValueError):
     pass
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from kvgen import catalog, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
+from kvgen.errors import Problem
 from kvgen.quantity import GiB
 from kvgen.spec import Spec
 
@@ -39,8 +40,6 @@ RESERVE_TOKENS = _C["reserveTokens"]
 HYBRID_STATE = _C["hybridStateGiB"] * GiB
 BATCHED_TOKENS = tuple((b["minGpuGiB"] * GiB, b.get("notGpuModel"), b["tokens"]) for b in _C["batchedTokens"])
 KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
-
-Problem = tuple[tuple, str, str | None]
 
 
 def batched_tokens(spec: Spec, instance: InstanceInfo) -> int:
@@ -155,7 +154,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> ContextPlan:
         what, room_text = "the KV cache of vLLM's CPU backend", f"VLLM_CPU_KVCACHE_SPACE gives {_gib(room)}"
         more = "use a smaller model"
     if fits is not None and fits < BLOCK_SIZE:
-        out.problems.append((
+        out.problems.append(Problem(
             ("model", "maxModelLen") if requested else ("parallelism", "tensor"),
             f"not even {BLOCK_SIZE} tokens of {model.id} fit {what} ({room_text}); vLLM would refuse to start",
             more,
@@ -163,7 +162,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> ContextPlan:
         return out
     if requested:
         if fits is not None and requested > fits and not (model_max and requested > model_max):
-            out.problems.append((
+            out.problems.append(Problem(
                 ("model", "maxModelLen"),
                 f"{requested} tokens do not fit {what}: one sequence of {model.id} needs "
                 f"{_gib(c.bytes_for(requested))} and {room_text}; vLLM would refuse to start",

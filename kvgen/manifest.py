@@ -18,6 +18,8 @@ import json
 import re
 from pathlib import PurePosixPath
 
+from kvgen.errors import KvgenError
+
 NAME = ".kvgen-manifest.json"
 TEMP_PREFIX = ".kvgen-tmp-"  # kvgen's temporary files, renamed into place or removed
 VERSION = 1
@@ -25,7 +27,7 @@ GENERATOR = "kvgen render"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-class ManifestError(Exception):
+class ManifestError(KvgenError):
     pass
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, gpu_access, images, kube, kvcache, ports, rules, sizing
+from kvgen import apiserver, catalog, flags, gpu_access, images, kube, kvcache, ports, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
+from kvgen.errors import Problem, SpecError
 from kvgen.gpu_access import GpuAccess
 from kvgen.kvcache import ContextPlan
 from kvgen.rules import Decision
 from kvgen.sizing import ContainerSize, Sizing
 from kvgen.spec import Spec
-
-Problem = tuple[tuple, str, str | None]
 
 # Multi-node servers: rank 0 ("leader") runs the API server, ranks 1.. ("worker") run headless.
 WORKER_SUFFIX = "-worker"  # the StatefulSet of ranks 1..
@@ -83,16 +82,6 @@ def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
     )
 
 
-class PlanError(Exception):
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("; ".join(p[1] for p in problems))
-
-
-def _flag_name(arg: str) -> str:
-    return arg.split("=", 1)[0].replace("_", "-") if arg.startswith("-") else ""
-
-
 def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_version: str) -> tuple[int, list[Problem]]:
     problems: list[Problem] = []
     p = spec.parallelism
@@ -100,29 +89,26 @@ def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_v
     gpus_per_pod = 0
     if total % p.nodes:
         problems.append(
-            (("parallelism", "nodes"), f"tensor x pipeline x data = {total} GPUs cannot be split evenly over {p.nodes} nodes",
+            Problem(("parallelism", "nodes"), f"tensor x pipeline x data = {total} GPUs cannot be split evenly over {p.nodes} nodes",
              "make tensor x pipeline x data a multiple of nodes")
         )
     elif instance.gpus == 0:
         if total > 1 or p.nodes > 1:
-            problems.append((("parallelism",), f"{instance.type or 'the instance'} has no GPU; parallelism must stay at 1", None))
+            problems.append(Problem(("parallelism",), f"{instance.type or 'the instance'} has no GPU; parallelism must stay at 1", None))
     else:
         gpus_per_pod = total // p.nodes
         if gpus_per_pod > instance.gpus:
             problems.append(
-                (("parallelism",),
+                Problem(("parallelism",),
                  f"tensor {p.tensor} x pipeline {p.pipeline} x data {p.data} needs {gpus_per_pod} GPUs per node, "
                  f"but {instance.type or 'the instance'} has {instance.gpus}",
                  "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs")
             )
     if p.nodes > 1 and spec.replicas != 1:
-        problems.append((("replicas",), f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
+        problems.append(Problem(("replicas",), f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
                          "render one spec per server"))
-    managed = catalog.load("managed-flags.yaml")["flags"]  # flags kvgen sets, and from what
-    for i, arg in enumerate(spec.vllm.extra_args):
-        flag = _flag_name(arg)
-        if flag in managed:
-            problems.append((("vllm", "extraArgs", i), f"{flag} is set by kvgen from {managed[flag]}", f"remove it and set {managed[flag]}"))
+    # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
+    problems += flags.check_extra_args(list(spec.vllm.extra_args))
     # Kubernetes objects embedded in the spec, checked against the target version's schema
     embedded: list[tuple[tuple, str, Any]] = []
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):
@@ -138,7 +124,7 @@ def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_v
             embedded.append((("vllm", "env", i, "valueFrom"), "io.k8s.api.core.v1.EnvVarSource", env.value_from))
     for base, definition, data in embedded:
         for sub, message in kube.validate_definition(definition, data, k8s_version):
-            problems.append(((*base, *sub), message, None))
+            problems.append(Problem((*base, *sub), message, None))
     return gpus_per_pod, problems
 
 
@@ -158,35 +144,33 @@ def has_api_key(spec: Spec) -> bool:
     (which the credential check allows only as a $(VAR) reference)."""
     return (spec.service.api_key_secret is not None
             or any(e.name == "VLLM_API_KEY" for e in spec.vllm.env)
-            or any(_flag_name(a) == "--api-key" for a in spec.vllm.extra_args))
+            or any(flags.flag_name(a) == "--api-key" for a in spec.vllm.extra_args))
 
 
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
-    """Resolve, decide and size; raise PlanError with every problem found."""
+    """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
+    file: kvgen.compiler does that)."""
     model, problems = catalog.resolve_model(spec.model)
     instance, inst_problems = catalog.resolve_instance(spec.instance)
     problems += inst_problems
     # what the API server would refuse (kvgen.apiserver): before sizing, which adds sizes up
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
     if model is None or instance is None:
-        raise PlanError(problems)
+        raise SpecError("", problems)
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
     problems += structural
     if problems:
-        raise PlanError(problems)
+        raise SpecError("", problems)
     decision = rules.decide(rules.Context(spec, model, instance))
     backend = spec.kv_cache_offloading.backend if decision.enabled else None
     access = gpu_access.resolve(spec, backend)
     # a mode below its minKubeVersion (files/gpu-access.yaml); service.port on a port the pod binds
     problems = gpu_access.check(access, k8s_version) + ports.check(spec, backend)
     context = kvcache.plan(spec, model, instance)
-    try:
-        sz = sizing.plan(spec, model, instance, decision, gpus_per_pod)
-    except sizing.FitError as exc:
-        raise PlanError(problems + exc.problems + context.problems) from None
-    problems += context.problems
+    sz = sizing.plan(spec, model, instance, decision, gpus_per_pod)
+    problems += sz.problems + context.problems
     if problems:
-        raise PlanError(problems)
+        raise SpecError("", problems)
     warnings = list(sz.warnings) + context.warnings
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:

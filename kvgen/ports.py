@@ -9,9 +9,8 @@ in force are data (``podPorts`` in ``charts/kvgen/files/runtime.yaml``), read by
 from __future__ import annotations
 
 from kvgen import catalog
+from kvgen.errors import Problem
 from kvgen.spec import Spec
-
-Problem = tuple[tuple, str, str | None]
 
 
 def in_force(spec: Spec, backend: str | None) -> list[dict]:
@@ -27,7 +26,7 @@ def in_force(spec: Spec, backend: str | None) -> list[dict]:
 def check(spec: Spec, backend: str | None) -> list[Problem]:
     port = spec.service.port
     taken = [row for row in in_force(spec, backend) if row["port"] == port]
-    return [(("service", "port"), f"port {port} is {row['what']}; vLLM could not bind it in the same pod",
+    return [Problem(("service", "port"), f"port {port} is {row['what']}; vLLM could not bind it in the same pod",
              f"pick another port, e.g. {type(spec.service).model_fields['port'].default}") for row in taken]
 
 

@@ -19,6 +19,8 @@ import math
 import re
 from decimal import Decimal
 
+from kvgen.errors import KvgenError
+
 GiB = 1024**3
 MiB = 1024**2
 MAX_MAGNITUDE = Decimal("1e30")  # far above any size kvgen accepts; larger numbers are refused before any arithmetic
@@ -27,7 +29,7 @@ _QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([KMGTPE])i|(
 _POWER = {"n": -3, "u": -2, "m": -1, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}  # K: Ki only
 
 
-class QuantityError(ValueError):
+class QuantityError(KvgenError, ValueError):
     pass
 
 

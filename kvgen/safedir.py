@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from kvgen.errors import KvgenError
 from kvgen.signals import Deferred
 
 LOCK_TIMEOUT = 60.0  # seconds a render waits for another render into the same OUT
@@ -25,7 +26,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 HOW_TO_RESOLVE = "move it out of the way (or delete it) and render again"
 
 
-class OutDirError(Exception):
+class OutDirError(KvgenError):
     """OUT cannot be used as asked. code 1: its contents are in the way (files kvgen did not write,
     links, an invalid manifest); code 2: OUT itself is unusable (a file, a link, full, read-only,
     locked)."""

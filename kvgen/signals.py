@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import signal
 
+from kvgen.errors import KvgenError
+
 HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
-class Interrupted(Exception):
+class Interrupted(KvgenError):
     """A deferred signal, raised where it is safe. finished: the guarded work had completed."""
 
     def __init__(self, signum: int, finished: bool = False):

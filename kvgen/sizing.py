@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kvgen import catalog, quantity
 from kvgen.catalog import InstanceInfo, ModelInfo
+from kvgen.errors import Problem
 from kvgen.quantity import GiB, MiB
 from kvgen.rules import Decision
 from kvgen.spec import Spec
@@ -151,6 +152,7 @@ class Sizing:
     gpu_kv_cache: int  # the GPU KV-cache budget of the whole pod (gpu_kv_budget x its GPUs)
     memory_items: list[MemoryItem] = field(default_factory=list)  # computed, before explicit values
     warnings: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # the pod cannot fit its node
 
     @property
     def pod_memory(self) -> int:
@@ -161,16 +163,14 @@ class Sizing:
         return self.vllm.ephemeral + (self.lmcache.ephemeral if self.lmcache else 0)
 
 
-class FitError(Exception):
-    """The pod cannot fit its node; each problem is (spec path, message, hint)."""
-
-    def __init__(self, problems: list[tuple[tuple, str, str | None]]):
-        self.problems = problems
-        super().__init__("; ".join(p[1] for p in problems))
-
-
 def gib(n: int) -> str:
     return f"{n / GiB:.1f} GiB"
+
+
+def _number(x: float) -> str:
+    """A number as Go's %v prints it (the chart's kvgen.number): 0.92, 1."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _override(value: str | None, computed: int) -> int:
@@ -279,7 +279,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
         memory_items=items,
         warnings=warnings,
     )
-    _check_fit(spec, model, instance, sizing, decision)
+    sizing.problems = _check_fit(spec, model, instance, sizing, decision)
     _advise(spec, sizing, decision, tiers)
     return sizing
 
@@ -321,8 +321,9 @@ def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: lis
     )
 
 
-def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> None:
-    problems: list[tuple[tuple, str, str | None]] = []
+def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> list[Problem]:
+    """Why the pod cannot fit its node (memory, the kubelet's disk, the GPUs), if it cannot."""
+    problems: list[Problem] = []
     where = instance.type or "the instance"
     o = spec.kv_cache_offloading
     if s.pod_memory > s.pod_allocatable:
@@ -341,7 +342,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                 path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // GiB * GiB)}, or pick an instance with more RAM"
         else:
             path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
-        problems.append((path, message, hint))
+        problems.append(Problem(path, message, hint))
     if instance.ephemeral_bytes and s.pod_ephemeral > ephemeral_allocatable(instance.ephemeral_bytes) * s.gpu_share:
         disk = ("instance.ephemeralStorage" if instance.ephemeral_explicit
                 else "the OS disk of a default node pool")
@@ -359,28 +360,28 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
             path = ("instance", "ephemeralStorage")
             hint = ("set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
                     "on NVMe), or pick an instance with fewer GPUs per node")
-        problems.append((path, message, hint))
+        problems.append(Problem(path, message, hint))
     if instance.gpus:
         per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
         usable = instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization
         if per_gpu_weights + GPU_BASE_OVERHEAD > usable:
             problems.append(
-                (
+                Problem(
                     ("parallelism", "tensor"),
                     f"{model.id} needs {gib(int(per_gpu_weights))} of weights per GPU at tensor {spec.parallelism.tensor} x pipeline "
                     f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
-                    f"(gpuMemoryUtilization {spec.vllm.gpu_memory_utilization})",
+                    f"(gpuMemoryUtilization {_number(spec.vllm.gpu_memory_utilization)})",
                     "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs",
                 )
             )
-    if problems:
-        raise FitError(problems)
+    return problems
 
 
 def _advise(spec: Spec, s: Sizing, decision: Decision, tiers) -> None:
     if not decision.enabled:
         return
-    if s.cpu_tier and s.gpu_kv_cache and s.cpu_tier <= s.gpu_kv_cache:
+    # explain's cpuLargerThanGpu: False on a GPU node whose CPU tier does not exceed the GPU KV cache
+    if s.gpus_per_pod and s.cpu_tier <= s.gpu_kv_cache:
         s.warnings.append(
             f"the CPU tier ({gib(s.cpu_tier)}) is not larger than the GPU KV cache (~{gib(s.gpu_kv_cache)}); "
             "offloading then mostly mirrors what the GPU already holds"

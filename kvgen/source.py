@@ -45,7 +45,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scanner import RoundTripScanner
 
-from kvgen.errors import Location, Path, Problem, SpecError
+from kvgen.errors import KvgenError, Location, Path, Problem, SpecError
 
 MAX_INPUT_BYTES = 1024 * 1024  # per input file; a spec is a few KB, a KServe resource tens of KB
 MAX_DEPTH = 100  # nesting levels; the deepest real field (an affinity term's values) is about 12
@@ -95,7 +95,7 @@ def decode(data: bytes, file: str) -> str:
                                        Location(file, line, col))]) from None
 
 
-class InputBoundError(ConstructorError):
+class InputBoundError(KvgenError, ConstructorError):
     """Well-formed YAML that kvgen refuses to read (too large once expanded, out of range)."""
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kvgen import catalog, credentials, quantity
-from kvgen.errors import Problem
+from kvgen import credentials, quantity
+from kvgen.errors import Problem, suggest
 from kvgen.source import SourceDoc
 from kvgen.spec import Spec
 
@@ -60,7 +60,7 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
     if kind == "extra_forbidden":
         key = loc[-1]
         keys = allowed_keys(loc[:-1])
-        close = catalog.suggest(str(key), keys)
+        close = suggest(str(key), keys)
         message = f"unknown key {key!r}"
         hint = f"did you mean {close!r}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
     elif kind == "missing":
@@ -79,7 +79,7 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
 def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]
-    literal = [Problem(path, message, hint, doc.locate(path)) for path, message, hint in credentials.literals(doc.data)]
+    literal = [p.at(doc.locate(p.path)) for p in credentials.literals(doc.data)]
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:

@@ -93,3 +93,15 @@ def run_kvgen(*args: str, input: str | None = None, cwd: Path | None = None, env
 @pytest.fixture(params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def example(request) -> Path:
     return request.param
+
+
+def problem_set(data: dict[str, Any], version: str = "1.33") -> set[tuple[str, str, str | None]]:
+    """The problems kvgen finds in a native spec, as (path, message, hint): what the chart's
+    problems are compared with (tests/helm.py problems)."""
+    from kvgen.errors import SpecError, format_path
+
+    try:
+        compile_spec(data, version)
+    except SpecError as err:
+        return {(format_path(p.path), p.message, p.hint) for p in err.problems}
+    return set()

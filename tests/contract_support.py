@@ -27,9 +27,11 @@ import pytest
 from conftest import BASE, EXAMPLES, ROOT, dump, kube_version_of
 from kvgen import catalog, connector, contract, quantity
 from kvgen.compiler import Compiled, compile_text
+from kvgen.errors import Problem
 
-CONTRACT_DIR = ROOT / "tests" / "contract"
+CONTRACT_DIR = ROOT / "tests" / "contract"  # the live tier's runner and the capture module
 LIVE_CHECK = CONTRACT_DIR / "live_check.py"
+SNAPSHOT_DIR = ROOT / "charts" / "kvgen" / "files" / "contract"  # shipped: kvgen checks vllm.extraArgs with them
 CONTRACT_ENV = ROOT / "scripts" / "contract-env.sh"
 GiB = 1024**3
 
@@ -40,7 +42,7 @@ PYTHON_ENV = "KVGEN_CONTRACT_PYTHON"  # optional: the contract venv's python, in
 @cache
 def snapshots() -> contract.Snapshots:
     rt = catalog.runtime()
-    return contract.Snapshots.load(CONTRACT_DIR, str(rt["vllm"]["version"]), str(rt["lmcache"]["version"]))
+    return contract.Snapshots.load(SNAPSHOT_DIR, str(rt["vllm"]["version"]), str(rt["lmcache"]["version"]))
 
 
 # ----------------------------------------------------------------------------- rendered lines
@@ -305,7 +307,40 @@ def broken() -> tuple[Broken, ...]:
     )
 
 
-def check(kind: str, argv: tuple[str, ...] | list[str]) -> list[contract.Problem]:
+# ----------------------------------------------------------------------------- a spec's vllm.extraArgs
+
+# what users write in vllm.extraArgs, and what kvgen (kvgen.flags.check_extra_args) says about it:
+# accepted as vLLM reads it (its own rewriting included), or refused with these problem codes. The
+# live tier holds vLLM to the same verdicts: kvgen never refuses an argument vLLM accepts.
+EXTRA_ARGS_ACCEPTED: dict[str, tuple[str, ...]] = {
+    "underscores": ("--enforce_eager", "--max_num_seqs=64"),
+    "separate-values": ("--max-num-seqs", "64", "--served-model-name", "chat", "chat-2"),
+    "optimization-level": ("-O3",),
+    "optimization-level-apart": ("-O", "2"),
+    "short-option-with-its-value": ("-qfp8",),
+    "negative-number": ("--seed=-5",),
+    "dotted-json-key": ("-cc.mode=3",),
+    "int-choice-written-loosely": ("--max-lora-rank= 8 ",),
+    "python-number-literals": ("--max-num-seqs=1_000", "--cpu-offload-gb=.5e1"),
+}
+EXTRA_ARGS_REFUSED: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    "removed-flag": (("--swap-space=4",), frozenset({contract.UNKNOWN_FLAG})),
+    "abbreviation": (("--max-num-seq=64",), frozenset({contract.UNKNOWN_FLAG})),
+    "bad-choice": (("--dtype", "float7"), frozenset({contract.BAD_CHOICE})),
+    "bad-int": (("--max-num-seqs=abc",), frozenset({contract.BAD_VALUE})),
+    "bad-float": (("--cpu-offload-gb=1,5",), frozenset({contract.BAD_VALUE})),
+    "switch-with-value": (("--enforce-eager=yes",), frozenset({contract.UNEXPECTED_VALUE})),
+    "missing-value": (("--max-num-seqs",), frozenset({contract.MISSING_VALUE})),
+    "stray-positional": (("--enforce-eager", "yes"), frozenset({contract.UNEXPECTED_ARGUMENT})),
+}
+
+
+def extra_args_base() -> tuple[str, ...]:
+    """A rendered vLLM line (single node, lmcache) the extraArgs cases are appended to."""
+    return _base("vllm", lambda r: _lmcache_mp_line(r) and not any(a.startswith("--nnodes") for a in r.argv))
+
+
+def check(kind: str, argv: tuple[str, ...] | list[str]) -> list[Problem]:
     fn = contract.check_vllm_argv if kind == "vllm" else contract.check_lmcache_argv
     return fn(list(argv), snapshots())
 

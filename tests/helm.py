@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import re
 import shutil
 import tempfile
 from functools import cache
@@ -110,3 +111,29 @@ def by_identity(objs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, A
     keyed = {(o["kind"], o["metadata"]["name"]): o for o in objs}
     assert len(keyed) == len(objs), "two objects share a kind and name"
     return keyed
+
+
+_PROBLEM_LINE = re.compile(r"^  (?P<path>.+?): (?P<message>.*?)(?: \(hint: (?P<hint>.*)\))?$")
+
+
+def problems(values: dict[str, Any], kube_version: str = "1.33") -> set[tuple[str, str, str | None]]:
+    """The problems the chart's templates fail with (kvgen.context lists them one a line,
+    "  path: message (hint: hint)"), as (path, message, hint); a rendered chart has none. Values
+    Helm's schema refuses raise HelmValuesError."""
+    try:
+        render(values, kube_version=kube_version)
+    except helm.HelmRenderError as err:
+        found = {(m["path"], m["message"], m["hint"]) for m in map(_PROBLEM_LINE.match, str(err).splitlines()) if m}
+        assert found, str(err)
+        return found
+    return set()
+
+
+def notes(values: dict[str, Any], kube_version: str = "1.33") -> str:
+    """The rendered NOTES.txt."""
+    return next(text for name, text in render(values, kube_version=kube_version).items() if name.endswith("NOTES.txt"))
+
+
+def notes_warnings(text: str) -> list[str]:
+    """The warnings NOTES.txt lists ("Warning: ..." lines), in order."""
+    return [line.removeprefix("Warning: ") for line in text.splitlines() if line.startswith("Warning: ")]

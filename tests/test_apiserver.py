@@ -14,7 +14,7 @@ import pytest
 from ruamel.yaml import YAML
 
 import helm
-from conftest import ROOT, dump, run_kvgen
+from conftest import ROOT, dump, problem_set, run_kvgen
 from kvgen import apiserver
 from kvgen.compiler import compile_text
 from kvgen.errors import SpecError
@@ -322,11 +322,12 @@ def _helm_error(values) -> str:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_chart_refuses_naming_the_path(case):
+def test_chart_refuses_with_kvgens_problem(case):
+    """The same one problem: path, message and hint."""
     text, path, _line, _fragment, _ok = CASES[case]
-    message = _helm_error(load(text))
-    assert f"  {path}: " in message, message
-    assert "1 problem(s)" in message, message
+    (problem,) = helm.problems(load(text))
+    assert problem[0] == path
+    assert {problem} == problem_set(load(text))
 
 
 def _objects(text: str):

@@ -81,8 +81,8 @@ def test_the_context_is_typed_and_strict():
     ours = compile_spec(spec()).context
     CONTEXT.validate_python(ours)
     assert empty_values({"a": {"b": [1, ""]}, "env": [{"name": "X", "value": ""}]}) == ["a.b[1]"]
-    with pytest.raises(ValueError, match="vllm_image"):
-        CONTEXT.validate_python({**ours, "vllm_image": ours["vllmImage"]})  # camelCase only
+    with pytest.raises(ValueError, match="claim_template"):
+        CONTEXT.validate_python({**ours, "claim_template": {}})  # camelCase only
     with pytest.raises(ValueError, match="launcher"):
         CONTEXT.validate_python({**ours, "launcher": None})  # absent is a missing key, not null
 

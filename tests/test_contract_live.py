@@ -27,6 +27,9 @@ def live():
     python = cs.contract_python_or_skip()
     lines = [{"id": r.id, "kind": r.line.kind, "argv": list(r.argv)} for r in RENDERED]
     lines += [{"id": f"broken:{b.id}", "kind": b.kind, "argv": list(b.argv)} for b in BROKEN]
+    base = list(cs.extra_args_base())
+    lines += [{"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)} for k, v in cs.EXTRA_ARGS_ACCEPTED.items()]
+    lines += [{"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)} for k, (v, _c) in cs.EXTRA_ARGS_REFUSED.items()]
     return cs.run_live(python, lines, capture=True)
 
 
@@ -106,9 +109,9 @@ def test_snapshot_only_fixture_is_accepted_by_the_runtime(live, b):
 def test_committed_snapshots_match_a_fresh_capture(live):
     assert "capture_error" not in live, live.get("capture_error")
     captured = live["snapshots"]
-    assert sorted(captured) == sorted(p.name for p in cs.CONTRACT_DIR.glob("*.json"))
+    assert sorted(captured) == sorted(p.name for p in cs.SNAPSHOT_DIR.glob("*.json"))
     for name, text in captured.items():
-        assert (cs.CONTRACT_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: run scripts/capture-contract"
+        assert (cs.SNAPSHOT_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: run scripts/capture-contract"
 
 
 def test_committed_hybrid_architectures_match_a_fresh_scan_of_vllm(live):
@@ -117,3 +120,16 @@ def test_committed_hybrid_architectures_match_a_fresh_scan_of_vllm(live):
     assert "capture_error" not in live, live.get("capture_error")
     committed = (cs.ROOT / "charts" / "kvgen" / "files" / "hybrid-architectures.yaml").read_text(encoding="utf-8")
     assert live["hybrid_architectures"] == committed, "hybrid-architectures.yaml is stale: run scripts/capture-contract"
+
+
+@pytest.mark.parametrize("case", sorted(cs.EXTRA_ARGS_ACCEPTED))
+def test_extra_args_kvgen_accepts_vllm_accepts(live, case):
+    _ok(live, f"extra-args:{case}")
+
+
+@pytest.mark.parametrize("case", sorted(cs.EXTRA_ARGS_REFUSED))
+def test_extra_args_kvgen_refuses_vllm_refuses(live, case):
+    """Except the abbreviation: argparse takes a unique prefix, kvgen wants the flag written out
+    (a prefix could hide a flag kvgen owns), and says which one."""
+    result = live["results"][f"extra-args:{case}"]
+    assert result["ok"] == (case == "abbreviation"), result

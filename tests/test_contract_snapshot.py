@@ -1,5 +1,5 @@
 """Fast contract tier: every command line kvgen renders, checked against the committed
-snapshots of what vLLM 0.33.0 and LMCache 0.5.6 accept (tests/contract/*.json, captured by
+snapshots of what vLLM 0.33.0 and LMCache 0.5.6 accept (charts/kvgen/files/contract/*.json, captured by
 scripts/capture-contract). No vLLM or LMCache needed; the live tier is test_contract_live.py."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ BROKEN = cs.broken()
 @pytest.mark.parametrize("b", BROKEN, ids=[b.id for b in BROKEN])
 def test_broken_fixture_is_caught_by_the_snapshot_check(b):
     problems = cs.check(b.kind, b.argv)
-    assert {p.category for p in problems} == b.snapshot, [str(p) for p in problems]
+    assert {p.code for p in problems} == b.snapshot, [str(p) for p in problems]
 
 
 def test_every_category_has_a_broken_fixture():
@@ -123,12 +123,12 @@ def test_problem_messages_name_the_offender():
 )
 def test_vllm_argv_forms(argv, category):
     problems = cs.check("vllm", argv)
-    assert [p.category for p in problems] == ([category] if category else []), [str(p) for p in problems]
+    assert [p.code for p in problems] == ([category] if category else []), [str(p) for p in problems]
 
 
 def test_lmcache_argv_must_be_the_lmcache_server_command():
     (problem,) = cs.check("lmcache", ["/opt/venv/bin/python", "-m", "lmcache.v1.multiprocess.server"])
-    assert problem.category == contract.UNKNOWN_COMMAND
+    assert problem.code == contract.UNKNOWN_COMMAND
 
 
 def test_external_connector_and_out_of_tree_tier_are_not_second_guessed():

@@ -1,5 +1,5 @@
 """Version compatibility: the runtime pins (charts/kvgen/files/runtime.yaml), the contract
-snapshots (tests/contract/), the contract venv's pins (scripts/contract-env.sh) and the
+snapshots (charts/kvgen/files/contract/), the contract venv's pins (scripts/contract-env.sh) and the
 images all name the same vLLM and LMCache versions, and kvgen's connectors exist in them."""
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ VERSIONS = {"vllm": str(RT["vllm"]["version"]), "lmcache": str(RT["lmcache"]["ve
 
 
 def _snapshot_files(package: str) -> list[str]:
-    return sorted(p.name for p in cs.CONTRACT_DIR.glob(f"{package}-*.json"))
+    return sorted(p.name for p in cs.SNAPSHOT_DIR.glob(f"{package}-*.json"))
 
 
 @pytest.mark.parametrize("package", ["vllm", "lmcache"])
 def test_exactly_one_snapshot_per_package_and_it_is_the_pinned_version(package):
     assert _snapshot_files(package) == [f"{package}-{VERSIONS[package]}.json"]
-    data = json.loads((cs.CONTRACT_DIR / f"{package}-{VERSIONS[package]}.json").read_text())
+    data = json.loads((cs.SNAPSHOT_DIR / f"{package}-{VERSIONS[package]}.json").read_text())
     assert data["package"] == package and data["version"] == VERSIONS[package]
 
 

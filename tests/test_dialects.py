@@ -404,7 +404,7 @@ def test_kserve_instance_from_node_selector_and_conflict_with_annotation():
     ("  template:\n    containers:\n      - name: main\n        command: [python]\n", "a command replaces KServe's launch script"),
     ("  template:\n    containers:\n      - name: sidecar\n        image: busybox\n", "container 'sidecar': kvgen renders only the vLLM container"),
     ("  worker: {containers: []}\n", "multi-node workloads (LeaderWorkerSet) are not converted"),
-    ("  template:\n    containers:\n      - name: main\n        args: [\"--kv-transfer-config\", \"{}\"]\n", "kvgen owns --kv-transfer-config"),
+    ("  template:\n    containers:\n      - name: main\n        args: [\"--kv-transfer-config\", \"{}\"]\n", "--kv-transfer-config is set by kvgen from kvCacheOffloading: kvgen writes the connector itself"),
     ("  template:\n    containers:\n      - name: main\n        env: [{name: HF_TOKEN, value: hf_abc}]\n", "kvgen never takes a token literally"),
 ])
 def test_kserve_fields_whose_loss_would_change_behaviour_are_errors(fragment, message):

@@ -268,7 +268,8 @@ def test_notes_state_the_mode_and_its_requirement(mode, version):
 
 def test_notes_warn_when_the_server_image_differs_from_vllms():
     text = notes(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}))
-    assert "Warning: the LMCache server runs from lmcache/standalone:v0.5.6, the LMCacheMPConnector from vllm/vllm-openai:v0.33.0" in text
+    assert ("Warning: images.lmcache: the LMCache server runs from lmcache/standalone:v0.5.6, the LMCacheMPConnector "
+            "(the client) from the vLLM image vllm/vllm-openai:v0.33.0") in text
     assert "Warning" not in notes(spec())
     assert "LMCache GPU access" not in notes(spec(kvCacheOffloading={"enabled": False}))
 

@@ -1,5 +1,6 @@
 """A regular (non-editable) install of the wheel in a fresh venv renders an example exactly
-as the checkout does: templates, schemas and the chart's data files ship inside the wheel."""
+as the checkout does: templates, schemas and the chart's data files (the vLLM contract snapshot
+included) ship inside the wheel."""
 
 from __future__ import annotations
 
@@ -39,3 +40,10 @@ def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
         capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
     )
     assert str(env_dir) in located.stdout  # data came from the installed wheel
+    # the vLLM contract snapshot ships too: validate checks vllm.extraArgs against vLLM's flags offline
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: demo\nmodel: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstance: {type: Standard_NC24ads_A100_v4}\n"
+                    "vllm: {extraArgs: [--swap-space=4]}\n")
+    refused = subprocess.run([str(bin_dir / "kvgen"), "validate", str(spec)], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert refused.returncode == 1, refused.stderr
+    assert "vllm.extraArgs[0]: --swap-space is not an option of vllm serve" in refused.stderr

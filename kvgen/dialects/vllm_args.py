@@ -15,6 +15,7 @@ from decimal import Decimal
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kvgen import flags
 from kvgen.errors import Location, Path
 from kvgen.source import SourceDoc
 
@@ -47,42 +48,26 @@ def _float(text: str) -> float:
         raise ValueError(f"{text!r} is not a number") from None
 
 
-# flag -> (native path, parse); flags kvgen sets from these spec fields
-MAPPED: dict[str, tuple[Path, Callable[[str], Any]]] = {
-    "--max-model-len": (("model", "maxModelLen"), _tokens),
-    "--gpu-memory-utilization": (("vllm", "gpuMemoryUtilization"), _float),
-    "--tensor-parallel-size": (("parallelism", "tensor"), _int),
-    "-tp": (("parallelism", "tensor"), _int),
-    "--pipeline-parallel-size": (("parallelism", "pipeline"), _int),
-    "-pp": (("parallelism", "pipeline"), _int),
-    "--data-parallel-size": (("parallelism", "data"), _int),
-    "-dp": (("parallelism", "data"), _int),
-    "--port": (("service", "port"), _int),
-}
-PARALLEL = {"--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--data-parallel-size", "-dp"}
+_PARSERS: dict[str, Callable[[str], Any]] = {"tokens": _tokens, "int": _int, "float": _float}
 
-# flags that cannot be carried over: kvgen's own wiring owns them
-REFUSED: dict[str, tuple[str, str]] = {
-    "--model": ("kvgen serves model.id (from the resource's model); a second model flag would conflict",
-                "remove it"),
-    "--kv-transfer-config": (
-        "kvgen owns --kv-transfer-config: it wires the offloading connector itself, and a connector "
-        "of your own cannot be rendered",
-        "remove it to use kvgen's offloading, or write a native spec with kvCacheOffloading.enabled: false",
-    ),
-    "--kv-offloading-size": ("conflicts with kvgen's offloading wiring", "size the CPU tier with kvCacheOffloading instead"),
-    "--kv-offloading-backend": ("conflicts with kvgen's offloading wiring", "choose kvCacheOffloading.backend instead"),
-    "--nnodes": ("multi-node servers are set with parallelism.nodes in a native spec", "remove it"),
-    "--node-rank": ("multi-node servers are set with parallelism.nodes in a native spec", "remove it"),
-    "--master-addr": ("multi-node servers are set with parallelism.nodes in a native spec", "remove it"),
-    "--master-port": ("multi-node servers are set with parallelism.nodes in a native spec", "remove it"),
-    "--headless": ("multi-node servers are set with parallelism.nodes in a native spec", "remove it"),
+
+def _native_path(dotted: str) -> Path:
+    return tuple(dotted.split("."))
+
+
+# The one table of flags kvgen owns (files/managed-flags.yaml, see kvgen.flags): those with an
+# `input` parser become their spec field; the others are refused.
+MAPPED: dict[str, tuple[Path, Callable[[str], Any]]] = {
+    flag: (_native_path(row["from"]), _PARSERS[row["input"]]) for flag, row in flags.table().items() if row.get("input")
 }
+PARALLEL = {flag for flag, (path, _parse) in MAPPED.items() if path[0] == "parallelism"}
+REFUSED: dict[str, tuple[str, str]] = {flag: flags.refusal(flag) for flag in flags.table() if flag not in MAPPED}
+SWITCHES = {flag for flag, row in flags.table().items() if row.get("switch")}
 
 
 def flag_name(token: str) -> str:
     """'--max_model_len=4k' -> '--max-model-len' (vLLM accepts either spelling)."""
-    return token.split("=", 1)[0].replace("_", "-") if token.startswith("-") else ""
+    return flags.flag_name(token)
 
 
 @dataclass
@@ -106,7 +91,7 @@ def split(tokens: list[str]) -> list[Arg]:
                 out.append(Arg(flag, [tok], tok.split("=", 1)[1], i))
                 i += 1
                 continue
-            if flag != "--headless" and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+            if flag not in SWITCHES and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
                 out.append(Arg(flag, [tok, tokens[i + 1]], tokens[i + 1], i))
                 i += 2
                 continue
@@ -131,7 +116,7 @@ def apply(args: list[Arg], tracker: Tracker, builder: SpecBuilder, where: Where,
         path, doc, location = where(arg.index)
         if arg.flag in REFUSED:
             message, hint = REFUSED[arg.flag]
-            tracker.error(path, f"{arg.flag}: {message}", hint, doc=doc, location=location)
+            tracker.error(path, message, hint, doc=doc, location=location)
             continue
         if arg.flag in MAPPED:
             native, parse = MAPPED[arg.flag]
@@ -173,4 +158,4 @@ def tokens_from_mapping(key: str, value: Any) -> list[str]:
     return [f"{flag}={value}"]
 
 
-__all__ = ["MAPPED", "REFUSED", "PARALLEL", "Arg", "apply", "flag_name", "split", "tokens_from_mapping"]
+__all__ = ["MAPPED", "REFUSED", "PARALLEL", "SWITCHES", "Arg", "apply", "flag_name", "split", "tokens_from_mapping"]

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata as md
-import importlib.util
 import inspect
 import io
 import json
@@ -43,8 +42,6 @@ from typing import Any
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("LMCACHE_DISABLE_BANNER", "1")
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _argparse_error(text: str) -> str:
@@ -209,13 +206,11 @@ class LMCacheChecker:
 
 
 def _capture() -> dict[str, Any]:
-    spec = importlib.util.spec_from_file_location("kvgen_capture_contract", ROOT / "scripts" / "capture-contract.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
+    import contract_capture  # beside this script (its directory is on sys.path)
+
     try:
-        return {"snapshots": module.capture(), "hybrid_architectures": module.capture_hybrid()}
-    except module.CaptureError as exc:
+        return {"snapshots": contract_capture.capture(), "hybrid_architectures": contract_capture.capture_hybrid()}
+    except contract_capture.CaptureError as exc:
         return {"capture_error": str(exc)}
 
 
@@ -223,7 +218,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("batch", type=Path)
     ap.add_argument("output", type=Path)
-    ap.add_argument("--capture", action="store_true", help="also capture the snapshots (scripts/capture-contract.py)")
+    ap.add_argument("--capture", action="store_true", help="also capture the snapshots (contract_capture.py)")
     args = ap.parse_args()
     lines = json.loads(args.batch.read_text(encoding="utf-8"))["lines"]
     out: dict[str, Any] = {"versions": {name: md.version(name) for name in ("vllm", "lmcache", "torch")}, "results": {}}

@@ -58,12 +58,12 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- $modes := list -}}
 {{- if kindIs "slice" $pvc.accessModes -}}{{- $modes = $pvc.accessModes -}}{{- end -}}
 {{- if and (not $modes) (or (kindIs "slice" $pvc.accessModes) (kindIs "invalid" $pvc.accessModes)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.accessModes" $base) "at least 1 access mode is required; the API server refuses a claim without one (ValidatePersistentVolumeClaimSpec)" "add accessModes: [ReadWriteOnce]") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.accessModes" $base) "at least 1 access mode is required; the API server refuses a claim without one (ValidatePersistentVolumeClaimSpec)" "add accessModes: [ReadWriteOnce] (one pod per claim)") -}}
 {{- end -}}
 {{- $others := false -}}
 {{- range $j, $m := $modes -}}
 {{- if and (kindIs "string" $m) (not (has $m $A.accessModes)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.accessModes[%d]" $base $j) (printf "unsupported access mode %q (ValidatePersistentVolumeClaimSpec)" $m) (printf "use one of %s" (join ", " $A.accessModes))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.accessModes[%d]" $base $j) (printf "unsupported access mode '%s' (ValidatePersistentVolumeClaimSpec)" $m) (printf "use one of %s" (join ", " $A.accessModes))) -}}
 {{- else if and (has $m $A.accessModes) (ne $m "ReadWriteOncePod") -}}{{- $others = true -}}
 {{- end -}}
 {{- end -}}
@@ -78,17 +78,17 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- if not $has -}}
 {{- include "kvgen.problem" (list $s $path "the claim has no storage request; the API server refuses it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)" "set resources.requests.storage, e.g. 100Gi") -}}
 {{- else if not (or (and (kindIs "string" $storage) (regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$" $storage)) (and (or (kindIs "float64" $storage) (kindIs "int64" $storage) (kindIs "int" $storage)) (eq (floor $storage) (float64 $storage)) (ge (float64 $storage) 0.0))) -}}
-{{- include "kvgen.problem" (list $s $path (printf "%v is not a size (kvgen reads a claim's size as it reads every size)" $storage) "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T") -}}
+{{- include "kvgen.problem" (list $s $path (printf "%s is not a size (kvgen reads a claim's size as it reads every size)" (ternary (printf "'%s'" $storage) (printf "%v" $storage) (kindIs "string" $storage))) "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T") -}}
 {{- else if le (include "kvgen.bytesF" $storage | float64) 0.0 -}}
 {{- include "kvgen.problem" (list $s $path (printf "%v must be greater than zero (ValidatePersistentVolumeClaimSpec)" $storage) "request e.g. 100Gi") -}}
 {{- else -}}
 {{- include "kvgen.apiSize" (list $s $A $path $storage) -}}
 {{- end -}}
 {{- if and (kindIs "string" $pvc.storageClassName) $pvc.storageClassName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $pvc.storageClassName))) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.storageClassName" $base) (printf "%q is not a storage class name: %s (ValidateClassName)" $pvc.storageClassName $A.formats.dns1123Subdomain.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.storageClassName" $base) (printf "'%s' is not a storage class name: %s (ValidatePersistentVolumeClaimSpec, ValidateClassName)" $pvc.storageClassName $A.formats.dns1123Subdomain.what) "") -}}
 {{- end -}}
 {{- if and (kindIs "string" $pvc.volumeMode) $pvc.volumeMode (not (has $pvc.volumeMode $A.volumeModes)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.volumeMode" $base) (printf "unsupported volume mode %q (ValidatePersistentVolumeClaimSpec)" $pvc.volumeMode) "use Filesystem") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.volumeMode" $base) (printf "unsupported volume mode '%s' (ValidatePersistentVolumeClaimSpec)" $pvc.volumeMode) "use Filesystem (kvgen mounts the tier as a directory)") -}}
 {{- end -}}
 {{- end -}}
 
@@ -96,10 +96,10 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- define "kvgen.apiKeySelector" -}}
 {{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $base := index . 2 -}}{{- $ref := index . 3 -}}
 {{- if and (kindIs "string" $ref.name) $ref.name (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $ref.name))) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.name" $base) (printf "%q cannot name a %s: %s (validateSecretKeySelector)" $ref.name (index . 4) $A.formats.dns1123Subdomain.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.name" $base) (printf "'%s' cannot name a %s: %s (validateSecretKeySelector)" $ref.name (index . 4) $A.formats.dns1123Subdomain.what) "") -}}
 {{- end -}}
 {{- if and (kindIs "string" $ref.key) $ref.key (not (include "kvgen.apiConfigMapKey" (list $A $ref.key))) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.key" $base) (printf "%q is not %s (validateSecretKeySelector, IsConfigMapKey)" $ref.key $A.formats.configMapKey.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.key" $base) (printf "'%s' is not %s (validateSecretKeySelector, IsConfigMapKey)" $ref.key $A.formats.configMapKey.what) "") -}}
 {{- end -}}
 {{- end -}}
 
@@ -146,11 +146,11 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- $req := default dict $cr.requests -}}{{- $lim := default dict $cr.limits -}}
 {{- range $r := list "memory" "ephemeral-storage" -}}
 {{- if and (include "kvgen.isSet" (list $req $r)) (include "kvgen.isSet" (list $lim $r)) (gt (include "kvgen.bytesF" (index $req $r) | float64) (include "kvgen.bytesF" (index $lim $r) | float64)) -}}
-{{- include "kvgen.problem" (list $s (printf "resources.%s.requests.%s" $c $r) (printf "request %v is above its limit %v; the API server refuses it (ValidateContainerResourceRequirements)" (index $req $r) (index $lim $r)) (printf "lower the request or raise resources.%s.limits.%s" $c $r)) -}}
+{{- include "kvgen.problem" (list $s (printf "resources.%s.requests.%s" $c $r) (printf "request %v is above its limit %v; the API server refuses a container whose %s request exceeds its limit (ValidateContainerResourceRequirements)" (index $req $r) (index $lim $r) $r) (printf "lower resources.%s.requests.%s or raise resources.%s.limits.%s" $c $r $c $r)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and (include "kvgen.isSet" (list $req "cpu")) (include "kvgen.isSet" (list $lim "cpu")) (gt (include "kvgen.cpuF" $req.cpu | float64) (include "kvgen.cpuF" $lim.cpu | float64)) -}}
-{{- include "kvgen.problem" (list $s (printf "resources.%s.requests.cpu" $c) (printf "request %v is above its limit %v; the API server refuses it (ValidateContainerResourceRequirements)" $req.cpu $lim.cpu) (printf "lower the request or raise resources.%s.limits.cpu" $c)) -}}
+{{- include "kvgen.problem" (list $s (printf "resources.%s.requests.cpu" $c) (printf "request %v is above its limit %v; the API server refuses a container whose cpu request exceeds its limit (ValidateContainerResourceRequirements)" $req.cpu $lim.cpu) (printf "lower resources.%s.requests.cpu or raise resources.%s.limits.cpu" $c $c)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -163,14 +163,14 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- else if include "kvgen.isSet" (list $t.fileSystem.pvc "ref") -}}
 {{- $ref := $t.fileSystem.pvc.ref -}}
 {{- if not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $ref.name)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.ref.name" $base) (printf "%q cannot name a PersistentVolumeClaim: %s; the pod would wait for a claim that cannot exist (ValidatePersistentVolumeName)" $ref.name $A.formats.dns1123Subdomain.what) "use the claim's metadata.name") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.ref.name" $base) (printf "'%s' cannot name a PersistentVolumeClaim: %s; the pod would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)" $ref.name $A.formats.dns1123Subdomain.what) "use the claim's metadata.name") -}}
 {{- end -}}
 {{- if and (kindIs "string" $ref.path) $ref.path -}}
 {{- if hasPrefix "/" $ref.path -}}
-{{- include "kvgen.problem" (list $s (printf "%s.ref.path" $base) (printf "%q must be a relative path inside the claim (it becomes the mount's subPath; validateLocalDescendingPath)" $ref.path) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.ref.path" $base) (printf "'%s' must be a relative path inside the claim (it becomes the mount's subPath; validateLocalDescendingPath)" $ref.path) (printf "write it as '%s'" (regexReplaceAll "^/+" $ref.path ""))) -}}
 {{- end -}}
 {{- if has ".." (splitList "/" $ref.path) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.ref.path" $base) (printf "%q must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)" $ref.path) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.ref.path" $base) (printf "'%s' must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)" $ref.path) "name a directory inside the claim") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -188,10 +188,10 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- $eff := "" -}}{{- if kindIs "string" $tol.effect -}}{{- $eff = $tol.effect -}}{{- end -}}
 {{- $secs := and (or (kindIs "float64" $tol.tolerationSeconds) (kindIs "int64" $tol.tolerationSeconds) (kindIs "int" $tol.tolerationSeconds)) true -}}
 {{- if and $key (not (include "kvgen.apiLabelKey" (list $A $key))) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.key" $base) (printf "%q is not %s (ValidateTolerations)" $key $A.formats.labelKeyName.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.key" $base) (printf "'%s' is not %s (ValidateTolerations)" $key $A.formats.labelKeyName.what) "") -}}
 {{- end -}}
 {{- if and (not $key) (ne $op "Exists") -}}
-{{- include "kvgen.problem" (list $s (printf "%s.operator" $base) "operator must be Exists when key is empty (ValidateTolerations)" "set operator: Exists, or name the taint's key") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.operator" $base) "operator must be Exists when key is empty (which means \"match all values and all keys\") (ValidateTolerations)" "set operator: Exists, or name the taint's key") -}}
 {{- end -}}
 {{- if and $secs (ne $eff "NoExecute") -}}
 {{- include "kvgen.problem" (list $s (printf "%s.effect" $base) "effect must be NoExecute when tolerationSeconds is set (ValidateTolerations)" "set effect: NoExecute, or remove tolerationSeconds") -}}
@@ -201,17 +201,17 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- end -}}
 {{- if or (eq $op "Equal") (eq $op "") -}}
 {{- if not (include "kvgen.apiFits" (list $A "labelValue" $val)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.value" $base) (printf "%q is not %s (ValidateTolerations)" $val $A.formats.labelValue.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.value" $base) (printf "'%s' is not %s (ValidateTolerations)" $val $A.formats.labelValue.what) "") -}}
 {{- end -}}
 {{- else if eq $op "Exists" -}}
 {{- if $val -}}
 {{- include "kvgen.problem" (list $s (printf "%s.value" $base) "value must be empty when operator is Exists (ValidateTolerations)" "remove value, or use operator: Equal") -}}
 {{- end -}}
 {{- else -}}
-{{- include "kvgen.problem" (list $s (printf "%s.operator" $base) (printf "unsupported operator %q (ValidateTolerations)" $op) (printf "use one of %s" (join ", " $A.tolerationOperators))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.operator" $base) (printf "unsupported operator '%s' (ValidateTolerations)" $op) (printf "use one of %s" (join ", " $A.tolerationOperators))) -}}
 {{- end -}}
 {{- if and $eff (not (has $eff $A.taintEffects)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.effect" $base) (printf "unsupported effect %q (validateTaintEffect)" $eff) (printf "use one of %s" (join ", " $A.taintEffects))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.effect" $base) (printf "unsupported effect '%s' (validateTaintEffect)" $eff) (printf "use one of %s" (join ", " $A.taintEffects))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -244,24 +244,24 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- $field := ternary "vllm" "vllmCpu" (gt $s.inst.gpus 0) -}}
 {{- $img := default dict (index $images $field) -}}
 {{- if and (kindIs "string" $img.tag) (not (include "kvgen.apiFits" (list $A "labelValue" $img.tag))) -}}
-{{- include "kvgen.problem" (list $s (printf "images.%s.tag" $field) (printf "%q becomes the label app.kubernetes.io/version, which must be %s (ValidateLabels, IsValidLabelValue)" $img.tag $A.formats.labelValue.what) "use a tag of at most 63 characters, or pin the image by digest and keep a short tag") -}}
+{{- include "kvgen.problem" (list $s (printf "images.%s.tag" $field) (printf "'%s' becomes the label app.kubernetes.io/version, which must be %s (ValidateLabels, IsValidLabelValue)" $img.tag $A.formats.labelValue.what) "use a tag of at most 63 characters, or pin the image by digest and keep a short tag") -}}
 {{- end -}}
 {{- end -}}
 {{- range $field := list "vllm" "lmcache" "vllmCpu" -}}
 {{- $img := default dict (index $images $field) -}}
 {{- if and (kindIs "string" $img.tag) (not (include "kvgen.apiFits" (list $A "imageTag" $img.tag))) -}}
-{{- include "kvgen.problem" (list $s (printf "images.%s.tag" $field) (printf "%q is not %s; the kubelet refuses the image (InvalidImageName) and the pod never starts" $img.tag $A.formats.imageTag.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "images.%s.tag" $field) (printf "'%s' is not %s; the kubelet refuses the image (InvalidImageName) and the pod never starts" $img.tag $A.formats.imageTag.what) "") -}}
 {{- end -}}
 {{- end -}}
 {{- if and (kindIs "string" $v.instance.type) (not (include "kvgen.apiFits" (list $A "labelValue" $v.instance.type))) -}}
-{{- include "kvgen.problem" (list $s "instance.type" (printf "%q becomes the node selector node.kubernetes.io/instance-type, whose value must be %s (ValidateLabels)" $v.instance.type $A.formats.labelValue.what) "") -}}
+{{- include "kvgen.problem" (list $s "instance.type" (printf "'%s' becomes the node selector node.kubernetes.io/instance-type, whose value must be %s (ValidatePodSpec: ValidateLabels)" $v.instance.type $A.formats.labelValue.what) "") -}}
 {{- end -}}
 {{- range $k, $val := default dict $sched.nodeSelector -}}
 {{- if not (include "kvgen.apiLabelKey" (list $A $k)) -}}
-{{- include "kvgen.problem" (list $s (printf "scheduling.nodeSelector.%s" $k) (printf "%q is not %s (ValidatePodSpec: ValidateLabels)" $k $A.formats.labelKeyName.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "scheduling.nodeSelector.%s" $k) (printf "'%s' is not %s (ValidatePodSpec: ValidateLabels)" $k $A.formats.labelKeyName.what) "") -}}
 {{- end -}}
 {{- if not (include "kvgen.apiFits" (list $A "labelValue" $val)) -}}
-{{- include "kvgen.problem" (list $s (printf "scheduling.nodeSelector.%s" $k) (printf "%q is not %s (ValidatePodSpec: ValidateLabels)" $val $A.formats.labelValue.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "scheduling.nodeSelector.%s" $k) (printf "'%s' is not %s (ValidatePodSpec: ValidateLabels)" $val $A.formats.labelValue.what) "") -}}
 {{- end -}}
 {{- end -}}
 
@@ -271,17 +271,17 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- end -}}
 {{- $nodes := float64 $v.parallelism.nodes -}}
 {{- if gt $nodes (addf (float64 $A.int32Max) 1.0) -}}
-{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "%.0f nodes need a worker StatefulSet of more replicas than its int32 replicas holds (at most %d)" $nodes (int64 $A.int32Max)) (printf "use at most %d nodes" (add1 (int64 $A.int32Max)))) -}}
+{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "%.0f nodes need a worker StatefulSet of %.0f replicas, more than its int32 replicas holds (at most %d)" $nodes (subf $nodes 1.0) (int64 $A.int32Max)) (printf "use at most %d nodes" (add1 (int64 $A.int32Max)))) -}}
 {{- end -}}
 {{- if gt $nodes 1.0 -}}
 {{- $room := sub (sub (int64 $A.formats.labelValue.maxLength) 1) (int64 $A.revisionHashMaxLength) -}}
 {{- range $sts := list $v.name (printf "%s-worker" $v.name) -}}
 {{- if gt (len $sts) (int $room) -}}
-{{- include "kvgen.problem" (list $s "name" (printf "the StatefulSet %q (%d characters) can never create its pods: they carry the label controller-revision-hash=<StatefulSet name>-<hash of up to %d characters>, and a label value is at most %d characters, so a StatefulSet's name may have at most %d" $sts (len $sts) (int64 $A.revisionHashMaxLength) (int64 $A.formats.labelValue.maxLength) $room) (printf "use a name of at most %d characters for a server spanning several nodes" (sub (len $v.name) (sub (len $sts) $room)))) -}}
+{{- include "kvgen.problem" (list $s "name" (printf "the StatefulSet '%s' (%d characters) can never create its pods: they carry the label controller-revision-hash=<StatefulSet name>-<hash of up to %d characters>, and a label value is at most %d characters, so a StatefulSet's name may have at most %d" $sts (len $sts) (int64 $A.revisionHashMaxLength) (int64 $A.formats.labelValue.maxLength) $room) (printf "use a name of at most %d characters for a server spanning several nodes" (sub (len $v.name) (sub (len $sts) $room)))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and (kindIs "string" $sched.priorityClassName) $sched.priorityClassName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $sched.priorityClassName))) -}}
-{{- include "kvgen.problem" (list $s "scheduling.priorityClassName" (printf "%q is not %s (ValidatePodSpec: ValidatePriorityClassName)" $sched.priorityClassName $A.formats.dns1123Subdomain.what) "") -}}
+{{- include "kvgen.problem" (list $s "scheduling.priorityClassName" (printf "'%s' is not %s (ValidatePodSpec: ValidatePriorityClassName)" $sched.priorityClassName $A.formats.dns1123Subdomain.what) "") -}}
 {{- end -}}
 {{- end -}}

@@ -19,11 +19,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
-{{/* vLLM requires an API key when one is set: service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
-{{- $apiKey := not (empty $v.service.apiKeySecret) -}}
-{{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
-{{- range $a := default list $v.vllm.extraArgs -}}{{- if and (hasPrefix "-" $a) (eq ((splitn "=" 2 $a)._0 | replace "_" "-") "--api-key") -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
-{{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector "apiKey" $apiKey) -}}
+{{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
 {{- if gt (int64 $v.parallelism.nodes) 1 -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
 {{- end -}}
@@ -34,9 +30,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
 {{- $_ := set $c "decision" $decision -}}
 {{- if $s.gpuAccess -}}{{- $_ := set $c "gpuAccess" $s.gpuAccess -}}{{- end -}}
-{{- $_ := set $c "vllmImage" $s.images.vllm -}}
-{{- if $s.sidecar -}}{{- $_ := set $c "lmcacheImage" $s.sidecar.image -}}{{- end -}}
-{{- $_ := set $c "lmcacheImageSet" $s.images.lmcacheSet -}}
+{{- if $s.warnings -}}{{- $_ := set $c "warnings" $s.warnings -}}{{- end -}}
 {{- toJson $c -}}
 {{- end -}}
 

@@ -19,6 +19,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.checkPorts" $s -}}
 {{- include "kvgen.contextLength" $s -}}
 {{- include "kvgen.size" $s -}}
+{{- include "kvgen.warnings" $s -}}
 {{- end -}}
 {{- if $s.errs -}}
 {{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}

@@ -34,7 +34,8 @@ dict built by kvgen.context and records results or problems in it.
 {{- if hasKey $catalog $spec.id -}}
 {{- include "kvgen.problem" (list $s "model.id" (printf "missing %s" (join ", " $missing)) "") -}}
 {{- else -}}
-{{- include "kvgen.problem" (list $s "model.id" (printf "model %q is not in the catalog and is not described inline (missing %s)" $spec.id (join ", " $missing)) "describe it: architecture, layers, kvHeads, headDim, weights") -}}
+{{- $close := include "kvgen.suggest" (list $spec.id (keys $catalog)) -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "model '%s' is not in the catalog and is not described inline (missing %s)" $spec.id (join ", " $missing)) (printf "%sor describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)" (ternary (printf "did you mean '%s'? " $close) "" (ne $close "")))) -}}
 {{- end -}}
 {{- else -}}
 {{- $layers := int64 $m.layers -}}
@@ -95,7 +96,8 @@ dict built by kvgen.context and records results or problems in it.
 {{- end -}}
 {{- if $missing -}}
 {{- if and $type (not (hasKey $catalog $type)) -}}
-{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type %q (missing %s)" $type (join ", " $missing)) "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk") -}}
+{{- $close := include "kvgen.suggest" (list $type (keys $catalog)) -}}
+{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type '%s' (missing %s)" $type (join ", " $missing)) (printf "%sor describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk" (ternary (printf "did you mean '%s'? " $close) "" (ne $close "")))) -}}
 {{- else -}}
 {{- include "kvgen.problem" (list $s "instance" (printf "describe the node: missing %s" (join ", " $missing)) "or set instance.type to a catalog type") -}}
 {{- end -}}
@@ -145,15 +147,8 @@ dict built by kvgen.context and records results or problems in it.
 {{- if and (gt $nodes 1) (ne (int64 $s.V.replicas) 1) -}}
 {{- include "kvgen.problem" (list $s "replicas" (printf "a server spanning %d nodes is rendered as one StatefulSet; replicas must be 1" $nodes) "render one spec per server") -}}
 {{- end -}}
-{{- $managed := $s.F.Get "files/managed-flags.yaml" | fromYaml -}}
-{{- range $n, $arg := $s.V.vllm.extraArgs -}}
-{{- if hasPrefix "-" $arg -}}
-{{- $flag := (splitn "=" 2 $arg)._0 | replace "_" "-" -}}
-{{- if hasKey $managed.flags $flag -}}
-{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "%s is set by kvgen from %s" $flag (index $managed.flags $flag)) (printf "remove it and set %s" (index $managed.flags $flag))) -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
+{{/* flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse */}}
+{{- include "kvgen.checkExtraArgs" $s -}}
 {{- end -}}
 
 {{/*

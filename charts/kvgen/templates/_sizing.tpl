@@ -19,10 +19,12 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- sub (sub (int64 $mem) (ceil $reserved | int64)) (mul (int64 $C.kubeReserved.evictionThresholdMiB) 1048576) -}}
 {{- end -}}
 
-{{/* kvgen.container: computed sizes with the explicit spec values applied (kvgen's _apply_overrides). */}}
+{{/* kvgen.container: computed sizes with the explicit spec values applied (kvgen's _apply_overrides),
+and its warnings when they look too small. Usage: include "kvgen.container" (list $computed $res.vllm "vllm") | fromJson */}}
 {{- define "kvgen.container" -}}
 {{- $computed := index . 0 -}}
 {{- $explicit := index . 1 -}}
+{{- $name := index . 2 -}}
 {{- $req := default dict $explicit.requests -}}
 {{- $lim := default dict $explicit.limits -}}
 {{- $memory := int64 $computed.memory -}}
@@ -45,6 +47,14 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- $out := dict "cpu" $cpu "memory" $memory "limit" $limit "ephemeral" $eph -}}
 {{- if include "kvgen.isSet" (list $lim "cpu") -}}{{- $_ := set $out "cpuLimit" (toString $lim.cpu) -}}{{- end -}}
 {{- if include "kvgen.isSet" (list $lim "ephemeral-storage") -}}{{- $_ := set $out "ephemeralLimit" (include "kvgen.bytes" (index $lim "ephemeral-storage") | int64) -}}{{- end -}}
+{{- $warnings := list -}}
+{{- if lt $limit (int64 $computed.memory) -}}
+{{- $warnings = append $warnings (printf "resources.%s: memory limit %s is below the %s kvgen computes for this container; it may be OOM-killed" $name (include "kvgen.formatBytes" $limit) (include "kvgen.formatBytes" $computed.memory)) -}}
+{{- end -}}
+{{- if and (or (include "kvgen.isSet" (list $req "ephemeral-storage")) (include "kvgen.isSet" (list $lim "ephemeral-storage"))) (lt $eph (int64 $computed.ephemeral)) -}}
+{{- $warnings = append $warnings (printf "resources.%s: ephemeral-storage %s is below the %s of its emptyDir volumes; the kubelet may evict the pod" $name (include "kvgen.formatBytes" $eph) (include "kvgen.formatBytes" $computed.ephemeral)) -}}
+{{- end -}}
+{{- $_ := set $out "warnings" $warnings -}}
 {{- toJson $out -}}
 {{- end -}}
 
@@ -130,42 +140,55 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- end -}}
 {{- $vllmEph := $modelCache -}}
 {{- if eq $backend "native" -}}{{- $vllmEph = add $vllmEph $tiersEph -}}{{- end -}}
-{{- $vllm := include "kvgen.container" (list (dict "cpu" (toString $cpuReq) "memory" $vllmMem "ephemeral" $vllmEph) $res.vllm) | fromJson -}}
+{{- $vllm := include "kvgen.container" (list (dict "cpu" (toString $cpuReq) "memory" $vllmMem "ephemeral" $vllmEph) $res.vllm "vllm") | fromJson -}}
 
 {{/* the LMCache sidecar */}}
 {{- $lmcache := dict -}}
 {{- if eq $backend "lmcache" -}}
 {{- $lmMem := include "kvgen.roundUpGiB" (add $cpuTier (mul (int64 $C.lmcache.serverOverheadGiB) $GiB)) | int64 -}}
-{{- $lmcache = include "kvgen.container" (list (dict "cpu" (toString $C.lmcache.serverCpu) "memory" $lmMem "ephemeral" $tiersEph) $res.lmcacheServer) | fromJson -}}
+{{- $lmcache = include "kvgen.container" (list (dict "cpu" (toString $C.lmcache.serverCpu) "memory" $lmMem "ephemeral" $tiersEph) $res.lmcacheServer "lmcacheServer") | fromJson -}}
 {{- end -}}
 
-{{/* does it fit the node? */}}
+{{/* does it fit the node? (kvgen's _check_fit: the same words) */}}
 {{- $where := default "the instance" $i.type -}}
 {{- $podMem := int64 $vllm.memory -}}
 {{- if $lmcache -}}{{- $podMem = add $podMem (int64 $lmcache.memory) -}}{{- end -}}
 {{- if gt $podMem $podAlloc -}}
+{{- $lead := printf "the pod needs %.1f GiB of memory (vLLM %.1f GiB" (divf $podMem 1073741824.0) (divf $vllm.memory 1073741824.0) -}}
+{{- if $lmcache -}}{{- $lead = printf "%s, LMCache server %.1f GiB" $lead (divf $lmcache.memory 1073741824.0) -}}{{- end -}}
+{{- $shareText := "" -}}
+{{- if lt $share 1.0 -}}{{- $shareText = printf " (%d of its %d GPUs)" $gpus $i.gpus -}}{{- end -}}
+{{- $message := printf "%s) but %s leaves %.1f GiB to it%s" $lead $where (divf $podAlloc 1073741824.0) $shareText -}}
 {{- $path := "instance.type" -}}
 {{- $hint := "pick an instance with more RAM, or lower resources.*.memory" -}}
 {{- if and $backend (gt $cpuTier 0) -}}
+{{- $room := sub $podAlloc (sub $podMem $cpuTier) -}}
 {{- $path = "kvCacheOffloading.cpu" -}}
-{{- $hint = "lower kvCacheOffloading.cpu, or pick an instance with more RAM" -}}
-{{- if and (eq $backend "lmcache") (not (kindIs "string" $utilization)) (not $hasCpu) -}}
+{{- if eq $backend "native" -}}
+{{- $hint = printf "lower kvCacheOffloading.cpu to at most %s, or pick an instance with more RAM" (include "kvgen.formatBytes" (mul (div (max 0 $room) $GiB) $GiB)) -}}
+{{- else if and (not (kindIs "string" $utilization)) (not $hasCpu) -}}
 {{- $path = "kvCacheOffloading.cpuMemoryUtilization" -}}
 {{- $hint = "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM" -}}
+{{- else -}}
+{{- $hint = printf "lower kvCacheOffloading.cpu to at most %s, or pick an instance with more RAM" (include "kvgen.formatBytes" (mul (div (max 0 (sub $room (mul (int64 $C.lmcache.serverOverheadGiB) $GiB))) $GiB) $GiB)) -}}
 {{- end -}}
 {{- end -}}
-{{- include "kvgen.problem" (list $s $path (printf "the pod needs %.1f GiB of memory but %s leaves %.1f GiB to it" (divf $podMem 1073741824.0) $where (divf $podAlloc 1073741824.0)) $hint) -}}
+{{- include "kvgen.problem" (list $s $path $message $hint) -}}
 {{- end -}}
 {{- $podEph := int64 $vllm.ephemeral -}}
 {{- if $lmcache -}}{{- $podEph = add $podEph (int64 $lmcache.ephemeral) -}}{{- end -}}
 {{/* ephemeral storage: the kubelet's disk (the OS disk of a default node pool, or instance.ephemeralStorage) less its 10% eviction threshold */}}
 {{- $ephAlloc := sub $i.ephemeral (div (mul $i.ephemeral (int64 $C.ephemeral.evictionPercent)) 100) -}}
 {{- if and (gt $i.ephemeral 0) (gt (float64 $podEph) (mulf $ephAlloc $share)) -}}
-{{- $msg := printf "the pod needs %.1f GiB of ephemeral storage but the kubelet of %s has %.1f GiB for it (%s, less the kubelet's 10%% eviction threshold); the pod would stay Pending" (divf $podEph 1073741824.0) $where (divf (mulf $ephAlloc $share) 1073741824.0) (ternary "instance.ephemeralStorage" "the OS disk of a default node pool" $i.ephemeralExplicit) -}}
+{{- $shareText := "" -}}
+{{- if lt $share 1.0 -}}{{- $shareText = printf ", %d of its %d GPUs" $gpus $i.gpus -}}{{- end -}}
+{{- $msg := printf "the pod needs %.1f GiB of ephemeral storage (model cache %.1f GiB, emptyDir tiers %.1f GiB) but the kubelet of %s has %.1f GiB for it (%.1f GiB: %s, less the kubelet's 10%% eviction threshold%s); the pod would stay Pending" (divf $podEph 1073741824.0) (divf $modelCache 1073741824.0) (divf $tiersEph 1073741824.0) $where (divf (mulf $ephAlloc $share | int64) 1073741824.0) (divf $i.ephemeral 1073741824.0) (ternary "instance.ephemeralStorage" "the OS disk of a default node pool" $i.ephemeralExplicit) $shareText -}}
 {{- if gt $tiersEph 0 -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.secondary" $msg "move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class, or set instance.ephemeralStorage if the node pool puts the kubelet on NVMe") -}}
+{{- $nvme := "" -}}
+{{- if gt $i.localDisk 0 -}}{{- $nvme = printf " (%s has %.1f GiB of local NVMe)" $where (divf $i.localDisk 1073741824.0) -}}{{- end -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.secondary" $msg (printf "move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class%s, or set instance.ephemeralStorage if the node pool puts the kubelet on NVMe" $nvme)) -}}
 {{- else -}}
-{{- include "kvgen.problem" (list $s "instance.ephemeralStorage" $msg "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet on NVMe)") -}}
+{{- include "kvgen.problem" (list $s "instance.ephemeralStorage" $msg "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet on NVMe), or pick an instance with fewer GPUs per node") -}}
 {{- end -}}
 {{- end -}}
 {{- if gt $i.gpus 0 -}}
@@ -173,11 +196,24 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- $usable := mulf $i.gpuMemory $v.vllm.gpuMemoryUtilization -}}
 {{- $gpuOverhead := mulf $C.gpu.baseOverheadGiB $GiB | int64 -}}
 {{- if gt (addf $perGpuWeights $gpuOverhead) $usable -}}
-{{- include "kvgen.problem" (list $s "parallelism.tensor" (printf "%s does not fit: its weights per GPU exceed what a GPU of %s offers at gpuMemoryUtilization %s" $m.id $where (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs") -}}
+{{- include "kvgen.problem" (list $s "parallelism.tensor" (printf "%s needs %.1f GiB of weights per GPU at tensor %d x pipeline %d, but a GPU of %s offers %.1f GiB (gpuMemoryUtilization %s)" $m.id (divf ($perGpuWeights | int64) 1073741824.0) $tp (int64 $p.pipeline) $where (divf ($usable | int64) 1073741824.0) (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs") -}}
 {{- end -}}
 {{- end -}}
 
-{{- $_ := set $s "size" (dict "cpuTier" $cpuTier "l1Cap" $l1Cap "utilization" $utilization "shm" $shm "modelCache" $modelCache "vllm" $vllm "lmcache" $lmcache) -}}
+{{/* warnings (kvgen's _apply_overrides and _advise, in that order) */}}
+{{- $warnings := concat $vllm.warnings (default list $lmcache.warnings) -}}
+{{- if $backend -}}
+{{- $gpuKv := mul (include "kvgen.gpuKvBudget" (list $s $C) | int64) $gpus -}}
+{{- if and (gt $gpus 0) (le $cpuTier $gpuKv) -}}
+{{- $warnings = append $warnings (printf "the CPU tier (%.1f GiB) is not larger than the GPU KV cache (~%.1f GiB); offloading then mostly mirrors what the GPU already holds" (divf $cpuTier 1073741824.0) (divf $gpuKv 1073741824.0)) -}}
+{{- end -}}
+{{- $emptyDir := false -}}
+{{- range $t := $o.secondary -}}{{- if include "kvgen.isSet" (list $t.fileSystem "emptyDir") -}}{{- $emptyDir = true -}}{{- end -}}{{- end -}}
+{{- if and (eq $backend "native") $emptyDir -}}
+{{- $warnings = append $warnings "vLLM's fs tier has no size bound: when it outgrows an emptyDir's sizeLimit the kubelet evicts the pod; size the emptyDir generously or use a pvc tier" -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "size" (dict "cpuTier" $cpuTier "l1Cap" $l1Cap "utilization" $utilization "shm" $shm "modelCache" $modelCache "vllm" $vllm "lmcache" $lmcache "warnings" $warnings) -}}
 {{- end -}}
 
 {{/*
@@ -282,17 +318,44 @@ Sets $s.context (flag: 0 for none).
 {{- if include "kvgen.isSet" (list $v.model "maxModelLen") -}}{{- $requested = int64 $v.model.maxModelLen -}}{{- end -}}
 {{- $flag := $requested -}}
 {{- $where := default "the instance" $i.type -}}
+{{/* the words of kvgen's kvgen/kvcache.py, problems and warnings alike */}}
+{{- $what := printf "the GPU KV cache of %s" $where -}}
+{{- $roomText := printf "%.2f GiB per GPU is there (after the weights)" (divf $budget 1073741824.0) -}}
+{{- $more := "raise parallelism.tensor or vllm.gpuMemoryUtilization, or pick an instance with larger GPUs" -}}
+{{- if eq $i.gpus 0 -}}
+{{- $what = "the KV cache of vLLM's CPU backend" -}}
+{{- $roomText = printf "VLLM_CPU_KVCACHE_SPACE gives %.2f GiB" (divf $budget 1073741824.0) -}}
+{{- $more = "use a smaller model" -}}
+{{- end -}}
 {{- $known := or (not $unlimited) (gt $m.maxModelLen 0) -}}
+{{- $warnings := list -}}
 {{- if and $known (lt $fits $bs) -}}
-{{- include "kvgen.problem" (list $s (ternary "model.maxModelLen" "parallelism.tensor" (gt $requested 0)) (printf "not even %d tokens of %s fit the KV cache of %s; vLLM would refuse to start" $bs $m.id $where) "raise parallelism.tensor or vllm.gpuMemoryUtilization, or pick an instance with larger GPUs") -}}
+{{- include "kvgen.problem" (list $s (ternary "model.maxModelLen" "parallelism.tensor" (gt $requested 0)) (printf "not even %d tokens of %s fit %s (%s); vLLM would refuse to start" $bs $m.id $what $roomText) $more) -}}
 {{- else if gt $requested 0 -}}
 {{- if and $known (gt $requested $fits) (not (and (gt $m.maxModelLen 0) (gt $requested $m.maxModelLen))) -}}
-{{- include "kvgen.problem" (list $s "model.maxModelLen" (printf "%d tokens do not fit the KV cache of %s; vLLM would refuse to start" $requested $where) (printf "set model.maxModelLen to at most %d" $fits)) -}}
+{{- include "kvgen.problem" (list $s "model.maxModelLen" (printf "%d tokens do not fit %s: one sequence of %s needs %.2f GiB and %s; vLLM would refuse to start" $requested $what $m.id (divf (include "kvgen.sequenceBytes" (list $F $S $cap $R $state $requested) | int64) 1073741824.0) $roomText) (printf "set model.maxModelLen to at most %d; or %s" $fits $more)) -}}
 {{- end -}}
-{{- else if and (gt $m.maxModelLen 0) (lt $fits $m.maxModelLen) -}}
+{{- else if eq $m.maxModelLen 0 -}}
+{{- if and $known (gt $fits 0) -}}
+{{- $warnings = append $warnings (printf "%s is not in the catalog: kvgen does not know its context length and cannot check that one sequence fits the KV cache (at most %d tokens would); set model.maxModelLen" $m.id $fits) -}}
+{{- else -}}
+{{- $warnings = append $warnings (printf "%s is not in the catalog: kvgen does not know its context length; set model.maxModelLen" $m.id) -}}
+{{- end -}}
+{{- else if lt $fits $m.maxModelLen -}}
 {{- $flag = $fits -}}
+{{- $warnings = append $warnings (printf "%s supports %d tokens, but one sequence of that needs %.2f GiB of %s and %s: kvgen passes --max-model-len=%d, the longest that fits (set model.maxModelLen to choose a length%s)" $m.id $m.maxModelLen (divf (include "kvgen.sequenceBytes" (list $F $S $cap $R $state $m.maxModelLen) | int64) 1073741824.0) $what $roomText $fits (ternary (printf "; for the full one, %s" $more) "" (gt $i.gpus 0))) -}}
 {{- end -}}
-{{- $_ := set $s "context" (dict "flag" $flag "fits" $fits) -}}
+{{- $_ := set $s "context" (dict "flag" $flag "fits" $fits "warnings" $warnings) -}}
+{{- end -}}
+
+{{/* kvgen.sequenceBytes: what one sequence of L tokens costs on one GPU (kvgen/kvcache.py Cost.bytes_for):
+full x (L + reserve) + sliding x (min(cap, L) + reserve) + state; cap -1: no sliding layers.
+Usage: {{ include "kvgen.sequenceBytes" (list $F $S $cap $R $state $length) | int64 }} */}}
+{{- define "kvgen.sequenceBytes" -}}
+{{- $F := index . 0 -}}{{- $S := index . 1 -}}{{- $cap := index . 2 -}}{{- $R := index . 3 -}}{{- $state := index . 4 -}}{{- $L := int64 (index . 5) -}}
+{{- $kept := $L -}}
+{{- if ge (int64 $cap) 0 -}}{{- $kept = min $cap $L -}}{{- end -}}
+{{- add (mul $F (add $L $R)) (mul $S (add $kept $R)) $state -}}
 {{- end -}}
 
 {{/* kvgen.floorDiv: a // b with Python's rounding toward minus infinity (b > 0). */}}

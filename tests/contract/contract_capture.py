@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Capture what vLLM and LMCache accept, from the installed packages, as committed JSON.
 
-Run it with the *contract* venv's python (scripts/contract-env.sh), or simply run
-`scripts/capture-contract`, which locates or builds that venv first:
+An importable module (``import contract_capture``: tests/contract/live_check.py, which sits
+beside it, recaptures with it), also run as a script with the *contract* venv's python
+(scripts/contract-env.sh); `scripts/capture-contract` locates or builds that venv and runs it:
 
-    scripts/capture-contract            # rewrite tests/contract/vllm-<v>.json, lmcache-<v>.json
+    scripts/capture-contract            # rewrite charts/kvgen/files/contract/vllm-<v>.json, lmcache-<v>.json
     scripts/capture-contract --check    # exit 1 if the committed files differ from a fresh capture
+
+The snapshots ship in kvgen's wheel (and the chart): ``kvgen validate`` and ``render`` check a
+spec's ``vllm.extraArgs`` against them (kvgen/flags.py), and the tests check every command line
+kvgen renders (kvgen/contract.py).
 
 It writes two snapshots, named with the versions:
 
@@ -65,11 +70,11 @@ from typing import Any
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("LMCACHE_DISABLE_BANNER", "1")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_YAML = ROOT / "charts" / "kvgen" / "files" / "runtime.yaml"
-OUT_DIR = ROOT / "tests" / "contract"
+OUT_DIR = ROOT / "charts" / "kvgen" / "files" / "contract"
 SCHEMA = 1
-GENERATED_BY = "scripts/capture-contract (scripts/capture-contract.py run in the scripts/contract-env.sh venv)"
+GENERATED_BY = "scripts/capture-contract (tests/contract/contract_capture.py run in the scripts/contract-env.sh venv)"
 
 
 class CaptureError(Exception):
@@ -776,7 +781,7 @@ def capture() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="compare with the committed files instead of writing them")
-    p.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where the snapshots live (default: tests/contract)")
+    p.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where the snapshots live (default: charts/kvgen/files/contract)")
     args = p.parse_args(argv)
     try:
         files = capture()

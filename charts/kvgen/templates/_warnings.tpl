@@ -1,0 +1,54 @@
+{{/*
+kvgen.warnings: every warning kvgen prints for these values, in its order and its words (kvgen's
+Plan.warnings: the sizing's, the context length's, then unused settings and images), which
+NOTES.txt prints. Sets $s.warnings.
+Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
+*/}}
+{{- define "kvgen.warnings" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $o := $v.kvCacheOffloading -}}
+{{- $out := concat $s.size.warnings $s.context.warnings -}}
+{{- if and $o.allowHybrid (ne $o.backend "native") $s.model.hybrid -}}
+{{- $out = append $out "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model" -}}
+{{- end -}}
+{{/* a LoadBalancer without the API key vLLM would require (kvgen/plan.py has_api_key): service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
+{{- $apiKey := not (empty $v.service.apiKeySecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
+{{- range $a := default list $v.vllm.extraArgs -}}
+{{- $flag := replace "_" "-" (splitn "." 2 (splitn "=" 2 (toString $a))._0)._0 -}}
+{{- if eq $flag "--api-key" -}}{{- $apiKey = true -}}{{- end -}}
+{{- end -}}
+{{- if and (eq $v.service.type "LoadBalancer") (not $apiKey) -}}
+{{- $out = append $out "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)" -}}
+{{- end -}}
+{{/* settings the GPU access mode in force does not use (kvgen/gpu_access.py warnings) */}}
+{{- $access := $s.gpuAccess -}}
+{{- $lm := $o.lmcache -}}
+{{- $defaults := ($s.F.Get "files/gpu-access.yaml" | fromYaml).defaults -}}
+{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName)) -}}
+{{- $out = append $out "kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it" -}}
+{{- end -}}
+{{- if and $access (ne $access.mode "dra") (ne $lm.deviceClassName $defaults.deviceClassName) -}}
+{{- $out = append $out (printf "kvCacheOffloading.lmcache.deviceClassName applies to gpuAccess dra only; %s ignores it" $access.mode) -}}
+{{- end -}}
+{{- $server := $v.resources.lmcacheServer -}}
+{{- if and $access (eq $access.mode "in-container") (or (include "kvgen.isSet" (list $server.requests "cpu")) (include "kvgen.isSet" (list $server.limits "cpu"))) -}}
+{{- $out = append $out "resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the vLLM container's CPU (its memory and ephemeral storage are added to that container)" -}}
+{{- end -}}
+{{/* images.lmcache (kvgen/plan.py _image_warnings) */}}
+{{- $own := default dict $v.images.lmcache -}}
+{{- if and $access (or $own.repository $own.tag $own.digest) -}}
+{{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
+{{- $client := include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- if eq $access.mode "in-container" -}}
+{{- $out = append $out (printf "images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container (%s)" $client) -}}
+{{- else -}}
+{{- $serverImage := include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- if ne $serverImage $client -}}
+{{- $out = append $out (printf "images.lmcache: the LMCache server runs from %s, the LMCacheMPConnector (the client) from the vLLM image %s; LMCache's MP protocol has no version handshake, so both images must carry the same LMCache version (%s), or requests fail at run time with a client/server version mismatch" $serverImage $client (toString $rt.lmcache.version)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "warnings" $out -}}
+{{- end -}}
