@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from kvgen.errors import KvgenError
+
 LONGEST = 2000  # longer scalars could be folded at ruamel's width of 4096 columns: not ours
 SIMPLE_KEY = 100  # ruamel writes a key of 128 characters or more as an explicit "? key"
 _SIMPLE = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
@@ -30,7 +32,7 @@ _LITERAL_HEAD = re.compile(r"k: (\|2?-?)\n")
 _BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
 
 
-class Unsupported(Exception):
+class Unsupported(KvgenError):
     """A shape this module does not lay out; ruamel.yaml dumps the document instead."""
 
 

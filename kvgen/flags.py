@@ -4,7 +4,7 @@
 would fight its wiring), each with the spec field that owns it. A native spec's
 ``vllm.extraArgs`` may hold none of them; KAITO and KServe input map some onto their field
 (``kvgen.dialects.vllm_args``) and refuse the others, with the same words. The chart reads the
-same table (``templates/_resolve.tpl``, ``kvgen.checkStructure``).
+same table (``templates/_vllmargs.tpl``, ``kvgen.checkExtraArgs``).
 
 Every other ``vllm.extraArgs`` token is checked against the flag list of the pinned vLLM,
 offline: the contract snapshot ``charts/kvgen/files/contract/vllm-<version>.json`` (captured from

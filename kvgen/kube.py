@@ -122,7 +122,7 @@ _DATA = ("type", "enum", "required", "format", "default", "const", "minimum", "m
          "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "$schema")
 
 
-class SchemaShapeError(ValueError):
+class SchemaShapeError(KvgenError, ValueError):
     """A keyword the pruning does not know: it would not know whether it holds a schema."""
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from kvgen import diskcache, kube, paths
 from kvgen.emitter import Emitter
-from kvgen.errors import OutputInvalidError
+from kvgen.errors import KvgenError, OutputInvalidError
 
 # Document order of the output.
 TEMPLATES = (
@@ -74,7 +74,7 @@ def environment() -> Any:
     return env
 
 
-class _NotExact(Exception):
+class _NotExact(KvgenError):
     """Text on which PyYAML's constructors could differ from ruamel.yaml's: ruamel reads it."""
 
 
@@ -100,8 +100,17 @@ def _load_all() -> Any:
     if not getattr(yaml, "__with_libyaml__", False):
         return exact
 
+    defaults = {yaml.ScalarNode: yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG,
+                yaml.SequenceNode: yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,
+                yaml.MappingNode: yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG}
+
     class Loader(yaml.CSafeLoader):
         yaml_implicit_resolvers: dict = {}
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is yaml.ScalarNode and implicit[0]:  # a plain scalar: the resolvers decide
+                return super().resolve(kind, value, implicit)
+            return defaults[kind]  # what BaseResolver.resolve returns for the rest (no path resolvers here)
 
     for versions, tag, regexp, first in implicit_resolvers:
         if (1, 2) in versions:

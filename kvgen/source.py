@@ -8,10 +8,11 @@ Fast path: positions are needed only to report a problem, so an input is first r
 ruamel.yaml's safe loader (its C parser, libyaml), and read again by the round-trip loader
 only when a position is first asked for. Whatever the safe loader could read differently, or
 that the checks below refuse, goes to the round-trip loader at once: a merge key, a tag, a
-%YAML directive, a \\u escape, a timestamp, an integer beyond 64 bits, nesting beyond
-``MAX_DEPTH``, more than half ``MAX_NODES`` values or ``MAX_EXPANDED`` characters, a parse
-error, and any input with more than ``FAST_INDICATORS`` of the characters that open a level
-of nesting (the C parser composes recursively: deep enough nesting would overflow its stack).
+%YAML directive, a \\u escape, a tab, a block scalar (| or >), a timestamp, an integer
+beyond 64 bits, nesting beyond ``MAX_DEPTH``, more than half ``MAX_NODES`` values or
+``MAX_EXPANDED`` characters, a parse error, and any input with more than ``FAST_INDICATORS``
+of the characters that open a level of nesting (the C parser composes recursively: deep
+enough nesting would overflow its stack).
 
 Input is untrusted (a pull request's specs in CI), so reading it has bounded cost and every
 way it can be wrong is a problem with its ``file:line``, never a crash:
@@ -374,7 +375,7 @@ def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
     return docs
 
 
-class _NotPlain(Exception):
+class _NotPlain(KvgenError):
     pass
 
 
@@ -426,7 +427,10 @@ def _safe_loader() -> Any:
 # Every level of nesting starts with one of "[{-?:", so this many of them bound the depth the C
 # parser composes recursively (in C: 100,000 levels overflow its stack; a spec has about 100).
 FAST_INDICATORS = 2000
-_SLOW = ("<<", "!", "%YAML", "\\u", "\\U")  # a merge key, a tag, a directive, an escape that could be a surrogate
+# A merge key, a tag, a directive, an escape that could be a surrogate; and what libyaml reads
+# more leniently than ruamel.yaml's pure parser (a tab, a block scalar's header and indentation:
+# libyaml takes "a: |#" and "key: value<TAB>", which ruamel refuses, found by fuzzing both).
+_SLOW = ("<<", "!", "%YAML", "\\u", "\\U", "\t", "|", ">")
 
 
 def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:

@@ -166,3 +166,23 @@ def test_the_first_specs_and_the_later_ones_give_the_same_objects(monkeypatch):
     monkeypatch.setattr(render, "_rendered", 0)
     runs = [typed(render.objects(ctx)) for _ in range(render.SMALL_RUN + 2)]
     assert all(r == runs[0] for r in runs)
+
+
+TOKENS = ["a", "b", "1", "x y", ":", ": ", "- ", "\n", "\n  ", "\n    ", "|", ">", "|-", "#", " #c", "'", '"', "[", "]",
+          "{", "}", ",", " ", "\t", "&x ", "*x", "?", "...", "---", "%", "@", "`", "é", "\\", "~", "null", "017", "2024-01-01"]
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=14).map("".join))
+def test_any_text_reads_as_the_round_trip_loader_reads_it(text):
+    """Fuzzed near-YAML: the same data or the same error as the round-trip path (libyaml is more
+    lenient than ruamel's pure parser in places; those inputs must not take the fast path)."""
+    test_edge_inputs_read_as_the_round_trip_loader_reads_them(text)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()), min_size=1, max_size=4))
+def test_any_value_the_templates_write_reads_back_as_ruamel_reads_it(values):
+    """Template values are written by render._json: libyaml and ruamel.yaml read them alike."""
+    text = "".join(f"k{i}: {render._json(v)}\nl{i}:\n  - {render._json(v)}\n" for i, v in enumerate(values))
+    assert typed(render._load_all()(text)) == typed(ruamel_load_all(text))
