@@ -16,17 +16,18 @@ from __future__ import annotations
 import posixpath
 import re
 import typing
+from collections.abc import Iterator
 from decimal import Decimal
 from functools import cache
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
-from kvgen import catalog, quantity, spec as spec_module
+from kvgen import catalog, quantity
+from kvgen import spec as spec_module
 from kvgen.catalog import InstanceInfo
 from kvgen.errors import Path, Problem
 from kvgen.spec import Spec
-
 
 _RULES = catalog.load("apiserver.yaml")
 INT32_MAX: int = _RULES["int32Max"]
@@ -102,8 +103,10 @@ def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
 
 def _too_large() -> str:
     # no byte count: the chart says the same, and cannot count above int64
-    return (f"is above kvgen's bound of {MAX_BYTES_TEXT} for any size "
-            "(sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)")
+    return (
+        f"is above kvgen's bound of {MAX_BYTES_TEXT} for any size "
+        "(sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)"
+    )
 
 
 def _check_sizes(spec: Spec) -> list[Problem]:
@@ -112,10 +115,20 @@ def _check_sizes(spec: Spec) -> list[Problem]:
         n = quantity.to_bytes(value)
         if n > MAX_BYTES:
             problems.append(Problem(path, f"{value} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
-    total = sum(quantity.to_bytes(t.file_system.empty_dir.size) for t in spec.kv_cache_offloading.secondary if t.file_system.empty_dir)
+    total = sum(
+        quantity.to_bytes(t.file_system.empty_dir.size)
+        for t in spec.kv_cache_offloading.secondary
+        if t.file_system.empty_dir
+    )
     if total > MAX_BYTES and not problems:  # one tier above the bound is reported as itself
-        problems.append(Problem(("kvCacheOffloading", "secondary"), "the emptyDir tiers add up to more than kvgen's bound of "
-                         f"{MAX_BYTES_TEXT} for the pod's ephemeral storage", f"keep their sum at most {MAX_BYTES_TEXT}"))
+        problems.append(
+            Problem(
+                ("kvCacheOffloading", "secondary"),
+                "the emptyDir tiers add up to more than kvgen's bound of "
+                f"{MAX_BYTES_TEXT} for the pod's ephemeral storage",
+                f"keep their sum at most {MAX_BYTES_TEXT}",
+            )
+        )
     return problems
 
 
@@ -137,12 +150,14 @@ def _check_requests_within_limits(spec: Spec) -> list[Problem]:
             if request is None or limit is None:
                 continue
             if _compare(name, request) > _compare(name, limit):
-                problems.append(Problem((
-                    "resources", container, "requests", name),
-                    f"request {request} is above its limit {limit}; the API server refuses a container whose {name} "
-                    "request exceeds its limit (ValidateContainerResourceRequirements)",
-                    f"lower resources.{container}.requests.{name} or raise resources.{container}.limits.{name}",
-                ))
+                problems.append(
+                    Problem(
+                        ("resources", container, "requests", name),
+                        f"request {request} is above its limit {limit}; the API server refuses a container whose {name} "
+                        "request exceeds its limit (ValidateContainerResourceRequirements)",
+                        f"lower resources.{container}.requests.{name} or raise resources.{container}.limits.{name}",
+                    )
+                )
     return problems
 
 
@@ -159,59 +174,122 @@ def _check_pvc_spec(base: Path, pvc: dict[str, Any]) -> list[Problem]:
     if not isinstance(modes, list):
         modes = []  # the schema check reports it
     elif not modes:
-        problems.append(Problem((*base, "accessModes"), "at least 1 access mode is required; the API server refuses a claim without one "
-                         "(ValidatePersistentVolumeClaimSpec)", "add accessModes: [ReadWriteOnce] (one pod per claim)"))
+        problems.append(
+            Problem(
+                (*base, "accessModes"),
+                "at least 1 access mode is required; the API server refuses a claim without one "
+                "(ValidatePersistentVolumeClaimSpec)",
+                "add accessModes: [ReadWriteOnce] (one pod per claim)",
+            )
+        )
     for j, mode in enumerate(modes):
         if isinstance(mode, str) and mode not in _RULES["accessModes"]:
-            problems.append(Problem((*base, "accessModes", j), f"unsupported access mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
-                             f"use one of {', '.join(_RULES['accessModes'])}"))
+            problems.append(
+                Problem(
+                    (*base, "accessModes", j),
+                    f"unsupported access mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
+                    f"use one of {', '.join(_RULES['accessModes'])}",
+                )
+            )
     if "ReadWriteOncePod" in modes and any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
-        problems.append(Problem((*base, "accessModes"), "ReadWriteOncePod may not be combined with other access modes "
-                         "(ValidatePersistentVolumeClaimSpec)", "keep ReadWriteOncePod alone"))
+        problems.append(
+            Problem(
+                (*base, "accessModes"),
+                "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)",
+                "keep ReadWriteOncePod alone",
+            )
+        )
     resources = pvc.get("resources")
     requests = resources.get("requests") if isinstance(resources, dict) else None
     storage = requests.get("storage") if isinstance(requests, dict) else None
     if storage is None:
-        problems.append(Problem((*base, "resources", "requests", "storage"), "the claim has no storage request; the API server refuses "
-                         "it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)",
-                         "set resources.requests.storage, e.g. 100Gi"))
+        problems.append(
+            Problem(
+                (*base, "resources", "requests", "storage"),
+                "the claim has no storage request; the API server refuses "
+                "it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)",
+                "set resources.requests.storage, e.g. 100Gi",
+            )
+        )
     else:
         path = (*base, "resources", "requests", "storage")
         text = str(storage)
-        if isinstance(storage, bool) or not isinstance(storage, (str, int)) or not re.fullmatch(spec_module.QUANTITY_PATTERN, text):
-            problems.append(Problem(path, f"{storage!r} is not a size (kvgen reads a claim's size as it reads every size)",
-                             "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T"))
+        if (
+            isinstance(storage, bool)
+            or not isinstance(storage, (str, int))
+            or not re.fullmatch(spec_module.QUANTITY_PATTERN, text)
+        ):
+            problems.append(
+                Problem(
+                    path,
+                    f"{storage!r} is not a size (kvgen reads a claim's size as it reads every size)",
+                    "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T",
+                )
+            )
         else:
             n = quantity.to_bytes(text)
             if n <= 0:
-                problems.append(Problem(path, f"{text} must be greater than zero (ValidatePersistentVolumeClaimSpec)", "request e.g. 100Gi"))
+                problems.append(
+                    Problem(
+                        path,
+                        f"{text} must be greater than zero (ValidatePersistentVolumeClaimSpec)",
+                        "request e.g. 100Gi",
+                    )
+                )
             elif n > MAX_BYTES:
                 problems.append(Problem(path, f"{text} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
     cls = _text(pvc, "storageClassName")
     if cls and not is_dns1123_subdomain(cls):
-        problems.append(Problem((*base, "storageClassName"), f"{cls!r} is not a storage class name: {what('dns1123Subdomain')} "
-                         "(ValidatePersistentVolumeClaimSpec, ValidateClassName)", None))
+        problems.append(
+            Problem(
+                (*base, "storageClassName"),
+                f"{cls!r} is not a storage class name: {what('dns1123Subdomain')} "
+                "(ValidatePersistentVolumeClaimSpec, ValidateClassName)",
+                None,
+            )
+        )
     mode = _text(pvc, "volumeMode")
     if mode and mode not in _RULES["volumeModes"]:
-        problems.append(Problem((*base, "volumeMode"), f"unsupported volume mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
-                         "use Filesystem (kvgen mounts the tier as a directory)"))
+        problems.append(
+            Problem(
+                (*base, "volumeMode"),
+                f"unsupported volume mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
+                "use Filesystem (kvgen mounts the tier as a directory)",
+            )
+        )
     return problems
 
 
 def _check_claim_ref(base: Path, name: str, sub_path: str | None) -> list[Problem]:
     problems: list[Problem] = []
     if not is_dns1123_subdomain(name):
-        problems.append(Problem((*base, "name"), f"{name!r} cannot name a PersistentVolumeClaim: {what('dns1123Subdomain')}; the pod "
-                         "would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)",
-                         "use the claim's metadata.name"))
+        problems.append(
+            Problem(
+                (*base, "name"),
+                f"{name!r} cannot name a PersistentVolumeClaim: {what('dns1123Subdomain')}; the pod "
+                "would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)",
+                "use the claim's metadata.name",
+            )
+        )
     if sub_path:
         # pkg/apis/core/validation/validation.go validateVolumeMounts -> validateLocalDescendingPath
         if posixpath.isabs(sub_path):
-            problems.append(Problem((*base, "path"), f"{sub_path!r} must be a relative path inside the claim (it becomes the mount's "
-                             "subPath; validateLocalDescendingPath)", f"write it as {sub_path.lstrip('/')!r}"))
+            problems.append(
+                Problem(
+                    (*base, "path"),
+                    f"{sub_path!r} must be a relative path inside the claim (it becomes the mount's "
+                    "subPath; validateLocalDescendingPath)",
+                    f"write it as {sub_path.lstrip('/')!r}",
+                )
+            )
         if ".." in sub_path.split("/"):
-            problems.append(Problem((*base, "path"), f"{sub_path!r} must not contain '..' (it becomes the mount's subPath; "
-                             "validateLocalDescendingPath)", "name a directory inside the claim"))
+            problems.append(
+                Problem(
+                    (*base, "path"),
+                    f"{sub_path!r} must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)",
+                    "name a directory inside the claim",
+                )
+            )
     return problems
 
 
@@ -238,27 +316,58 @@ def _check_tolerations(tolerations: list[dict[str, Any]]) -> list[Problem]:
         if not isinstance(seconds, int) or isinstance(seconds, bool):
             seconds = None
         if key and not is_label_key(key):
-            problems.append(Problem((*base, "key"), f"{key!r} is not {what('labelKeyName')} (ValidateTolerations)", None))
+            problems.append(
+                Problem((*base, "key"), f"{key!r} is not {what('labelKeyName')} (ValidateTolerations)", None)
+            )
         if not key and operator != "Exists":
-            problems.append(Problem((*base, "operator"), "operator must be Exists when key is empty (which means \"match all values "
-                             "and all keys\") (ValidateTolerations)", "set operator: Exists, or name the taint's key"))
+            problems.append(
+                Problem(
+                    (*base, "operator"),
+                    'operator must be Exists when key is empty (which means "match all values '
+                    'and all keys") (ValidateTolerations)',
+                    "set operator: Exists, or name the taint's key",
+                )
+            )
         if seconds is not None and effect != "NoExecute":
-            problems.append(Problem((*base, "effect"), "effect must be NoExecute when tolerationSeconds is set (ValidateTolerations)",
-                             "set effect: NoExecute, or remove tolerationSeconds"))
+            problems.append(
+                Problem(
+                    (*base, "effect"),
+                    "effect must be NoExecute when tolerationSeconds is set (ValidateTolerations)",
+                    "set effect: NoExecute, or remove tolerationSeconds",
+                )
+            )
         if seconds is not None and not -(2**63) <= seconds < 2**63:
             problems.append(Problem((*base, "tolerationSeconds"), f"{seconds} does not fit the int64 field", None))
         if operator in ("Equal", ""):
             if not is_label_value(value):
-                problems.append(Problem((*base, "value"), f"{value!r} is not {what('labelValue')} (ValidateTolerations)", None))
+                problems.append(
+                    Problem((*base, "value"), f"{value!r} is not {what('labelValue')} (ValidateTolerations)", None)
+                )
         elif operator == "Exists":
             if value:
-                problems.append(Problem((*base, "value"), "value must be empty when operator is Exists (ValidateTolerations)",
-                                 "remove value, or use operator: Equal"))
+                problems.append(
+                    Problem(
+                        (*base, "value"),
+                        "value must be empty when operator is Exists (ValidateTolerations)",
+                        "remove value, or use operator: Equal",
+                    )
+                )
         else:
-            problems.append(Problem((*base, "operator"), f"unsupported operator {operator!r} (ValidateTolerations)",
-                             f"use one of {', '.join(operators)}"))
+            problems.append(
+                Problem(
+                    (*base, "operator"),
+                    f"unsupported operator {operator!r} (ValidateTolerations)",
+                    f"use one of {', '.join(operators)}",
+                )
+            )
         if effect and effect not in effects:
-            problems.append(Problem((*base, "effect"), f"unsupported effect {effect!r} (validateTaintEffect)", f"use one of {', '.join(effects)}"))
+            problems.append(
+                Problem(
+                    (*base, "effect"),
+                    f"unsupported effect {effect!r} (validateTaintEffect)",
+                    f"use one of {', '.join(effects)}",
+                )
+            )
     return problems
 
 
@@ -269,9 +378,21 @@ def _check_key_selector(base: Path, ref: dict[str, Any] | Any, kind: str) -> lis
     name = _text(ref, "name") if isinstance(ref, dict) else ref.name
     key = _text(ref, "key") if isinstance(ref, dict) else ref.key
     if name and not is_dns1123_subdomain(name):
-        problems.append(Problem((*base, "name"), f"{name!r} cannot name a {kind}: {what('dns1123Subdomain')} (validateSecretKeySelector)", None))
+        problems.append(
+            Problem(
+                (*base, "name"),
+                f"{name!r} cannot name a {kind}: {what('dns1123Subdomain')} (validateSecretKeySelector)",
+                None,
+            )
+        )
     if key and not is_config_map_key(key):
-        problems.append(Problem((*base, "key"), f"{key!r} is not {what('configMapKey')} (validateSecretKeySelector, IsConfigMapKey)", None))
+        problems.append(
+            Problem(
+                (*base, "key"),
+                f"{key!r} is not {what('configMapKey')} (validateSecretKeySelector, IsConfigMapKey)",
+                None,
+            )
+        )
     return problems
 
 
@@ -286,14 +407,29 @@ def _check_env(spec: Spec) -> list[Problem]:
             continue
         sources = [s for s in _RULES["envVarSources"] if env.value_from.get(s) is not None]
         if not sources:
-            problems.append(Problem((*base, "valueFrom"), "must specify one of: " + ", ".join(_RULES["envVarSources"])
-                             + " (validateEnvVarValueFrom)", None))
+            problems.append(
+                Problem(
+                    (*base, "valueFrom"),
+                    "must specify one of: " + ", ".join(_RULES["envVarSources"]) + " (validateEnvVarValueFrom)",
+                    None,
+                )
+            )
         elif env.value:
-            problems.append(Problem((*base, "valueFrom"), "may not be specified when value is not empty (validateEnvVarValueFrom)",
-                             "keep either value or valueFrom"))
+            problems.append(
+                Problem(
+                    (*base, "valueFrom"),
+                    "may not be specified when value is not empty (validateEnvVarValueFrom)",
+                    "keep either value or valueFrom",
+                )
+            )
         elif len(sources) > 1:
-            problems.append(Problem((*base, "valueFrom"), f"may not have more than one source at a time ({', '.join(sources)}; "
-                             "validateEnvVarValueFrom)", "keep one"))
+            problems.append(
+                Problem(
+                    (*base, "valueFrom"),
+                    f"may not have more than one source at a time ({', '.join(sources)}; validateEnvVarValueFrom)",
+                    "keep one",
+                )
+            )
         for source, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
             ref = env.value_from.get(source)
             if isinstance(ref, dict):
@@ -310,45 +446,91 @@ def _check_labels(spec: Spec, instance: InstanceInfo | None) -> list[Problem]:
         field = "vllm" if instance.gpus else "vllmCpu"
         tag = (spec.images.vllm if instance.gpus else spec.images.vllm_cpu).tag
         if tag is not None and not is_label_value(tag):
-            problems.append(Problem(("images", field, "tag"), f"{tag!r} becomes the label app.kubernetes.io/version, which must be "
-                             f"{what('labelValue')} (ValidateLabels, IsValidLabelValue)",
-                             "use a tag of at most 63 characters, or pin the image by digest and keep a short tag"))
-    for field, image in (("vllm", spec.images.vllm), ("lmcache", spec.images.lmcache), ("vllmCpu", spec.images.vllm_cpu)):
+            problems.append(
+                Problem(
+                    ("images", field, "tag"),
+                    f"{tag!r} becomes the label app.kubernetes.io/version, which must be "
+                    f"{what('labelValue')} (ValidateLabels, IsValidLabelValue)",
+                    "use a tag of at most 63 characters, or pin the image by digest and keep a short tag",
+                )
+            )
+    for field, image in (
+        ("vllm", spec.images.vllm),
+        ("lmcache", spec.images.lmcache),
+        ("vllmCpu", spec.images.vllm_cpu),
+    ):
         if image.tag is not None and not _fits("imageTag", image.tag):
-            problems.append(Problem(("images", field, "tag"), f"{image.tag!r} is not {what('imageTag')}; the kubelet refuses the image "
-                             "(InvalidImageName) and the pod never starts", None))
+            problems.append(
+                Problem(
+                    ("images", field, "tag"),
+                    f"{image.tag!r} is not {what('imageTag')}; the kubelet refuses the image "
+                    "(InvalidImageName) and the pod never starts",
+                    None,
+                )
+            )
     if spec.instance.type is not None and not is_label_value(spec.instance.type):
-        problems.append(Problem(("instance", "type"), f"{spec.instance.type!r} becomes the node selector node.kubernetes.io/instance-type, "
-                         f"whose value must be {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None))
+        problems.append(
+            Problem(
+                ("instance", "type"),
+                f"{spec.instance.type!r} becomes the node selector node.kubernetes.io/instance-type, "
+                f"whose value must be {what('labelValue')} (ValidatePodSpec: ValidateLabels)",
+                None,
+            )
+        )
     for key, value in spec.scheduling.node_selector.items():
         path: Path = ("scheduling", "nodeSelector", key)
         if not is_label_key(key):
-            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidatePodSpec: ValidateLabels)", None))
+            problems.append(
+                Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidatePodSpec: ValidateLabels)", None)
+            )
         if not is_label_value(value):
-            problems.append(Problem(path, f"{value!r} is not {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None))
+            problems.append(
+                Problem(path, f"{value!r} is not {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None)
+            )
     return problems
 
 
 def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     problems: list[Problem] = []
     if spec.replicas > INT32_MAX:
-        problems.append(Problem(("replicas",), f"{spec.replicas} does not fit the Deployment's replicas, an int32 (at most {INT32_MAX})",
-                         f"use at most {INT32_MAX}"))
+        problems.append(
+            Problem(
+                ("replicas",),
+                f"{spec.replicas} does not fit the Deployment's replicas, an int32 (at most {INT32_MAX})",
+                f"use at most {INT32_MAX}",
+            )
+        )
     if spec.parallelism.nodes - 1 > INT32_MAX:
-        problems.append(Problem(("parallelism", "nodes"), f"{spec.parallelism.nodes} nodes need a worker StatefulSet of "
-                         f"{spec.parallelism.nodes - 1} replicas, more than its int32 replicas holds (at most {INT32_MAX})",
-                         f"use at most {INT32_MAX + 1} nodes"))
+        problems.append(
+            Problem(
+                ("parallelism", "nodes"),
+                f"{spec.parallelism.nodes} nodes need a worker StatefulSet of "
+                f"{spec.parallelism.nodes - 1} replicas, more than its int32 replicas holds (at most {INT32_MAX})",
+                f"use at most {INT32_MAX + 1} nodes",
+            )
+        )
     room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX
     for name in statefulsets:
         if len(name) > room:
             longest = len(spec.name) - (len(name) - room)
-            problems.append(Problem(("name",), f"the StatefulSet {name!r} ({len(name)} characters) can never create its pods: they carry "
-                             f"the label controller-revision-hash=<StatefulSet name>-<hash of up to {REVISION_HASH_MAX} characters>, "
-                             f"and a label value is at most {LABEL_VALUE_MAX} characters, so a StatefulSet's name may have at most {room}",
-                             f"use a name of at most {longest} characters for a server spanning several nodes"))
+            problems.append(
+                Problem(
+                    ("name",),
+                    f"the StatefulSet {name!r} ({len(name)} characters) can never create its pods: they carry "
+                    f"the label controller-revision-hash=<StatefulSet name>-<hash of up to {REVISION_HASH_MAX} characters>, "
+                    f"and a label value is at most {LABEL_VALUE_MAX} characters, so a StatefulSet's name may have at most {room}",
+                    f"use a name of at most {longest} characters for a server spanning several nodes",
+                )
+            )
     if spec.scheduling.priority_class_name and not is_dns1123_subdomain(spec.scheduling.priority_class_name):
-        problems.append(Problem(("scheduling", "priorityClassName"), f"{spec.scheduling.priority_class_name!r} is not "
-                         f"{what('dns1123Subdomain')} (ValidatePodSpec: ValidatePriorityClassName)", None))
+        problems.append(
+            Problem(
+                ("scheduling", "priorityClassName"),
+                f"{spec.scheduling.priority_class_name!r} is not "
+                f"{what('dns1123Subdomain')} (ValidatePodSpec: ValidatePriorityClassName)",
+                None,
+            )
+        )
     return problems
 
 

@@ -83,8 +83,8 @@ class ModelInfo:
         dtype; heads are replicated when TP exceeds them. MLA: one latent vector of head_dim, no
         factor 2, replicated on every rank (runtime.md section 9). Full-attention layers use
         fullKvHeads / fullHeadDim where the model sets them."""
-        heads = (self.full_kv_heads if full and self.full_kv_heads else self.kv_heads)
-        dim = (self.full_head_dim if full and self.full_head_dim else self.head_dim)
+        heads = self.full_kv_heads if full and self.full_kv_heads else self.kv_heads
+        dim = self.full_head_dim if full and self.full_head_dim else self.head_dim
         if self.mla:
             return dim * dtype_bytes
         return 2 * max(1, heads // tensor_parallel) * dim * dtype_bytes
@@ -92,8 +92,9 @@ class ModelInfo:
     def kv_bytes_per_token(self, dtype_bytes: int = 2, tensor_parallel: int = 1) -> int:
         """KV-cache bytes one token takes on one GPU in every attention layer, sliding ones
         included (what a token costs while it is inside every window)."""
-        return (self.full_layers * self.layer_bytes_per_token(True, dtype_bytes, tensor_parallel)
-                + self.sliding_layers * self.layer_bytes_per_token(False, dtype_bytes, tensor_parallel))
+        return self.full_layers * self.layer_bytes_per_token(
+            True, dtype_bytes, tensor_parallel
+        ) + self.sliding_layers * self.layer_bytes_per_token(False, dtype_bytes, tensor_parallel)
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,18 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
     """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint))."""
     row = models().get(spec_model.id)
     merged: dict[str, Any] = dict(row or {})
-    for field in ("architecture", "layers", "attention_layers", "kv_heads", "head_dim", "mla", "hybrid", "weights",
-                  "sliding_layers", "sliding_window"):
+    for field in (
+        "architecture",
+        "layers",
+        "attention_layers",
+        "kv_heads",
+        "head_dim",
+        "mla",
+        "hybrid",
+        "weights",
+        "sliding_layers",
+        "sliding_window",
+    ):
         value = getattr(spec_model, field)
         if value is not None:
             merged[to_camel(field)] = value
@@ -152,19 +163,33 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
     hybrid_arch = architecture in hybrid_architectures()
     problems = []
     if spec_model.hybrid is False and hybrid_arch:
-        problems.append(Problem(
-            ("model", "hybrid"),
-            f"{architecture} is a hybrid architecture (vLLM {hybrid_architectures()[architecture]} implements IsHybrid); "
-            "hybrid: false cannot change how vLLM runs it",
-            "remove model.hybrid (kvgen derives it from the architecture)",
-        ))
+        problems.append(
+            Problem(
+                ("model", "hybrid"),
+                f"{architecture} is a hybrid architecture (vLLM {hybrid_architectures()[architecture]} implements IsHybrid); "
+                "hybrid: false cannot change how vLLM runs it",
+                "remove model.hybrid (kvgen derives it from the architecture)",
+            )
+        )
     attention_layers = int(merged.get("attentionLayers") if merged.get("attentionLayers") is not None else layers)
     sliding_layers = int(merged.get("slidingLayers") or 0)
     window = merged.get("slidingWindow")
     if sliding_layers > attention_layers:
-        problems.append(Problem(("model", "slidingLayers"), f"{sliding_layers} sliding layers are more than the {attention_layers} attention layers", None))
+        problems.append(
+            Problem(
+                ("model", "slidingLayers"),
+                f"{sliding_layers} sliding layers are more than the {attention_layers} attention layers",
+                None,
+            )
+        )
     if sliding_layers and not window:
-        problems.append(Problem(("model", "slidingWindow"), "slidingLayers is set but the window is not", "set model.slidingWindow (tokens)"))
+        problems.append(
+            Problem(
+                ("model", "slidingWindow"),
+                "slidingLayers is set but the window is not",
+                "set model.slidingWindow (tokens)",
+            )
+        )
     info = ModelInfo(
         id=spec_model.id,
         architecture=architecture,
@@ -219,7 +244,9 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[Prob
             hint = f"did you mean {close!r}? " if close else ""
             hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
             return None, [Problem(("instance", "type"), message, hint)]
-        return None, [Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")]
+        return None, [
+            Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")
+        ]
     mig = merged.get("mig")
     gpu_memory = _mig_memory(mig) if mig else quantity.to_bytes(merged.get("gpuMemory") or 0)
     info = InstanceInfo(

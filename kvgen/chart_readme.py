@@ -85,7 +85,9 @@ def _rows(node: dict[str, Any], defs: dict[str, Any], prefix: str, required: set
             rows += _rows(nested, defs, f"{path}.", set(nested.get("required", [])))
         elif target.get("type") == "array" and "$ref" in target.get("items", {}):
             item = defs[target["items"]["$ref"].split("/")[-1]]
-            kind = "list of Kubernetes objects" if target["items"]["$ref"].split("/")[-1].startswith("io.k8s.") else "list"
+            kind = (
+                "list of Kubernetes objects" if target["items"]["$ref"].split("/")[-1].startswith("io.k8s.") else "list"
+            )
             rows.append(f"| `{path}` | {kind} | {default} | {description} |")
             if "properties" in item and not target["items"]["$ref"].split("/")[-1].startswith("io.k8s."):
                 rows += _rows(item, defs, f"{path}[].", set(item.get("required", [])))
@@ -105,14 +107,16 @@ def compatibility_table() -> str:
     rt = catalog.runtime()
     v, lm, c = rt["vllm"], rt["lmcache"], rt["connectors"]
     bundled = lm["inVllmImage"] or "unverified: check it (below)"
-    return "\n".join([
-        "| vLLM | vLLM image | LMCache | LMCache server image | LMCache in the vLLM image | kvgen runtime image | connectors |",
-        "|---|---|---|---|---|---|---|",
-        f"| {v['version']} | `{v['image']['repository']}:{v['image']['tag']}` | {lm['version']} | the vLLM image "
-        f"(`images.lmcache` unset) | {bundled} | `images/Dockerfile`, tag `{rt['runtimeImage']['tag']}` "
-        f"(LMCache {lm['version']}, CUDA {lm['cudaMajor']}) | lmcache: `{c['lmcache']}`; native: `{c['native']}`; "
-        f"prefill/decode: `{c['disaggregation']}` |",
-    ])
+    return "\n".join(
+        [
+            "| vLLM | vLLM image | LMCache | LMCache server image | LMCache in the vLLM image | kvgen runtime image | connectors |",
+            "|---|---|---|---|---|---|---|",
+            f"| {v['version']} | `{v['image']['repository']}:{v['image']['tag']}` | {lm['version']} | the vLLM image "
+            f"(`images.lmcache` unset) | {bundled} | `images/Dockerfile`, tag `{rt['runtimeImage']['tag']}` "
+            f"(LMCache {lm['version']}, CUDA {lm['cudaMajor']}) | lmcache: `{c['lmcache']}`; native: `{c['native']}`; "
+            f"prefill/decode: `{c['disaggregation']}` |",
+        ]
+    )
 
 
 COMPATIBILITY_NOTES = """\
@@ -142,27 +146,30 @@ def gpu_access_table() -> str:
 
 
 def render() -> str:
-    return "\n".join([
-        INTRO.format(modes=gpu_access_table()),
-        "## Compatibility",
-        "",
-        "The chart pins these runtimes (override `images.*` per install). kvgen's contract tests",
-        "check every command line it renders against these versions' own argument parsers.",
-        "",
-        compatibility_table(),
-        "",
-        COMPATIBILITY_NOTES.format(
-            image=f"{catalog.runtime()['vllm']['image']['repository']}:{catalog.runtime()['vllm']['image']['tag']}",
-            lmcache=catalog.runtime()["lmcache"]["version"], tag=catalog.runtime()["runtimeImage"]["tag"],
-        ),
-        "## Parameters",
-        "",
-        "Generated from `values.schema.json` (the spec's schema). Sizes are Kubernetes quantities",
-        "(`10Gi`). Anything under `resources` wins over what the chart computes.",
-        "",
-        parameters_table(),
-        "",
-    ])
+    return "\n".join(
+        [
+            INTRO.format(modes=gpu_access_table()),
+            "## Compatibility",
+            "",
+            "The chart pins these runtimes (override `images.*` per install). kvgen's contract tests",
+            "check every command line it renders against these versions' own argument parsers.",
+            "",
+            compatibility_table(),
+            "",
+            COMPATIBILITY_NOTES.format(
+                image=f"{catalog.runtime()['vllm']['image']['repository']}:{catalog.runtime()['vllm']['image']['tag']}",
+                lmcache=catalog.runtime()["lmcache"]["version"],
+                tag=catalog.runtime()["runtimeImage"]["tag"],
+            ),
+            "## Parameters",
+            "",
+            "Generated from `values.schema.json` (the spec's schema). Sizes are Kubernetes quantities",
+            "(`10Gi`). Anything under `resources` wins over what the chart computes.",
+            "",
+            parameters_table(),
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

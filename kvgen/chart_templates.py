@@ -132,7 +132,7 @@ class _Translator:
         blocks: list[str] = []
         pos = 0
         for m in _ACTION.finditer(text):
-            out.append(text[pos:m.start()])
+            out.append(text[pos : m.start()])
             pos = m.end()
             if m["comment"] is not None:
                 left, right = ("-" if m[1] else ""), ("-" if m[3] else "")
@@ -150,7 +150,7 @@ class _Translator:
             return f"{{%{left} {body} {right}%}}"
 
         word = action.split(None, 1)[0]
-        rest = action[len(word):].strip()
+        rest = action[len(word) :].strip()
         if word == "if":
             blocks.append("if")
             return tag(f"if {_cond(self.expression(rest))}")
@@ -189,7 +189,9 @@ class _Translator:
 def _defines(sources: dict[str, str]) -> dict[str, str]:
     out = {}
     for source, target in sources.items():
-        for name in re.findall(r'\{\{-? define ("kvgen\.\w+") -?\}\}', (CHART_TEMPLATES / source).read_text(encoding="utf-8")):
+        for name in re.findall(
+            r'\{\{-? define ("kvgen\.\w+") -?\}\}', (CHART_TEMPLATES / source).read_text(encoding="utf-8")
+        ):
             out[name] = target
     return out
 
@@ -201,8 +203,10 @@ def generate() -> dict[str, str]:
     for source, target in SOURCES.items():
         t = _Translator(f"charts/kvgen/templates/{source}", defines)
         body = t.translate((CHART_TEMPLATES / source).read_text(encoding="utf-8"))
-        header = (f"{{#- Generated from charts/kvgen/templates/{source} by scripts/regenerate "
-                  "(python -m kvgen.chart_templates): edit the chart's template, not this file. -#}\n")
+        header = (
+            f"{{#- Generated from charts/kvgen/templates/{source} by scripts/regenerate "
+            "(python -m kvgen.chart_templates): edit the chart's template, not this file. -#}\n"
+        )
         imports = "".join(f'{{%- from "{file}" import {macro} -%}}\n' for macro, file in sorted(t.imports.items()))
         out[target] = header + imports + body
     return out

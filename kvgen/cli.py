@@ -18,9 +18,9 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -57,11 +57,9 @@ SpecArgs = Annotated[
         show_default=False,
     ),
 ]
-KubeVersion = Annotated[
-    str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")
-]
+KubeVersion = Annotated[str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")]
 Instance = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--instance",
         help="Instance type for KAITO/KServe inputs that name none (KServe has no such field; an input can also "
@@ -87,7 +85,9 @@ class _Input:
 
 
 _NOT_A_FILE = {
-    stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
     stat.S_IFSOCK: "a socket",
 }
 
@@ -140,8 +140,10 @@ def _inputs(specs: list[str]) -> list[_Input]:
                     found.append((p, p_st))
             if not found:
                 raise Usage(f"{item}: no .yaml or .yml files in this directory")
-            out += [_Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()))
-                    for p, p_st in found]
+            out += [
+                _Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()))
+                for p, p_st in found
+            ]
         else:
             out.append(_Input(item, _read(item, st), PurePosixPath(".")))
     return out
@@ -166,8 +168,13 @@ class _Progress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        self.bar = Progress(TextColumn("kvgen: compiling"), BarColumn(), MofNCompleteColumn(),
-                            console=Console(file=self.stream), transient=True)
+        self.bar = Progress(
+            TextColumn("kvgen: compiling"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(file=self.stream),
+            transient=True,
+        )
         self.bar.start()
         self.task = self.bar.add_task("specs", total=total)
 
@@ -255,7 +262,7 @@ def _run(action) -> None:
     except KeyboardInterrupt:
         _err("kvgen: interrupted")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+    except Exception as exc:
         if os.environ.get("KVGEN_DEBUG"):
             raise
         _err(f"internal error: {type(exc).__name__}: {exc} (set KVGEN_DEBUG=1 for a traceback)")
@@ -266,9 +273,10 @@ def _run(action) -> None:
 def render(
     specs: SpecArgs,
     output: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
-            "-o", "--output",
+            "-o",
+            "--output",
             help="Write a tree into this directory instead of stdout: one <name>.yaml per spec (in the spec file's "
             "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. kvgen "
             "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files (exit 1 "
@@ -284,7 +292,7 @@ def render(
         ),
     ] = False,
     kustomize_resources: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             "--kustomize-resource",
             metavar="PATH",
@@ -295,7 +303,9 @@ def render(
     ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")
+    ] = False,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
     from kvgen import tree
@@ -304,14 +314,18 @@ def render(
         if check and output is None:
             raise Usage("--check compares a committed output directory with what kvgen renders: give it with -o DIR")
         if kustomize_resources and output is None:
-            raise Usage("--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR")
+            raise Usage(
+                "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
+            )
         inputs, out = _compile_all(specs, kube_version, instance)
         if output is None:
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
             return
         subdirs = {i.name: i.subdir for i in inputs}
-        entries = [tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.name, r.yaml, r.source) for r in out.compiled]
+        entries = [
+            tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.name, r.yaml, r.source) for r in out.compiled
+        ]
         try:
             files = tree.plan(entries, kustomize_resources or ())
         except tree.TreeError as exc:
@@ -335,8 +349,11 @@ def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str
         for m in exc.messages:
             _err(f"error: {m}")
         n = len(exc.messages)
-        _err(f"kvgen: {n} problem{'s' if n != 1 else ''} with the output directory {shown}; nothing was written"
-             if exc.code == 1 else f"kvgen: {shown} was left as it was")
+        _err(
+            f"kvgen: {n} problem{'s' if n != 1 else ''} with the output directory {shown}; nothing was written"
+            if exc.code == 1
+            else f"kvgen: {shown} was left as it was"
+        )
         raise typer.Exit(exc.code) from None
     except Interrupted as exc:
         state = "holds the complete new render" if exc.finished else "was left as it was"
@@ -425,7 +442,7 @@ def schema() -> None:
     sys.stdout.write(schema_text())
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
 
@@ -438,7 +455,7 @@ def explain(
         typer.Option("--output", help="text (tables and a bar per budget) or json (stable keys, see the README)."),
     ] = OutputFormat.text,
     svg: Annotated[
-        Optional[Path], typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
+        Path | None, typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
     ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,

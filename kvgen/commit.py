@@ -45,8 +45,9 @@ class _Staged:
     temp: str
 
 
-def stage(d: SafeDir, writes: list[tuple[PurePosixPath, bytes, int | None]], manifest_text: str,
-          pending: Deferred) -> list[_Staged]:
+def stage(
+    d: SafeDir, writes: list[tuple[PurePosixPath, bytes, int | None]], manifest_text: str, pending: Deferred
+) -> list[_Staged]:
     """Every new content (path, bytes, the mode of the file it replaces), the manifest last, as a fsynced
     temporary file next to its target; on any failure or signal all of them (and directories made for
     them) are removed again, and the old tree is as it was."""
@@ -60,14 +61,15 @@ def stage(d: SafeDir, writes: list[tuple[PurePosixPath, bytes, int | None]], man
                 raise OutDirError([unsafe_message(d, dfd) + "; nothing was changed"], 2)
             item = _Staged(rel, dfd, manifest.TEMP_PREFIX + secrets.token_hex(8))
             staged.append(item)
-            fd = os.open(item.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
-                         dir_fd=dfd)
+            fd = os.open(
+                item.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dfd
+            )
             try:
                 if mode is not None:
                     os.fchmod(fd, mode)
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -116,9 +118,14 @@ def commit(d: SafeDir, staged: list[_Staged], deletes: list[tuple[PurePosixPath,
         os.fsync(last.dfd)
     except OSError as exc:
         _discard(d, staged[done:])
-        raise OutDirError([f"{d.show(ROOT)}: {exc.strerror or exc} while replacing files; {done} of {len(files)} "
-                           "files hold the new render. Run kvgen render again to finish (it adopts files identical "
-                           "to what it renders)"], 2) from None
+        raise OutDirError(
+            [
+                f"{d.show(ROOT)}: {exc.strerror or exc} while replacing files; {done} of {len(files)} "
+                "files hold the new render. Run kvgen render again to finish (it adopts files identical "
+                "to what it renders)"
+            ],
+            2,
+        ) from None
 
 
 def _prune(d: SafeDir, rel: PurePosixPath) -> PurePosixPath:

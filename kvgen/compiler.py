@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kvgen import context as layout, kube, plan as planning, render
+from kvgen import context as layout
+from kvgen import kube, render
+from kvgen import plan as planning
 from kvgen.context_types import Context
-from kvgen.dialects import Converted, Options, Unit, translate
+from kvgen.dialects import NO_OPTIONS, Converted, Options, Unit, translate
 from kvgen.errors import KvgenError, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 from kvgen.spec import Spec
@@ -80,11 +82,19 @@ def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) ->
     objs = render.objects(ctx)
     too_big = render.oversized(objs)
     if too_big:
-        raise SpecError(doc.file, [
-            Problem((), f"the rendered {name} would be {size / 1024 / 1024:.1f} MiB; the Kubernetes API server refuses "
-                    f"objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB", "shorten the longest values "
-                    "(vllm.extraArgs, vllm.env, images)", doc.locate(()))
-            for name, size in too_big])
+        raise SpecError(
+            doc.file,
+            [
+                Problem(
+                    (),
+                    f"the rendered {name} would be {size / 1024 / 1024:.1f} MiB; the Kubernetes API server refuses "
+                    f"objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB",
+                    "shorten the longest values (vllm.extraArgs, vllm.env, images)",
+                    doc.locate(()),
+                )
+                for name, size in too_big
+            ],
+        )
     render.check(objs, k8s_version)
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
@@ -110,7 +120,9 @@ def _group(errors: list[SpecError]) -> list[SpecError]:
     return [SpecError(f, ps) for f, ps in sorted(by_file.items())]
 
 
-def _translate(inputs: list[tuple[str, str | bytes]], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+def _translate(
+    inputs: list[tuple[str, str | bytes]], options: Options
+) -> tuple[list[Unit], list[Problem], list[SpecError]]:
     docs: list[SourceDoc] = []
     errors: list[SpecError] = []
     for name, text in inputs:
@@ -125,11 +137,15 @@ def _translate(inputs: list[tuple[str, str | bytes]], options: Options) -> tuple
     units, warnings, translate_errors = translate(docs, options)
     errors += translate_errors
     if not errors and not units and inputs:
-        errors.append(SpecError(inputs[0][0], [Problem((), "no spec found: no native spec, KAITO or KServe resource in the input")]))
+        errors.append(
+            SpecError(
+                inputs[0][0], [Problem((), "no spec found: no native spec, KAITO or KServe resource in the input")]
+            )
+        )
     return units, warnings, errors
 
 
-def translate_inputs(inputs: list[tuple[str, str]], options: Options = Options()) -> tuple[list[Unit], list[Problem]]:
+def translate_inputs(inputs: list[tuple[str, str]], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
     """Every input (name, text) as units to compile, and warnings; InputErrors if any input
     cannot be read or translated."""
     units, warnings, errors = _translate(inputs, options)
@@ -141,7 +157,7 @@ def translate_inputs(inputs: list[tuple[str, str]], options: Options = Options()
 def compile_inputs(
     inputs: list[tuple[str, str]],
     k8s_version: str = kube.DEFAULT_VERSION,
-    options: Options = Options(),
+    options: Options = NO_OPTIONS,
     progress: Progress | None = None,
 ) -> Output:
     """Compile every spec of every input. Raises InputErrors with the problems of all of them."""
@@ -165,7 +181,9 @@ def compile_inputs(
     return Output(results, warnings)
 
 
-def compile_text(text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION, options: Options = Options()) -> list[Compiled]:
+def compile_text(
+    text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION, options: Options = NO_OPTIONS
+) -> list[Compiled]:
     """Every spec document of one input; a SpecError carries the problems of all of them."""
     try:
         return compile_inputs([(file, text)], k8s_version, options).compiled
@@ -173,7 +191,7 @@ def compile_text(text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION, 
         raise SpecError(file, [p for e in exc.errors for p in e.problems]) from None
 
 
-def convert_inputs(inputs: list[tuple[str, str]], options: Options = Options()) -> tuple[list[Unit], list[Problem]]:
+def convert_inputs(inputs: list[tuple[str, str]], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
     """Translate every input to native specs and check them against the spec's schema (not
     the catalog or the node: that is what render and validate do). InputErrors on problems."""
     units, warnings = translate_inputs(inputs, options)
@@ -190,6 +208,16 @@ def convert_inputs(inputs: list[tuple[str, str]], options: Options = Options()) 
 
 
 __all__ = [
-    "Compiled", "InputErrors", "Options", "Output", "Progress", "compile_document", "compile_inputs", "compile_text",
-    "compile_unit", "convert_inputs", "plan_document", "translate_inputs",
+    "Compiled",
+    "InputErrors",
+    "Options",
+    "Output",
+    "Progress",
+    "compile_document",
+    "compile_inputs",
+    "compile_text",
+    "compile_unit",
+    "convert_inputs",
+    "plan_document",
+    "translate_inputs",
 ]

@@ -71,8 +71,9 @@ def native_spec_name(tier_count: int, spec_name: str | None = None) -> str:
     return spec_name or (TIERING_SPEC if tier_count else CPU_SPEC)
 
 
-def native_kv_transfer_config(cpu_bytes: int, eviction_policy: str, tier_count: int,
-                              spec_name: str | None = None) -> dict[str, Any]:
+def native_kv_transfer_config(
+    cpu_bytes: int, eviction_policy: str, tier_count: int, spec_name: str | None = None
+) -> dict[str, Any]:
     extra: dict[str, Any] = {
         "cpu_bytes_to_use": cpu_bytes,
         "eviction_policy": eviction_policy,
@@ -89,8 +90,11 @@ def native_kv_transfer_config(cpu_bytes: int, eviction_policy: str, tier_count: 
 
 def nixl_kv_transfer_config() -> dict[str, Any]:
     """Prefill/decode without a local cache: NIXL alone, with KAITO's load-failure policy."""
-    return {"kv_connector": catalog.runtime()["connectors"]["disaggregation"], "kv_role": "kv_both",
-            "kv_load_failure_policy": catalog.runtime()["kvLoadFailurePolicy"]}
+    return {
+        "kv_connector": catalog.runtime()["connectors"]["disaggregation"],
+        "kv_role": "kv_both",
+        "kv_load_failure_policy": catalog.runtime()["kvLoadFailurePolicy"],
+    }
 
 
 def multi_kv_transfer_config(native: dict[str, Any]) -> dict[str, Any]:
@@ -99,9 +103,12 @@ def multi_kv_transfer_config(native: dict[str, Any]) -> dict[str, Any]:
     read from the top level only)."""
     rt = catalog.runtime()
     nixl = {"kv_connector": rt["connectors"]["disaggregation"], "kv_role": "kv_both"}
-    return {"kv_connector": rt["connectors"]["multi"], "kv_role": "kv_both",
-            "kv_load_failure_policy": rt["kvLoadFailurePolicy"],
-            "kv_connector_extra_config": {"connectors": [nixl, native]}}
+    return {
+        "kv_connector": rt["connectors"]["multi"],
+        "kv_role": "kv_both",
+        "kv_load_failure_policy": rt["kvLoadFailurePolicy"],
+        "kv_connector_extra_config": {"connectors": [nixl, native]},
+    }
 
 
 def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
@@ -120,7 +127,11 @@ def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
         "type": "fs_native",
         "base_path": tier_path(index),
         "max_capacity_gb": capacity_bytes // GiB,
-        "eviction": {"eviction_policy": e["policy"], "trigger_watermark": e["triggerWatermark"], "eviction_ratio": e["ratio"]},
+        "eviction": {
+            "eviction_policy": e["policy"],
+            "trigger_watermark": e["triggerWatermark"],
+            "eviction_ratio": e["ratio"],
+        },
     }
 
 

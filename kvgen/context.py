@@ -37,8 +37,9 @@ def number(x: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def resources(size: sizing.ContainerSize, requested: dict[str, int] | None = None,
-              claims: list[dict[str, str]] | None = None) -> Resources:
+def resources(
+    size: sizing.ContainerSize, requested: dict[str, int] | None = None, claims: list[dict[str, str]] | None = None
+) -> Resources:
     """Requests and limits of a sized container, with its device-plugin GPUs or its DRA claims
     (the chart's kvgen.resources)."""
     requests: dict[str, Any] = {}
@@ -112,7 +113,9 @@ def vllm_args(plan: Plan) -> VllmArgs:
         kv_config = connector.lmcache_kv_transfer_config()
     elif backend == "native":
         o = spec.kv_cache_offloading
-        kv_config = connector.native_kv_transfer_config(plan.sizing.cpu_tier, o.eviction_policy, len(o.secondary), o.spec_name)
+        kv_config = connector.native_kv_transfer_config(
+            plan.sizing.cpu_tier, o.eviction_policy, len(o.secondary), o.spec_name
+        )
         if spec.disaggregation.role != "none":  # NIXL hands the KV over, the OffloadingConnector keeps its tiers
             kv_config = connector.multi_kv_transfer_config(kv_config)
     elif spec.disaggregation.role != "none":
@@ -156,8 +159,12 @@ def gpus(plan: Plan) -> Gpus:
         name = gpu_access.CLAIM_NAME
         return {
             "claims": [{"name": name}],
-            "claimTemplate": {"name": f"{plan.spec.name}-{name}", "request": name,
-                              "deviceClassName": access.device_class_name, "count": plan.gpus_per_pod},
+            "claimTemplate": {
+                "name": f"{plan.spec.name}-{name}",
+                "request": name,
+                "deviceClassName": access.device_class_name,
+                "count": plan.gpus_per_pod,
+            },
         }
     if plan.instance.gpus:
         mig = plan.instance.mig
@@ -201,8 +208,12 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         return None
     s, o, w = plan.sizing, plan.spec.kv_cache_offloading, connector.wiring()
     script = launcher_script()
-    launcher: Launcher = {"name": f"{plan.spec.name}-lmcache-launcher", "file": w["launcher"]["file"], "script": script,
-                          "sha256": hashlib.sha256(script.encode()).hexdigest()}
+    launcher: Launcher = {
+        "name": f"{plan.spec.name}-lmcache-launcher",
+        "file": w["launcher"]["file"],
+        "script": script,
+        "sha256": hashlib.sha256(script.encode()).hexdigest(),
+    }
     args: list[str] = []
     if s.utilization is not None:
         args.append(f"--utilization={number(s.utilization)}")
@@ -228,13 +239,16 @@ def _launcher_mount() -> KubeObject:
     return {"name": launcher["volume"], "mountPath": launcher["dir"], "readOnly": True}
 
 
-def vllm(plan: Plan, args: VllmArgs, variables: list[KubeObject], devices: Gpus, disk: list[Tier],
-         server: LMCache | None) -> VllmContainer:
+def vllm(
+    plan: Plan, args: VllmArgs, variables: list[KubeObject], devices: Gpus, disk: list[Tier], server: LMCache | None
+) -> VllmContainer:
     """The vLLM container of rank 0 (or of a single-node server); with gpuAccess in-container it
     runs the launcher, which starts the LMCache server, then `vllm serve`."""
     s = plan.sizing
-    mounts: list[KubeObject] = [{"name": "dshm", "mountPath": "/dev/shm"},
-                                {"name": "model-cache", "mountPath": connector.wiring()["modelCacheMount"]}]
+    mounts: list[KubeObject] = [
+        {"name": "dshm", "mountPath": "/dev/shm"},
+        {"name": "model-cache", "mountPath": connector.wiring()["modelCacheMount"]},
+    ]
     size = s.vllm
     if plan.backend == "native":
         mounts += [t["mount"] for t in disk]
@@ -262,12 +276,18 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     """The LMCache MP server as a native sidecar (gpuAccess visible-devices or dra)."""
     if not plan.sidecar or server is None:
         return None
-    c: dict[str, Any] = {"name": "lmcache-mp-server", "image": images.lmcache_image(plan),
-                         "command": server["command"], "args": server["args"]}
+    c: dict[str, Any] = {
+        "name": "lmcache-mp-server",
+        "image": images.lmcache_image(plan),
+        "command": server["command"],
+        "args": server["args"],
+    }
     if "claims" not in devices:
         # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
-        c["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
+        c["env"] = [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+        ]
     c["resources"] = resources(plan.sizing.lmcache, None, devices.get("claims"))
     probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
     c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]
@@ -284,12 +304,25 @@ def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeOb
     ]
     if server is not None:
         launcher = connector.wiring()["launcher"]
-        out.append({"name": launcher["volume"], "configMap": {"name": server["launcher"]["name"], "defaultMode": launcher["mode"]}})
+        out.append(
+            {
+                "name": launcher["volume"],
+                "configMap": {"name": server["launcher"]["name"], "defaultMode": launcher["mode"]},
+            }
+        )
     return out + [t["volume"] for t in disk]
 
 
-def workloads(plan: Plan, m: Meta, args: VllmArgs, container: VllmContainer, side: Sidecar | None,
-              pod_volumes: list[KubeObject], devices: Gpus, server: LMCache | None) -> list[Workload]:
+def workloads(
+    plan: Plan,
+    m: Meta,
+    args: VllmArgs,
+    container: VllmContainer,
+    side: Sidecar | None,
+    pod_volumes: list[KubeObject],
+    devices: Gpus,
+    server: LMCache | None,
+) -> list[Workload]:
     """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server."""
     spec, w = plan.spec, connector.wiring()
     annotations = dict(m["annotations"])
@@ -302,8 +335,11 @@ def workloads(plan: Plan, m: Meta, args: VllmArgs, container: VllmContainer, sid
 
     def pod(role: str | None) -> Pod:
         roles = {w["labels"]["nodeRole"]: role} if role else {}
-        out: dict[str, Any] = {"selector": {**m["selector"], **roles}, "labels": {**m["labels"], **roles},
-                               "annotations": annotations}
+        out: dict[str, Any] = {
+            "selector": {**m["selector"], **roles},
+            "labels": {**m["labels"], **roles},
+            "annotations": annotations,
+        }
         if node_selector:
             out["nodeSelector"] = node_selector
         if spec.scheduling.tolerations:
@@ -313,7 +349,9 @@ def workloads(plan: Plan, m: Meta, args: VllmArgs, container: VllmContainer, sid
         if spec.scheduling.priority_class_name:
             out["priorityClassName"] = spec.scheduling.priority_class_name
         if "claimTemplate" in devices:
-            out["resourceClaims"] = [{"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}]
+            out["resourceClaims"] = [
+                {"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}
+            ]
         if side is not None:
             out["sidecar"] = side
         out["vllm"] = container
@@ -327,8 +365,13 @@ def workloads(plan: Plan, m: Meta, args: VllmArgs, container: VllmContainer, sid
         return [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "pod": pod(None)}]
     return [
         {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "pod": pod("leader")},
-        {"kind": "StatefulSet", "name": f"{spec.name}{WORKER_SUFFIX}", "replicas": spec.parallelism.nodes - 1,
-         "ordinalsStart": 1, "pod": pod("worker")},
+        {
+            "kind": "StatefulSet",
+            "name": f"{spec.name}{WORKER_SUFFIX}",
+            "replicas": spec.parallelism.nodes - 1,
+            "ordinalsStart": 1,
+            "pod": pod("worker"),
+        },
     ]
 
 
@@ -350,9 +393,12 @@ def build(plan: Plan) -> Context:
     container = vllm(plan, args, env(plan), devices, disk, server)
     side = sidecar(plan, devices, disk, server)
     loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
-    c: Context = {"name": spec.name, "namespace": spec.namespace, **m,  # type: ignore[typeddict-item]
-                  "service": {"type": spec.service.type, "port": spec.service.port,
-                              "selector": loads[0]["pod"]["selector"]}}  # rank 0 serves the API
+    c: Context = {
+        "name": spec.name,
+        "namespace": spec.namespace,
+        **m,  # type: ignore[typeddict-item]
+        "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
+    }  # rank 0 serves the API
     if plan.multi_node:
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:

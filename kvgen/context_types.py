@@ -14,10 +14,10 @@ Rules both faces keep:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from pydantic import ConfigDict, with_config
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 

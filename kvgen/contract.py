@@ -118,8 +118,10 @@ def _looks_like_value(token: str) -> bool:
 # same patterns (templates/_vllmargs.tpl)
 _DIGITS = r"[0-9](?:_?[0-9])*"
 _INT = re.compile(rf"^[ \t\n\r\f\v]*[+-]?{_DIGITS}[ \t\n\r\f\v]*$")
-_FLOAT = re.compile(rf"^[ \t\n\r\f\v]*[+-]?(?:(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS}|{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
-                    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])[ \t\n\r\f\v]*$")
+_FLOAT = re.compile(
+    rf"^[ \t\n\r\f\v]*[+-]?(?:(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS}|{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])[ \t\n\r\f\v]*$"
+)
 
 
 def quoted(value: Any) -> str:
@@ -137,15 +139,27 @@ def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: lis
         return
     if inner in ("int", "float"):
         if not (_INT if inner == "int" else _FLOAT).match(value):
-            problems.append(_p(BAD_VALUE, f"{option} takes {inner} values, got {quoted(value)}", arg,
-                               "a whole number" if inner == "int" else "a number"))
+            problems.append(
+                _p(
+                    BAD_VALUE,
+                    f"{option} takes {inner} values, got {quoted(value)}",
+                    arg,
+                    "a whole number" if inner == "int" else "a number",
+                )
+            )
             return
         converted = int(value) if inner == "int" else float(value)
     choices = spec.get("choices")
     if choices is not None and converted not in choices and value not in [str(c) for c in choices]:
         close = suggest(value, [str(c) for c in choices])
-        problems.append(_p(BAD_CHOICE, f"{option}: {quoted(value)} is not one of {', '.join(map(str, choices))}", arg,
-                           f"did you mean {quoted(close)}?" if close else None))
+        problems.append(
+            _p(
+                BAD_CHOICE,
+                f"{option}: {quoted(value)} is not one of {', '.join(map(str, choices))}",
+                arg,
+                f"did you mean {quoted(close)}?" if close else None,
+            )
+        )
 
 
 OPTIMIZATION_LEVEL = "--optimization-level"  # vLLM reads -O3, -O=3, -Odecode and -O 3 as this option
@@ -181,12 +195,19 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
         sub_key = None
         if normalize and "." in name and name not in options:
             name, _, sub_key = name.partition(".")  # --kv-transfer-config.kv_connector X
-        if (name not in options and not name.startswith("--") and not has_inline and len(name) > 2
-                and options.get(name[:2], {}).get("takes_value")):
+        if (
+            name not in options
+            and not name.startswith("--")
+            and not has_inline
+            and len(name) > 2
+            and options.get(name[:2], {}).get("takes_value")
+        ):
             name, has_inline, inline = name[:2], "=", name[2:]  # argparse: -n2 is -n 2
         spec = options.get(name)
         if spec is None:
-            problems.append(_p(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", here, _unknown_hint(name, parser)))
+            problems.append(
+                _p(UNKNOWN_FLAG, f"{name} is not an option of {parser['prog']}", here, _unknown_hint(name, parser))
+            )
             if not has_inline and i < len(argv) and _looks_like_value(argv[i]):
                 i += 1  # skip what is probably its value, so it is not reported as a positional
             continue
@@ -198,7 +219,14 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
         value_at = [here] if has_inline else []
         if not spec["takes_value"]:
             if has_inline:
-                problems.append(_p(UNEXPECTED_VALUE, f"{name} is a switch and takes no value", here, f"write {token.split('=', 1)[0]} alone"))
+                problems.append(
+                    _p(
+                        UNEXPECTED_VALUE,
+                        f"{name} is a switch and takes no value",
+                        here,
+                        f"write {token.split('=', 1)[0]} alone",
+                    )
+                )
             values = [None]
         elif has_inline:
             values = [inline]
@@ -230,7 +258,7 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
         if sub_key is not None:  # one key of a JSON option: recorded apart from the whole value
             parsed.record(name, values, here[0])
             continue
-        for value, at in zip(values, value_at):
+        for value, at in zip(values, value_at, strict=False):  # [None] has no position
             if value is not None:
                 _check_value(name, spec, value, problems, at)
         parsed.record(name, values, here[0])
@@ -275,8 +303,14 @@ def check_vllm_argv(argv: list[str], snapshots: Snapshots, positionals: int | No
     parsed = walk_argv(list(argv), snap["serve"], problems)
     allowed = len(snap["serve"]["positionals"]) if positionals is None else positionals
     for index, extra in parsed.positionals[allowed:]:
-        problems.append(_p(UNEXPECTED_ARGUMENT, f"unexpected positional argument {quoted(extra)} (vllm serve takes only the model)",
-                           (index,), "a value belongs to the flag before it: write --flag=value"))
+        problems.append(
+            _p(
+                UNEXPECTED_ARGUMENT,
+                f"unexpected positional argument {quoted(extra)} (vllm serve takes only the model)",
+                (index,),
+                "a value belongs to the flag before it: write --flag=value",
+            )
+        )
     raw, at = _last(parsed, "kv_transfer_config")
     if raw is not None:
         problems += check_kv_transfer_config(raw, snapshots, at)
@@ -302,7 +336,9 @@ def check_kv_transfer_config(raw: str, snapshots: Snapshots, at: ErrPath = ()) -
     return _check_kv_transfer_object(data, snapshots, at)
 
 
-def _check_kv_transfer_object(data: Mapping[str, Any], snapshots: Snapshots, at: ErrPath, within: str = "") -> list[Problem]:
+def _check_kv_transfer_object(
+    data: Mapping[str, Any], snapshots: Snapshots, at: ErrPath, within: str = ""
+) -> list[Problem]:
     """Problems of one KVTransferConfig: the top-level one, or a MultiConnector child (vLLM builds
     each child as a KVTransferConfig of its own; ``within`` names it in the messages)."""
     snap = snapshots.vllm
@@ -312,24 +348,46 @@ def _check_kv_transfer_object(data: Mapping[str, Any], snapshots: Snapshots, at:
     fields = spec["fields"]
     for key in data:
         if key not in fields:
-            problems.append(_p(UNKNOWN_KV_TRANSFER_KEY, f"KVTransferConfig has no field {key!r} (vLLM {snap['version']} forbids unknown keys)", arg))
+            problems.append(
+                _p(
+                    UNKNOWN_KV_TRANSFER_KEY,
+                    f"KVTransferConfig has no field {key!r} (vLLM {snap['version']} forbids unknown keys)",
+                    arg,
+                )
+            )
     for key, value in data.items():
         choices = fields.get(key, {}).get("choices")
         if choices is not None and value is not None and value not in choices:
-            problems.append(_p(BAD_CHOICE, f"KVTransferConfig.{key}: {value!r} is not one of {', '.join(choices)}", arg))
+            problems.append(
+                _p(BAD_CHOICE, f"KVTransferConfig.{key}: {value!r} is not one of {', '.join(choices)}", arg)
+            )
     for rule in spec["requires"]:
         if data.get(rule["if_set"]) is not None and data.get(rule["then"]) is None:
-            problems.append(_p(MISSING_KV_TRANSFER_KEY, f"KVTransferConfig.{rule['then']} is required when {rule['if_set']} is set", arg))
+            problems.append(
+                _p(
+                    MISSING_KV_TRANSFER_KEY,
+                    f"KVTransferConfig.{rule['then']} is required when {rule['if_set']} is set",
+                    arg,
+                )
+            )
     connector = data.get("kv_connector")
-    if connector is not None and data.get("kv_connector_module_path") is None and connector not in snap["connectors"]["registered"]:
-        problems.append(_p(UNREGISTERED_CONNECTOR, f"{connector!r} is not a registered connector of vLLM {snap['version']}", arg))
+    if (
+        connector is not None
+        and data.get("kv_connector_module_path") is None
+        and connector not in snap["connectors"]["registered"]
+    ):
+        problems.append(
+            _p(UNREGISTERED_CONNECTOR, f"{connector!r} is not a registered connector of vLLM {snap['version']}", arg)
+        )
     extra = data.get("kv_connector_extra_config") or {}
     if not isinstance(extra, dict):
         problems.append(_p(BAD_VALUE, "kv_connector_extra_config must be a JSON object", arg))
     elif connector == snap["offloading_connector"]["connector"]:
         problems += _check_offloading_extra(extra, snap["offloading_connector"], at)
     elif connector == snapshots.lmcache["lmcache_mp_connector"]["connector"]:
-        known = set(snapshots.lmcache["lmcache_mp_connector"]["extra_config_keys"]) | set(snap["lmcache_mp_connector_builtin"]["extra_config_keys"])
+        known = set(snapshots.lmcache["lmcache_mp_connector"]["extra_config_keys"]) | set(
+            snap["lmcache_mp_connector_builtin"]["extra_config_keys"]
+        )
         for key in extra:
             if key not in known:
                 problems.append(_p(UNKNOWN_EXTRA_CONFIG_KEY, f"{connector} reads no extra-config key {key!r}", arg))
@@ -343,12 +401,21 @@ def _check_kv_transfer_object(data: Mapping[str, Any], snapshots: Snapshots, at:
 def _check_multi_extra(extra: Mapping[str, Any], snapshots: Snapshots, at: ErrPath) -> list[Problem]:
     """MultiConnector: its only keys, and every child a valid KVTransferConfig."""
     spec = snapshots.vllm["multi_connector"]
-    problems = [_p(UNKNOWN_EXTRA_CONFIG_KEY, f"{spec['connector']} reads no extra-config key {key!r}", at)
-                for key in extra if key not in spec["extra_config_keys"]]
+    problems = [
+        _p(UNKNOWN_EXTRA_CONFIG_KEY, f"{spec['connector']} reads no extra-config key {key!r}", at)
+        for key in extra
+        if key not in spec["extra_config_keys"]
+    ]
     children = extra.get(spec["children_key"])
     if not isinstance(children, list) or not children:
-        return [*problems, _p(MISSING_EXTRA_CONFIG_KEY, f"{spec['connector']} needs a non-empty list "
-                              f"{spec['children_key']!r} in kv_connector_extra_config", at)]
+        return [
+            *problems,
+            _p(
+                MISSING_EXTRA_CONFIG_KEY,
+                f"{spec['connector']} needs a non-empty list {spec['children_key']!r} in kv_connector_extra_config",
+                at,
+            ),
+        ]
     for index, child in enumerate(children):
         where = f"{spec['children_key']}[{index}]"
         if not isinstance(child, dict):
@@ -372,7 +439,13 @@ def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any], a
         problems.append(_p(UNKNOWN_SPEC, f"spec_name {spec_name!r} is not one of {', '.join(spec['spec_names'])}", arg))
     policy = extra.get("eviction_policy", "lru")
     if policy not in spec["eviction_policies"] and extra.get(spec["eviction_policy_module_key"]) is None:
-        problems.append(_p(UNKNOWN_EVICTION_POLICY, f"eviction_policy {policy!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
+        problems.append(
+            _p(
+                UNKNOWN_EVICTION_POLICY,
+                f"eviction_policy {policy!r} is not one of {', '.join(spec['eviction_policies'])}",
+                arg,
+            )
+        )
     tiers = extra.get("secondary_tiers", [])
     if not isinstance(tiers, list):
         return [*problems, _p(BAD_VALUE, "secondary_tiers must be a list", arg)]
@@ -386,7 +459,13 @@ def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any], a
         known = tier_spec["types"].get(kind) if isinstance(kind, str) else None
         if known is None:
             if tier.get(tier_spec["module_key"]) is None:
-                problems.append(_p(UNKNOWN_TIER_TYPE, f"{where}: type {kind!r} is not one of {', '.join(sorted(tier_spec['types']))}", arg))
+                problems.append(
+                    _p(
+                        UNKNOWN_TIER_TYPE,
+                        f"{where}: type {kind!r} is not one of {', '.join(sorted(tier_spec['types']))}",
+                        arg,
+                    )
+                )
             continue
         if known["keys"] is None:  # not importable where the snapshot was captured: keys unknown
             continue
@@ -396,9 +475,17 @@ def _check_offloading_extra(extra: Mapping[str, Any], spec: Mapping[str, Any], a
             key_spec = known["keys"].get(key)
             if key_spec is None:
                 if not known["accepts_any_key"]:
-                    problems.append(_p(UNKNOWN_TIER_KEY, f"{where}: a {kind!r} tier takes no key {key!r} (it takes {', '.join(sorted(known['keys']))})", arg))
+                    problems.append(
+                        _p(
+                            UNKNOWN_TIER_KEY,
+                            f"{where}: a {kind!r} tier takes no key {key!r} (it takes {', '.join(sorted(known['keys']))})",
+                            arg,
+                        )
+                    )
             elif key_spec.get("choices") is not None and value is not None and value not in key_spec["choices"]:
-                problems.append(_p(BAD_CHOICE, f"{where}.{key}: {value!r} is not one of {', '.join(key_spec['choices'])}", arg))
+                problems.append(
+                    _p(BAD_CHOICE, f"{where}.{key}: {value!r} is not one of {', '.join(key_spec['choices'])}", arg)
+                )
         for key, key_spec in known["keys"].items():
             if key_spec["required"] and key not in tier:
                 problems.append(_p(MISSING_TIER_KEY, f"{where}: a {kind!r} tier needs {key!r}", arg))
@@ -428,9 +515,16 @@ def check_lmcache_argv(argv: list[str], snapshots: Snapshots) -> list[Problem]:
         if parsed.has(rule["option"]):
             clash = [f for f in rule["conflicts_with"] if parsed.has(f)]
             if clash:
-                problems.append(_p(CONFLICTING_FLAGS, f"{rule['option']} cannot be combined with {', '.join(clash)}: {rule['message']}"))
+                problems.append(
+                    _p(
+                        CONFLICTING_FLAGS,
+                        f"{rule['option']} cannot be combined with {', '.join(clash)}: {rule['message']}",
+                    )
+                )
     l2 = snap["l2_adapters"]
-    for index, (raw, at) in enumerate(zip(parsed.given.get(l2["option"], []), parsed.at.get(l2["option"], [])), 1):
+    for index, (raw, at) in enumerate(
+        zip(parsed.given.get(l2["option"], []), parsed.at.get(l2["option"], []), strict=True), 1
+    ):
         problems += _check_l2_adapter(index, raw or "", l2, (at,))
     return problems
 
@@ -447,7 +541,13 @@ def _check_l2_adapter(index: int, raw: str, spec: Mapping[str, Any], arg: ErrPat
     if keys is not None:
         for key in data:
             if key not in spec["common_keys"] and key not in keys["keys"]:
-                problems.append(_p(UNKNOWN_L2_ADAPTER_KEY, f"a {kind!r} adapter takes no key {key!r} (LMCache would ignore it)", arg))
+                problems.append(
+                    _p(
+                        UNKNOWN_L2_ADAPTER_KEY,
+                        f"a {kind!r} adapter takes no key {key!r} (LMCache would ignore it)",
+                        arg,
+                    )
+                )
         for key, key_spec in keys["keys"].items():
             if key_spec["required"] and key not in data:
                 problems.append(_p(MISSING_L2_ADAPTER_KEY, f"a {kind!r} adapter needs {key!r}", arg))
@@ -460,7 +560,13 @@ def _check_l2_adapter(index: int, raw: str, spec: Mapping[str, Any], arg: ErrPat
                 if key not in spec["eviction_keys"]:
                     problems.append(_p(UNKNOWN_L2_ADAPTER_KEY, f"eviction takes no key {key!r}", arg))
             if eviction.get("eviction_policy") not in spec["eviction_policies"]:
-                problems.append(_p(BAD_CHOICE, f"eviction.eviction_policy {eviction.get('eviction_policy')!r} is not one of {', '.join(spec['eviction_policies'])}", arg))
+                problems.append(
+                    _p(
+                        BAD_CHOICE,
+                        f"eviction.eviction_policy {eviction.get('eviction_policy')!r} is not one of {', '.join(spec['eviction_policies'])}",
+                        arg,
+                    )
+                )
     return problems
 
 
@@ -537,7 +643,9 @@ VLLM_ENTRYPOINT = ("vllm", "serve")  # the vLLM image's ENTRYPOINT (files/runtim
 THEN = "--then"  # the launcher's separator before the command it runs once the server is up
 
 
-def _launcher_split(source: str, workload: str, container: str, args: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _launcher_split(
+    source: str, workload: str, container: str, args: list[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the launcher's own options, the command after its '--')."""
     if "--" not in args:
         raise ValueError(f"{source}/{workload}: the {container} args have no '--' before the server command")

@@ -40,8 +40,13 @@ def _env(env: Any) -> list[Problem]:
             continue
         field = env_field(entry["name"])
         if field is not None:
-            out.append(Problem(("vllm", "env", i, "value"), f"{entry['name']} carries a credential: a literal value would be "
-                        "committed with the spec", _hint(field)))
+            out.append(
+                Problem(
+                    ("vllm", "env", i, "value"),
+                    f"{entry['name']} carries a credential: a literal value would be committed with the spec",
+                    _hint(field),
+                )
+            )
     return out
 
 
@@ -66,11 +71,21 @@ def _args(args: Any) -> list[Problem]:
             name = _flag(written, flags)
             pending = name if name and not eq else None
             if name and eq and not _is_reference(value):
-                out.append(Problem(("vllm", "extraArgs", i), f"{written} takes a credential: a literal value would be committed "
-                            "with the spec", _hint(flags[name])))
+                out.append(
+                    Problem(
+                        ("vllm", "extraArgs", i),
+                        f"{written} takes a credential: a literal value would be committed with the spec",
+                        _hint(flags[name]),
+                    )
+                )
         elif pending is not None and not _is_reference(arg):
-            out.append(Problem(("vllm", "extraArgs", i), f"the value of {pending} is a credential: a literal value would be "
-                        "committed with the spec", _hint(flags[pending])))
+            out.append(
+                Problem(
+                    ("vllm", "extraArgs", i),
+                    f"the value of {pending} is a credential: a literal value would be committed with the spec",
+                    _hint(flags[pending]),
+                )
+            )
     return out
 
 

@@ -20,8 +20,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 FORMAT = "1"  # bump when the meaning of an entry changes
 

@@ -21,7 +21,8 @@ test compares both on random documents (tests/test_emitter.py).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kvgen.errors import KvgenError
 
@@ -111,7 +112,7 @@ class Emitter:
     def _one_line(self, out: str, prefix: str, suffix: str = "\n") -> str:
         if not (out.startswith(prefix) and out.endswith(suffix)) or len(out) < len(prefix) + len(suffix):
             raise Unsupported
-        text = out[len(prefix):len(out) - len(suffix)]
+        text = out[len(prefix) : len(out) - len(suffix)]
         if "\n" in text or len(text) > LONGEST:
             raise Unsupported
         return text
@@ -168,7 +169,7 @@ class Emitter:
             m = _LITERAL_HEAD.match(out)
             if m is None:  # not a | block (a double-quoted string), or kept newlines (|+ ends the document)
                 raise Unsupported
-            lines = out[m.end():].split("\n")
+            lines = out[m.end() :].split("\n")
             if lines[-1] != "" or any(line and not line.startswith("  ") for line in lines):
                 raise Unsupported
             got = (m[1], tuple(line[2:] for line in lines[:-1]))
@@ -213,7 +214,11 @@ class Emitter:
         items = {m: v for m, v in items.items() if not (type(v) is str and self._plain_ok(v))}
         if not (keys or values or items):
             return
-        batch = {"v": {f"k{i}": v for i, v in enumerate(values.values())}, "i": list(items.values()), "m": {k: 0 for k in keys}}
+        batch = {
+            "v": {f"k{i}": v for i, v in enumerate(values.values())},
+            "i": list(items.values()),
+            "m": {k: 0 for k in keys},
+        }
         lines = self._ruamel(batch).split("\n")
         expected = 3 + len(values) + len(items) + len(keys) + 1
         if len(lines) != expected or lines[-1] != "":
@@ -233,7 +238,7 @@ class Emitter:
             prefix = f"  k{i}:"
             if not lines[at].startswith(prefix + " ") or len(lines[at]) - len(prefix) > LONGEST:
                 return
-            learned_values[memo] = lines[at][len(prefix):]
+            learned_values[memo] = lines[at][len(prefix) :]
             at += 1
         if not section("i", "[]"):
             return
@@ -327,6 +332,6 @@ class Emitter:
                     raise Unsupported
                 out.append("---\n")
                 self.mapping(doc, 0, "", out)
-        except Exception:  # noqa: BLE001 - Unsupported, or a value ruamel cannot represent: it will say so itself
+        except Exception:
             return None
         return "".join(out)

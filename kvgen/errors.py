@@ -13,8 +13,8 @@ the CLI is a bug (exit 4, "internal error").
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 Path = tuple[str | int, ...]
 
@@ -86,8 +86,13 @@ def sort_key(problem: Problem) -> tuple:
     """File, line and column, then path: the order problems are printed in. Problems without a
     location (a whole input, say) come first within their file."""
     loc = problem.location
-    return (loc.file if loc else "", loc.line if loc else 0, loc.column if loc else 0, _path_key(problem.path),
-            problem.message)
+    return (
+        loc.file if loc else "",
+        loc.line if loc else 0,
+        loc.column if loc else 0,
+        _path_key(problem.path),
+        problem.message,
+    )
 
 
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgen import connector, context as layout, gpu_access, sizing as sz
+from kvgen import connector, gpu_access
+from kvgen import context as layout
+from kvgen import sizing as sz
 from kvgen.images import lmcache_image, vllm_image
 from kvgen.plan import Plan
 from kvgen.sizing import GiB
@@ -73,8 +75,15 @@ def _memory_items(plan: Plan) -> list[dict[str, Any]]:
         container, item = i.container, i.item
         if plan.in_container and container == "lmcache-mp-server":
             container, item = "vllm", f"lmcache-{item}"
-        out.append({"container": container, "item": item, "label": _memory_label(plan, container, item),
-                    "bytes": int(round(i.bytes)), "soft": i.soft})
+        out.append(
+            {
+                "container": container,
+                "item": item,
+                "label": _memory_label(plan, container, item),
+                "bytes": int(round(i.bytes)),
+                "soft": i.soft,
+            }
+        )
     return out
 
 
@@ -84,13 +93,15 @@ def _memory(plan: Plan) -> dict[str, Any]:
     containers = []
     for name, size in plan.containers():
         computed = sum(i["bytes"] for i in items if i["container"] == name and not i["soft"])
-        containers.append({
-            "name": name,
-            "requestBytes": size.memory,
-            "limitBytes": size.limit,
-            "computedBytes": computed,
-            "explicit": size.memory != computed,
-        })
+        containers.append(
+            {
+                "name": name,
+                "requestBytes": size.memory,
+                "limitBytes": size.limit,
+                "computedBytes": computed,
+                "explicit": size.memory != computed,
+            }
+        )
     request = s.pod_memory
     known = inst.node_known  # an unknown node (no type, no memory): nothing to compare with
     return {
@@ -121,13 +132,20 @@ def _disk(plan: Plan) -> dict[str, Any]:
             if fs.empty_dir:
                 items.append({"item": f"tier-{i}", "label": f"disk tier {i} (emptyDir)", "bytes": caps[i]})
             else:
-                claims.append({"tier": i, "kind": "pvc-spec" if fs.pvc.spec is not None else "pvc-ref",
-                               "claim": fs.pvc.ref.name if fs.pvc.ref else None, "bytes": caps[i]})
+                claims.append(
+                    {
+                        "tier": i,
+                        "kind": "pvc-spec" if fs.pvc.spec is not None else "pvc-ref",
+                        "claim": fs.pvc.ref.name if fs.pvc.ref else None,
+                        "bytes": caps[i],
+                    }
+                )
     request = s.pod_ephemeral
     return {
         "ephemeralStorageBytes": inst.ephemeral_bytes or None,
-        "ephemeralStorageSource": None if not inst.ephemeral_bytes else (
-            "instance.ephemeralStorage" if inst.ephemeral_explicit else "default OS disk"),
+        "ephemeralStorageSource": None
+        if not inst.ephemeral_bytes
+        else ("instance.ephemeralStorage" if inst.ephemeral_explicit else "default OS disk"),
         "allocatableBytes": kubelet,
         "localDiskBytes": local,
         "requestBytes": request,
@@ -141,7 +159,9 @@ def _disk(plan: Plan) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- KV capacity
 
 
-def _tier(name: str, kind: str, nbytes: int | None, per_token: int, max_len: int | None, **extra: Any) -> dict[str, Any]:
+def _tier(
+    name: str, kind: str, nbytes: int | None, per_token: int, max_len: int | None, **extra: Any
+) -> dict[str, Any]:
     tokens = None if nbytes is None or not per_token else nbytes // per_token
     sequences = None if tokens is None or not max_len else tokens // max_len
     return {"tier": name, "kind": kind, "bytes": nbytes, "tokens": tokens, "sequences": sequences, **extra}
@@ -161,14 +181,24 @@ def _kv(plan: Plan) -> dict[str, Any]:
     tiers = []
     if gpus:
         known = plan.instance.gpu_memory_known
-        gpu = _tier("gpu", "gpu", s.gpu_kv_cache if known else None, pod_bytes, max_len, perGpuBytes=per_gpu if known else None)
+        gpu = _tier(
+            "gpu", "gpu", s.gpu_kv_cache if known else None, pod_bytes, max_len, perGpuBytes=per_gpu if known else None
+        )
         gpu["sequences"] = per_gpu // seq_bytes if seq_bytes and known else None  # what one sequence really costs
         tiers.append(gpu)
     else:
         tiers.append(_tier("cpu-backend", "cpu-backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB, pod_bytes, max_len))
     if plan.backend:
-        tiers.append(_tier("cpu", plan.backend, s.cpu_tier, pod_bytes, max_len,
-                           measuredAtStart=plan.backend == "lmcache" and s.utilization is not None))
+        tiers.append(
+            _tier(
+                "cpu",
+                plan.backend,
+                s.cpu_tier,
+                pod_bytes,
+                max_len,
+                measuredAtStart=plan.backend == "lmcache" and s.utilization is not None,
+            )
+        )
         caps = [t.get("capacity") for t in layout.tiers(plan)]
         for i, tier in enumerate(spec.kv_cache_offloading.secondary):
             fs = tier.file_system
@@ -182,7 +212,9 @@ def _kv(plan: Plan) -> dict[str, Any]:
         "maxModelLen": max_len,
         "gpuBytesPerGpu": per_gpu if not gpus or plan.instance.gpu_memory_known else None,
         "gpuTokens": (per_gpu // per_rank if per_rank else 0) if not gpus or plan.instance.gpu_memory_known else None,
-        "cpuLargerThanGpu": (s.cpu_tier > s.gpu_kv_cache) if plan.backend and gpus and plan.instance.gpu_memory_known else None,
+        "cpuLargerThanGpu": (s.cpu_tier > s.gpu_kv_cache)
+        if plan.backend and gpus and plan.instance.gpu_memory_known
+        else None,
         "tiers": tiers,
         "totalTokens": sum(t["tokens"] or 0 for t in tiers) if all(t["tokens"] is not None for t in tiers) else None,
         "gpuTierTokens": gpu_tier["tokens"],
@@ -226,14 +258,21 @@ def _gpu_access(plan: Plan) -> dict[str, Any] | None:
 def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dict[str, Any]:
     s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
     p = plan.spec.parallelism
-    memory_rows = [{"item": CONTAINERS_IN_MODE.get((name, plan.in_container), name), "bytes": size.memory}
-                   for name, size in plan.containers()]
+    memory_rows = [
+        {"item": CONTAINERS_IN_MODE.get((name, plan.in_container), name), "bytes": size.memory}
+        for name, size in plan.containers()
+    ]
     input_info: dict[str, Any] = {"file": source, "format": "native", "apiVersion": None, "kind": None, "warnings": []}
     if conversion is not None:
-        input_info.update({
-            "format": conversion.dialect, "apiVersion": conversion.api_version, "kind": conversion.kind,
-            "warnings": [w.render() for w in conversion.warnings], "notes": list(conversion.notes),
-        })
+        input_info.update(
+            {
+                "format": conversion.dialect,
+                "apiVersion": conversion.api_version,
+                "kind": conversion.kind,
+                "warnings": [w.render() for w in conversion.warnings],
+                "notes": list(conversion.notes),
+            }
+        )
     kv = _kv(plan)
     return {
         "version": JSON_VERSION,
@@ -241,13 +280,28 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
         "namespace": plan.spec.namespace,
         "input": input_info,
         "model": {
-            "id": m.id, "architecture": m.architecture, "hybrid": m.hybrid, "mla": m.mla, "weightsBytes": m.weights_bytes,
-            "layers": m.layers, "attentionLayers": m.attention_layers, "kvHeads": m.kv_heads, "headDim": m.head_dim,
-            "maxModelLen": m.max_model_len, "slidingLayers": m.sliding_layers, "slidingWindow": m.sliding_window,
+            "id": m.id,
+            "architecture": m.architecture,
+            "hybrid": m.hybrid,
+            "mla": m.mla,
+            "weightsBytes": m.weights_bytes,
+            "layers": m.layers,
+            "attentionLayers": m.attention_layers,
+            "kvHeads": m.kv_heads,
+            "headDim": m.head_dim,
+            "maxModelLen": m.max_model_len,
+            "slidingLayers": m.sliding_layers,
+            "slidingWindow": m.sliding_window,
         },
         "instance": {
-            "type": i.type, "gpus": i.gpus, "gpuMemoryBytes": i.gpu_memory_bytes, "memoryBytes": i.memory_bytes,
-            "localDiskBytes": i.local_disk_bytes, "ephemeralStorageBytes": i.ephemeral_bytes or None, "arch": i.arch, "mig": i.mig,
+            "type": i.type,
+            "gpus": i.gpus,
+            "gpuMemoryBytes": i.gpu_memory_bytes,
+            "memoryBytes": i.memory_bytes,
+            "localDiskBytes": i.local_disk_bytes,
+            "ephemeralStorageBytes": i.ephemeral_bytes or None,
+            "arch": i.arch,
+            "mig": i.mig,
         },
         "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "nodes": p.nodes},
         "decision": {
@@ -278,20 +332,30 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
     }
 
 
-
-
 # ----------------------------------------------------------------------------- text
 
 
 _STYLES = {
-    "runtime": "cyan", "gpu-workers": "blue", "model-loading": "magenta", "shm": "yellow", "cpu-tier": "green",
-    "rounding": "grey50", "cpu-backend-kv": "green", "model-cache": "magenta",
+    "runtime": "cyan",
+    "gpu-workers": "blue",
+    "model-loading": "magenta",
+    "shm": "yellow",
+    "cpu-tier": "green",
+    "rounding": "grey50",
+    "cpu-backend-kv": "green",
+    "model-cache": "magenta",
 }
 _SHORT = {  # legend names of the bar segments
-    ("vllm", "runtime"): "vLLM", ("vllm", "gpu-workers"): "GPU workers", ("vllm", "model-loading"): "model",
-    ("vllm", "shm"): "/dev/shm", ("vllm", "cpu-tier"): "CPU tier", ("vllm", "cpu-backend-kv"): "CPU-backend KV",
-    ("lmcache-mp-server", "cpu-tier"): "CPU tier (L1)", ("lmcache-mp-server", "runtime"): "LMCache server",
-    ("vllm", "lmcache-cpu-tier"): "CPU tier (L1)", ("vllm", "lmcache-runtime"): "LMCache server",
+    ("vllm", "runtime"): "vLLM",
+    ("vllm", "gpu-workers"): "GPU workers",
+    ("vllm", "model-loading"): "model",
+    ("vllm", "shm"): "/dev/shm",
+    ("vllm", "cpu-tier"): "CPU tier",
+    ("vllm", "cpu-backend-kv"): "CPU-backend KV",
+    ("lmcache-mp-server", "cpu-tier"): "CPU tier (L1)",
+    ("lmcache-mp-server", "runtime"): "LMCache server",
+    ("vllm", "lmcache-cpu-tier"): "CPU tier (L1)",
+    ("vllm", "lmcache-runtime"): "LMCache server",
 }
 
 
@@ -368,8 +432,11 @@ def render(reports: list[dict[str, Any]], console) -> None:
             a = r["gpuAccess"]
             console.print(f"  LMCache GPU access: [bold]{a['mode']}[/]: {a['summary']}", highlight=False)
             console.print(f"  requires: {a['requirement']}", highlight=False)
-            console.print(f"  LMCache server image: {a['serverImage']}"
-                          f"{' (the vLLM image)' if a['sameImageAsVllm'] else ' [yellow](not the vLLM image)[/]'}", highlight=False)
+            console.print(
+                f"  LMCache server image: {a['serverImage']}"
+                f"{' (the vLLM image)' if a['sameImageAsVllm'] else ' [yellow](not the vLLM image)[/]'}",
+                highlight=False,
+            )
         if r["input"]["format"] != "native":
             console.print(f"  from {r['input']['apiVersion']} {r['input']['kind']} in {r['input']['file']}")
 
@@ -382,7 +449,9 @@ def render(reports: list[dict[str, Any]], console) -> None:
         console.print(rules)
 
         mem = r["memory"]
-        table = Table(title=f"Sizing: memory budget of one pod ({r['sizing']['gpusPerPod']} GPU(s))", title_justify="left")
+        table = Table(
+            title=f"Sizing: memory budget of one pod ({r['sizing']['gpusPerPod']} GPU(s))", title_justify="left"
+        )
         table.add_column("item")
         table.add_column("size", justify="right")
         for c in mem["containers"]:
@@ -392,19 +461,35 @@ def render(reports: list[dict[str, Any]], console) -> None:
                     table.add_row(f"  {item['label']}", f"[grey50]({size})[/]" if item["soft"] else size)
             note = " (explicit resources; computed: " + _size(c["computedBytes"]) + ")" if c["explicit"] else ""
             limit = f", limit {_size(c['limitBytes'])}" if c["limitBytes"] != c["requestBytes"] else ""
-            label = "vLLM container (with the LMCache server)" if c["name"] == "vllm" and (r["gpuAccess"] or {}).get("mode") == "in-container" \
+            label = (
+                "vLLM container (with the LMCache server)"
+                if c["name"] == "vllm" and (r["gpuAccess"] or {}).get("mode") == "in-container"
                 else CONTAINERS.get(c["name"], c["name"])
+            )
             table.add_row(f"[bold]{label} memory{note}{limit}[/]", f"[bold]{_size(c['requestBytes'])}[/]")
-        table.add_row(f"node RAM {_size(mem['nodeMemoryBytes'])}, allocatable {_size(mem['nodeAllocatableBytes'])}; "
-                      f"this pod's share ({mem['gpuShare']:.0%})", _size(mem["allocatableBytes"]))
+        table.add_row(
+            f"node RAM {_size(mem['nodeMemoryBytes'])}, allocatable {_size(mem['nodeAllocatableBytes'])}; "
+            f"this pod's share ({mem['gpuShare']:.0%})",
+            _size(mem["allocatableBytes"]),
+        )
         console.print(table)
         if any(c["explicit"] for c in mem["containers"]):
-            segments = [(CONTAINERS.get(c["name"], c["name"]), c["requestBytes"], "cyan" if c["name"] == "vllm" else "green")
-                        for c in mem["containers"]]
+            segments = [
+                (CONTAINERS.get(c["name"], c["name"]), c["requestBytes"], "cyan" if c["name"] == "vllm" else "green")
+                for c in mem["containers"]
+            ]
         else:
-            segments = [(_SHORT.get((i["container"], i["item"]), "rounding"), i["bytes"],
-                         "bright_cyan" if i["item"] == "lmcache-runtime" or (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
-                         else _STYLES.get(i["item"].removeprefix("lmcache-"), "white")) for i in mem["items"] if not i["soft"]]
+            segments = [
+                (
+                    _SHORT.get((i["container"], i["item"]), "rounding"),
+                    i["bytes"],
+                    "bright_cyan"
+                    if i["item"] == "lmcache-runtime" or (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
+                    else _STYLES.get(i["item"].removeprefix("lmcache-"), "white"),
+                )
+                for i in mem["items"]
+                if not i["soft"]
+            ]
         console.print(Text("memory ") + _bar(segments, mem["allocatableBytes"]))
         console.print(_legend(segments))
 
@@ -415,24 +500,38 @@ def render(reports: list[dict[str, Any]], console) -> None:
         for item in disk["items"]:
             dt.add_row(item["label"], _size(item["bytes"]))
         dt.add_row("[bold]ephemeral-storage requested[/]", f"[bold]{_size(disk['requestBytes'])}[/]")
-        source = f" ({disk['ephemeralStorageSource']} {_size(disk['ephemeralStorageBytes'])}, less 10%)" if disk["ephemeralStorageBytes"] else ""
+        source = (
+            f" ({disk['ephemeralStorageSource']} {_size(disk['ephemeralStorageBytes'])}, less 10%)"
+            if disk["ephemeralStorageBytes"]
+            else ""
+        )
         dt.add_row(f"kubelet ephemeral storage for this pod{source}", _size(disk["allocatableBytes"]))
         if disk["localDiskBytes"]:
-            dt.add_row("local NVMe / temp disk for this pod (not the kubelet's by default)", _size(disk["localDiskBytes"]))
+            dt.add_row(
+                "local NVMe / temp disk for this pod (not the kubelet's by default)", _size(disk["localDiskBytes"])
+            )
         for claim in disk["claims"]:
             what = f"claim {claim['claim']}" if claim["claim"] else "one ephemeral claim per pod"
             dt.add_row(f"disk tier {claim['tier']} ({what}, not local disk)", _size(claim["bytes"]))
         console.print(dt)
-        segments = [("model cache" if i["item"] == "model-cache" else f"disk tier {i['item'][5:]}", i["bytes"] or 0,
-                     _STYLES.get(i["item"], "blue")) for i in disk["items"]]
+        segments = [
+            (
+                "model cache" if i["item"] == "model-cache" else f"disk tier {i['item'][5:]}",
+                i["bytes"] or 0,
+                _STYLES.get(i["item"], "blue"),
+            )
+            for i in disk["items"]
+        ]
         console.print(Text("disk   ") + _bar(segments, disk["allocatableBytes"]))
         console.print(_legend(segments))
 
         kv = r["kvCache"]
         max_len = kv["maxModelLen"]
         per_gpu = f"; {kv['bytesPerTokenPerGpu']:,} per GPU" if r["sizing"]["gpusPerPod"] else ""
-        kt = Table(title=f"KV-cache capacity ({kv['podBytesPerToken']:,} bytes per token in this pod{per_gpu})",
-                   title_justify="left")
+        kt = Table(
+            title=f"KV-cache capacity ({kv['podBytesPerToken']:,} bytes per token in this pod{per_gpu})",
+            title_justify="left",
+        )
         kt.add_column("tier")
         kt.add_column("size", justify="right")
         kt.add_column("tokens", justify="right")
@@ -440,23 +539,33 @@ def render(reports: list[dict[str, Any]], console) -> None:
         labels = {"gpu": "GPU (after weights)", "cpu-backend": "CPU (vLLM CPU backend)"}
         for t in kv["tiers"]:
             label = labels.get(t["tier"]) or (
-                f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})" if t["tier"] == "cpu"
-                else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}")
+                f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})"
+                if t["tier"] == "cpu"
+                else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}"
+            )
             kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
         console.print(kt)
         ctx = kv["context"]
         if ctx["planned"]:
-            console.print(f"context: --max-model-len={ctx['flag']:,} (the model supports {ctx['modelMaxLen']:,}; "
-                          f"one sequence of that does not fit the KV cache)", highlight=False)
+            console.print(
+                f"context: --max-model-len={ctx['flag']:,} (the model supports {ctx['modelMaxLen']:,}; "
+                f"one sequence of that does not fit the KV cache)",
+                highlight=False,
+            )
         elif ctx["requested"]:
             fits = f"; up to {ctx['fits']:,} would fit" if ctx["fits"] else ""
             console.print(f"context: {ctx['served']:,} tokens (model.maxModelLen{fits})", highlight=False)
         elif ctx["served"] and ctx["fits"] is None and r["sizing"]["gpusPerPod"]:
-            console.print(f"context: {ctx['served']:,} tokens (the model's own limit; the GPU memory is unknown, so vLLM "
-                          "checks that one sequence fits)", highlight=False)
+            console.print(
+                f"context: {ctx['served']:,} tokens (the model's own limit; the GPU memory is unknown, so vLLM "
+                "checks that one sequence fits)",
+                highlight=False,
+            )
         elif ctx["served"]:
-            console.print(f"context: {ctx['served']:,} tokens (the model's own limit: one sequence of it fits the KV cache)",
-                          highlight=False)
+            console.print(
+                f"context: {ctx['served']:,} tokens (the model's own limit: one sequence of it fits the KV cache)",
+                highlight=False,
+            )
         for w in r["input"]["warnings"]:
             console.print(f"[yellow]input[/]: {w}", highlight=False)
         for w in r["warnings"]:

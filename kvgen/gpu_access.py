@@ -50,8 +50,9 @@ def resolve(spec: Spec, backend: str | None) -> GpuAccess | None:
         return None
     lm = spec.kv_cache_offloading.lmcache
     row = modes()[lm.gpu_access]
-    return GpuAccess(lm.gpu_access, row["summary"], row["requirement"],
-                     lm.device_class_name if lm.gpu_access == "dra" else None)
+    return GpuAccess(
+        lm.gpu_access, row["summary"], row["requirement"], lm.device_class_name if lm.gpu_access == "dra" else None
+    )
 
 
 def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
@@ -63,12 +64,14 @@ def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
     floor = row.get("minKubeVersion")
     if floor is None or version_tuple(k8s_version) >= version_tuple(str(floor)):
         return []
-    return [Problem(
-        PATH,
-        f"gpuAccess {access.mode} needs Kubernetes {floor} or newer ({row['minKubeVersionReason']}), "
-        f"but the output is for Kubernetes {'.'.join(map(str, version_tuple(k8s_version)))}",
-        f"render with --kube-version {floor} (or newer) for a cluster that has it, or use {row['minKubeVersionAlternative']}",
-    )]
+    return [
+        Problem(
+            PATH,
+            f"gpuAccess {access.mode} needs Kubernetes {floor} or newer ({row['minKubeVersionReason']}), "
+            f"but the output is for Kubernetes {'.'.join(map(str, version_tuple(k8s_version)))}",
+            f"render with --kube-version {floor} (or newer) for a cluster that has it, or use {row['minKubeVersionAlternative']}",
+        )
+    ]
 
 
 def warnings(spec: Spec, access: GpuAccess | None) -> list[str]:
@@ -86,6 +89,8 @@ def warnings(spec: Spec, access: GpuAccess | None) -> list[str]:
     if access is not None and access.mode == "in-container":
         r = spec.resources.lmcache_server
         if r.requests.cpu is not None or r.limits.cpu is not None:
-            out.append("resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the "
-                       "vLLM container's CPU (its memory and ephemeral storage are added to that container)")
+            out.append(
+                "resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the "
+                "vLLM container's CPU (its memory and ephemeral storage are added to that container)"
+            )
     return out

@@ -23,7 +23,9 @@ def _fields(spec_image: Any, pinned: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reference(fields: dict[str, Any]) -> str:
-    return f"{fields['repository']}@{fields['digest']}" if fields["digest"] else f"{fields['repository']}:{fields['tag']}"
+    return (
+        f"{fields['repository']}@{fields['digest']}" if fields["digest"] else f"{fields['repository']}:{fields['tag']}"
+    )
 
 
 def vllm_pin(plan: Plan) -> dict[str, Any]:
@@ -68,12 +70,16 @@ def warnings(plan: Plan) -> list[str]:
     if not lmcache_image_set(plan) or plan.gpu_access is None:
         return []
     if plan.in_container:
-        return [f"images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM "
-                f"container ({vllm_image(plan)})"]
+        return [
+            f"images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM "
+            f"container ({vllm_image(plan)})"
+        ]
     server, client = lmcache_image(plan), vllm_image(plan)
     if server == client:
         return []
     version = catalog.runtime()["lmcache"]["version"]
-    return [f"images.lmcache: the LMCache server runs from {server}, the LMCacheMPConnector (the client) from the vLLM "
-            f"image {client}; LMCache's MP protocol has no version handshake, so both images must carry the same "
-            f"LMCache version ({version}), or requests fail at run time with a client/server version mismatch"]
+    return [
+        f"images.lmcache: the LMCache server runs from {server}, the LMCacheMPConnector (the client) from the vLLM "
+        f"image {client}; LMCache's MP protocol has no version handshake, so both images must carry the same "
+        f"LMCache version ({version}), or requests fail at run time with a client/server version mismatch"
+    ]

@@ -18,12 +18,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kvgen import diskcache
-
 from kvgen.errors import KvgenError
 
 SUPPORTED_MIN = (1, 28)  # native sidecars (initContainers[].restartPolicy) need 1.28+
@@ -77,6 +77,7 @@ def _kind_file(kind: str, api_version: str, version: str):
 
 # ---------------------------------------------------------------- messages: jsonschema (Python)
 
+
 @cache
 def _registry(version: str):
     from referencing import Registry, Resource
@@ -118,8 +119,25 @@ _REF = re.compile(r"^(?:/api/_definitions\.json|https://kubernetes\.io/api/_defi
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs")  # name -> schema
 _SCHEMA_ONE = ("items", "additionalProperties", "not")  # a schema (or a boolean)
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")  # schemas
-_DATA = ("type", "enum", "required", "format", "default", "const", "minimum", "maximum", "minLength", "maxLength",
-         "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "$schema")
+_DATA = (
+    "type",
+    "enum",
+    "required",
+    "format",
+    "default",
+    "const",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "$schema",
+)
 
 
 class SchemaShapeError(KvgenError, ValueError):

@@ -157,33 +157,39 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> ContextPlan:
         what, room_text = "the KV cache of vLLM's CPU backend", f"VLLM_CPU_KVCACHE_SPACE gives {_gib(room)}"
         more = "use a smaller model"
     if fits is not None and fits < BLOCK_SIZE:
-        out.problems.append(Problem(
-            ("model", "maxModelLen") if requested else ("parallelism", "tensor"),
-            f"not even {BLOCK_SIZE} tokens of {model.id} fit {what} ({room_text}); vLLM would refuse to start",
-            more,
-        ))
+        out.problems.append(
+            Problem(
+                ("model", "maxModelLen") if requested else ("parallelism", "tensor"),
+                f"not even {BLOCK_SIZE} tokens of {model.id} fit {what} ({room_text}); vLLM would refuse to start",
+                more,
+            )
+        )
         return out
     if requested:
         if fits is not None and requested > fits and not (model_max and requested > model_max):
-            out.problems.append(Problem(
-                ("model", "maxModelLen"),
-                f"{requested} tokens do not fit {what}: one sequence of {model.id} needs "
-                f"{_gib(c.bytes_for(requested))} and {room_text}; vLLM would refuse to start",
-                f"set model.maxModelLen to at most {fits}; or {more}",
-            ))
+            out.problems.append(
+                Problem(
+                    ("model", "maxModelLen"),
+                    f"{requested} tokens do not fit {what}: one sequence of {model.id} needs "
+                    f"{_gib(c.bytes_for(requested))} and {room_text}; vLLM would refuse to start",
+                    f"set model.maxModelLen to at most {fits}; or {more}",
+                )
+            )
         return out
     if model_max is None:
         out.served = None
         out.warnings.append(
             f"{model.id} is not in the catalog: kvgen does not know its context length and cannot check that one "
             f"sequence fits the KV cache (at most {fits} tokens would); set model.maxModelLen"
-            if fits else
-            f"{model.id} is not in the catalog: kvgen does not know its context length; set model.maxModelLen")
+            if fits
+            else f"{model.id} is not in the catalog: kvgen does not know its context length; set model.maxModelLen"
+        )
         return out
     if fits is not None and fits < model_max:
         out.flag = out.served = fits
         out.warnings.append(
             f"{model.id} supports {model_max} tokens, but one sequence of that needs {_gib(c.bytes_for(model_max))} of "
             f"{what} and {room_text}: kvgen passes --max-model-len={fits}, the longest that fits "
-            f"(set model.maxModelLen to choose a length{'; for the full one, ' + more if instance.gpus else ''})")
+            f"(set model.maxModelLen to choose a length{'; for the full one, ' + more if instance.gpus else ''})"
+        )
     return out

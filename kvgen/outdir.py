@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
 from kvgen import commit, manifest, tree
 from kvgen.safedir import HOW_TO_RESOLVE, ROOT, Found, OutDirError, SafeDir, lock, open_root, read_at, unsafe_message
@@ -83,12 +83,18 @@ def _owned(d: SafeDir | None, s: Survey) -> tuple[Found, dict[PurePosixPath, str
     try:
         return found, manifest.loads(found.data.decode("utf-8"))
     except (manifest.ManifestError, UnicodeDecodeError) as exc:
-        raise OutDirError([f"{s.show(_MANIFEST)} {exc}: kvgen will not act on it; restore it from version control, "
-                           "or delete it (kvgen then adopts only the files identical to what it renders)"], 1) from None
+        raise OutDirError(
+            [
+                f"{s.show(_MANIFEST)} {exc}: kvgen will not act on it; restore it from version control, "
+                "or delete it (kvgen then adopts only the files identical to what it renders)"
+            ],
+            1,
+        ) from None
 
 
-def _planned(d: SafeDir | None, s: Survey, fatal: _Fatal, files: dict[PurePosixPath, str],
-             owned: dict[PurePosixPath, str] | None) -> None:
+def _planned(
+    d: SafeDir | None, s: Survey, fatal: _Fatal, files: dict[PurePosixPath, str], owned: dict[PurePosixPath, str] | None
+) -> None:
     """Each file to render: missing (write), identical (adopt), kvgen's unedited (replace) or refused."""
     for rel, text in files.items():
         _check_safe(rel)
@@ -108,11 +114,15 @@ def _planned(d: SafeDir | None, s: Survey, fatal: _Fatal, files: dict[PurePosixP
             if migrating or (owned is not None and owned.get(rel) == manifest.digest(found.data)):
                 s.writes.append((rel, new, found.mode))
             elif owned is not None and rel in owned:
-                s.refusals.append(f"{s.show(rel)} was changed since kvgen wrote it (its sha256 differs from "
-                                  f"{manifest.NAME}); kvgen will not overwrite your edits: {HOW_TO_RESOLVE}")
+                s.refusals.append(
+                    f"{s.show(rel)} was changed since kvgen wrote it (its sha256 differs from "
+                    f"{manifest.NAME}); kvgen will not overwrite your edits: {HOW_TO_RESOLVE}"
+                )
             else:
-                s.refusals.append(f"{s.show(rel)} was not written by kvgen (it is not in {manifest.NAME}), and kvgen "
-                                  f"does not replace files it did not write: {HOW_TO_RESOLVE}")
+                s.refusals.append(
+                    f"{s.show(rel)} was not written by kvgen (it is not in {manifest.NAME}), and kvgen "
+                    f"does not replace files it did not write: {HOW_TO_RESOLVE}"
+                )
 
 
 def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
@@ -123,8 +133,10 @@ def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
             s.changes.stale.append((rel, found.data.decode("utf-8", "replace")))
             s.deletes.append((rel, digest))
         elif found.kind == "file":
-            s.warnings.append(f"{s.show(rel)} is no longer produced but was changed since kvgen wrote it: left in "
-                              "place, and no longer kvgen's; delete it if you do not need it")
+            s.warnings.append(
+                f"{s.show(rel)} is no longer produced but was changed since kvgen wrote it: left in "
+                "place, and no longer kvgen's; delete it if you do not need it"
+            )
         elif found.kind != "absent":
             s.warnings.append(f"{s.show(rel)} is no longer produced and is no longer a regular file: left alone")
 
@@ -137,8 +149,9 @@ def _extras(d: SafeDir | None, s: Survey, fatal: _Fatal, extras: list[str]) -> N
         if found.kind in ("link", "notdir"):
             fatal.add(found, f" (named by --kustomize-resource {extra})")
         elif found.kind == "absent":
-            s.warnings.append(f"{s.show(rel)} (--kustomize-resource) does not exist yet; kustomize will fail until "
-                              "you add it")
+            s.warnings.append(
+                f"{s.show(rel)} (--kustomize-resource) does not exist yet; kustomize will fail until you add it"
+            )
 
 
 def _survey(d: SafeDir | None, root: Path, files: dict[PurePosixPath, str], extras: list[str]) -> Survey:
@@ -179,20 +192,29 @@ def _earlier_version_leftovers(d: SafeDir, files: dict[PurePosixPath, str]) -> l
         text, _mode = read_at(dfd, tree.KUSTOMIZATION)
         if not text or not text.startswith(tree.MARKER.encode()):
             continue
-        listed = [line.strip()[2:].strip() for line in text.decode("utf-8", "replace").splitlines()
-                  if line.strip().startswith("- ")]
+        listed = [
+            line.strip()[2:].strip()
+            for line in text.decode("utf-8", "replace").splitlines()
+            if line.strip().startswith("- ")
+        ]
         for item in [tree.KUSTOMIZATION, *listed]:
             rel = PurePosixPath(top) / item
             if manifest.unsafe_reason(item) or "/" in item or rel in files or item not in names:
                 continue
             if stat.S_ISREG(os.lstat(item, dir_fd=dfd).st_mode):
-                out.append(f"{d.show(rel)} was listed by an earlier kvgen version and is no longer produced; without "
-                           f"{manifest.NAME} kvgen cannot tell it wrote it, so it stays: delete it if you do not need it")
+                out.append(
+                    f"{d.show(rel)} was listed by an earlier kvgen version and is no longer produced; without "
+                    f"{manifest.NAME} kvgen cannot tell it wrote it, so it stays: delete it if you do not need it"
+                )
     return out
 
 
-def check(root: Path, files: dict[PurePosixPath, str], extras: list[str] = (),
-          on_wait: Callable[[str], None] = lambda _m: None) -> Survey:
+def check(
+    root: Path,
+    files: dict[PurePosixPath, str],
+    extras: list[str] = (),
+    on_wait: Callable[[str], None] = lambda _m: None,
+) -> Survey:
     """Compare OUT with the planned files, writing nothing (not even OUT itself)."""
     d = open_root(root, create=False)
     if d is None:
@@ -206,8 +228,12 @@ def check(root: Path, files: dict[PurePosixPath, str], extras: list[str] = (),
         d.close()
 
 
-def write(root: Path, files: dict[PurePosixPath, str], extras: list[str] = (),
-          on_wait: Callable[[str], None] = lambda _m: None) -> Survey:
+def write(
+    root: Path,
+    files: dict[PurePosixPath, str],
+    extras: list[str] = (),
+    on_wait: Callable[[str], None] = lambda _m: None,
+) -> Survey:
     """Bring OUT to the planned files, or refuse and change nothing (see the module docstring)."""
     with Deferred() as pending:
         fresh = not os.path.lexists(root)

@@ -70,8 +70,10 @@ def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
     limit = vllm.limit + server.limit
     ephemeral_limit = None
     if vllm.ephemeral_limit is not None or server.ephemeral_limit is not None:
-        ephemeral_limit = sum(e if e is not None else r for e, r in ((vllm.ephemeral_limit, vllm.ephemeral),
-                                                                     (server.ephemeral_limit, server.ephemeral)))
+        ephemeral_limit = sum(
+            e if e is not None else r
+            for e, r in ((vllm.ephemeral_limit, vllm.ephemeral), (server.ephemeral_limit, server.ephemeral))
+        )
     return ContainerSize(
         cpu=vllm.cpu,
         memory=memory,
@@ -82,31 +84,47 @@ def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
     )
 
 
-def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_version: str) -> tuple[int, list[Problem]]:
+def _check_structure(
+    spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_version: str
+) -> tuple[int, list[Problem]]:
     problems: list[Problem] = []
     p = spec.parallelism
     total = p.tensor * p.pipeline * p.data
     gpus_per_pod = 0
     if total % p.nodes:
         problems.append(
-            Problem(("parallelism", "nodes"), f"tensor x pipeline x data = {total} GPUs cannot be split evenly over {p.nodes} nodes",
-             "make tensor x pipeline x data a multiple of nodes")
+            Problem(
+                ("parallelism", "nodes"),
+                f"tensor x pipeline x data = {total} GPUs cannot be split evenly over {p.nodes} nodes",
+                "make tensor x pipeline x data a multiple of nodes",
+            )
         )
     elif instance.gpus == 0:
         if total > 1 or p.nodes > 1:
-            problems.append(Problem(("parallelism",), f"{instance.type or 'the instance'} has no GPU; parallelism must stay at 1", None))
+            problems.append(
+                Problem(
+                    ("parallelism",), f"{instance.type or 'the instance'} has no GPU; parallelism must stay at 1", None
+                )
+            )
     else:
         gpus_per_pod = total // p.nodes
         if gpus_per_pod > instance.gpus:
             problems.append(
-                Problem(("parallelism",),
-                 f"tensor {p.tensor} x pipeline {p.pipeline} x data {p.data} needs {gpus_per_pod} GPUs per node, "
-                 f"but {instance.type or 'the instance'} has {instance.gpus}",
-                 "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs")
+                Problem(
+                    ("parallelism",),
+                    f"tensor {p.tensor} x pipeline {p.pipeline} x data {p.data} needs {gpus_per_pod} GPUs per node, "
+                    f"but {instance.type or 'the instance'} has {instance.gpus}",
+                    "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs",
+                )
             )
     if p.nodes > 1 and spec.replicas != 1:
-        problems.append(Problem(("replicas",), f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
-                         "render one spec per server"))
+        problems.append(
+            Problem(
+                ("replicas",),
+                f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
+                "render one spec per server",
+            )
+        )
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
     problems += flags.check_extra_args(list(spec.vllm.extra_args))
     # Kubernetes objects embedded in the spec, checked against the target version's schema
@@ -114,7 +132,13 @@ def _check_structure(spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_v
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):
         pvc = tier.file_system.pvc
         if pvc and pvc.spec is not None:
-            embedded.append((("kvCacheOffloading", "secondary", i, "fileSystem", "pvc", "spec"), "io.k8s.api.core.v1.PersistentVolumeClaimSpec", pvc.spec))
+            embedded.append(
+                (
+                    ("kvCacheOffloading", "secondary", i, "fileSystem", "pvc", "spec"),
+                    "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
+                    pvc.spec,
+                )
+            )
     for i, tol in enumerate(spec.scheduling.tolerations):
         embedded.append((("scheduling", "tolerations", i), "io.k8s.api.core.v1.Toleration", tol))
     if spec.scheduling.affinity:
@@ -142,9 +166,11 @@ LOAD_BALANCER_WARNING = (
 def has_api_key(spec: Spec) -> bool:
     """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
     (which the credential check allows only as a $(VAR) reference)."""
-    return (spec.service.api_key_secret is not None
-            or any(e.name == "VLLM_API_KEY" for e in spec.vllm.env)
-            or any(flags.flag_name(a) == "--api-key" for a in spec.vllm.extra_args))
+    return (
+        spec.service.api_key_secret is not None
+        or any(e.name == "VLLM_API_KEY" for e in spec.vllm.env)
+        or any(flags.flag_name(a) == "--api-key" for a in spec.vllm.extra_args)
+    )
 
 
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
@@ -174,7 +200,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     warnings = list(sz.warnings) + context.warnings
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
-        warnings.append("kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model")
+        warnings.append(
+            "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model"
+        )
     if spec.service.type == "LoadBalancer" and not has_api_key(spec):
         warnings.append(LOAD_BALANCER_WARNING)
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)

@@ -26,8 +26,14 @@ def in_force(spec: Spec, backend: str | None) -> list[dict]:
 def check(spec: Spec, backend: str | None) -> list[Problem]:
     port = spec.service.port
     taken = [row for row in in_force(spec, backend) if row["port"] == port]
-    return [Problem(("service", "port"), f"port {port} is {row['what']}; vLLM could not bind it in the same pod",
-             f"pick another port, e.g. {type(spec.service).model_fields['port'].default}") for row in taken]
+    return [
+        Problem(
+            ("service", "port"),
+            f"port {port} is {row['what']}; vLLM could not bind it in the same pod",
+            f"pick another port, e.g. {type(spec.service).model_fields['port'].default}",
+        )
+        for row in taken
+    ]
 
 
 __all__ = ["check", "in_force"]

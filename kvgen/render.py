@@ -100,9 +100,11 @@ def _load_all() -> Any:
     if not getattr(yaml, "__with_libyaml__", False):
         return exact
 
-    defaults = {yaml.ScalarNode: yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG,
-                yaml.SequenceNode: yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,
-                yaml.MappingNode: yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG}
+    defaults = {
+        yaml.ScalarNode: yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG,
+        yaml.SequenceNode: yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,
+        yaml.MappingNode: yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    }
 
     class Loader(yaml.CSafeLoader):
         yaml_implicit_resolvers: dict = {}

@@ -7,8 +7,8 @@ offloading off; it never fails a render.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kvgen import catalog
 from kvgen.catalog import InstanceInfo, ModelInfo
@@ -40,7 +40,9 @@ PREDICATES: dict[str, Callable[[Context], bool]] = {
     "data-parallel": lambda c: c.spec.parallelism.data > 1,
     "multi-node-pipeline-parallel": lambda c: c.spec.parallelism.pipeline > 1 and c.spec.parallelism.nodes > 1,
     # the native backend keeps its tiers beside NIXL (a MultiConnector); LMCache's server does not
-    "prefill-decode-disaggregation": lambda c: c.spec.disaggregation.role != "none" and c.spec.kv_cache_offloading.backend == "lmcache",
+    "prefill-decode-disaggregation": lambda c: (
+        c.spec.disaggregation.role != "none" and c.spec.kv_cache_offloading.backend == "lmcache"
+    ),
     "hybrid-architecture": _hybrid,
 }
 

@@ -12,9 +12,9 @@ import errno
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
 from kvgen.errors import KvgenError
 from kvgen.signals import Deferred
@@ -130,8 +130,10 @@ def read_at(dfd: int, name: str) -> tuple[bytes | None, int]:
 def unsafe_message(d: SafeDir, found: Found) -> str:
     where = d.show(found.at)
     if found.kind == "link":
-        return f"{where} is a symbolic link; kvgen never follows links inside the output directory: replace it " \
-               "with a real directory or file, or remove it"
+        return (
+            f"{where} is a symbolic link; kvgen never follows links inside the output directory: replace it "
+            "with a real directory or file, or remove it"
+        )
     if found.kind == "notdir":
         return f"{where} is a file where kvgen needs a directory; {HOW_TO_RESOLVE}"
     return f"{where} is not a regular file (a directory, FIFO or device?); {HOW_TO_RESOLVE}"
@@ -149,11 +151,18 @@ def open_root(root: Path, create: bool) -> SafeDir | None:
             os.makedirs(root, exist_ok=True)
             st = os.lstat(root)
         if stat.S_ISLNK(st.st_mode):
-            raise OutDirError([f"{shown} is a symbolic link; kvgen writes only into a real directory: give the "
-                               "directory it points to, or remove the link"], 2)
+            raise OutDirError(
+                [
+                    f"{shown} is a symbolic link; kvgen writes only into a real directory: give the "
+                    "directory it points to, or remove the link"
+                ],
+                2,
+            )
         if not stat.S_ISDIR(st.st_mode):
-            raise OutDirError([f"{shown} exists and is not a directory; give -o a directory (kvgen writes a tree of "
-                               "files into it)"], 2)
+            raise OutDirError(
+                [f"{shown} exists and is not a directory; give -o a directory (kvgen writes a tree of files into it)"],
+                2,
+            )
         return SafeDir(root, os.open(root, _DIR_FLAGS))
     except (NotADirectoryError, FileExistsError):
         raise OutDirError([f"{shown}: a parent of the output directory is a file, not a directory"], 2) from None
@@ -181,12 +190,27 @@ def lock(d: SafeDir, exclusive: bool, pending: Deferred | None, on_wait: Callabl
             on_wait(f"kvgen: waiting for another kvgen render into {d.show(ROOT)} to finish")
             waited = True
         if time.monotonic() > deadline:
-            raise OutDirError([f"{d.show(ROOT)}: another kvgen render has held this directory for {LOCK_TIMEOUT:.0f} s; "
-                               "try again when it has finished"], 2)
+            raise OutDirError(
+                [
+                    f"{d.show(ROOT)}: another kvgen render has held this directory for {LOCK_TIMEOUT:.0f} s; "
+                    "try again when it has finished"
+                ],
+                2,
+            )
         if pending is not None:
             pending.check()
         time.sleep(0.05)
 
 
-__all__ = ["Found", "HOW_TO_RESOLVE", "LOCK_TIMEOUT", "OutDirError", "ROOT", "SafeDir", "lock", "open_root", "read_at",
-           "unsafe_message"]
+__all__ = [
+    "Found",
+    "HOW_TO_RESOLVE",
+    "LOCK_TIMEOUT",
+    "OutDirError",
+    "ROOT",
+    "SafeDir",
+    "lock",
+    "open_root",
+    "read_at",
+    "unsafe_message",
+]

@@ -25,7 +25,11 @@ class _Generator(GenerateJsonSchema):
 def _strip_titles(node: Any) -> Any:
     """pydantic adds a title per property; they repeat the key and only add noise."""
     if isinstance(node, dict):
-        return {k: _strip_titles(v) for k, v in node.items() if not (k == "title" and isinstance(v, str) and "properties" not in node)}
+        return {
+            k: _strip_titles(v)
+            for k, v in node.items()
+            if not (k == "title" and isinstance(v, str) and "properties" not in node)
+        }
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node

@@ -43,7 +43,7 @@ class Deferred:
         if self.received is None:
             self.received = signum
 
-    def __enter__(self) -> "Deferred":
+    def __enter__(self) -> Deferred:
         try:
             for sig in HANDLED:
                 self._previous[sig] = signal.signal(sig, self._record)

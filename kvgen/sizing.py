@@ -203,11 +203,17 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
             utilization = None  # an absolute size: no measurement
             cpu_tier = l1_cap
         else:
-            utilization = o.cpu_memory_utilization if o.cpu_memory_utilization is not None else DEFAULT_CPU_MEMORY_UTILIZATION
+            utilization = (
+                o.cpu_memory_utilization if o.cpu_memory_utilization is not None else DEFAULT_CPU_MEMORY_UTILIZATION
+            )
             if not instance.node_known:
-                unsized.append(Problem(("kvCacheOffloading", "cpuMemoryUtilization"),
-                                       "the lmcache backend sizes its CPU tier as a share of the node's RAM, and the spec names no node",
-                                       "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization"))
+                unsized.append(
+                    Problem(
+                        ("kvCacheOffloading", "cpuMemoryUtilization"),
+                        "the lmcache backend sizes its CPU tier as a share of the node's RAM, and the spec names no node",
+                        "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization",
+                    )
+                )
             cpu_tier = int(pod_alloc * utilization / p.tensor)
             if l1_cap is not None:
                 cpu_tier = min(cpu_tier, l1_cap)
@@ -246,9 +252,7 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     if instance.cpu:
         cpu_req = min(cpu_req, max(1, int(instance.cpu * share * CPU_REQUEST_CEILING)))
     vllm_eph = model_cache + (tiers_ephemeral if backend == "native" else 0)
-    vllm = _apply_overrides(
-        "vllm", ContainerSize(str(cpu_req), vllm_mem, vllm_eph), res.vllm, warnings
-    )
+    vllm = _apply_overrides("vllm", ContainerSize(str(cpu_req), vllm_mem, vllm_eph), res.vllm, warnings)
 
     lmcache = None
     if backend == "lmcache":
@@ -286,12 +290,17 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     )
     sizing.problems = unsized + _check_fit(spec, model, instance, sizing, decision)
     _advise(spec, sizing, decision, tiers)
-    unchecked = [what for what, known in (("memory", instance.node_known), ("GPU memory", instance.gpu_memory_known)) if not known]
+    unchecked = [
+        what
+        for what, known in (("memory", instance.node_known), ("GPU memory", instance.gpu_memory_known))
+        if not known
+    ]
     if unchecked:
         sizing.warnings.append(
             f"node fit not checked: the instance gives no {' and no '.join(unchecked)}, so kvgen cannot check that the pod "
             f"fits its node{' or that the weights fit the GPUs' if not instance.gpu_memory_known else ''}; name the node "
-            "with instance.type (or describe it: memory, gpuMemory)")
+            "with instance.type (or describe it: memory, gpuMemory)"
+        )
     return sizing
 
 
@@ -347,31 +356,45 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
         if decision.enabled and s.cpu_tier:
             room = s.pod_allocatable - (s.pod_memory - s.cpu_tier)
             if o.backend == "native":
-                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // GiB * GiB)}, or pick an instance with more RAM"
+                path, hint = (
+                    ("kvCacheOffloading", "cpu"),
+                    f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // GiB * GiB)}, or pick an instance with more RAM",
+                )
             elif s.utilization is not None and s.l1_cap is None:
-                path, hint = ("kvCacheOffloading", "cpuMemoryUtilization"), "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM"
+                path, hint = (
+                    ("kvCacheOffloading", "cpuMemoryUtilization"),
+                    "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM",
+                )
             else:
-                path, hint = ("kvCacheOffloading", "cpu"), f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // GiB * GiB)}, or pick an instance with more RAM"
+                path, hint = (
+                    ("kvCacheOffloading", "cpu"),
+                    f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // GiB * GiB)}, or pick an instance with more RAM",
+                )
         else:
             path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
         problems.append(Problem(path, message, hint))
     if instance.ephemeral_bytes and s.pod_ephemeral > ephemeral_allocatable(instance.ephemeral_bytes) * s.gpu_share:
-        disk = ("instance.ephemeralStorage" if instance.ephemeral_explicit
-                else "the OS disk of a default node pool")
+        disk = "instance.ephemeralStorage" if instance.ephemeral_explicit else "the OS disk of a default node pool"
         share = f", {s.gpus_per_pod} of its {instance.gpus} GPUs" if s.gpu_share < 1 else ""
         nvme = f" ({where} has {gib(instance.local_disk_bytes)} of local NVMe)" if instance.local_disk_bytes else ""
-        message = (f"the pod needs {gib(s.pod_ephemeral)} of ephemeral storage (model cache {gib(s.model_cache)}, "
-                   f"emptyDir tiers {gib(s.tiers_ephemeral)}) but the kubelet of {where} has {gib(s.ephemeral_allocatable)} "
-                   f"for it ({gib(instance.ephemeral_bytes)}: {disk}, less the kubelet's 10% eviction threshold{share}); "
-                   "the pod would stay Pending")
+        message = (
+            f"the pod needs {gib(s.pod_ephemeral)} of ephemeral storage (model cache {gib(s.model_cache)}, "
+            f"emptyDir tiers {gib(s.tiers_ephemeral)}) but the kubelet of {where} has {gib(s.ephemeral_allocatable)} "
+            f"for it ({gib(instance.ephemeral_bytes)}: {disk}, less the kubelet's 10% eviction threshold{share}); "
+            "the pod would stay Pending"
+        )
         if s.tiers_ephemeral:
             path = ("kvCacheOffloading", "secondary")
-            hint = (f"move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class{nvme}, or set "
-                    "instance.ephemeralStorage if the node pool puts the kubelet on NVMe")
+            hint = (
+                f"move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class{nvme}, or set "
+                "instance.ephemeralStorage if the node pool puts the kubelet on NVMe"
+            )
         else:
             path = ("instance", "ephemeralStorage")
-            hint = ("set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
-                    "on NVMe), or pick an instance with fewer GPUs per node")
+            hint = (
+                "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
+                "on NVMe), or pick an instance with fewer GPUs per node"
+            )
         problems.append(Problem(path, message, hint))
     if instance.gpus and instance.gpu_memory_known:
         per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)

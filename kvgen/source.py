@@ -55,8 +55,10 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # Kubernetes' and Helm's integers are in
 _MAX_INT_TEXT = 40  # longer integer literals are out of range without converting them
 
 BOMS = {
-    b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe\x00\x00": "UTF-32",
-    b"\xfe\xff": "UTF-16", b"\xff\xfe": "UTF-16",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\xfe\xff": "UTF-16",
+    b"\xff\xfe": "UTF-16",
 }
 
 
@@ -72,8 +74,12 @@ def _where(data: bytes | str, offset: int) -> tuple[int, int]:
 
 
 def _too_large(file: str) -> Problem:
-    return Problem((), f"the input is larger than {_size(MAX_INPUT_BYTES)}, the most kvgen reads from one input (a spec "
-                   "is a few KB)", "split it into several files", Location(file, 1, 1))
+    return Problem(
+        (),
+        f"the input is larger than {_size(MAX_INPUT_BYTES)}, the most kvgen reads from one input (a spec is a few KB)",
+        "split it into several files",
+        Location(file, 1, 1),
+    )
 
 
 def decode(data: bytes, file: str) -> str:
@@ -83,16 +89,34 @@ def decode(data: bytes, file: str) -> str:
         raise SpecError(file, [_too_large(file)])
     for bom, encoding in BOMS.items():
         if data.startswith(bom):
-            raise SpecError(file, [Problem((), f"the file is {encoding} text; kvgen reads UTF-8",
-                                           f"convert it: iconv -f {encoding} -t UTF-8", Location(file, 1, 1))])
+            raise SpecError(
+                file,
+                [
+                    Problem(
+                        (),
+                        f"the file is {encoding} text; kvgen reads UTF-8",
+                        f"convert it: iconv -f {encoding} -t UTF-8",
+                        Location(file, 1, 1),
+                    )
+                ],
+            )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line, col = _where(data, exc.start)
         byte = data[exc.start]
-        raise SpecError(file, [Problem((), f"not UTF-8 text: byte 0x{byte:02x} cannot be decoded (a binary file, or "
-                                       "another encoding such as Latin-1?)", "save the file as UTF-8",
-                                       Location(file, line, col))]) from None
+        raise SpecError(
+            file,
+            [
+                Problem(
+                    (),
+                    f"not UTF-8 text: byte 0x{byte:02x} cannot be decoded (a binary file, or "
+                    "another encoding such as Latin-1?)",
+                    "save the file as UTF-8",
+                    Location(file, line, col),
+                )
+            ],
+        ) from None
 
 
 class InputBoundError(KvgenError, ConstructorError):
@@ -115,11 +139,21 @@ class _Composer(Composer):
         self.chars += chars
         what = f"alias *{alias} (YAML aliases repeat their anchor's whole value)" if alias else "this value"
         if self.nodes > MAX_NODES:
-            raise InputBoundError(None, None, f"{what} makes the input hold more than {MAX_NODES:,} values, the most kvgen "
-                                  "reads from one input (a spec holds about a hundred)", mark)
+            raise InputBoundError(
+                None,
+                None,
+                f"{what} makes the input hold more than {MAX_NODES:,} values, the most kvgen "
+                "reads from one input (a spec holds about a hundred)",
+                mark,
+            )
         if self.chars > MAX_EXPANDED:
-            raise InputBoundError(None, None, f"{what} makes the input's values longer than {_size(MAX_EXPANDED)} in all, "
-                                  "the most kvgen reads from one input", mark)
+            raise InputBoundError(
+                None,
+                None,
+                f"{what} makes the input's values longer than {_size(MAX_EXPANDED)} in all, "
+                "the most kvgen reads from one input",
+                mark,
+            )
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.parser.check_event(AliasEvent):
@@ -142,12 +176,17 @@ class _Constructor(RoundTripConstructor):
     def construct_yaml_int(self, node: Any) -> Any:
         text = str(node.value)
         if len(text.replace("_", "")) > _MAX_INT_TEXT:
-            raise InputBoundError(None, None, f"an integer of {len(text)} characters is out of range (at most 64 bits, "
-                                   f"{INT_MAX})", node.start_mark)
+            raise InputBoundError(
+                None,
+                None,
+                f"an integer of {len(text)} characters is out of range (at most 64 bits, {INT_MAX})",
+                node.start_mark,
+            )
         value = super().construct_yaml_int(node)
         if not INT_MIN <= int(value) <= INT_MAX:
-            raise InputBoundError(None, None, f"{text} is out of range: integers are at most 64 bits ({INT_MAX})",
-                                   node.start_mark)
+            raise InputBoundError(
+                None, None, f"{text} is out of range: integers are at most 64 bits ({INT_MAX})", node.start_mark
+            )
         return value
 
     def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
@@ -312,15 +351,27 @@ class _Plain:
         if node is None:
             return None
         tag = getattr(getattr(node, "tag", None), "value", None) or _TAGS.get(type(node).__name__, type(node).__name__)
-        self.problems.append(Problem(path, f"a YAML {tag} value is not supported here", "write a string, number, "
-                                     "boolean, list or mapping (quote it to make it a string)", self._locate(path)))
+        self.problems.append(
+            Problem(
+                path,
+                f"a YAML {tag} value is not supported here",
+                "write a string, number, boolean, list or mapping (quote it to make it a string)",
+                self._locate(path),
+            )
+        )
         return None
 
     def _surrogate(self, path: Path, what: str) -> None:
         """A lone UTF-16 surrogate, from an escape such as "\\ud800": not a character, and no
         output can be written with it."""
-        self.problems.append(Problem(path, f"the {what} holds a lone UTF-16 surrogate (an escape such as \\ud800), "
-                                     "which is not a character", "write the character itself", self._locate(path)))
+        self.problems.append(
+            Problem(
+                path,
+                f"the {what} holds a lone UTF-16 surrogate (an escape such as \\ud800), which is not a character",
+                "write the character itself",
+                self._locate(path),
+            )
+        )
 
     def _locate(self, path: Path) -> Location:
         return SourceDoc(self.file, None, self.positions, self.start).locate(path)
@@ -330,8 +381,12 @@ def _reader_problem(exc: ReaderError, text: str, file: str) -> Problem:
     line, col = _where(text, exc.position)
     char = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or b"\0")
     what = "a NUL byte (binary data?)" if char == 0 else f"the control character U+{char:04X}"
-    return Problem((), f"{what} is not allowed in YAML", "remove it, or save the file as plain UTF-8 text",
-                   Location(file, line, col))
+    return Problem(
+        (),
+        f"{what} is not allowed in YAML",
+        "remove it, or save the file as plain UTF-8 text",
+        Location(file, line, col),
+    )
 
 
 def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
@@ -342,18 +397,32 @@ def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
         raw = list(yaml.load_all(io.StringIO(text)))
     except MaxDepthExceededError as exc:
         mark = exc.problem_mark
-        raise SpecError(file, [Problem((), f"the YAML is nested more than {MAX_DEPTH} levels deep",
-                                       "a spec is a few levels deep; is this the right file?",
-                                       Location(file, mark.line + 1, mark.column + 1))]) from None
+        raise SpecError(
+            file,
+            [
+                Problem(
+                    (),
+                    f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                    "a spec is a few levels deep; is this the right file?",
+                    Location(file, mark.line + 1, mark.column + 1),
+                )
+            ],
+        ) from None
     except InputBoundError as exc:
         mark = exc.problem_mark
-        raise SpecError(file, [Problem((), str(exc.problem), location=Location(file, mark.line + 1, mark.column + 1))]) from None
+        raise SpecError(
+            file, [Problem((), str(exc.problem), location=Location(file, mark.line + 1, mark.column + 1))]
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else None
         message = str(exc.problem or "")
         if exc.context:
-            message = f"{exc.context} (started at line {exc.context_mark.line + 1}): {message}" if exc.context_mark else f"{exc.context}: {message}"
+            message = (
+                f"{exc.context} (started at line {exc.context_mark.line + 1}): {message}"
+                if exc.context_mark
+                else f"{exc.context}: {message}"
+            )
         raise SpecError(file, [Problem((), f"malformed YAML: {message}", location=loc)]) from None
     except ReaderError as exc:
         raise SpecError(file, [_reader_problem(exc, text, file)]) from None
@@ -444,9 +513,12 @@ def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
         raise SpecError(file, [_too_large(file)])
     if not any(s in text for s in _SLOW) and sum(map(text.count, "[{-?:")) <= FAST_INDICATORS:
         try:
-            budget = [MAX_NODES // 2, MAX_EXPANDED // 2]  # well inside the bounds: near them, the round-trip loader decides
+            budget = [
+                MAX_NODES // 2,
+                MAX_EXPANDED // 2,
+            ]  # well inside the bounds: near them, the round-trip loader decides
             data = [_copy_plain(node, budget) for node in _safe_loader().load_all(text) if node is not None]
-        except Exception:  # noqa: BLE001 - malformed, a duplicate key, a bound...: the round-trip loader says it
+        except Exception:
             pass
         else:
             stream = _Stream(text, file)

@@ -47,9 +47,13 @@ def _check_size(value: Any) -> str:
         raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
     text = str(value)
     if text.startswith("-"):
-        raise ValueError(f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi")
+        raise ValueError(
+            f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi"
+        )
     if not _QUANTITY_RE.match(text):
-        raise ValueError(f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T")
+        raise ValueError(
+            f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T"
+        )
     if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) for an absurd magnitude
         raise ValueError("must be greater than zero")
     return text
@@ -121,8 +125,9 @@ class HFTokenSecretRef(SecretKeyRef):
     """The Secret key vLLM reads its Hugging Face token from."""
 
     optional: bool | None = Field(
-        None, description="secretKeyRef.optional: the pod starts without HF_TOKEN when the Secret or key is missing "
-        "(KAITO renders its modelAccessSecret so)."
+        None,
+        description="secretKeyRef.optional: the pod starts without HF_TOKEN when the Secret or key is missing "
+        "(KAITO renders its modelAccessSecret so).",
     )
 
 
@@ -134,7 +139,9 @@ class ModelSpec(Model):
         min_length=1,
     )
     max_model_len: int | None = Field(
-        None, ge=1, description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit when one sequence of it fits the GPU KV cache, else the longest length that does (kvgen then passes --max-model-len and warns)."
+        None,
+        ge=1,
+        description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit when one sequence of it fits the GPU KV cache, else the longest length that does (kvgen then passes --max-model-len and warns).",
     )
     hf_token_secret: HFTokenSecretRef | None = Field(
         None, description="Secret holding a Hugging Face token (exposed to vLLM as HF_TOKEN). Needed for gated models."
@@ -144,7 +151,9 @@ class ModelSpec(Model):
     )
     layers: int | None = Field(None, ge=1, description="Inline model: number of hidden layers.")
     attention_layers: int | None = Field(
-        None, ge=0, description="Inline model: layers that keep a per-token KV cache (fewer than layers for hybrids). Default: layers."
+        None,
+        ge=0,
+        description="Inline model: layers that keep a per-token KV cache (fewer than layers for hybrids). Default: layers.",
     )
     kv_heads: int | None = Field(None, ge=1, description="Inline model: number of key/value heads (1 for MLA).")
     head_dim: int | None = Field(
@@ -152,12 +161,15 @@ class ModelSpec(Model):
     )
     mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
     hybrid: bool | None = Field(
-        None, description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid). Derived from the architecture "
-        "(charts/kvgen/files/hybrid-architectures.yaml); false on a hybrid architecture is an error."
+        None,
+        description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid). Derived from the architecture "
+        "(charts/kvgen/files/hybrid-architectures.yaml); false on a hybrid architecture is an error.",
     )
     weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
     sliding_layers: int | None = Field(
-        None, ge=0, description="Inline model: attention layers with a sliding window (Gemma, gpt-oss); their KV cache holds at most the window."
+        None,
+        ge=0,
+        description="Inline model: attention layers with a sliding window (Gemma, gpt-oss); their KV cache holds at most the window.",
     )
     sliding_window: int | None = Field(None, ge=1, description="Inline model: the sliding window, in tokens.")
 
@@ -175,7 +187,9 @@ class InstanceSpec(Model):
     memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
     cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")
     arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
-    local_disk: Size | None = Field(None, description="Local NVMe / temp disk of the node (informational: the kubelet does not use it by default).")
+    local_disk: Size | None = Field(
+        None, description="Local NVMe / temp disk of the node (informational: the kubelet does not use it by default)."
+    )
     ephemeral_storage: Size | None = Field(
         None,
         description="The kubelet's ephemeral storage (its root disk), which holds emptyDir volumes and the model cache. "
@@ -217,10 +231,12 @@ class PVCTier(Model):
     spec: PVCSpec | None = Field(
         None, description="A PersistentVolumeClaimSpec; each pod gets its own claim, deleted with the pod."
     )
-    ref: PVCRef | None = Field(None, description="An existing claim; use an RWX claim to share the cache across replicas.")
+    ref: PVCRef | None = Field(
+        None, description="An existing claim; use an RWX claim to share the cache across replicas."
+    )
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "PVCTier":
+    def _exactly_one(self) -> PVCTier:
         if (self.spec is None) == (self.ref is None):
             both = "both are set" if self.spec is not None else "neither is set"
             raise ValueError(f"exactly one of spec or ref must be set; {both}")
@@ -233,10 +249,12 @@ class FileSystemTier(Model):
     model_config = ConfigDict(json_schema_extra=_exactly_one_object("emptyDir", "pvc"))
 
     empty_dir: EmptyDirTier | None = Field(None, description="Node-local disk that lives as long as the pod.")
-    pvc: PVCTier | None = Field(None, description="A PersistentVolumeClaim: per-pod ephemeral (spec) or existing (ref).")
+    pvc: PVCTier | None = Field(
+        None, description="A PersistentVolumeClaim: per-pod ephemeral (spec) or existing (ref)."
+    )
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "FileSystemTier":
+    def _exactly_one(self) -> FileSystemTier:
         if (self.empty_dir is None) == (self.pvc is None):
             both = "both are set" if self.empty_dir is not None else "neither is set"
             raise ValueError(f"exactly one of emptyDir or pvc must be set; {both}")
@@ -288,7 +306,10 @@ class KVCacheOffloading(Model):
                     "then": {
                         "anyOf": [
                             {"required": ["cpu"], "properties": {"cpu": {"not": {"type": "null"}}}},
-                            {"required": ["cpuMemoryUtilization"], "properties": {"cpuMemoryUtilization": {"const": 0}}},
+                            {
+                                "required": ["cpuMemoryUtilization"],
+                                "properties": {"cpuMemoryUtilization": {"const": 0}},
+                            },
                         ]
                     },
                 },
@@ -330,23 +351,21 @@ class KVCacheOffloading(Model):
         description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
     )
     lmcache: LMCacheServer = Field(
-        default_factory=LMCacheServer, description="lmcache backend: how the LMCache MP server runs and reaches the GPUs."
+        default_factory=LMCacheServer,
+        description="lmcache backend: how the LMCache MP server runs and reaches the GPUs.",
     )
 
     @model_validator(mode="after")
-    def _cpu_spec_has_no_tiers(self) -> "KVCacheOffloading":
+    def _cpu_spec_has_no_tiers(self) -> KVCacheOffloading:
         if self.spec_name == "CPUOffloadingSpec" and self.secondary:
-            raise ValueError("specName CPUOffloadingSpec takes no secondary tiers: use TieringOffloadingSpec (or leave specName out)")
+            raise ValueError(
+                "specName CPUOffloadingSpec takes no secondary tiers: use TieringOffloadingSpec (or leave specName out)"
+            )
         return self
 
     @model_validator(mode="after")
-    def _native_needs_cpu(self) -> "KVCacheOffloading":
-        if (
-            self.enabled
-            and self.backend == "native"
-            and self.cpu is None
-            and self.cpu_memory_utilization != 0
-        ):
+    def _native_needs_cpu(self) -> KVCacheOffloading:
+        if self.enabled and self.backend == "native" and self.cpu is None and self.cpu_memory_utilization != 0:
             raise ValueError(
                 "the native backend needs the size of its CPU tier: set kvCacheOffloading.cpu (e.g. cpu: 10Gi)"
             )
@@ -355,8 +374,9 @@ class KVCacheOffloading(Model):
 
 class Disaggregation(Model):
     role: Literal["none", "prefill", "decode"] = Field(
-        "none", description="Prefill/decode disaggregation role: NixlConnector hands the KV cache over. The lmcache backend is then "
-        "off (no local cache server); the native backend keeps its tiers, NIXL and its OffloadingConnector in a MultiConnector."
+        "none",
+        description="Prefill/decode disaggregation role: NixlConnector hands the KV cache over. The lmcache backend is then "
+        "off (no local cache server); the native backend keeps its tiers, NIXL and its OffloadingConnector in a MultiConnector.",
     )
 
 
@@ -424,16 +444,20 @@ CPU = Annotated[
 
 
 class ResourceList(Model):
-    cpu: CPU | None = Field(
-        None, description="CPU cores, e.g. 4 or 500m."
-    )
+    cpu: CPU | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
     memory: Size | None = Field(None, description="Memory, e.g. 64Gi.")
-    ephemeral_storage: Size | None = Field(None, alias="ephemeral-storage", description="Ephemeral storage, e.g. 120Gi.")
+    ephemeral_storage: Size | None = Field(
+        None, alias="ephemeral-storage", description="Ephemeral storage, e.g. 120Gi."
+    )
 
 
 class ContainerResources(Model):
-    requests: ResourceList = Field(default_factory=ResourceList, description="Explicit requests; they win over computed ones.")
-    limits: ResourceList = Field(default_factory=ResourceList, description="Explicit limits; they win over computed ones.")
+    requests: ResourceList = Field(
+        default_factory=ResourceList, description="Explicit requests; they win over computed ones."
+    )
+    limits: ResourceList = Field(
+        default_factory=ResourceList, description="Explicit limits; they win over computed ones."
+    )
 
 
 class Resources(Model):
@@ -488,7 +512,9 @@ class Spec(Model):
     model: ModelSpec = Field(description="The model to serve.")
     instance: InstanceSpec = Field(description="The node type.")
     replicas: int = Field(1, ge=0, description="Number of vLLM servers.")
-    parallelism: Parallelism = Field(default_factory=Parallelism, description="Tensor, pipeline and data parallel sizes.")
+    parallelism: Parallelism = Field(
+        default_factory=Parallelism, description="Tensor, pipeline and data parallel sizes."
+    )
     kv_cache_offloading: KVCacheOffloading = Field(
         default_factory=KVCacheOffloading, description="KV-cache offloading to CPU RAM and disk."
     )

@@ -11,9 +11,9 @@ contents) and diffs it; ``kvgen.outdir`` reads and writes the directory safely.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Sequence
 
 from kvgen.errors import KvgenError
 from kvgen.manifest import NAME as MANIFEST
@@ -62,8 +62,10 @@ def plan(entries: list[Entry], extra_resources: Sequence[str] = ()) -> dict[Pure
         owners.setdefault(rel, []).append(e)
     for rel, es in owners.items():
         if len(es) > 1:
-            problems.append(f"several specs are named {es[0].name} and would all be written to {rel} "
-                            f"({', '.join(sorted({x.source for x in es}))}); each needs its own name to get its own file")
+            problems.append(
+                f"several specs are named {es[0].name} and would all be written to {rel} "
+                f"({', '.join(sorted({x.source for x in es}))}); each needs its own name to get its own file"
+            )
     if problems:
         raise TreeError(problems)
     dirs: dict[PurePosixPath, set[str]] = {}
@@ -78,11 +80,18 @@ def plan(entries: list[Entry], extra_resources: Sequence[str] = ()) -> dict[Pure
     dirs.setdefault(PurePosixPath("."), set())
     clashes = sorted(str(rel) for rel in owners if rel in dirs)
     if clashes:
-        raise TreeError([f"{c} would be both a rendered file and a directory of rendered files; rename the spec "
-                         "or the spec directory" for c in clashes])
+        raise TreeError(
+            [
+                f"{c} would be both a rendered file and a directory of rendered files; rename the spec "
+                "or the spec directory"
+                for c in clashes
+            ]
+        )
     extras = _extras(extra_resources, set(owners) | {d / KUSTOMIZATION for d in dirs}, set(dirs))
     for d, names in dirs.items():
-        listed = sorted(n for n in names if not n.endswith("/")) + sorted(n.rstrip("/") for n in names if n.endswith("/"))
+        listed = sorted(n for n in names if not n.endswith("/")) + sorted(
+            n.rstrip("/") for n in names if n.endswith("/")
+        )
         files[d / KUSTOMIZATION] = kustomization(listed + (extras if d == PurePosixPath(".") else []))
     return dict(sorted(files.items(), key=lambda kv: (len(kv[0].parts), str(kv[0]))))
 
@@ -98,8 +107,10 @@ def _extras(given: Sequence[str], files: set[PurePosixPath], dirs: set[PurePosix
         if rel is not None and (rel in files or rel in dirs or text == MANIFEST or text.startswith(TEMP_PREFIX)):
             reason = "is a file or directory kvgen writes itself"
         if reason is not None:
-            problems.append(f"--kustomize-resource {raw!r} {reason}; give a path of your own inside the output "
-                            "directory, relative to it (such as namespace.yaml or extras/)")
+            problems.append(
+                f"--kustomize-resource {raw!r} {reason}; give a path of your own inside the output "
+                "directory, relative to it (such as namespace.yaml or extras/)"
+            )
         elif text not in out:
             out.append(text)
     if problems:

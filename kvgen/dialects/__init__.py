@@ -34,6 +34,9 @@ class Options:
     instance: str | None = None  # instance type for resources that name none (KServe never does)
 
 
+NO_OPTIONS = Options()  # the default: immutable, so one shared instance is safe
+
+
 @dataclass
 class Unit:
     doc: SourceDoc  # what to compile: the native document, or the translated one
@@ -54,11 +57,13 @@ def classify(data: Any) -> str:
     return OTHER
 
 
-def translate(docs: list[SourceDoc], options: Options = Options()) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+def translate(
+    docs: list[SourceDoc], options: Options = NO_OPTIONS
+) -> tuple[list[Unit], list[Problem], list[SpecError]]:
     """Units to compile (in input order), warnings about documents left out, and errors."""
     kinds = [classify(d.data) for d in docs]
     configmaps = kaito.ConfigMaps()
-    for doc, kind in zip(docs, kinds):
+    for doc, kind in zip(docs, kinds, strict=True):
         if kind == CONFIGMAP:
             configmaps.add(doc)
     units: list[Unit] = []
@@ -66,7 +71,7 @@ def translate(docs: list[SourceDoc], options: Options = Options()) -> tuple[list
     errors: list[SpecError] = []
     for problem in configmaps.problems:  # the compiler groups them by file
         errors.append(SpecError(problem.location.file, [problem]))
-    for doc, kind in zip(docs, kinds):
+    for doc, kind in zip(docs, kinds, strict=True):
         try:
             if kind == NATIVE:
                 units.append(Unit(doc))
@@ -76,17 +81,29 @@ def translate(docs: list[SourceDoc], options: Options = Options()) -> tuple[list
                 units += [Unit(c.native_doc(), c) for c in kserve.convert(doc, options.instance)]
             elif kind == OTHER:
                 what = f"{doc.data.get('apiVersion')} {doc.data.get('kind')}"
-                warnings.append(Problem(("kind",), f"{what} is left out: kvgen compiles native specs, KAITO "
-                                        "InferenceSet/Workspace and KServe LLMInferenceService (with the ConfigMaps "
-                                        "they name) and renders only the server's own objects",
-                                        "apply it separately", doc.locate(("kind",))))
+                warnings.append(
+                    Problem(
+                        ("kind",),
+                        f"{what} is left out: kvgen compiles native specs, KAITO "
+                        "InferenceSet/Workspace and KServe LLMInferenceService (with the ConfigMaps "
+                        "they name) and renders only the server's own objects",
+                        "apply it separately",
+                        doc.locate(("kind",)),
+                    )
+                )
         except SpecError as exc:
             errors.append(exc)
     for doc in configmaps.unused():
         name = (doc.data.get("metadata") or {}).get("name")
-        warnings.append(Problem(("metadata", "name"), f"ConfigMap {name} is left out: no KAITO InferenceSet or Workspace "
-                                "in the inputs names it in inference.config (kvgen does not render input ConfigMaps)",
-                                None, doc.locate(("metadata", "name"))))
+        warnings.append(
+            Problem(
+                ("metadata", "name"),
+                f"ConfigMap {name} is left out: no KAITO InferenceSet or Workspace "
+                "in the inputs names it in inference.config (kvgen does not render input ConfigMaps)",
+                None,
+                doc.locate(("metadata", "name")),
+            )
+        )
     return units, warnings, errors
 
 

@@ -96,21 +96,37 @@ class Tracker:
     def use(self, path: Path, doc: SourceDoc | None = None) -> None:
         self.used.add((id(doc or self.doc), tuple(path)))
 
-    def _problem(self, path: Path, message: str, hint: str | None, doc: SourceDoc | None, location: Location | None,
-                 covers: bool) -> Problem:
+    def _problem(
+        self, path: Path, message: str, hint: str | None, doc: SourceDoc | None, location: Location | None, covers: bool
+    ) -> Problem:
         doc = doc or self.doc
         if covers:
             self.use(path, doc)
         return Problem(tuple(path), message, hint, location or doc.locate(tuple(path)))
 
-    def warn(self, path: Path, message: str, hint: str | None = None, *, doc: SourceDoc | None = None,
-             location: Location | None = None, covers: bool = True) -> None:
+    def warn(
+        self,
+        path: Path,
+        message: str,
+        hint: str | None = None,
+        *,
+        doc: SourceDoc | None = None,
+        location: Location | None = None,
+        covers: bool = True,
+    ) -> None:
         """A warning about ``path``. ``covers``: the warning accounts for the whole field, so it
         is not reported again as unhandled (False for a remark about a field that is still read)."""
         self.warnings.append(self._problem(path, message, hint, doc, location, covers))
 
-    def error(self, path: Path, message: str, hint: str | None = None, *, doc: SourceDoc | None = None,
-              location: Location | None = None) -> None:
+    def error(
+        self,
+        path: Path,
+        message: str,
+        hint: str | None = None,
+        *,
+        doc: SourceDoc | None = None,
+        location: Location | None = None,
+    ) -> None:
         self.errors.append(self._problem(path, message, hint, doc, location, True))
 
     def _covered(self, doc: SourceDoc, path: Path) -> bool:
@@ -170,8 +186,17 @@ class SpecBuilder:
         self.origins: dict[Path, Origin] = {}
         self.notes: list[str] = []
 
-    def set(self, native: Path, value: Any, src: Path | None = None, *, doc: SourceDoc | None = None,
-            subtree: bool = False, location: Location | None = None, use: bool = True) -> None:
+    def set(
+        self,
+        native: Path,
+        value: Any,
+        src: Path | None = None,
+        *,
+        doc: SourceDoc | None = None,
+        subtree: bool = False,
+        location: Location | None = None,
+        use: bool = True,
+    ) -> None:
         """Set ``native`` (a path of camelCase keys) to ``value``, taken from ``src``."""
         node = self.spec
         for key in native[:-1]:
@@ -194,8 +219,15 @@ class SpecBuilder:
             node = node[key]
         return node
 
-    def append(self, native: Path, value: Any, src: Path | None = None, *, doc: SourceDoc | None = None,
-               location: Location | None = None) -> None:
+    def append(
+        self,
+        native: Path,
+        value: Any,
+        src: Path | None = None,
+        *,
+        doc: SourceDoc | None = None,
+        location: Location | None = None,
+    ) -> None:
         """Append to the list at ``native``; the item's origin is ``src``."""
         items = self.get(native)
         if items is None:
@@ -215,7 +247,9 @@ class SpecBuilder:
         from kvgen.spec import Spec
 
         order = [f.alias or n for n, f in Spec.model_fields.items()]
-        return {k: self.spec[k] for k in order if k in self.spec} | {k: v for k, v in self.spec.items() if k not in order}
+        return {k: self.spec[k] for k in order if k in self.spec} | {
+            k: v for k, v in self.spec.items() if k not in order
+        }
 
     def result(self, dialect: str, warnings: list[Problem] | None = None) -> Converted:
         data = self.tracker.doc.data
@@ -241,14 +275,16 @@ def embedded_location(doc: SourceDoc, key_path: Path, inner: SourceDoc, inner_pa
         if re.search(r":\s*\|[-+0-9]*\s*(#.*)?$", text):
             inner_loc = inner.locate(inner_path)
             target = line0 + inner_loc.line  # content starts on the line after the key
-            first = next((ln for ln in doc.lines[line0 + 1:] if ln.strip()), "")
+            first = next((ln for ln in doc.lines[line0 + 1 :] if ln.strip()), "")
             indent = len(first) - len(first.lstrip(" "))  # the block's indentation
             if target < len(doc.lines):
                 return Location(doc.file, target + 1, indent + inner_loc.column)
     return outer
 
 
-def mapping(tracker: Tracker, path: Path, value: Any, what: str = "a mapping", *, doc: SourceDoc | None = None) -> dict[str, Any]:
+def mapping(
+    tracker: Tracker, path: Path, value: Any, what: str = "a mapping", *, doc: SourceDoc | None = None
+) -> dict[str, Any]:
     """``value`` if it is a mapping (None counts as empty), else an error and {}."""
     if value is None:
         return {}
@@ -272,5 +308,11 @@ def integer(tracker: Tracker, path: Path, value: Any, *, doc: SourceDoc | None =
 
 
 __all__ = [
-    "Converted", "Origin", "SpecBuilder", "Tracker", "embedded_location", "integer", "mapping",
+    "Converted",
+    "Origin",
+    "SpecBuilder",
+    "Tracker",
+    "embedded_location",
+    "integer",
+    "mapping",
 ]

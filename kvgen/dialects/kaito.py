@@ -31,8 +31,8 @@ from typing import Any
 
 from kvgen import catalog, quantity
 from kvgen.dialects import kaito_names, kaito_sizing, shape, vllm_args
-from kvgen.dialects.kaito_sizing import KaitoError
 from kvgen.dialects.core import Converted, SpecBuilder, Tracker, embedded_location, integer, mapping
+from kvgen.dialects.kaito_sizing import KaitoError
 from kvgen.errors import Path, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 
@@ -64,9 +64,12 @@ def _label_selector(t: Tracker, b: SpecBuilder, selector: Any, path: Path, byo: 
     if selector is None:
         return
     if not byo:
-        t.warn(path, "not required on nodes: KAITO's node provisioner puts these labels on the nodes it creates; "
-               "kvgen pins the pods with node.kubernetes.io/instance-type instead",
-               "to require them (your own labelled nodes), add scheduling.nodeSelector to the native spec (kvgen convert)")
+        t.warn(
+            path,
+            "not required on nodes: KAITO's node provisioner puts these labels on the nodes it creates; "
+            "kvgen pins the pods with node.kubernetes.io/instance-type instead",
+            "to require them (your own labelled nodes), add scheduling.nodeSelector to the native spec (kvgen convert)",
+        )
         return
     selector = mapping(t, path, selector)
     labels = mapping(t, (*path, "matchLabels"), selector.get("matchLabels"))
@@ -75,10 +78,17 @@ def _label_selector(t: Tracker, b: SpecBuilder, selector: Any, path: Path, byo: 
     t.use((*path, "matchLabels"))
     expressions = selector.get("matchExpressions")
     if expressions:
-        b.set(("scheduling", "affinity"),
-              {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                  {"matchExpressions": expressions}]}}},
-              (*path, "matchExpressions"))
+        b.set(
+            ("scheduling", "affinity"),
+            {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": expressions}]
+                    }
+                }
+            },
+            (*path, "matchExpressions"),
+        )
 
 
 class ConfigMaps:
@@ -98,8 +108,14 @@ class ConfigMaps:
         key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
         if key in self.docs:
             first = self.docs[key].locate(("metadata", "name"))
-            self.problems.append(Problem(("metadata", "name"), f"ConfigMap {key[0]}/{key[1]} is defined twice (first at {first})",
-                                         None, doc.locate(("metadata", "name"))))
+            self.problems.append(
+                Problem(
+                    ("metadata", "name"),
+                    f"ConfigMap {key[0]}/{key[1]} is defined twice (first at {first})",
+                    None,
+                    doc.locate(("metadata", "name")),
+                )
+            )
             return
         self.docs[key] = doc
 
@@ -123,7 +139,9 @@ def _inference_config(t: Tracker, b: SpecBuilder, cm: SourceDoc) -> tuple[float 
     t.use(("metadata", "namespace"), cm)
     key_path = ("data", CONFIG_KEY)
     if CONFIG_KEY not in data:
-        t.warn(("data",), f"has no {CONFIG_KEY}; KAITO then uses its defaults (utilization {DEFAULT_UTILIZATION})", doc=cm)
+        t.warn(
+            ("data",), f"has no {CONFIG_KEY}; KAITO then uses its defaults (utilization {DEFAULT_UTILIZATION})", doc=cm
+        )
         t.report_unused(REASONS, doc=cm)
         return None, ""
     text = data[CONFIG_KEY]
@@ -160,14 +178,22 @@ def _inference_config(t: Tracker, b: SpecBuilder, cm: SourceDoc) -> tuple[float 
                 continue
             t.use(src(key), cm)
             for arg, arg_value in section.items():
-                where = lambda _i, arg=arg: (src(key, arg), cm, loc((key, arg)))  # noqa: E731
+                where = lambda _i, key=key, arg=arg: (src(key, arg), cm, loc((key, arg)))  # noqa: E731
                 vllm_args.apply(
-                    vllm_args.split(vllm_args.tokens_from_mapping(str(arg), arg_value)), t, b, where,
+                    vllm_args.split(vllm_args.tokens_from_mapping(str(arg), arg_value)),
+                    t,
+                    b,
+                    where,
                     parallel_note="KAITO sets the parallel sizes from the instance on the command line, "
                     "which wins over this file",
                 )
         else:
-            t.warn(src(key), "not honoured: a KAITO runtime setting kvgen has no equivalent for", doc=cm, location=loc((key,)))
+            t.warn(
+                src(key),
+                "not honoured: a KAITO runtime setting kvgen has no equivalent for",
+                doc=cm,
+                location=loc((key,)),
+            )
     t.report_unused(REASONS, doc=cm)
     return utilization, text
 
@@ -227,16 +253,35 @@ def _role(t: Tracker, b: SpecBuilder, labels: Labels) -> None:
     t.use(path)
     b.set(("disaggregation", "role"), role, path)
     b.append(("vllm", "env"), {"name": names["roleEnv"], "value": role}, path)
-    b.note(f"disaggregation.role {role}: NixlConnector with kv_load_failure_policy fail and "
-           f"VLLM_NIXL_SIDE_CHANNEL_HOST, as KAITO renders a {role} role (LMCache off)")
+    b.note(
+        f"disaggregation.role {role}: NixlConnector with kv_load_failure_policy fail and "
+        f"VLLM_NIXL_SIDE_CHANNEL_HOST, as KAITO renders a {role} role (LMCache off)"
+    )
     if role == "decode":
-        t.warn(path, "a KAITO decode pod runs vLLM on port 5001 behind an llm-d routing sidecar on 5000; kvgen renders "
-               "vLLM on service.port without the sidecar (route to it with your own scheduler)", covers=False)
+        t.warn(
+            path,
+            "a KAITO decode pod runs vLLM on port 5001 behind an llm-d routing sidecar on 5000; kvgen renders "
+            "vLLM on service.port without the sidecar (route to it with your own scheduler)",
+            covers=False,
+        )
 
 
-def _node(t: Tracker, b: SpecBuilder, model_id: str | None, preset: str, resource: dict[str, Any], res_path: Path,
-          instance_type: str | None, byo_type: str | None, count: int | None, mig: str | None, accelerators: int | None,
-          part_path: Path, context: int | None, per_replica: bool) -> None:
+def _node(
+    t: Tracker,
+    b: SpecBuilder,
+    model_id: str | None,
+    preset: str,
+    resource: dict[str, Any],
+    res_path: Path,
+    instance_type: str | None,
+    byo_type: str | None,
+    count: int | None,
+    mig: str | None,
+    accelerators: int | None,
+    part_path: Path,
+    context: int | None,
+    per_replica: bool,
+) -> None:
     """KAITO's GPUs for one node, its node estimator, its parallelism, its gpu-memory-utilization."""
     type_path = (*res_path, "instanceType")
     try:
@@ -245,21 +290,31 @@ def _node(t: Tracker, b: SpecBuilder, model_id: str | None, preset: str, resourc
         t.error((*part_path, "count"), exc.message, exc.hint)
         return
     if gpu is not None and instance_type and not gpu.known_sku:
-        t.warn(type_path, f"KAITO's SKU table has no {instance_type}: its controller would fail (failed to get GPU config "
-               f"for instance type {instance_type}: invalid value: Unsupported SKU '{instance_type}' for cloud provider: sku); "
-               "kvgen sizes it from its own catalog, as KAITO sizes your own nodes", covers=False)
+        t.warn(
+            type_path,
+            f"KAITO's SKU table has no {instance_type}: its controller would fail (failed to get GPU config "
+            f"for instance type {instance_type}: invalid value: Unsupported SKU '{instance_type}' for cloud provider: sku); "
+            "kvgen sizes it from its own catalog, as KAITO sizes your own nodes",
+            covers=False,
+        )
     if b.get(("vllm", "gpuMemoryUtilization")) is None:  # the ConfigMap's vllm section wins (appended last)
         util = kaito_sizing.gpu_memory_utilization(gpu)
         b.set(("vllm", "gpuMemoryUtilization"), util, type_path if instance_type else res_path, use=False)
-        b.note(f"vllm.gpuMemoryUtilization {util}: KAITO's value for " + (
-            f"{gpu.model} GPUs" if gpu is not None and gpu.model else "this node (its default)"))
+        b.note(
+            f"vllm.gpuMemoryUtilization {util}: KAITO's value for "
+            + (f"{gpu.model} GPUs" if gpu is not None and gpu.model else "this node (its default)")
+        )
     size = kaito_sizing.model_file_size(model_id) if model_id else None
     bpt = kaito_sizing.bytes_per_token(model_id) if model_id else None
     if gpu is None or size is None or bpt is None or gpu.gpus == 0:
         return
     if mig and quantity.to_bytes(size) > kaito_sizing.mig_gib(mig) * quantity.GiB:
-        t.error((*part_path, "profile"), f"Model {preset} requires at least {size} for weights, which exceeds the {mig} MIG "
-                f"slice capacity of {kaito_sizing.mig_gib(mig)}Gi", "pick a larger MIG profile")
+        t.error(
+            (*part_path, "profile"),
+            f"Model {preset} requires at least {size} for weights, which exceeds the {mig} MIG "
+            f"slice capacity of {kaito_sizing.mig_gib(mig)}Gi",
+            "pick a larger MIG profile",
+        )
         return
     try:
         nodes = kaito_sizing.estimate_nodes(size, bpt, gpu, context, count or 0, mig)
@@ -267,18 +322,32 @@ def _node(t: Tracker, b: SpecBuilder, model_id: str | None, preset: str, resourc
         t.error((*part_path, "profile") if mig else (type_path if instance_type else res_path), exc.message, exc.hint)
         return
     where = f"{nodes} node(s){' per replica' if per_replica else ''}"
-    b.note(f"KAITO's node estimator: {where} for {size} of weights on {gpu.gpus} GPU(s) of "
-           f"{quantity.format_bytes(gpu.per_gpu)}" + (f" (resource.count {count} is only its starting point)" if count else ""))
+    b.note(
+        f"KAITO's node estimator: {where} for {size} of weights on {gpu.gpus} GPU(s) of "
+        f"{quantity.format_bytes(gpu.per_gpu)}"
+        + (f" (resource.count {count} is only its starting point)" if count else "")
+    )
     for key, value in kaito_sizing.parallelism(nodes, gpu, size).items():
-        b.set(("parallelism", key), value, (*res_path, "count") if count and key in ("pipeline", "nodes") else res_path, use=False)
+        b.set(
+            ("parallelism", key),
+            value,
+            (*res_path, "count") if count and key in ("pipeline", "nodes") else res_path,
+            use=False,
+        )
     if nodes > 1:
         b.note(f"parallelism: KAITO runs {nodes} nodes as pipeline parallel ({nodes}) x tensor parallel ({gpu.gpus})")
-        t.warn(res_path, f"KAITO runs these {nodes} nodes as a Ray cluster (--distributed-executor-backend=ray, a leader and "
-               "workers); kvgen renders the same parallelism as vLLM's own multi-node launch (vllm serve --nnodes, a "
-               "StatefulSet per rank group)", covers=False)
+        t.warn(
+            res_path,
+            f"KAITO runs these {nodes} nodes as a Ray cluster (--distributed-executor-backend=ray, a leader and "
+            "workers); kvgen renders the same parallelism as vLLM's own multi-node launch (vllm serve --nnodes, a "
+            "StatefulSet per rank group)",
+            covers=False,
+        )
     elif b.get(("parallelism", "data")):
-        b.note(f"parallelism: data {gpu.gpus} - KAITO runs one replica per GPU when the model fits twice into one GPU "
-               "(this turns offloading off, as in KAITO)")
+        b.note(
+            f"parallelism: data {gpu.gpus} - KAITO runs one replica per GPU when the model fits twice into one GPU "
+            "(this turns offloading off, as in KAITO)"
+        )
     elif gpu.gpus > 1:
         b.note(f"parallelism: tensor {gpu.gpus} - KAITO splits the model over every GPU of the node")
 
@@ -291,9 +360,11 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
     t.use(("apiVersion",))
     t.use(("kind",))
     if api != VERSION or kind not in KINDS:
-        t.error(("apiVersion",) if api != VERSION else ("kind",),
-                f"kvgen reads {VERSION} InferenceSet and Workspace, not {api} {kind}",
-                "convert the resource to kaito.sh/v1beta1, or write a native spec")
+        t.error(
+            ("apiVersion",) if api != VERSION else ("kind",),
+            f"kvgen reads {VERSION} InferenceSet and Workspace, not {api} {kind}",
+            "convert the resource to kaito.sh/v1beta1, or write a native spec",
+        )
         t.raise_errors()
     shape.check(doc, shape.KAITO[kind])
 
@@ -308,8 +379,11 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
     runtime = (meta.get("annotations") or {}).get("kaito.sh/runtime")
     if runtime is not None:
         if runtime != "vllm":
-            t.error(("metadata", "annotations", "kaito.sh/runtime"), f"kvgen runs vLLM, not {runtime!r}",
-                    "remove the annotation (vLLM is KAITO's default runtime)")
+            t.error(
+                ("metadata", "annotations", "kaito.sh/runtime"),
+                f"kvgen runs vLLM, not {runtime!r}",
+                "remove the annotation (vLLM is KAITO's default runtime)",
+            )
         else:
             t.use(("metadata", "annotations", "kaito.sh/runtime"))
 
@@ -327,10 +401,19 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
                 b.set(("replicas",), replicas, ("spec", "replicas"))
         selector, selector_path = spec.get("labelSelector"), ("spec", "labelSelector")
         if "cache" in template:
-            t.error((*base, "cache"), "KAITO's distributed cache is not rendered by kvgen",
-                    "remove it, or use kvCacheOffloading.secondary disk tiers in a native spec")
+            t.error(
+                (*base, "cache"),
+                "KAITO's distributed cache is not rendered by kvgen",
+                "remove it, or use kvCacheOffloading.secondary disk tiers in a native spec",
+            )
         template_meta = mapping(t, (*base, "metadata"), template.get("metadata"))
-        labels = _labels(t, [((*base, "metadata", "labels"), template_meta.get("labels")), (("metadata", "labels"), meta.get("labels"))])
+        labels = _labels(
+            t,
+            [
+                ((*base, "metadata", "labels"), template_meta.get("labels")),
+                (("metadata", "labels"), meta.get("labels")),
+            ],
+        )
     else:
         resource = mapping(t, ("resource",), data.get("resource"))
         inference = mapping(t, ("inference",), data.get("inference"))
@@ -352,31 +435,49 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
     if instance_type:
         b.set(("instance", "type"), instance_type, (*res_path, "instanceType"))
         if mig or accelerators:  # KAITO's webhook: partitions need BYO nodes (workspace_validation.go L604-608)
-            t.error(part_path, "GPU partitioning is only supported with BYO nodes (disableNodeAutoProvisioning=true)",
-                    "remove resource.instanceType: kvgen then renders for your own nodes (--instance TYPE, or none for a MIG slice)")
+            t.error(
+                part_path,
+                "GPU partitioning is only supported with BYO nodes (disableNodeAutoProvisioning=true)",
+                "remove resource.instanceType: kvgen then renders for your own nodes (--instance TYPE, or none for a MIG slice)",
+            )
     elif instance_option:
         b.set(("instance", "type"), instance_option, res_path or (), use=False)
         b.note(f"instance.type {instance_option} from --instance")
     elif mig:
         b.set(("instance", "gpus"), 1, (*part_path, "profile"), use=False)
-        t.warn(part_path, "node fit not checked: the MIG slice is known, the node is not", "pass --instance TYPE (your "
-               "own nodes) to check that the pod fits it", covers=False)
+        t.warn(
+            part_path,
+            "node fit not checked: the MIG slice is known, the node is not",
+            "pass --instance TYPE (your own nodes) to check that the pod fits it",
+            covers=False,
+        )
     else:
-        t.error(res_path, "no resource.instanceType: kvgen needs the instance type to size the pod",
-                "pass --instance TYPE (your own nodes), or set resource.instanceType")
+        t.error(
+            res_path,
+            "no resource.instanceType: kvgen needs the instance type to size the pod",
+            "pass --instance TYPE (your own nodes), or set resource.instanceType",
+        )
     if mig:  # KAITO requests nvidia.com/mig-<profile> and tolerates its taint (preset_inferences.go L560-567, L663-669)
         b.set(("instance", "mig"), mig, (*part_path, "profile"))
-        b.append(("scheduling", "tolerations"), {"key": f"nvidia.com/mig-{mig}", "operator": "Exists", "effect": "NoSchedule"},
-                 (*part_path, "profile"))
+        b.append(
+            ("scheduling", "tolerations"),
+            {"key": f"nvidia.com/mig-{mig}", "operator": "Exists", "effect": "NoSchedule"},
+            (*part_path, "profile"),
+        )
         b.note(f"instance.mig {mig}: KAITO runs the server on one MIG slice, with offloading off")
     _label_selector(t, b, selector, selector_path, byo=not instance_type)
 
     # model
     if inference.get("template") is not None:
-        t.error((*inf_path, "template"), "a custom pod template replaces KAITO's preset; kvgen cannot convert it",
-                "use inference.preset, or write a native spec")
+        t.error(
+            (*inf_path, "template"),
+            "a custom pod template replaces KAITO's preset; kvgen cannot convert it",
+            "use inference.preset, or write a native spec",
+        )
     if inference.get("adapters"):
-        t.error((*inf_path, "adapters"), "LoRA adapters are not supported by kvgen", "remove them, or serve a merged model")
+        t.error(
+            (*inf_path, "adapters"), "LoRA adapters are not supported by kvgen", "remove them, or serve a merged model"
+        )
     preset = mapping(t, (*inf_path, "preset"), inference.get("preset"))
     name_path = (*inf_path, "preset", "name")
     model_id, name = None, str(preset.get("name") or "")
@@ -395,39 +496,58 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
     if model_id:  # before the ConfigMap's vllm section, which KAITO appends last (it wins)
         keys = kaito_sizing.data()["labels"]
         values = {k: v for k, (v, _p) in labels.items()}
-        served = kaito_names.served_name(model_id, values, str(meta.get("name") or "") if kind == "InferenceSet" else None)
+        served = kaito_names.served_name(
+            model_id, values, str(meta.get("name") or "") if kind == "InferenceSet" else None
+        )
         used = [labels[k][1] for k in (keys["inferenceSet"], keys["multiRole"]) if k in labels]
         for path in used:
             t.use(path)
-        src = ("metadata", "name") if kind == "InferenceSet" and keys["multiRole"] not in labels else (used[0] if used else name_path)
+        src = (
+            ("metadata", "name")
+            if kind == "InferenceSet" and keys["multiRole"] not in labels
+            else (used[0] if used else name_path)
+        )
         b.append(("vllm", "extraArgs"), f"--served-model-name={served}", src)
         b.note(f"--served-model-name={served}: the name KAITO serves it under")
     _role(t, b, labels)
     access = preset.get("accessMode")
     if access is not None:
         if access == "private":
-            t.error((*inf_path, "preset", "accessMode"), "private preset images are not supported; kvgen downloads the model from Hugging Face",
-                    "use a Hugging Face model id (with presetOptions.modelAccessSecret for gated models)")
+            t.error(
+                (*inf_path, "preset", "accessMode"),
+                "private preset images are not supported; kvgen downloads the model from Hugging Face",
+                "use a Hugging Face model id (with presetOptions.modelAccessSecret for gated models)",
+            )
         else:
             t.use((*inf_path, "preset", "accessMode"))
     options = mapping(t, (*inf_path, "preset", "presetOptions"), preset.get("presetOptions"))
     opt_path = (*inf_path, "preset", "presetOptions")
     if options.get("modelAccessSecret"):
         # KAITO's SetHFToken: key HF_TOKEN, optional (preset_inferences.go L846-871)
-        b.set(("model", "hfTokenSecret"), {"name": options["modelAccessSecret"], "key": HF_TOKEN_KEY, "optional": True},
-              (*opt_path, "modelAccessSecret"))
-        b.note(f"model.hfTokenSecret: key {HF_TOKEN_KEY} of Secret {options['modelAccessSecret']}, optional (as KAITO renders it)")
+        b.set(
+            ("model", "hfTokenSecret"),
+            {"name": options["modelAccessSecret"], "key": HF_TOKEN_KEY, "optional": True},
+            (*opt_path, "modelAccessSecret"),
+        )
+        b.note(
+            f"model.hfTokenSecret: key {HF_TOKEN_KEY} of Secret {options['modelAccessSecret']}, optional (as KAITO renders it)"
+        )
     for key in ("image", "imagePullSecrets", "modelWeightsPVC", "modelWeightsSubPath"):
         if options.get(key):
-            t.error((*opt_path, key), "model images and weight volumes are not supported; kvgen downloads the model from Hugging Face",
-                    "remove it")
+            t.error(
+                (*opt_path, key),
+                "model images and weight volumes are not supported; kvgen downloads the model from Hugging Face",
+                "remove it",
+            )
     if instance_type:
         # KAITO provisions the node, with an OS disk of the preset's DiskStorageRequirement
         # (modelFileSize + 80 GiB; 1024Gi without a preset): nodeOSDiskSize of its NodeClaim.
         row = catalog.models().get(model_id or "")
         disk = f"{-(-quantity.to_bytes(row['weights']) // quantity.GiB) + KAITO_SYSTEM_DISK_GIB}Gi" if row else "1024Gi"
         b.set(("instance", "ephemeralStorage"), disk, (*res_path, "instanceType"), use=False)
-        b.note(f"instance.ephemeralStorage {disk}: the OS disk KAITO gives the node it provisions (weights + {KAITO_SYSTEM_DISK_GIB}Gi)")
+        b.note(
+            f"instance.ephemeralStorage {disk}: the OS disk KAITO gives the node it provisions (weights + {KAITO_SYSTEM_DISK_GIB}Gi)"
+        )
 
     # offloading: KAITO's shape, sized by the ConfigMap
     b.set(("kvCacheOffloading", "backend"), "lmcache", None)
@@ -437,21 +557,47 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
         t.use((*inf_path, "config"))
         cm = configmaps.get(namespace, str(config))
         if cm is None:
-            t.error((*inf_path, "config"), f"ConfigMap {namespace}/{config} is not among the inputs; its "
-                    f"{UTILIZATION_KEY} decides whether and how much kvgen offloads",
-                    "pass the file that holds the ConfigMap as another input (or in the same file)")
+            t.error(
+                (*inf_path, "config"),
+                f"ConfigMap {namespace}/{config} is not among the inputs; its "
+                f"{UTILIZATION_KEY} decides whether and how much kvgen offloads",
+                "pass the file that holds the ConfigMap as another input (or in the same file)",
+            )
         else:
             utilization, text = _inference_config(t, b, cm)
     if utilization is None:
-        b.set(("kvCacheOffloading", "cpuMemoryUtilization"), DEFAULT_UTILIZATION, (*inf_path,) if not config else (*inf_path, "config"), use=False)
-        b.note(f"kvCacheOffloading.cpuMemoryUtilization {DEFAULT_UTILIZATION}: KAITO's default "
-               f"({UTILIZATION_KEY} is not set)")
+        b.set(
+            ("kvCacheOffloading", "cpuMemoryUtilization"),
+            DEFAULT_UTILIZATION,
+            (*inf_path,) if not config else (*inf_path, "config"),
+            use=False,
+        )
+        b.note(
+            f"kvCacheOffloading.cpuMemoryUtilization {DEFAULT_UTILIZATION}: KAITO's default "
+            f"({UTILIZATION_KEY} is not set)"
+        )
     if model_id and b.get(("model", "maxModelLen")) is None:
-        b.note("model.maxModelLen: KAITO passes --max-model-len=auto (vLLM fits the length at start-up); kvgen plans "
-               "the length itself and passes one only when the model's own does not fit (kvgen explain shows it)")
+        b.note(
+            "model.maxModelLen: KAITO passes --max-model-len=auto (vLLM fits the length at start-up); kvgen plans "
+            "the length itself and passes one only when the model's own does not fit (kvgen explain shows it)"
+        )
     b.note("service.port: kvgen's Service listens on its service.port, not on KAITO's port 80")
-    _node(t, b, model_id, name, resource, res_path, instance_type, instance_option if not instance_type else None,
-          count, mig, accelerators, part_path, kaito_sizing.explicit_max_model_len(text), kind == "InferenceSet")
+    _node(
+        t,
+        b,
+        model_id,
+        name,
+        resource,
+        res_path,
+        instance_type,
+        instance_option if not instance_type else None,
+        count,
+        mig,
+        accelerators,
+        part_path,
+        kaito_sizing.explicit_max_model_len(text),
+        kind == "InferenceSet",
+    )
 
     t.report_unused(REASONS)
     t.raise_errors()

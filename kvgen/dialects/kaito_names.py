@@ -21,9 +21,11 @@ def resolve_preset(name: str) -> str:
     if "/" not in name:
         legacy = data()["legacyNames"]
         if name not in legacy:
-            raise KaitoError(f"model is not registered: {name}",
-                             "use the model's Hugging Face id (ORG/NAME), or one of KAITO's short names: "
-                             + ", ".join(sorted(legacy)))
+            raise KaitoError(
+                f"model is not registered: {name}",
+                "use the model's Hugging Face id (ORG/NAME), or one of KAITO's short names: "
+                + ", ".join(sorted(legacy)),
+            )
         name = str(legacy[name])
     by_lower = {mid.lower(): mid for mid in catalog.models()}
     return by_lower.get(name.lower(), name)

@@ -65,8 +65,9 @@ def _from_row(row: dict[str, Any]) -> tuple[int, int]:
     return gpus, quantity.to_bytes(row.get("gpuMemory") or 0) * gpus
 
 
-def gpu_config(instance_type: str | None, byo_type: str | None, mig_profile: str | None,
-               accelerators: int | None) -> GpuConfig | None:
+def gpu_config(
+    instance_type: str | None, byo_type: str | None, mig_profile: str | None, accelerators: int | None
+) -> GpuConfig | None:
     """The GPUs of one node (pkg/workspace/inference/preset_inferences.go getGPUConfig). None: the
     node is unknown to kvgen's catalog (an error elsewhere)."""
     if mig_profile:
@@ -86,8 +87,10 @@ def gpu_config(instance_type: str | None, byo_type: str | None, mig_profile: str
     gpus, memory = _from_row(kv)  # BYO: nvidia.com/gpu.count x gpu.memory of the node's labels
     if accelerators:
         if accelerators > gpus:
-            raise KaitoError(f"partition.count ({accelerators}) exceeds GPUs available on node ({gpus})",
-                             "lower resource.partition.count, or pick an instance with more GPUs")
+            raise KaitoError(
+                f"partition.count ({accelerators}) exceeds GPUs available on node ({gpus})",
+                "lower resource.partition.count, or pick an instance with more GPUs",
+            )
         memory, gpus = memory // gpus * accelerators, accelerators
     return GpuConfig(gpus, memory, "")
 
@@ -144,15 +147,16 @@ def explicit_max_model_len(text: str) -> int | None:
         if trim and not trim.startswith("#") and len(indent) < len(base):
             break
         if trim.startswith("max-model-len:"):
-            value = trim[len("max-model-len:"):].strip()
+            value = trim[len("max-model-len:") :].strip()
             if re.fullmatch(r"[+-]?\d+", value) and int(value) > 0:
                 return int(value)
             break
     return None
 
 
-def estimate_nodes(size: str, bpt: int, gpu: GpuConfig, context: int | None, requested: int = 0,
-                   profile: str | None = None) -> int:
+def estimate_nodes(
+    size: str, bpt: int, gpu: GpuConfig, context: int | None, requested: int = 0, profile: str | None = None
+) -> int:
     """NodeEstimator.EstimateNodeCount (estimator.go L130-197), its float arithmetic step by step."""
     c = data()["estimator"]
     n = requested if requested > 0 else 1
@@ -166,19 +170,21 @@ def estimate_nodes(size: str, bpt: int, gpu: GpuConfig, context: int | None, req
     fixed = c["baseOverheadGiB"] * GiB + kv_cache
     if available <= fixed:
         raise KaitoError(
-            "GPU memory %.0f bytes is too small, needs at least %.1f GB overhead (base: %.1fGB + KV Cache: %.1f GB)"
-            % (per_gpu, fixed / GiB, c["baseOverheadGiB"], kv_cache / GiB),
-            "pick an instance with larger GPUs, or a smaller max-model-len in the ConfigMap's vllm section")
+            f"GPU memory {per_gpu:.0f} bytes is too small, needs at least {fixed / GiB:.1f} GB overhead"
+            f" (base: {c['baseOverheadGiB']:.1f}GB + KV Cache: {kv_cache / GiB:.1f} GB)",
+            "pick an instance with larger GPUs, or a smaller max-model-len in the ConfigMap's vllm section",
+        )
     per_gpu_room = (available - fixed) / (1 + c["overheadWeightFactor"])
     min_gpus = int(model / per_gpu_room) + 1
     n = (min_gpus + gpu.gpus - 1) // gpu.gpus
     if gpu.mig and n > 1:
         overhead = fixed + c["overheadWeightFactor"] * model
         raise KaitoError(
-            "model needs %.1fGB (weights %.1fGB + overhead %.1fGB) but MIG profile %s only provides %.0fGB "
-            "(%.1fGB available after vLLM gpu-memory-utilization)"
-            % ((model + overhead) / GiB, model / GiB, overhead / GiB, profile, per_gpu / GiB, available / GiB),
-            "pick a larger MIG profile")
+            f"model needs {(model + overhead) / GiB:.1f}GB (weights {model / GiB:.1f}GB + overhead {overhead / GiB:.1f}GB)"
+            f" but MIG profile {profile} only provides {per_gpu / GiB:.0f}GB"
+            f" ({available / GiB:.1f}GB available after vLLM gpu-memory-utilization)",
+            "pick a larger MIG profile",
+        )
     return n
 
 
@@ -202,5 +208,17 @@ def gpu_memory_utilization(gpu: GpuConfig | None) -> float:
     return float(table["default"])
 
 
-__all__ = ["GpuConfig", "KaitoError", "bytes_per_token", "check_mig_profile", "estimate_nodes", "explicit_max_model_len",
-           "gpu_config", "gpu_memory_utilization", "mig_gib", "model_file_size", "parallelism", "sku"]
+__all__ = [
+    "GpuConfig",
+    "KaitoError",
+    "bytes_per_token",
+    "check_mig_profile",
+    "estimate_nodes",
+    "explicit_max_model_len",
+    "gpu_config",
+    "gpu_memory_utilization",
+    "mig_gib",
+    "model_file_size",
+    "parallelism",
+    "sku",
+]

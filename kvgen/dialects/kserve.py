@@ -57,9 +57,9 @@ def _reasons() -> dict[str, str]:
         "metadata.labels": "labels of the input resource are not copied to the rendered objects",
         "metadata.annotations": "annotations of the input resource are not copied to the rendered objects",
         "spec.router": "kvgen renders a ClusterIP Service; the Gateway, HTTPRoute and inference scheduler "
-                       "(llm-d) that spec.router asks for are not rendered",
+        "(llm-d) that spec.router asks for are not rendered",
         "spec.router.*": "kvgen renders a ClusterIP Service; the Gateway, HTTPRoute and inference scheduler "
-                         "(llm-d) that spec.router asks for are not rendered",
+        "(llm-d) that spec.router asks for are not rendered",
         "spec.baseRefs": "kvgen does not read LLMInferenceServiceConfig objects; whatever they set is not applied",
         "spec.storageInitializer": "vLLM downloads the model from Hugging Face itself, into the model cache",
         "spec.tracing": "kvgen renders no tracing configuration",
@@ -75,7 +75,7 @@ def _reasons() -> dict[str, str]:
             f"{base}.annotations": "workload annotations are not copied to the rendered pods",
             f"{base}.template.*": "kvgen renders its own pod around the vLLM container; this pod setting is not carried over",
             f"{base}.template.containers[].*": "kvgen renders the vLLM container itself (ports, probes, security "
-                                               "context, volumes); this container setting is not carried over",
+            "context, volumes); this container setting is not carried over",
             f"{base}.template.volumes[]": "a volume the vLLM container does not mount is not carried over",
             f"{base}.parallelism.dataRPCPort": "only used by multi-node data parallel (spec.worker), which kvgen does not convert",
         }
@@ -100,7 +100,7 @@ def _image(t: Tracker, b: SpecBuilder, ref: Any, path: Path) -> None:
         return
     name, _, digest = ref.partition("@")
     last = name.rsplit("/", 1)[-1]
-    repo, tag = (name.rsplit(":", 1) if ":" in last else (name, None))
+    repo, tag = name.rsplit(":", 1) if ":" in last else (name, None)
     if digest and not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
         t.error(path, f"{digest!r} is not a sha256 digest")
         return
@@ -145,12 +145,18 @@ class _Workload:
             elif c.get("name") == "main":
                 self.main(c, cpath)
             else:
-                self.t.error(cpath, f"container {c.get('name')!r}: kvgen renders only the vLLM container ('main') "
-                             "and its own LMCache sidecar; other containers are not carried over",
-                             "remove it, or run it next to the rendered objects")
+                self.t.error(
+                    cpath,
+                    f"container {c.get('name')!r}: kvgen renders only the vLLM container ('main') "
+                    "and its own LMCache sidecar; other containers are not carried over",
+                    "remove it, or run it next to the rendered objects",
+                )
         if tmpl.get("initContainers"):
-            self.t.error((*path, "initContainers"), "init containers are not carried over; kvgen renders its own pod",
-                         "remove them")
+            self.t.error(
+                (*path, "initContainers"),
+                "init containers are not carried over; kvgen renders its own pod",
+                "remove them",
+            )
         selector = mapping(self.t, (*path, "nodeSelector"), tmpl.get("nodeSelector"))
         for key, value in selector.items():
             if key in INSTANCE_LABELS:
@@ -190,14 +196,20 @@ class _Workload:
         if "image" in c:
             _image(t, b, c["image"], (*path, "image"))
         if c.get("command"):
-            t.error((*path, "command"), "a command replaces KServe's launch script (and with it the offloading flags); "
-                    "kvgen starts vLLM itself", "remove it; put vLLM flags in args")
+            t.error(
+                (*path, "command"),
+                "a command replaces KServe's launch script (and with it the offloading flags); "
+                "kvgen starts vLLM itself",
+                "remove it; put vLLM flags in args",
+            )
         args = c.get("args")
         if args:
             if not isinstance(args, list):
                 t.error((*path, "args"), "must be a list of strings")
             else:
-                vllm_args.apply(vllm_args.split([str(a) for a in args]), t, b, lambda i: ((*path, "args", i), None, None))
+                vllm_args.apply(
+                    vllm_args.split([str(a) for a in args]), t, b, lambda i: ((*path, "args", i), None, None)
+                )
                 t.use((*path, "args"))
         for j, env in enumerate(c.get("env") or []):
             self.env(env, (*path, "env", j))
@@ -212,8 +224,11 @@ class _Workload:
                 name = mount.get("name") if isinstance(mount, dict) else None
                 if name:
                     self.mounted_volumes.add(name)
-                t.error(mpath, "kvgen mounts only its own volumes (model cache, /dev/shm, KV-cache tiers) into vLLM",
-                        "use kvCacheOffloading.secondary for cache disks; remove other mounts")
+                t.error(
+                    mpath,
+                    "kvgen mounts only its own volumes (model cache, /dev/shm, KV-cache tiers) into vLLM",
+                    "use kvCacheOffloading.secondary for cache disks; remove other mounts",
+                )
 
     def env(self, env: Any, path: Path) -> None:
         t, b = self.t, self.b
@@ -241,8 +256,11 @@ class _Workload:
                     secret["optional"] = ref["optional"]
                 b.set(("model", "hfTokenSecret"), secret, path)
             else:
-                t.error(path, "HF_TOKEN must come from a Secret (valueFrom.secretKeyRef); kvgen never takes a token literally",
-                        "kubectl create secret generic hf-token --from-literal=HF_TOKEN=...")
+                t.error(
+                    path,
+                    "HF_TOKEN must come from a Secret (valueFrom.secretKeyRef); kvgen never takes a token literally",
+                    "kubectl create secret generic hf-token --from-literal=HF_TOKEN=...",
+                )
             return
         entry = {k: env[k] for k in ("name", "value", "valueFrom") if k in env}
         if "value" in entry and not isinstance(entry["value"], str):
@@ -273,18 +291,24 @@ class _Workload:
                     devices.add(rname)
                     t.use(rpath)
                 else:
-                    t.warn(rpath, "not honoured: kvgen requests only CPU, memory, ephemeral storage, nvidia.com/gpu and "
-                           "nvidia.com/mig-<profile>")
+                    t.warn(
+                        rpath,
+                        "not honoured: kvgen requests only CPU, memory, ephemeral storage, nvidia.com/gpu and "
+                        "nvidia.com/mig-<profile>",
+                    )
         if len(devices) > 1:
-            t.error(path, f"asks for {' and '.join(sorted(devices))}: kvgen renders one kind of GPU device per pod",
-                    "request either nvidia.com/gpu or one nvidia.com/mig-<profile>")
+            t.error(
+                path,
+                f"asks for {' and '.join(sorted(devices))}: kvgen renders one kind of GPU device per pod",
+                "request either nvidia.com/gpu or one nvidia.com/mig-<profile>",
+            )
         elif len({v for v, _ in gpu.values()}) > 1:
             t.error(gpu["limits"][1], f"{next(iter(devices))} requests and limits must be equal")
         elif gpu:
             self.gpus, self.gpu_path = gpu.get("limits", gpu.get("requests"))
             (device,) = devices
             if device.startswith(MIG_RESOURCE_PREFIX):
-                self.mig = device[len(MIG_RESOURCE_PREFIX):]
+                self.mig = device[len(MIG_RESOURCE_PREFIX) :]
 
     # ------------------------------------------------------------------ the rest of the workload
 
@@ -297,8 +321,11 @@ class _Workload:
                 b.set(("replicas",), value, path)
         worker, path = self.field("worker")
         if worker is not None:
-            t.error(path, "multi-node workloads (LeaderWorkerSet) are not converted",
-                    "write a native spec with parallelism.nodes")
+            t.error(
+                path,
+                "multi-node workloads (LeaderWorkerSet) are not converted",
+                "write a native spec with parallelism.nodes",
+            )
         self.template()
         self.parallelism()
         kv, path = self.field("kvCacheOffloading")
@@ -308,8 +335,10 @@ class _Workload:
         else:
             kv = mapping(t, path, kv)
             b.set(("kvCacheOffloading",), {"backend": "native", **kv, "specName": TIERING_SPEC}, path, subtree=True)
-            b.note(f"kvCacheOffloading.specName {TIERING_SPEC}: KServe's controller renders it with or without disk "
-                   "tiers (config_merge.go kvTransferConfig)")
+            b.note(
+                f"kvCacheOffloading.specName {TIERING_SPEC}: KServe's controller renders it with or without disk "
+                "tiers (config_merge.go kvTransferConfig)"
+            )
         self.ephemeral_request(kv if isinstance(kv, dict) else {})
 
     def ephemeral_request(self, kv: dict[str, Any]) -> None:
@@ -319,10 +348,13 @@ class _Workload:
         t, b = self.t, self.b
         if "requests" not in self.ephemeral:
             if isinstance(kv.get("secondary"), list) and any(
-                    isinstance(tier, dict) and isinstance(tier.get("fileSystem"), dict) and "emptyDir" in tier["fileSystem"]
-                    for tier in kv["secondary"]):
-                b.note("resources.vllm.requests.ephemeral-storage: KServe requests the emptyDir tiers only; kvgen "
-                       "requests the model download cache too")
+                isinstance(tier, dict) and isinstance(tier.get("fileSystem"), dict) and "emptyDir" in tier["fileSystem"]
+                for tier in kv["secondary"]
+            ):
+                b.note(
+                    "resources.vllm.requests.ephemeral-storage: KServe requests the emptyDir tiers only; kvgen "
+                    "requests the model download cache too"
+                )
             return
         value, rpath = self.ephemeral["requests"]
         sizes = []
@@ -338,13 +370,19 @@ class _Workload:
             return
         total = request + sum(sizes)
         b.set(("resources", "vllm", "requests", "ephemeral-storage"), quantity.format_bytes(total), rpath)
-        b.note(f"resources.vllm.requests.ephemeral-storage {quantity.format_bytes(total)}: {value} plus the emptyDir "
-               f"tiers, as KServe's controller adds them")
+        b.note(
+            f"resources.vllm.requests.ephemeral-storage {quantity.format_bytes(total)}: {value} plus the emptyDir "
+            f"tiers, as KServe's controller adds them"
+        )
         limit = self.ephemeral.get("limits")
         if limit is not None and _bytes(limit[0]) is not None and total > _bytes(limit[0]):
-            t.error(rpath, f"ephemeral-storage {value} plus the emptyDir tiers is {quantity.format_bytes(total)}, more than "
-                    f"the limit {limit[0]}: KServe's controller adds each emptyDir tier to the request, and the API server "
-                    "refuses a request above its limit", "raise the limit, or lower the request or the tiers")
+            t.error(
+                rpath,
+                f"ephemeral-storage {value} plus the emptyDir tiers is {quantity.format_bytes(total)}, more than "
+                f"the limit {limit[0]}: KServe's controller adds each emptyDir tier to the request, and the API server "
+                "refuses a request above its limit",
+                "raise the limit, or lower the request or the tiers",
+            )
 
     def parallelism(self) -> None:
         t, b = self.t, self.b
@@ -363,8 +401,11 @@ class _Workload:
             t.use((*path, "expert"))
         if par.get("dataLocal") is not None:
             if par.get("dataLocal") != par.get("data"):
-                t.warn((*path, "dataLocal"), "not honoured: ranks per node only matter for multi-node data parallel "
-                       "(spec.worker), which kvgen does not convert")
+                t.warn(
+                    (*path, "dataLocal"),
+                    "not honoured: ranks per node only matter for multi-node data parallel "
+                    "(spec.worker), which kvgen does not convert",
+                )
             else:
                 t.use((*path, "dataLocal"))
         if self.gpus is None:
@@ -374,14 +415,21 @@ class _Workload:
             total *= b.get(("parallelism", key), 1) or 1
         if given or b.get(("parallelism",)):
             if self.gpus != total:
-                t.error(self.gpu_path, f"requests {self.gpus} GPU(s) but the parallel sizes use {total} "
-                        "(tensor x pipeline x data)", "make them agree")
+                t.error(
+                    self.gpu_path,
+                    f"requests {self.gpus} GPU(s) but the parallel sizes use {total} (tensor x pipeline x data)",
+                    "make them agree",
+                )
         elif self.gpus > 1:
             b.set(("parallelism", "tensor"), self.gpus, self.gpu_path)
-            t.warn(self.gpu_path, f"{self.gpus} GPUs without spec.parallelism: KServe starts vLLM without "
-                   "--tensor-parallel-size, so vLLM would use one of them; kvgen sets parallelism.tensor "
-                   f"{self.gpus} to use all", "set spec.parallelism.tensor to say so", covers=False)
-
+            t.warn(
+                self.gpu_path,
+                f"{self.gpus} GPUs without spec.parallelism: KServe starts vLLM without "
+                "--tensor-parallel-size, so vLLM would use one of them; kvgen sets parallelism.tensor "
+                f"{self.gpus} to use all",
+                "set spec.parallelism.tensor to say so",
+                covers=False,
+            )
 
 
 def _unknown_node(w: _Workload, base: Path) -> None:
@@ -390,7 +438,9 @@ def _unknown_node(w: _Workload, base: Path) -> None:
     src = w.gpu_path or (*base, "template")
     w.b.set(("instance", "gpus"), w.gpus or 0, src, use=False)
     if not w.gpus:
-        w.b.note("instance.gpus 0: the main container asks for no nvidia.com/gpu, so it is a CPU pod (rule cpu-instance)")
+        w.b.note(
+            "instance.gpus 0: the main container asks for no nvidia.com/gpu, so it is a CPU pod (rule cpu-instance)"
+        )
     if w.arch is not None and w.arch[0] in ("amd64", "arm64"):
         w.b.set(("instance", "arch"), w.arch[0], w.arch[1], use=False)
 
@@ -399,9 +449,14 @@ def _fields(t: Tracker, spec: dict[str, Any]) -> dict[str, tuple[Any, Path]]:
     fields = {k: (v, ("spec", k)) for k, v in spec.items() if k != "workload"}
     if "workload" in spec:
         workload = mapping(t, ("spec", "workload"), spec["workload"])
-        t.warn(("spec", "workload"), "the LLMInferenceService API has no spec.workload (the KServe guide shows it, but the "
-               "CRD inlines the workload into spec): KServe would reject or prune it; kvgen reads its fields as if "
-               "they were under spec", "move its fields up to spec (spec.kvCacheOffloading)", covers=False)
+        t.warn(
+            ("spec", "workload"),
+            "the LLMInferenceService API has no spec.workload (the KServe guide shows it, but the "
+            "CRD inlines the workload into spec): KServe would reject or prune it; kvgen reads its fields as if "
+            "they were under spec",
+            "move its fields up to spec (spec.kvCacheOffloading)",
+            covers=False,
+        )
         for key, value in workload.items():
             if key in fields:
                 t.error(("spec", "workload", key), f"{key} is set both under spec and under spec.workload")
@@ -417,9 +472,11 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
     t.use(("apiVersion",))
     t.use(("kind",))
     if api not in VERSIONS or kind != KIND:
-        t.error(("apiVersion",) if api not in VERSIONS else ("kind",),
-                f"kvgen reads {KIND} ({', '.join(VERSIONS)}), not {api} {kind}",
-                "write a native spec for other KServe resources")
+        t.error(
+            ("apiVersion",) if api not in VERSIONS else ("kind",),
+            f"kvgen reads {KIND} ({', '.join(VERSIONS)}), not {api} {kind}",
+            "write a native spec for other KServe resources",
+        )
         t.raise_errors()
     shape.check(doc, shape.KSERVE)
     meta = mapping(t, ("metadata",), data.get("metadata"))
@@ -427,9 +484,13 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
     fields = _fields(t, spec)
 
     if api.endswith("/v1alpha1") and "kvCacheOffloading" in fields:
-        t.warn(fields["kvCacheOffloading"][1], "serving.kserve.io/v1alpha1 has no kvCacheOffloading (the field is "
-               "v1alpha2 only): KServe would drop it and not offload; kvgen honours it",
-               "use apiVersion serving.kserve.io/v1alpha2", covers=False)
+        t.warn(
+            fields["kvCacheOffloading"][1],
+            "serving.kserve.io/v1alpha1 has no kvCacheOffloading (the field is "
+            "v1alpha2 only): KServe would drop it and not offload; kvgen honours it",
+            "use apiVersion serving.kserve.io/v1alpha2",
+            covers=False,
+        )
 
     # values every native spec of this resource shares: (native path, value, source path)
     shared: list[tuple[Path, Any, Path | None]] = []
@@ -446,8 +507,11 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
     if uri:
         m = re.fullmatch(r"hf://([^/:\s]+/[^/:\s]+)(?::([^\s]+))?", str(uri))
         if not m:
-            t.error((*mpath, "uri"), f"{uri!r}: kvgen serves Hugging Face models (hf://ORG/NAME); other storage is not supported",
-                    "use an hf:// uri, or write a native spec")
+            t.error(
+                (*mpath, "uri"),
+                f"{uri!r}: kvgen serves Hugging Face models (hf://ORG/NAME); other storage is not supported",
+                "use an hf:// uri, or write a native spec",
+            )
         else:
             model_id = m.group(1)
             shared.append((("model", "id"), model_id, (*mpath, "uri")))
@@ -481,11 +545,15 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         roles.append(("prefill", {k: (v, (*prefill_path, k)) for k, v in pf.items()}, prefill_path))
         if not pf:
             t.use(prefill_path)
-        t.warn(prefill_path, f"prefill/decode: kvgen renders the prefill workload as {name}{PREFILL_SUFFIX} (role prefill) "
-               "and the main one as role decode, each with its own Deployment and Service and its own kvCacheOffloading, "
-               "as KServe keeps them; KServe passes only the OffloadingConnector (NIXL is yours to configure), kvgen adds "
-               "NixlConnector before it in a MultiConnector so that the prefill/decode hand-off works; the inference "
-               "scheduler that routes between them (spec.router) is not rendered", covers=False)
+        t.warn(
+            prefill_path,
+            f"prefill/decode: kvgen renders the prefill workload as {name}{PREFILL_SUFFIX} (role prefill) "
+            "and the main one as role decode, each with its own Deployment and Service and its own kvCacheOffloading, "
+            "as KServe keeps them; KServe passes only the OffloadingConnector (NIXL is yours to configure), kvgen adds "
+            "NixlConnector before it in a MultiConnector so that the prefill/decode hand-off works; the inference "
+            "scheduler that routes between them (spec.router) is not rendered",
+            covers=False,
+        )
 
     workloads: list[_Workload] = []
     for role, wfields, base in roles:
@@ -505,10 +573,12 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
     # the instance: the pod's nodeSelector, else the annotation, else --instance, else none (as in KServe)
     main_selector = workloads[0].selector_instance
     unknown = False
-    for w, (role, _f, base) in zip(workloads, roles):
+    for w, (_role, _f, base) in zip(workloads, roles, strict=True):
         chosen = w.selector_instance or main_selector
         if chosen and annotation is not None and chosen[0] != annotation:
-            t.error(chosen[1], f"instance type {chosen[0]} differs from the {INSTANCE_ANNOTATION} annotation ({annotation})")
+            t.error(
+                chosen[1], f"instance type {chosen[0]} differs from the {INSTANCE_ANNOTATION} annotation ({annotation})"
+            )
         if chosen:
             w.b.set(("instance", "type"), chosen[0], chosen[1])
         elif annotation is not None:
@@ -524,16 +594,27 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         kv, kv_path = w.field("kvCacheOffloading")
         if kv is not None and (w.mig or (unknown and not w.gpus)):
             rule = "mig-partition" if w.mig else "cpu-instance"
-            t.warn(w.gpu_path or kv_path, f"KServe would pass its OffloadingConnector on this {'MIG slice' if w.mig else 'CPU pod'} "
-                   f"too; kvgen turns offloading off (rule {rule})", covers=False)
+            t.warn(
+                w.gpu_path or kv_path,
+                f"KServe would pass its OffloadingConnector on this {'MIG slice' if w.mig else 'CPU pod'} "
+                f"too; kvgen turns offloading off (rule {rule})",
+                covers=False,
+            )
         if w.gpus == 0 and not unknown:
-            t.error(w.gpu_path, f"{GPU_RESOURCE}: 0: kvgen takes the GPUs from the instance type",
-                    "remove it, and pick a CPU instance type for a CPU-only server")
+            t.error(
+                w.gpu_path,
+                f"{GPU_RESOURCE}: 0: kvgen takes the GPUs from the instance type",
+                "remove it, and pick a CPU instance type for a CPU-only server",
+            )
     if unknown:
-        t.warn(("metadata",), "node fit not checked: KServe names no node, so kvgen renders the GPUs the main container asks "
-               "for and cannot check that the pod fits its node",
-               f"give one with --instance TYPE, the annotation {INSTANCE_ANNOTATION}: TYPE, or spec.template.nodeSelector "
-               f"{INSTANCE_LABELS[0]}: TYPE", covers=False)
+        t.warn(
+            ("metadata",),
+            "node fit not checked: KServe names no node, so kvgen renders the GPUs the main container asks "
+            "for and cannot check that the pod fits its node",
+            f"give one with --instance TYPE, the annotation {INSTANCE_ANNOTATION}: TYPE, or spec.template.nodeSelector "
+            f"{INSTANCE_LABELS[0]}: TYPE",
+            covers=False,
+        )
     t.use(("metadata", "name"))
     t.use(("metadata", "namespace"))
     t.report_unused(REASONS)

@@ -16,8 +16,15 @@ from typing import Any
 from kvgen.errors import Path, Problem, SpecError
 from kvgen.source import SourceDoc
 
-_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "a whole number",
-          "number": "a number", "boolean": "true or false", "null": "null"}
+_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def _t(*types: str, **extra: Any) -> dict[str, Any]:
@@ -46,45 +53,80 @@ METADATA = obj(name=STRING, namespace=STRING, labels=map_of(STRING), annotations
 LABEL_SELECTOR = obj(matchLabels=map_of(STRING), matchExpressions=list_of(obj()))
 
 # ---------------------------------------------------------------- KAITO
-KAITO_RESOURCE = obj(instanceType=STRING, count=COUNT, labelSelector=LABEL_SELECTOR, preferredNodes=list_of(STRING),
-                     partition=obj(mode=STRING, profile=STRING, count=COUNT))
+KAITO_RESOURCE = obj(
+    instanceType=STRING,
+    count=COUNT,
+    labelSelector=LABEL_SELECTOR,
+    preferredNodes=list_of(STRING),
+    partition=obj(mode=STRING, profile=STRING, count=COUNT),
+)
 KAITO_INFERENCE = obj(
     preset=obj(name=STRING, accessMode=STRING, presetOptions=obj(modelAccessSecret=STRING)),
-    config=STRING, template=obj(), adapters=list_of(ANY),
+    config=STRING,
+    template=obj(),
+    adapters=list_of(ANY),
 )
 KAITO = {
-    "InferenceSet": obj(metadata=METADATA, spec=obj(
-        replicas=COUNT, labelSelector=LABEL_SELECTOR,
-        template=obj(metadata=METADATA, resource=KAITO_RESOURCE, inference=KAITO_INFERENCE))),
+    "InferenceSet": obj(
+        metadata=METADATA,
+        spec=obj(
+            replicas=COUNT,
+            labelSelector=LABEL_SELECTOR,
+            template=obj(metadata=METADATA, resource=KAITO_RESOURCE, inference=KAITO_INFERENCE),
+        ),
+    ),
     "Workspace": obj(metadata=METADATA, resource=KAITO_RESOURCE, inference=KAITO_INFERENCE),
 }
 CONFIGMAP = obj(metadata=METADATA, data=map_of(STRING))
 
 # ---------------------------------------------------------------- KServe
 KSERVE_CONTAINER = obj(
-    name=STRING, image=STRING, args=list_of(SCALAR),
-    env=list_of(obj(name=STRING, value=SCALAR, valueFrom=obj(secretKeyRef=obj(name=STRING, key=STRING, optional=BOOL)))),
+    name=STRING,
+    image=STRING,
+    args=list_of(SCALAR),
+    env=list_of(
+        obj(name=STRING, value=SCALAR, valueFrom=obj(secretKeyRef=obj(name=STRING, key=STRING, optional=BOOL)))
+    ),
     resources=obj(requests=map_of(SCALAR), limits=map_of(SCALAR)),
     volumeMounts=list_of(obj(name=STRING, mountPath=STRING)),
 )
 KSERVE_TEMPLATE = obj(
-    containers=list_of(KSERVE_CONTAINER), initContainers=list_of(ANY), nodeSelector=map_of(STRING),
-    tolerations=list_of(obj()), affinity=obj(), priorityClassName=STRING,
+    containers=list_of(KSERVE_CONTAINER),
+    initContainers=list_of(ANY),
+    nodeSelector=map_of(STRING),
+    tolerations=list_of(obj()),
+    affinity=obj(),
+    priorityClassName=STRING,
     volumes=list_of(obj(name=STRING, emptyDir=obj(medium=STRING, sizeLimit=SCALAR))),
 )
 KSERVE_WORKLOAD = dict(
-    replicas=COUNT, template=KSERVE_TEMPLATE, worker=obj(), kvCacheOffloading=obj(),
+    replicas=COUNT,
+    template=KSERVE_TEMPLATE,
+    worker=obj(),
+    kvCacheOffloading=obj(),
     parallelism=obj(tensor=COUNT, pipeline=COUNT, data=COUNT, dataLocal=COUNT, expert=BOOL),
 )
-KSERVE = obj(metadata=METADATA, spec=obj(
-    model=obj(uri=STRING, name=STRING), workload=obj(**KSERVE_WORKLOAD), prefill=obj(**KSERVE_WORKLOAD),
-    **KSERVE_WORKLOAD))
+KSERVE = obj(
+    metadata=METADATA,
+    spec=obj(
+        model=obj(uri=STRING, name=STRING),
+        workload=obj(**KSERVE_WORKLOAD),
+        prefill=obj(**KSERVE_WORKLOAD),
+        **KSERVE_WORKLOAD,
+    ),
+)
 
 
 def _kind(value: Any) -> str:
     if value is None or isinstance(value, bool):
         return "null" if value is None else "true or false"
-    for t, word in ((dict, "a mapping"), (list, "a list"), (str, "a string"), (int, "a whole number"), (float, "a number")):
+    for t, word in (
+        (dict, "a mapping"),
+        (list, "a list"),
+        (str, "a string"),
+        (int, "a whole number"),
+        (float, "a number"),
+    ):
         if isinstance(value, t):
             return word
     return type(value).__name__

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from decimal import Decimal
+from typing import Any
 
 from kvgen import flags
+from kvgen.dialects.core import SpecBuilder, Tracker
 from kvgen.errors import Location, Path
 from kvgen.source import SourceDoc
-
-from kvgen.dialects.core import SpecBuilder, Tracker
 
 
 def _tokens(text: str) -> int:
@@ -106,8 +106,9 @@ def split(tokens: list[str]) -> list[Arg]:
 Where = Callable[[int], tuple[Path, SourceDoc | None, Location | None]]
 
 
-def apply(args: list[Arg], tracker: Tracker, builder: SpecBuilder, where: Where, *,
-          parallel_note: str | None = None) -> None:
+def apply(
+    args: list[Arg], tracker: Tracker, builder: SpecBuilder, where: Where, *, parallel_note: str | None = None
+) -> None:
     """Map each argument onto the spec. ``where(index)`` gives the source path (and, for
     embedded YAML, the document and location) of the token at ``index``. With
     ``parallel_note`` the parallel sizes are not taken (the resource's format sets them
@@ -133,8 +134,12 @@ def apply(args: list[Arg], tracker: Tracker, builder: SpecBuilder, where: Where,
                 continue
             previous = builder.origins.get(native)
             if previous is not None and builder.get(native) != value:
-                tracker.error(path, f"{arg.flag} {arg.value} conflicts with {builder.get(native)!r} set elsewhere "
-                              f"in this resource", doc=doc, location=location)
+                tracker.error(
+                    path,
+                    f"{arg.flag} {arg.value} conflicts with {builder.get(native)!r} set elsewhere in this resource",
+                    doc=doc,
+                    location=location,
+                )
                 continue
             builder.set(native, value, path, doc=doc, location=location)
             continue
