@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kvgen import catalog, quantity
+from kvgen import catalog, pod_settings, quantity
 from kvgen import spec as spec_module
 from kvgen.catalog import InstanceInfo
 from kvgen.errors import Path, Problem
@@ -534,6 +534,85 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     return problems
 
 
+def _check_pod_settings(spec: Spec) -> list[Problem]:
+    """The spec's pod settings: ValidateLabels and ValidateAnnotations on the pod's metadata
+    (ValidateObjectMeta), the names ValidatePodSpec checks, validateTopologySpreadConstraints;
+    and kvgen's own label and annotation keys, which the spec may not override."""
+    problems: list[Problem] = []
+    reserved_labels, reserved_notes = pod_settings.reserved_labels(), pod_settings.reserved_annotations()
+    for key, value in spec.pod.labels.items():
+        path: Path = ("pod", "labels", key)
+        if key in reserved_labels:
+            problems.append(
+                Problem(
+                    path,
+                    f"{key!r} is a label kvgen sets itself (its selector and bookkeeping: {', '.join(reserved_labels)})",
+                    "use another key",
+                )
+            )
+        elif not is_label_key(key):
+            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateLabels)", None))
+        if not is_label_value(value):
+            problems.append(Problem(path, f"{value!r} is not {what('labelValue')} (ValidateLabels)", None))
+    for key in spec.pod.annotations:
+        path = ("pod", "annotations", key)
+        if key in reserved_notes:
+            problems.append(
+                Problem(
+                    path,
+                    f"{key!r} is an annotation kvgen sets itself ({', '.join(reserved_notes)})",
+                    "use another key",
+                )
+            )
+        elif not is_label_key(key.lower()):
+            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateAnnotations)", None))
+    names: list[tuple[Path, str | None, str]] = [
+        (("pod", "imagePullSecrets", i, "name"), ref.name, "; no Secret can have this name (ValidateSecretName)")
+        for i, ref in enumerate(spec.pod.image_pull_secrets)
+    ]
+    names += [
+        (
+            ("pod", "serviceAccount", "name"),
+            spec.pod.service_account.name,
+            " (ValidatePodSpec: ValidateServiceAccountName)",
+        ),
+        (
+            ("scheduling", "runtimeClassName"),
+            spec.scheduling.runtime_class_name,
+            " (ValidatePodSpec: ValidateRuntimeClassName)",
+        ),
+    ]
+    for path, name, why in names:
+        if name and not is_dns1123_subdomain(name):
+            problems.append(Problem(path, f"{name!r} is not {what('dns1123Subdomain')}{why}", None))
+    for i, c in enumerate(spec.scheduling.topology_spread_constraints):
+        base: Path = ("scheduling", "topologySpreadConstraints", i)
+        skew, key, when = c.get("maxSkew"), c.get("topologyKey"), c.get("whenUnsatisfiable")
+        if isinstance(skew, int) and skew <= 0:
+            problems.append(
+                Problem(
+                    (*base, "maxSkew"), f"{skew} must be greater than zero (validateTopologySpreadConstraints)", None
+                )
+            )
+        if isinstance(key, str) and not is_label_key(key):
+            problems.append(
+                Problem(
+                    (*base, "topologyKey"),
+                    f"{key!r} is not {what('labelKeyName')} (validateTopologySpreadConstraints)",
+                    "e.g. topology.kubernetes.io/zone or kubernetes.io/hostname",
+                )
+            )
+        if isinstance(when, str) and when not in _RULES["whenUnsatisfiable"]:
+            problems.append(
+                Problem(
+                    (*base, "whenUnsatisfiable"),
+                    f"unsupported value {when!r} (validateWhenUnsatisfiable)",
+                    "use one of " + ", ".join(_RULES["whenUnsatisfiable"]),
+                )
+            )
+    return problems
+
+
 def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str]) -> list[Problem]:
     """Every problem the API server (or the kubelet) would have with what this spec renders.
     ``instance`` is the resolved node (None when it could not be resolved); ``statefulsets``
@@ -551,4 +630,5 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
     problems += _check_env(spec)
     problems += _check_labels(spec, instance)
     problems += _check_workloads(spec, statefulsets)
+    problems += _check_pod_settings(spec)
     return problems

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kvgen import catalog, connector, gpu_access, images, paths, quantity, sizing
+from kvgen import catalog, connector, gpu_access, images, paths, pod_settings, quantity, sizing
 from kvgen.context_types import (
     Context,
     Gpus,
@@ -264,6 +264,7 @@ def vllm(
     c["resources"] = resources(size, devices.get("resources"), devices.get("claims"))
     c["probes"] = True
     c["volumeMounts"] = mounts
+    c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]
 
 
@@ -292,6 +293,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
     c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
+    c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]
 
 
@@ -332,13 +334,14 @@ def workloads(
     if plan.instance.type:
         node_selector[w["labels"]["instanceType"]] = plan.instance.type
     node_selector.update(spec.scheduling.node_selector)
+    account = pod_settings.service_account_name(spec)
 
     def pod(role: str | None) -> Pod:
         roles = {w["labels"]["nodeRole"]: role} if role else {}
         out: dict[str, Any] = {
             "selector": {**m["selector"], **roles},
-            "labels": {**m["labels"], **roles},
-            "annotations": annotations,
+            "labels": {**spec.pod.labels, **m["labels"], **roles},
+            "annotations": {**spec.pod.annotations, **annotations},
         }
         if node_selector:
             out["nodeSelector"] = node_selector
@@ -348,6 +351,19 @@ def workloads(
             out["affinity"] = spec.scheduling.affinity
         if spec.scheduling.priority_class_name:
             out["priorityClassName"] = spec.scheduling.priority_class_name
+        if spec.scheduling.runtime_class_name:
+            out["runtimeClassName"] = spec.scheduling.runtime_class_name
+        if spec.scheduling.topology_spread_constraints:
+            out["topologySpreadConstraints"] = [
+                c if "labelSelector" in c else {**c, "labelSelector": {"matchLabels": out["selector"]}}
+                for c in spec.scheduling.topology_spread_constraints
+            ]
+        if account:
+            out["serviceAccountName"] = account
+        out["automountServiceAccountToken"] = spec.pod.service_account.automount_token
+        if spec.pod.image_pull_secrets:
+            out["imagePullSecrets"] = [{"name": s.name} for s in spec.pod.image_pull_secrets]
+        out["securityContext"] = pod_settings.pod_security_context(spec)
         if "claimTemplate" in devices:
             out["resourceClaims"] = [
                 {"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}
@@ -405,6 +421,11 @@ def build(plan: Plan) -> Context:
         c["launcher"] = server["launcher"]
     if "claimTemplate" in devices:
         c["claimTemplate"] = devices["claimTemplate"]
+    if spec.pod.service_account.create:
+        c["serviceAccount"] = {
+            "name": pod_settings.service_account_name(spec) or spec.name,
+            "automountToken": spec.pod.service_account.automount_token,
+        }
     c["workloads"] = loads
     d = plan.decision
     c["decision"] = {"enabled": True} if d.enabled else {"enabled": False, "code": d.reason_code, "reason": d.reason}

@@ -95,6 +95,9 @@ PVCSpec = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PersistentVolumeClai
 Toleration = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Toleration")]
 Affinity = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Affinity")]
 EnvVarSource = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.EnvVarSource")]
+TopologySpreadConstraint = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.TopologySpreadConstraint")]
+PodSecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PodSecurityContext")]
+SecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.SecurityContext")]
 
 
 def _exactly_one_object(*keys: str) -> dict[str, Any]:
@@ -477,6 +480,68 @@ class Scheduling(Model):
     tolerations: list[Toleration] = Field(default_factory=list, description="Pod tolerations.")
     affinity: Affinity = Field(default_factory=dict, description="Pod affinity.")
     priority_class_name: str | None = Field(None, description="Pod priorityClassName.")
+    runtime_class_name: str | None = Field(
+        None,
+        description="Pod runtimeClassName: the RuntimeClass whose handler runs the containers (on GPU clusters often "
+        "nvidia, the NVIDIA container runtime, when it is not the node's default).",
+    )
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(
+        default_factory=list,
+        description="Pod topologySpreadConstraints (Kubernetes TopologySpreadConstraint). A constraint without "
+        "labelSelector spreads the pods of this workload: kvgen fills in the pod's selector labels.",
+    )
+
+
+class ImagePullSecret(Model):
+    name: str = Field(
+        min_length=1, description="Name of a Secret of type kubernetes.io/dockerconfigjson in the namespace."
+    )
+
+
+class ServiceAccount(Model):
+    """The pod's ServiceAccount."""
+
+    create: bool = Field(False, description="Render a ServiceAccount (named name, default the spec's name).")
+    name: str | None = Field(
+        None,
+        min_length=1,
+        description="serviceAccountName of the pods. Unset: the spec's name when create is true, else the "
+        "namespace's default ServiceAccount.",
+    )
+    automount_token: bool = Field(
+        False,
+        description="automountServiceAccountToken: mount an API token into the pods. Off by default: vLLM and "
+        "LMCache never call the Kubernetes API.",
+    )
+
+
+class PodSettings(Model):
+    """Pod-level settings a platform team sets: identity, registry credentials, labels, security."""
+
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra pod labels. Keys kvgen sets itself (app.kubernetes.io/*, kvgen.dev/*) are refused.",
+    )
+    annotations: dict[str, str] = Field(
+        default_factory=dict, description="Extra pod annotations. Keys kvgen sets itself are refused."
+    )
+    image_pull_secrets: list[ImagePullSecret] = Field(
+        default_factory=list, description="Pod imagePullSecrets ({name}) for private registries."
+    )
+    service_account: ServiceAccount = Field(
+        default_factory=ServiceAccount, description="The pods' ServiceAccount and its token."
+    )
+    security_context: PodSecurityContext = Field(
+        default_factory=dict,
+        description="Pod securityContext (Kubernetes PodSecurityContext), merged over kvgen's default "
+        "{seccompProfile: {type: RuntimeDefault}}; a key set here wins (maps merge, lists are replaced).",
+    )
+    container_security_context: SecurityContext = Field(
+        default_factory=dict,
+        description="securityContext of every container (Kubernetes SecurityContext), merged over kvgen's default "
+        "{allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}; a key set here wins (maps merge, lists "
+        "are replaced), e.g. capabilities: {add: [IPC_LOCK]} for RDMA.",
+    )
 
 
 class Service(Model):
@@ -523,4 +588,8 @@ class Spec(Model):
     vllm: VLLMSettings = Field(default_factory=VLLMSettings, description="vLLM server settings.")
     resources: Resources = Field(default_factory=Resources, description="Explicit resource values; they always win.")
     scheduling: Scheduling = Field(default_factory=Scheduling, description="Node selection.")
+    pod: PodSettings = Field(
+        default_factory=PodSettings,
+        description="Pod settings: labels, annotations, imagePullSecrets, ServiceAccount, securityContext.",
+    )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")

@@ -284,4 +284,54 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- if and (kindIs "string" $sched.priorityClassName) $sched.priorityClassName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $sched.priorityClassName))) -}}
 {{- include "kvgen.problem" (list $s "scheduling.priorityClassName" (printf "'%s' is not %s (ValidatePodSpec: ValidatePriorityClassName)" $sched.priorityClassName $A.formats.dns1123Subdomain.what) "") -}}
 {{- end -}}
+
+{{/* pod settings: ValidateLabels / ValidateAnnotations (ValidateObjectMeta), ValidatePodSpec's names,
+     validateTopologySpreadConstraints; kvgen's own label and annotation keys may not be overridden */}}
+{{- $podv := default dict $v.pod -}}
+{{- $rtw := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring -}}
+{{- $ownLabels := list -}}{{- range $k, $l := $rtw.labels -}}{{- if ne $k "instanceType" -}}{{- $ownLabels = append $ownLabels $l -}}{{- end -}}{{- end -}}
+{{- $ownLabels = sortAlpha $ownLabels -}}
+{{- $ownNotes := list -}}{{- range $k, $l := $rtw.annotations -}}{{- $ownNotes = append $ownNotes $l -}}{{- end -}}
+{{- $ownNotes = sortAlpha $ownNotes -}}
+{{- range $k, $val := default dict $podv.labels -}}
+{{- if has $k $ownLabels -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "'%s' is a label kvgen sets itself (its selector and bookkeeping: %s)" $k (join ", " $ownLabels)) "use another key") -}}
+{{- else if not (include "kvgen.apiLabelKey" (list $A $k)) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "'%s' is not %s (ValidateLabels)" $k $A.formats.labelKeyName.what) "") -}}
+{{- end -}}
+{{- if not (include "kvgen.apiFits" (list $A "labelValue" $val)) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "'%s' is not %s (ValidateLabels)" $val $A.formats.labelValue.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- range $k, $val := default dict $podv.annotations -}}
+{{- if has $k $ownNotes -}}
+{{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "'%s' is an annotation kvgen sets itself (%s)" $k (join ", " $ownNotes)) "use another key") -}}
+{{- else if not (include "kvgen.apiLabelKey" (list $A (lower $k))) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "'%s' is not %s (ValidateAnnotations)" $k $A.formats.labelKeyName.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $ref := default list $podv.imagePullSecrets -}}
+{{- if and (kindIs "string" $ref.name) $ref.name (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $ref.name))) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.imagePullSecrets[%d].name" $i) (printf "'%s' is not %s; no Secret can have this name (ValidateSecretName)" $ref.name $A.formats.dns1123Subdomain.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- $saName := (default dict $podv.serviceAccount).name -}}
+{{- if and (kindIs "string" $saName) $saName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $saName))) -}}
+{{- include "kvgen.problem" (list $s "pod.serviceAccount.name" (printf "'%s' is not %s (ValidatePodSpec: ValidateServiceAccountName)" $saName $A.formats.dns1123Subdomain.what) "") -}}
+{{- end -}}
+{{- if and (kindIs "string" $sched.runtimeClassName) $sched.runtimeClassName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $sched.runtimeClassName))) -}}
+{{- include "kvgen.problem" (list $s "scheduling.runtimeClassName" (printf "'%s' is not %s (ValidatePodSpec: ValidateRuntimeClassName)" $sched.runtimeClassName $A.formats.dns1123Subdomain.what) "") -}}
+{{- end -}}
+{{- range $i, $c := default list $sched.topologySpreadConstraints -}}
+{{- $base := printf "scheduling.topologySpreadConstraints[%d]" $i -}}
+{{- if and (or (kindIs "int64" $c.maxSkew) (kindIs "float64" $c.maxSkew)) (le (float64 $c.maxSkew) 0.0) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.maxSkew" $base) (printf "%.0f must be greater than zero (validateTopologySpreadConstraints)" (float64 $c.maxSkew)) "") -}}
+{{- end -}}
+{{- if and (kindIs "string" $c.topologyKey) (not (include "kvgen.apiLabelKey" (list $A $c.topologyKey))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.topologyKey" $base) (printf "'%s' is not %s (validateTopologySpreadConstraints)" $c.topologyKey $A.formats.labelKeyName.what) "e.g. topology.kubernetes.io/zone or kubernetes.io/hostname") -}}
+{{- end -}}
+{{- if and (kindIs "string" $c.whenUnsatisfiable) (not (has $c.whenUnsatisfiable $A.whenUnsatisfiable)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.whenUnsatisfiable" $base) (printf "unsupported value '%s' (validateWhenUnsatisfiable)" $c.whenUnsatisfiable) (printf "use one of %s" (join ", " $A.whenUnsatisfiable))) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
