@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kvgen import catalog, pod_settings, quantity
+from kvgen import catalog, model_source, pod_settings, quantity
 from kvgen import spec as spec_module
 from kvgen.catalog import InstanceInfo
 from kvgen.errors import Path, Problem
@@ -626,6 +626,11 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
             problems += _check_pvc_spec((*base, "spec"), pvc.spec)
         elif pvc is not None and pvc.ref is not None:
             problems += _check_claim_ref((*base, "ref"), pvc.ref.name, pvc.ref.path)
+    pvc = model_source.model_pvc(spec)
+    if pvc is not None:
+        problems += [
+            Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), pvc[0], pvc[1])
+        ]
     problems += _check_tolerations(spec.scheduling.tolerations)
     problems += _check_env(spec)
     problems += _check_labels(spec, instance)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kvgen import catalog, connector, gpu_access, images, paths, pod_settings, quantity, sizing
+from kvgen import catalog, connector, flags, gpu_access, images, model_source, paths, pod_settings, quantity, sizing
 from kvgen.context_types import (
     Context,
     Gpus,
@@ -92,6 +92,10 @@ def vllm_args(plan: Plan) -> VllmArgs:
     """`vllm serve`'s arguments (the image's entrypoint; the model is its positional argument)."""
     spec, p, backend = plan.spec, plan.spec.parallelism, plan.backend
     head = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
+    if spec.model.uri:  # vLLM serves the mounted directory, under the model's id
+        head[0] = connector.wiring()["modelPvc"]["mountPath"]
+        if not any(flags.flag_name(a) == "--served-model-name" for a in spec.vllm.extra_args):
+            head.insert(1, f"--served-model-name={spec.model.id}")
     if p.pipeline > 1:
         head.append(f"--pipeline-parallel-size={p.pipeline}")
     if p.data > 1:
@@ -146,6 +150,8 @@ def env(plan: Plan) -> list[KubeObject]:
         out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    if spec.model.uri:  # the weights are on the claim: never ask the Hub (air-gapped clusters)
+        out.append({"name": "HF_HUB_OFFLINE", "value": "1"})
     if not plan.instance.gpus:
         out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(sizing.CPU_BACKEND_KV_SPACE_GIB)})
     out += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
@@ -249,6 +255,9 @@ def vllm(
         {"name": "dshm", "mountPath": "/dev/shm"},
         {"name": "model-cache", "mountPath": connector.wiring()["modelCacheMount"]},
     ]
+    weights = model_source.mount(plan.spec)
+    if weights is not None:
+        mounts.append(weights)
     size = s.vllm
     if plan.backend == "native":
         mounts += [t["mount"] for t in disk]
@@ -304,6 +313,9 @@ def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeOb
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": quantity.format_bytes(s.shm)}},
         {"name": "model-cache", "emptyDir": {"sizeLimit": quantity.format_bytes(s.model_cache)}},
     ]
+    weights = model_source.volume(plan.spec)
+    if weights is not None:
+        out.append(weights)
     if server is not None:
         launcher = connector.wiring()["launcher"]
         out.append(

@@ -79,6 +79,7 @@ NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+MODEL_URI_PATTERN = r"^pvc://[^/]+(/.*)?$"
 
 
 K8S_MARKER = "x-kvgen-kubernetes-definition"  # replaced by a $ref in kvgen.schema
@@ -141,6 +142,25 @@ class ModelSpec(Model):
         description="Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct. Catalog models need nothing else.",
         min_length=1,
     )
+    uri: str | None = Field(
+        None,
+        json_schema_extra={"pattern": MODEL_URI_PATTERN},
+        description="Where the weights are, when not downloaded from Hugging Face: pvc://CLAIM[/PATH], an existing "
+        "PersistentVolumeClaim holding the model's files (config.json, tokenizer, safetensors) in PATH, as KServe and "
+        "llm-d accept. It is mounted read-only at /mnt/models, vLLM serves that directory under the name model.id "
+        "(--served-model-name) with HF_HUB_OFFLINE=1, and nothing is downloaded: for air-gapped clusters.",
+    )
+
+    @field_validator("uri")
+    @classmethod
+    def _pvc_uri(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(MODEL_URI_PATTERN, value):
+            raise ValueError(
+                f"{value!r} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
+                "or downloads model.id from Hugging Face when uri is left out"
+            )
+        return value
+
     max_model_len: int | None = Field(
         None,
         ge=1,

@@ -285,6 +285,16 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- include "kvgen.problem" (list $s "scheduling.priorityClassName" (printf "'%s' is not %s (ValidatePodSpec: ValidatePriorityClassName)" $sched.priorityClassName $A.formats.dns1123Subdomain.what) "") -}}
 {{- end -}}
 
+{{/* model.uri pvc://CLAIM/PATH: the claim's name and the mount's subPath */}}
+{{- if $v.model.uri -}}
+{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
+{{- if not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $pvc.claim)) -}}
+{{- include "kvgen.problem" (list $s "model.uri" (printf "'%s' cannot name a PersistentVolumeClaim: %s; the pod would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)" $pvc.claim $A.formats.dns1123Subdomain.what) "use the claim's metadata.name") -}}
+{{- end -}}
+{{- if has ".." (splitList "/" $pvc.path) -}}
+{{- include "kvgen.problem" (list $s "model.uri" (printf "'%s' must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)" $pvc.path) "name a directory inside the claim") -}}
+{{- end -}}
+{{- end -}}
 {{/* pod settings: ValidateLabels / ValidateAnnotations (ValidateObjectMeta), ValidatePodSpec's names,
      validateTopologySpreadConstraints; kvgen's own label and annotation keys may not be overridden */}}
 {{- $podv := default dict $v.pod -}}

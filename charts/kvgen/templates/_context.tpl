@@ -70,6 +70,12 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $p := $v.parallelism -}}
 {{- $o := $v.kvCacheOffloading -}}
 {{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{/* model.uri: vLLM serves the mounted directory, under the model's id */}}
+{{- if $v.model.uri -}}
+{{- $named := false -}}
+{{- range $a := default list $v.vllm.extraArgs -}}{{- if regexMatch "^--served[-_]model[-_]name(=|$)" $a -}}{{- $named = true -}}{{- end -}}{{- end -}}
+{{- $head = concat (list $s.W.modelPvc.mountPath) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
+{{- end -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
 {{- if gt (int64 $p.nodes) 1 -}}
@@ -124,6 +130,8 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- end -}}
 {{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
 {{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
+{{/* the weights are on the claim: never ask the Hub (air-gapped clusters) */}}
+{{- if $v.model.uri -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
 {{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
 {{- $_ := set $s "env" $env -}}
@@ -225,7 +233,14 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 */}}
 {{- define "kvgen.context.vllm" -}}
 {{- $s := . -}}
+{{- $v := $s.V -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
+{{- if $v.model.uri -}}
+{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
+{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.W.modelPvc.mountPath "readOnly" true -}}
+{{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
+{{- $mounts = append $mounts $m -}}
+{{- end -}}
 {{- $size := $s.size.vllm -}}
 {{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
 {{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
@@ -278,6 +293,9 @@ Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
 {{- define "kvgen.context.volumes" -}}
 {{- $s := . -}}
 {{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.size.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.size.modelCache))) -}}
+{{- if $s.V.model.uri -}}
+{{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" (include "kvgen.modelPvc" $s.V | fromJson).claim "readOnly" true)) -}}
+{{- end -}}
 {{- if $s.lmcache -}}
 {{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
 {{- end -}}
@@ -378,4 +396,14 @@ Usage: {{- include "kvgen.spreadSelector" $pod -}} (with $pod.selector set)
 {{- end -}}
 {{- $_ := unset $pod "spreadFrom" -}}
 {{- if $out -}}{{- $_ := set $pod "topologySpreadConstraints" $out -}}{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.modelPvc: model.uri pvc://CLAIM[/PATH] as JSON {claim, path} (path "" when none), as
+kvgen/model_source.py model_pvc reads it.
+Usage: {{- $pvc := include "kvgen.modelPvc" $values | fromJson -}}
+*/}}
+{{- define "kvgen.modelPvc" -}}
+{{- $parts := splitn "/" 2 (trimPrefix "pvc://" (toString .model.uri)) -}}
+{{- toJson (dict "claim" $parts._0 "path" (trimAll "/" (default "" $parts._1))) -}}
 {{- end -}}
