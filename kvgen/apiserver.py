@@ -534,6 +534,31 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     return problems
 
 
+def _check_extended_resources(spec: Spec) -> list[Problem]:
+    """resources.extra: IsExtendedResourceName (validateResourceName), and no GPU of kvgen's own."""
+    problems: list[Problem] = []
+    for name in spec.resources.extra:
+        path: Path = ("resources", "extra", name)
+        if any(name == g or (g.endswith("-") and name.startswith(g)) for g in _RULES["gpuResources"]):
+            problems.append(
+                Problem(
+                    path,
+                    f"{name} is requested by kvgen itself, from instance and parallelism",
+                    "remove it; set instance.gpus, instance.mig or parallelism",
+                )
+            )
+        elif "/" not in name or _RULES["nativeResourceDomain"] in name or not is_label_key(name):
+            problems.append(
+                Problem(
+                    path,
+                    f"{name!r} is not an extended resource name: a domain-prefixed name such as "
+                    "vpc.amazonaws.com/efa or rdma/ib, outside kubernetes.io (IsExtendedResourceName)",
+                    None,
+                )
+            )
+    return problems
+
+
 def _check_pod_settings(spec: Spec) -> list[Problem]:
     """The spec's pod settings: ValidateLabels and ValidateAnnotations on the pod's metadata
     (ValidateObjectMeta), the names ValidatePodSpec checks, validateTopologySpreadConstraints;
@@ -636,4 +661,5 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
     problems += _check_labels(spec, instance)
     problems += _check_workloads(spec, statefulsets)
     problems += _check_pod_settings(spec)
+    problems += _check_extended_resources(spec)
     return problems

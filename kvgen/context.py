@@ -270,7 +270,8 @@ def vllm(
     if variables:
         c["env"] = variables
     c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
-    c["resources"] = resources(size, devices.get("resources"), devices.get("claims"))
+    extended = {**devices.get("resources", {}), **plan.spec.resources.extra}  # RDMA devices beside the GPUs
+    c["resources"] = resources(size, extended, devices.get("claims"))
     c["probes"] = True
     c["volumeMounts"] = mounts
     c["securityContext"] = pod_settings.container_security_context(plan.spec)

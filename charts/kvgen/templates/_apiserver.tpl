@@ -344,4 +344,15 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- include "kvgen.problem" (list $s (printf "%s.whenUnsatisfiable" $base) (printf "unsupported value '%s' (validateWhenUnsatisfiable)" $c.whenUnsatisfiable) (printf "use one of %s" (join ", " $A.whenUnsatisfiable))) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* resources.extra: IsExtendedResourceName (validateResourceName), and no GPU of kvgen's own */}}
+{{- range $name, $n := default dict (default dict $v.resources).extra -}}
+{{- $gpu := false -}}
+{{- range $g := $A.gpuResources -}}{{- if or (eq $name $g) (and (hasSuffix "-" $g) (hasPrefix $g $name)) -}}{{- $gpu = true -}}{{- end -}}{{- end -}}
+{{- if $gpu -}}
+{{- include "kvgen.problem" (list $s (printf "resources.extra.%s" $name) (printf "%s is requested by kvgen itself, from instance and parallelism" $name) "remove it; set instance.gpus, instance.mig or parallelism") -}}
+{{- else if or (not (contains "/" $name)) (contains $A.nativeResourceDomain $name) (not (include "kvgen.apiLabelKey" (list $A $name))) -}}
+{{- include "kvgen.problem" (list $s (printf "resources.extra.%s" $name) (printf "'%s' is not an extended resource name: a domain-prefixed name such as vpc.amazonaws.com/efa or rdma/ib, outside kubernetes.io (IsExtendedResourceName)" $name) "") -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

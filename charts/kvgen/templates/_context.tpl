@@ -255,7 +255,9 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
 {{- if $s.env -}}{{- $_ := set $c "env" $s.env -}}{{- end -}}
 {{- $_ := set $c "ports" (list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP")) -}}
-{{- $_ := set $c "resources" (include "kvgen.resources" (list $size (default dict $s.gpus.resources) (default list $s.gpus.claims)) | fromJson) -}}
+{{/* RDMA devices beside the GPUs (resources.extra) */}}
+{{- $extended := merge (deepCopy (default dict (default dict $v.resources).extra)) (default dict $s.gpus.resources) -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $size $extended (default list $s.gpus.claims)) | fromJson) -}}
 {{- $_ := set $c "probes" true -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
 {{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
