@@ -534,6 +534,62 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     return problems
 
 
+def _inside(path: str, other: str) -> bool:
+    """One path is the other, or inside it."""
+    a, b = path.removesuffix("/") or "/", other.removesuffix("/") or "/"
+    return a == b or a.startswith(b.removesuffix("/") + "/") or b.startswith(a.removesuffix("/") + "/")
+
+
+def _check_volumes(spec: Spec) -> list[Problem]:
+    """pod.volumes and vllm.volumeMounts: ValidateVolumes (DNS-1123 label names, unique),
+    validateVolumeMounts (a known volume, unique paths), and none of kvgen's own names and paths."""
+    problems: list[Problem] = []
+    reserved = catalog.runtime()["wiring"]["reserved"]
+    names: set[str] = set()
+    for i, vol in enumerate(spec.pod.volumes):
+        name = vol.get("name")
+        if not isinstance(name, str):
+            continue
+        path: Path = ("pod", "volumes", i, "name")
+        if name in reserved["volumes"] or any(name.startswith(p) for p in reserved["volumePrefixes"]):
+            problems.append(Problem(path, f"{name!r} is the name of a volume kvgen renders itself", "use another name"))
+        elif not _fits("dns1123Label", name):
+            problems.append(Problem(path, f"{name!r} is not {what('dns1123Label')} (ValidateVolumes)", None))
+        elif name in names:
+            problems.append(Problem(path, f"{name!r}: duplicate volume name (ValidateVolumes)", None))
+        names.add(name)
+    paths: set[str] = set()
+    for i, m in enumerate(spec.vllm.volume_mounts):
+        base: Path = ("vllm", "volumeMounts", i)
+        name, mount_path = m.get("name"), m.get("mountPath")
+        if isinstance(name, str) and name not in names:
+            problems.append(
+                Problem(
+                    (*base, "name"),
+                    f"{name!r} is not a volume of pod.volumes (validateVolumeMounts: not found)",
+                    "add the volume to pod.volumes",
+                )
+            )
+        if not isinstance(mount_path, str):
+            continue
+        ours = [r for r in reserved["paths"] if _inside(mount_path, r)]
+        ours += [p + "N" for p in reserved["pathPrefixes"] if mount_path.startswith(p) or _inside(mount_path, p)]
+        if ours:
+            problems.append(
+                Problem(
+                    (*base, "mountPath"),
+                    f"{mount_path!r} would hide or sit inside a path kvgen mounts itself ({ours[0]})",
+                    "mount it elsewhere",
+                )
+            )
+        elif mount_path.removesuffix("/") in paths:
+            problems.append(
+                Problem((*base, "mountPath"), f"{mount_path!r}: must be unique (validateVolumeMounts)", None)
+            )
+        paths.add(mount_path.removesuffix("/"))
+    return problems
+
+
 def _check_extended_resources(spec: Spec) -> list[Problem]:
     """resources.extra: IsExtendedResourceName (validateResourceName), and no GPU of kvgen's own."""
     problems: list[Problem] = []
@@ -662,4 +718,5 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
     problems += _check_workloads(spec, statefulsets)
     problems += _check_pod_settings(spec)
     problems += _check_extended_resources(spec)
+    problems += _check_volumes(spec)
     return problems

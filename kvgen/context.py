@@ -258,6 +258,7 @@ def vllm(
     weights = model_source.mount(plan.spec)
     if weights is not None:
         mounts.append(weights)
+    mounts += plan.spec.vllm.volume_mounts  # the spec's, after kvgen's own
     size = s.vllm
     if plan.backend == "native":
         mounts += [t["mount"] for t in disk]
@@ -325,7 +326,7 @@ def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeOb
                 "configMap": {"name": server["launcher"]["name"], "defaultMode": launcher["mode"]},
             }
         )
-    return out + [t["volume"] for t in disk]
+    return out + [t["volume"] for t in disk] + plan.spec.pod.volumes
 
 
 def workloads(

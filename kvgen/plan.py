@@ -150,6 +150,10 @@ def _check_structure(
         embedded.append(
             (("scheduling", "topologySpreadConstraints", i), "io.k8s.api.core.v1.TopologySpreadConstraint", c)
         )
+    for i, vol in enumerate(spec.pod.volumes):
+        embedded.append((("pod", "volumes", i), "io.k8s.api.core.v1.Volume", vol))
+    for i, m in enumerate(spec.vllm.volume_mounts):
+        embedded.append((("vllm", "volumeMounts", i), "io.k8s.api.core.v1.VolumeMount", m))
     if spec.pod.security_context:
         embedded.append(
             (("pod", "securityContext"), "io.k8s.api.core.v1.PodSecurityContext", spec.pod.security_context)

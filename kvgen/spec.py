@@ -96,6 +96,8 @@ PVCSpec = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PersistentVolumeClai
 Toleration = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Toleration")]
 Affinity = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Affinity")]
 EnvVarSource = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.EnvVarSource")]
+Volume = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Volume")]
+VolumeMount = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.VolumeMount")]
 TopologySpreadConstraint = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.TopologySpreadConstraint")]
 PodSecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PodSecurityContext")]
 SecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.SecurityContext")]
@@ -443,6 +445,11 @@ class VLLMSettings(Model):
     )
     extra_args: list[str] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
     env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
+    volume_mounts: list[VolumeMount] = Field(
+        default_factory=list,
+        description="Extra volumeMounts of the vLLM container (Kubernetes VolumeMount), each of a volume in pod.volumes; "
+        "kvgen's own mount paths (/dev/shm, /root/.cache, /opt/kvgen, /mnt/models, /mnt/kv-cache-N) are refused.",
+    )
 
 
 CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
@@ -550,6 +557,11 @@ class PodSettings(Model):
     )
     annotations: dict[str, str] = Field(
         default_factory=dict, description="Extra pod annotations. Keys kvgen sets itself are refused."
+    )
+    volumes: list[Volume] = Field(
+        default_factory=list,
+        description="Extra pod volumes (Kubernetes Volume), mounted with vllm.volumeMounts; kvgen's own volume names "
+        "(dshm, model-cache, lmcache-launcher, model-weights, kv-cache-secondary-N) are refused.",
     )
     image_pull_secrets: list[ImagePullSecret] = Field(
         default_factory=list, description="Pod imagePullSecrets ({name}) for private registries."

@@ -355,4 +355,48 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- include "kvgen.problem" (list $s (printf "resources.extra.%s" $name) (printf "'%s' is not an extended resource name: a domain-prefixed name such as vpc.amazonaws.com/efa or rdma/ib, outside kubernetes.io (IsExtendedResourceName)" $name) "") -}}
 {{- end -}}
 {{- end -}}
+
+{{/* pod.volumes, vllm.volumeMounts: ValidateVolumes, validateVolumeMounts, and none of kvgen's own names and paths */}}
+{{- $reserved := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.reserved -}}
+{{- $names := list -}}
+{{- range $i, $vol := default list (default dict $v.pod).volumes -}}
+{{- if kindIs "string" $vol.name -}}
+{{- $p := printf "pod.volumes[%d].name" $i -}}
+{{- $ours := has $vol.name $reserved.volumes -}}
+{{- range $pre := $reserved.volumePrefixes -}}{{- if hasPrefix $pre $vol.name -}}{{- $ours = true -}}{{- end -}}{{- end -}}
+{{- if $ours -}}
+{{- include "kvgen.problem" (list $s $p (printf "'%s' is the name of a volume kvgen renders itself" $vol.name) "use another name") -}}
+{{- else if not (include "kvgen.apiFits" (list $A "dns1123Label" $vol.name)) -}}
+{{- include "kvgen.problem" (list $s $p (printf "'%s' is not %s (ValidateVolumes)" $vol.name $A.formats.dns1123Label.what) "") -}}
+{{- else if has $vol.name $names -}}
+{{- include "kvgen.problem" (list $s $p (printf "'%s': duplicate volume name (ValidateVolumes)" $vol.name) "") -}}
+{{- end -}}
+{{- $names = append $names $vol.name -}}
+{{- end -}}
+{{- end -}}
+{{- $paths := list -}}
+{{- range $i, $m := default list $v.vllm.volumeMounts -}}
+{{- $base := printf "vllm.volumeMounts[%d]" $i -}}
+{{- if and (kindIs "string" $m.name) (not (has $m.name $names)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.name" $base) (printf "'%s' is not a volume of pod.volumes (validateVolumeMounts: not found)" $m.name) "add the volume to pod.volumes") -}}
+{{- end -}}
+{{- if kindIs "string" $m.mountPath -}}
+{{- $ours := list -}}
+{{- range $r := $reserved.paths -}}{{- if include "kvgen.pathInside" (list $m.mountPath $r) -}}{{- $ours = append $ours $r -}}{{- end -}}{{- end -}}
+{{- range $pre := $reserved.pathPrefixes -}}{{- if or (hasPrefix $pre $m.mountPath) (include "kvgen.pathInside" (list $m.mountPath $pre)) -}}{{- $ours = append $ours (printf "%sN" $pre) -}}{{- end -}}{{- end -}}
+{{- $clean := trimSuffix "/" $m.mountPath -}}
+{{- if $ours -}}
+{{- include "kvgen.problem" (list $s (printf "%s.mountPath" $base) (printf "'%s' would hide or sit inside a path kvgen mounts itself (%s)" $m.mountPath (first $ours)) "mount it elsewhere") -}}
+{{- else if has $clean $paths -}}
+{{- include "kvgen.problem" (list $s (printf "%s.mountPath" $base) (printf "'%s': must be unique (validateVolumeMounts)" $m.mountPath) "") -}}
+{{- end -}}
+{{- $paths = append $paths $clean -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.pathInside: "true" when one path is the other or inside it (kvgen/apiserver.py _inside). */}}
+{{- define "kvgen.pathInside" -}}
+{{- $a := default "/" (trimSuffix "/" (index . 0)) -}}{{- $b := default "/" (trimSuffix "/" (index . 1)) -}}
+{{- if or (eq $a $b) (hasPrefix (printf "%s/" (trimSuffix "/" $b)) $a) (hasPrefix (printf "%s/" (trimSuffix "/" $a)) $b) }}true{{ end -}}
 {{- end -}}

@@ -241,6 +241,8 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
 {{- $mounts = append $mounts $m -}}
 {{- end -}}
+{{/* the spec's, after kvgen's own */}}
+{{- $mounts = concat $mounts (default list $v.vllm.volumeMounts) -}}
 {{- $size := $s.size.vllm -}}
 {{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
 {{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
@@ -302,6 +304,7 @@ Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
 {{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
 {{- end -}}
 {{- range $t := $s.tiers -}}{{- $volumes = append $volumes $t.volume -}}{{- end -}}
+{{- $volumes = concat $volumes (default list (default dict $s.V.pod).volumes) -}}
 {{- $_ := set $s "volumes" $volumes -}}
 {{- end -}}
 
