@@ -498,7 +498,7 @@ class Resources(Model):
         default_factory=ContainerResources,
         description="The lmcache-mp-server sidecar; with gpuAccess in-container, the LMCache server's share of the vLLM container (memory and ephemeral storage are added to it).",
     )
-    extra: dict[str, Annotated[int, Field(ge=1)]] = Field(
+    extra: dict[str, Annotated[int, BeforeValidator(_whole_number), Field(ge=1)]] = Field(
         default_factory=dict,
         description="Extended resources of the vLLM container beside its GPUs, requested and limited alike: RDMA "
         "devices for multi-node servers, e.g. {vpc.amazonaws.com/efa: 4} (AWS EFA) or {rdma/ib: 1} "

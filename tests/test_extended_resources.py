@@ -36,3 +36,11 @@ def test_names_that_are_no_extended_resource_or_are_kvgens_gpus_are_refused_alik
     assert helm.problems(values) == ours
     assert {p for p, _m, _h in ours} == {f"resources.extra.{k}" for k in values["resources"]["extra"]}
     assert problem_set(spec(resources={"extra": {"rdma/ib": 0}}))  # a count of at least 1
+
+
+def test_a_whole_float_count_is_a_count_in_both_as_json_schema_reads_it():
+    values = spec(resources={"extra": {"rdma/ib": 2.0}})
+    (vllm,) = [c for o in compile_spec(values).objects if o["kind"] == "Deployment"
+               for c in o["spec"]["template"]["spec"]["containers"]]
+    assert vllm["resources"]["limits"]["rdma/ib"] == 2
+    assert helm.by_identity(helm.objects(values)) == helm.by_identity(compile_spec(values).objects)
