@@ -326,3 +326,8 @@ def test_chart_readme_documents_oci_push_and_install():
 def test_schema_and_values_name_the_chart_only_keys():
     schema = json.loads((helm.CHART / "values.schema.json").read_text())
     assert {"fullnameOverride", "nameOverride"} <= set(schema["properties"])
+
+
+def test_argocd_rendered_tree_has_a_destination_namespace_for_objects_without_one():
+    app = load((ROOT / "examples" / "argocd" / "rendered-kustomize.yaml").read_text())
+    assert app["spec"]["destination"]["namespace"]
