@@ -183,7 +183,7 @@ helm test gemma -n llm            # a pod asks vLLM's /health through the Servic
 - **Tests.** `helm lint charts/kvgen --strict` passes with or without values (without them it
   reports, as information, that `model` and `instance` are missing). `ci/*-values.yaml` are
   chart-testing's (`ct lint`, `ct install`): the `lmcache` backend, the `native` backend and a
-  server across two nodes. `helm test` runs `templates/tests/test-health.yaml`: curl (the
+  server across two nodes (`ct install` needs the GPU nodes they name). `helm test` runs `templates/tests/test-health.yaml`: curl (the
   `testImage` pin of `files/runtime.yaml`) against `http://<name>:<port>/health`; `kvgen render`
   does not write it.
 

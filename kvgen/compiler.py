@@ -72,6 +72,12 @@ def plan_document(
     """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none."""
     spec, problems = parse_spec(doc)
     if spec is None:
+        if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
+            # only the name is missing: report what planning finds too, all problems at once
+            try:
+                planning.build(Spec.model_validate({**doc.data, "name": "unnamed"}), k8s_version)
+            except SpecError as exc:
+                problems += [p.at(doc.locate(p.path)) for p in exc.problems]
         raise SpecError(doc.file, problems)
     if spec.namespace is None and namespace is not None:
         spec = spec.model_copy(update={"namespace": namespace})

@@ -74,6 +74,7 @@ CHART_LABEL = "helm.sh/chart"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 
 
+@cache
 def chart_label() -> str:
     meta = YAML(typ="safe", pure=True).load((CHART / "Chart.yaml").read_text())
     return f"{meta['name']}-{meta['version']}"

@@ -81,6 +81,8 @@ def test_kvgen_names_the_objects_after_name_or_fullname_override_and_needs_one()
     result = run_kvgen("render", "-", input=dump(values))
     assert result.returncode == 1
     assert "name: required key is missing" in result.stderr and "the Helm chart uses the release name" in result.stderr
+    unknown = run_kvgen("render", "-", input=dump({**values, "model": {"id": "google/gemma-4-12B-itt"}}))
+    assert "name: required key is missing" in unknown.stderr and "did you mean 'google/gemma-4-12B-it'" in unknown.stderr
     (c,) = compile_text(dump({**values, "fullnameOverride": "gemma-small"}), "spec.yaml")
     assert {o["metadata"]["name"] for o in c.objects} == {"gemma-small", "gemma-small-lmcache-launcher"}
 
@@ -265,6 +267,8 @@ def test_helm_test_pod_checks_vllm_health_through_the_service():
     assert container["image"] == f"{pin['repository']}:{pin['tag']}"
     assert container["command"][0] == "curl" and "--fail" in container["command"]
     assert container["command"][-1] == f"http://{values['name']}:{values.get('service', {}).get('port', 8000)}/health"
+    security = container["securityContext"]
+    assert security["runAsNonRoot"] and isinstance(security["runAsUser"], int) and security["runAsUser"] > 0
     # not a Service endpoint: it does not carry the vLLM pods' selector
     assert pod["metadata"]["labels"][KEY["name"]] != "vllm"
     kubernetes_validate.validate(pod, "1.33.0", strict=True)
