@@ -23,10 +23,11 @@ values are a kvgen spec, so
 
 gives the same objects as `kvgen render examples/kaito-gemma-4-12b.yaml` (the project's
 tests render every example both ways, plus 300 generated specs, and compare them).
-`values.schema.json` is the spec's JSON Schema: Helm rejects a typo or a wrong type with the
-value's path, and the templates fail, listing every problem at once, when a value cannot be
-served (an unknown instance type, parallelism that does not fit the GPUs, a pod that does
-not fit its node). NOTES.txt states whether offloading is on and, when it is off, why, and how
+`values.schema.json` is the spec's JSON Schema (its top-level required keys, `model` and
+`instance`, are checked by the templates instead): Helm rejects a typo or a wrong type with the
+value's path, and the templates fail from `templates/validate.yaml`, listing every problem at
+once with kvgen's hints ("did you mean ..."), when a value cannot be served (an unknown instance
+type, parallelism that does not fit the GPUs, a pod that does not fit its node). NOTES.txt states whether offloading is on and, when it is off, why, and how
 the LMCache server reaches the GPUs with what that requires.
 
 ## GPU access modes
@@ -159,10 +160,71 @@ def gpu_access_table() -> str:
     return "\n".join(rows)
 
 
+HELM = """\
+## Install, names, namespace, labels
+
+```bash
+helm install gemma charts/kvgen -n llm --create-namespace -f my-spec.yaml
+helm test gemma -n llm            # a pod asks vLLM's /health through the Service
+```
+
+- **Names.** The values' `name` (a kvgen spec's) names every object. Without it the release does,
+  as `helm create`'s fullname: `fullnameOverride`; else the release name when it contains the
+  chart name (`nameOverride` replaces `kvgen` there); else `<release>-kvgen`. The result is cut to
+  52 characters, not 63 (the spec's limit: room for `-headless` and the StatefulSet pods'
+  revision-hash label), and loses a final `-`; a release name that gives no DNS-1035 label (a
+  dot, a leading digit) fails, with a hint. `kvgen render` has no release: it uses `name`, else
+  `fullnameOverride`, and requires one.
+- **Namespace.** The values' `namespace`, else the release's (`helm install -n`,
+  `helm template --namespace`). `kvgen render` writes no `metadata.namespace` for a spec without
+  one (kustomize or Argo CD place the objects) unless given `--namespace NS`. A multi-node
+  server's ranks meet at `<name>-0.<name>-headless`, which the pods' DNS search path completes in
+  whatever namespace they run.
+- **Labels.** Every object carries `app.kubernetes.io/name` (`vllm`), `instance` (the release),
+  `version` (the vLLM image tag), `component` (`inference`, `prefill` or `decode`), `part-of`
+  (the objects' name), `managed-by` (`Helm`; `kvgen render` writes `kvgen` and the spec's name as
+  instance) and `helm.sh/chart` (`kvgen-<version>`; not on the pod templates, so a new chart
+  version that changes nothing else restarts no server). Selectors hold `app.kubernetes.io/name`
+  and `app.kubernetes.io/instance` only (plus `kvgen.dev/node-role` in a multi-node server).
+  **Upgrading a release made by an earlier build of the chart:** the selector's instance was
+  the spec's name and is now the release name. A Deployment's or StatefulSet's selector cannot
+  change, so a release named otherwise than its spec's `name` fails to upgrade in place: delete
+  its workloads first (`kubectl delete deployment,statefulset -l
+  app.kubernetes.io/instance=<spec name> --cascade=orphan`, then `helm upgrade`), or keep the
+  release named as the spec.
+- **Output.** `helm template` writes block YAML, as `kvgen render` does: labels, arguments and
+  resources as YAML mappings and lists, the launcher script as a `|` block.
+- **Tests.** `helm lint charts/kvgen --strict` passes with or without values (without them it
+  reports, as information, that `model` and `instance` are missing). `ci/*-values.yaml` are
+  chart-testing's (`ct lint`, `ct install`): the `lmcache` backend, the `native` backend and a
+  server across two nodes (`ct install` needs the GPU nodes they name). `helm test` runs `templates/tests/test-health.yaml`: curl (the
+  `testImage` pin of `files/runtime.yaml`) against `http://<name>:<port>/health`; `kvgen render`
+  does not write it.
+
+## Packaging: an OCI registry
+
+```bash
+helm package charts/kvgen                                     # kvgen-<version>.tgz
+helm registry login registry.example.com                      # if the registry needs it
+helm push kvgen-0.1.0.tgz oci://registry.example.com/charts   # -> oci://registry.example.com/charts/kvgen:0.1.0
+helm install gemma oci://registry.example.com/charts/kvgen --version 0.1.0 -n llm -f my-spec.yaml
+helm template gemma oci://registry.example.com/charts/kvgen --version 0.1.0 -f my-spec.yaml
+```
+
+The package leaves out `ci/`. `Chart.yaml` carries Artifact Hub's annotations: the license, links
+and `artifacthub.io/images`, every image the chart can render (a test holds it to
+`files/runtime.yaml`). Its `home`, `sources` and `icon` name `github.com/YOUR-ORG/kvgen`, a
+placeholder until the project has a public repository: replace it where you publish.
+GitOps: `examples/argocd/` (Argo CD Applications) and `examples/flux/gemma-4-12b-helmrelease.yaml`
+(a Flux `OCIRepository` for the pushed chart and a `HelmRelease` with a spec as its values).
+"""
+
+
 def render() -> str:
     return "\n".join(
         [
             INTRO.format(modes=gpu_access_table()),
+            HELM,
             "## Compatibility",
             "",
             "The chart pins these runtimes (override `images.*` per install). kvgen's contract tests",

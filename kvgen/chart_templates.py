@@ -6,7 +6,8 @@ translate them into the Jinja2 templates kvgen renders with, and a test fails wh
 stale. Only the small part of Go's template language that a layout needs is translated; anything
 else is refused, naming the file and the action:
 
-- ``{{ toJson X }}`` (``{{ X | json }}``), comments, ``if``/``else``/``else if``/``end``,
+- ``{{ toJson X }}`` and ``{{ toYaml X }}`` (both ``{{ X | json }}``: kvgen reads the output and writes
+  block YAML itself), ``dict K V ...``, comments, ``if``/``else``/``else if``/``end``,
   ``range $x := X``, ``eq``, ``ne``, ``and``, ``or``, ``not``;
 - ``$c := include "kvgen.context" . | fromJson`` (kvgen passes the context as ``c``);
 - ``define "kvgen.NAME"`` with ``$x := .`` (a macro), and ``include "kvgen.NAME" X | nindent N``.
@@ -102,8 +103,12 @@ class _Translator:
             return _Expr(f" {name} ".join(_cond(a) for a in args))
         if name == "not" and len(args) == 1:
             return _Expr(f"not {_cond(args[0])}")
-        if name == "toJson" and len(args) == 1:
+        if name in ("toJson", "toYaml") and len(args) == 1:
+            # kvgen parses the templates' output and writes it as block YAML itself: JSON is YAML
             return _Expr(f"{args[0].text} | json")
+        if name == "dict" and args and len(args) % 2 == 0:
+            pairs = zip(args[::2], args[1::2], strict=True)
+            return _Expr("{" + ", ".join(f"{k.text}: {v.text}" for k, v in pairs) + "}")
         if name == "include" and len(args) == 2 and args[0].text in self.defines:
             macro = args[0].text.strip('"').removeprefix("kvgen.")
             self.imports[macro] = self.defines[args[0].text]

@@ -68,6 +68,17 @@ Instance = Annotated[
     ),
 ]
 
+Namespace = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace of the objects of specs that set none (a spec's own namespace wins). Without it such "
+        "objects carry no metadata.namespace: kubectl -n, kustomize or Argo CD place them.",
+        show_default=False,
+    ),
+]
+
 
 class Usage(KvgenError):
     pass
@@ -195,15 +206,29 @@ def _check_version(version: str) -> None:
         raise Usage(str(exc)) from None
 
 
-def _compile_all(specs: list[str], version: str, instance: str | None = None):
+def _check_namespace(namespace: str | None) -> None:
+    import re
+
+    from kvgen.spec import NAMESPACE_PATTERN
+
+    if namespace is not None and (len(namespace) > 63 or not re.match(NAMESPACE_PATTERN, namespace)):
+        raise Usage(
+            f"--namespace {namespace!r} is not a namespace name (lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters)"
+        )
+
+
+def _compile_all(specs: list[str], version: str, instance: str | None = None, namespace: str | None = None):
     """(inputs, compile output) for every spec of every input."""
     from kvgen.compiler import InputErrors, compile_inputs
     from kvgen.dialects import Options
 
     _check_version(version)
+    _check_namespace(namespace)
     inputs = _inputs(specs)
     try:
-        output = compile_inputs([(i.name, i.text) for i in inputs], version, Options(instance), progress=_Progress())
+        options = Options(instance, namespace)
+        output = compile_inputs([(i.name, i.text) for i in inputs], version, options, progress=_Progress())
     except InputErrors as exc:
         raise _Failed(exc.errors) from None
     return inputs, output
@@ -303,6 +328,7 @@ def render(
     ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
+    namespace: Namespace = None,
     quiet: Annotated[
         bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")
     ] = False,
@@ -317,7 +343,7 @@ def render(
             raise Usage(
                 "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
             )
-        inputs, out = _compile_all(specs, kube_version, instance)
+        inputs, out = _compile_all(specs, kube_version, instance, namespace)
         if output is None:
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
@@ -376,11 +402,16 @@ def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str
 
 
 @app.command()
-def validate(specs: SpecArgs, kube_version: KubeVersion = kube.DEFAULT_VERSION, instance: Instance = None) -> None:
+def validate(
+    specs: SpecArgs,
+    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
+    namespace: Namespace = None,
+) -> None:
     """Check specs and the objects they render, without writing anything."""
 
     def action():
-        _inputs_, out = _compile_all(specs, kube_version, instance)
+        _inputs_, out = _compile_all(specs, kube_version, instance, namespace)
         _report(out, quiet=False)
         for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")

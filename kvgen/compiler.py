@@ -66,18 +66,29 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> planning.Plan:
+def plan_document(
+    doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None
+) -> planning.Plan:
+    """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none."""
     spec, problems = parse_spec(doc)
     if spec is None:
+        if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
+            # only the name is missing: report what planning finds too, all problems at once
+            try:
+                planning.build(Spec.model_validate({**doc.data, "name": "unnamed"}), k8s_version)
+            except SpecError as exc:
+                problems += [p.at(doc.locate(p.path)) for p in exc.problems]
         raise SpecError(doc.file, problems)
+    if spec.namespace is None and namespace is not None:
+        spec = spec.model_copy(update={"namespace": namespace})
     try:
         return planning.build(spec, k8s_version)
     except SpecError as exc:
         raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in exc.problems]) from None
 
 
-def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) -> Compiled:
-    p = plan_document(doc, k8s_version)
+def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Compiled:
+    p = plan_document(doc, k8s_version, namespace)
     ctx = layout.build(p)
     objs = render.objects(ctx)
     too_big = render.oversized(objs)
@@ -99,13 +110,13 @@ def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION) ->
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
 
-def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION) -> Compiled:
+def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Compiled:
     """Compile one unit; problems of a translated spec point at the field the user wrote."""
     conv = unit.conversion
     if conv is None:
-        return compile_document(unit.doc, k8s_version)
+        return compile_document(unit.doc, k8s_version, namespace)
     try:
-        compiled = compile_document(unit.doc, k8s_version)
+        compiled = compile_document(unit.doc, k8s_version, namespace)
     except SpecError as exc:
         raise SpecError(conv.doc.file, [conv.translate(p) for p in exc.problems]) from None
     compiled.conversion = conv
@@ -168,7 +179,7 @@ def compile_inputs(
     try:
         for unit in units:
             try:
-                results.append(compile_unit(unit, k8s_version))
+                results.append(compile_unit(unit, k8s_version, options.namespace))
             except SpecError as exc:
                 errors.append(exc)
             if progress is not None:

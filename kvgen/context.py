@@ -76,6 +76,7 @@ def meta(plan: Plan) -> Meta:
         **selector,
         key["component"]: "inference" if role == "none" else role,
         key["version"]: images.vllm_tag(plan),
+        key["partOf"]: spec.name,
         key["managedBy"]: "kvgen",
     }
     annotations = {note["offloading"]: "enabled" if d.enabled else "disabled"}
@@ -104,7 +105,7 @@ def vllm_args(plan: Plan) -> VllmArgs:
         head += [
             f"--nnodes={p.nodes}",
             "--node-rank=$(NODE_RANK)",
-            f"--master-addr={spec.name}-0.{headless_name(plan)}.{spec.namespace}.svc.cluster.local",
+            f"--master-addr={spec.name}-0.{headless_name(plan)}",  # the pod's DNS search path adds its namespace
             f"--master-port={connector.wiring()['masterPort']}",
         ]
     tail: list[str] = []
@@ -425,7 +426,7 @@ def build(plan: Plan) -> Context:
     loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
     c: Context = {
         "name": spec.name,
-        "namespace": spec.namespace,
+        **({"namespace": spec.namespace} if spec.namespace is not None else {}),
         **m,  # type: ignore[typeddict-item]
         "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
     }  # rank 0 serves the API

@@ -151,7 +151,7 @@ class GpuAccess(TypedDict):
 @with_config(_STRICT)
 class Context(TypedDict):
     name: str
-    namespace: str
+    namespace: NotRequired[str]  # absent: no metadata.namespace (kvgen without --namespace); the chart always sets it
     labels: dict[str, str]
     selector: dict[str, str]
     annotations: dict[str, str]

@@ -92,3 +92,27 @@ def spec_schema() -> dict[str, Any]:
 
 def schema_text() -> str:
     return json.dumps(spec_schema(), indent=2, sort_keys=False) + "\n"
+
+
+# The spec's top-level required keys, which the chart's schema leaves to its templates: Helm checks
+# values.schema.json before any template runs (and in `helm lint` without values), and the
+# templates report them missing in kvgen's words, from templates/validate.yaml.
+CHART_CHECKS_REQUIRED = ("model", "instance")
+
+
+def values_schema() -> dict[str, Any]:
+    """charts/kvgen/values.schema.json: the spec's schema without top-level required keys, so that
+    `helm lint charts/kvgen --strict` passes without values (the templates' checks are lenient there)."""
+    schema = spec_schema()
+    assert tuple(schema.pop("required")) == CHART_CHECKS_REQUIRED
+    return schema
+
+
+def values_schema_text() -> str:
+    return json.dumps(values_schema(), indent=2, sort_keys=False) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(values_schema_text() if sys.argv[1:] == ["values"] else schema_text())

@@ -601,16 +601,34 @@ class Spec(Model):
         json_schema_extra={"$id": "https://kvgen.dev/schemas/kvgen.schema.json"},
     )
 
-    name: str = Field(
+    name: str | None = Field(
+        None,
         pattern=NAME_PATTERN,
         max_length=52,
-        description="Name of every rendered object (DNS-1035 label, at most 52 characters; at most 45 when parallelism.nodes > 1).",
+        description="Name of every rendered object (DNS-1035 label, at most 52 characters; at most 45 when "
+        "parallelism.nodes > 1). Unset: the Helm chart names the objects after the release (fullnameOverride, "
+        "nameOverride, as `helm create` does); kvgen, which has no release, uses fullnameOverride and otherwise "
+        "requires it.",
     )
-    namespace: str = Field(
-        "default",
+    fullname_override: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        max_length=52,
+        description="Helm chart: the objects' name when name is unset, instead of one made from the release name.",
+    )
+    name_override: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        max_length=52,
+        description="Helm chart: replaces the chart name in <release>-<chart>, the objects' name when neither name "
+        "nor fullnameOverride is set. kvgen ignores it.",
+    )
+    namespace: str | None = Field(
+        None,
         pattern=NAMESPACE_PATTERN,
         max_length=63,
-        description="Namespace of every object. The Helm chart defaults it to the release namespace.",
+        description="Namespace of every object. Unset: the Helm chart uses the release namespace (helm -n); kvgen "
+        "writes no metadata.namespace (kustomize or Argo CD place the objects) unless given --namespace.",
     )
     model: ModelSpec = Field(description="The model to serve.")
     instance: InstanceSpec = Field(description="The node type.")

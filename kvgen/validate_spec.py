@@ -76,12 +76,26 @@ def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
     return Problem(loc, message, hint, doc.locate(loc))
 
 
+def _name_missing(doc: SourceDoc) -> list[Problem]:
+    """kvgen's objects need a name: the spec's, or its fullnameOverride (the chart can take the release's)."""
+    data = doc.data
+    if data.get("name") is not None or data.get("fullnameOverride") is not None:
+        return []
+    hint = "kvgen has no release to name the objects after: set name (the Helm chart uses the release name)"
+    return [Problem(("name",), "required key is missing", hint, doc.locate(("name",)))]
+
+
 def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]
     literal = [p.at(doc.locate(p.path)) for p in credentials.literals(doc.data)]
+    unnamed = _name_missing(doc)
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
-        return None, [_problem(e, doc) for e in exc.errors(include_url=False)] + literal
-    return (None, literal) if literal else (spec, [])
+        return None, [_problem(e, doc) for e in exc.errors(include_url=False)] + unnamed + literal
+    if unnamed or literal:
+        return None, unnamed + literal
+    if spec.name is None:
+        spec = spec.model_copy(update={"name": spec.fullname_override})
+    return spec, []

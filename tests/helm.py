@@ -40,7 +40,7 @@ def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> "helm.Chart":
     return helm.Chart.load(str(root))
 
 
-def render(values: dict[str, Any], name: str = "release", namespace: str = "default", kube_version: str = "1.33",
+def render(values: dict[str, Any], name: str | None = None, namespace: str = "default", kube_version: str = "1.33",
            chart_: "helm.Chart | None" = None) -> dict[str, str]:
     """Template file -> rendered text (NOTES.txt included), as `helm template --kube-version`
     renders it. The default is kvgen's (1.33), so both are compared for the same cluster;
@@ -50,31 +50,85 @@ def render(values: dict[str, Any], name: str = "release", namespace: str = "defa
     point with the option `helm template --kube-version` sets (helm-python-sdk 0.2.2)."""
     from helm_python import _native
 
+    if name is None:  # the release kvgen's output corresponds to: named as the spec
+        name = values.get("name") if isinstance(values, dict) and isinstance(values.get("name"), str) else "release"
     opts = {"name": name, "namespace": namespace, "kube_version": f"v{kube_version}.0"}
     return json.loads(_native.call_string("helm_render", (chart_ or chart())._raw(), json.dumps(values), json.dumps(opts)))
 
 
-def _objects(rendered: dict[str, str]) -> list[dict[str, Any]]:
+HELM_ONLY = "/templates/tests/"  # `helm test`'s pod: Helm's, not kvgen's output
+
+
+def _objects(rendered: dict[str, str], helm_only: bool = False) -> list[dict[str, Any]]:
+    """The objects of kvgen's output (helm_only: those of the templates only Helm renders)."""
     out = []
     loader = YAML(typ="safe", pure=True)
     for template, text in sorted(rendered.items()):
-        if template.endswith(("NOTES.txt", CONTEXT_TEMPLATE)):
+        if template.endswith(("NOTES.txt", CONTEXT_TEMPLATE)) or (HELM_ONLY in template) != helm_only:
             continue
         out += [doc for doc in loader.load_all(text) if doc]
     return out
 
 
+CHART_LABEL = "helm.sh/chart"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
+@cache
+def chart_label() -> str:
+    meta = YAML(typ="safe", pure=True).load((CHART / "Chart.yaml").read_text())
+    return f"{meta['name']}-{meta['version']}"
+
+
+def as_kvgen(node: Any, values: dict[str, Any], namespace: str) -> Any:
+    """Objects or a context Helm rendered (release named as the spec), as kvgen renders them: what
+    only Helm adds is checked and taken out: the helm.sh/chart label, managed-by Helm (kvgen's is
+    kvgen) and, when the values set no namespace, the release namespace (kvgen writes none)."""
+    def walk(n: Any) -> Any:
+        if isinstance(n, list):
+            return [walk(v) for v in n]
+        if not isinstance(n, dict):
+            return n
+        out = {k: walk(v) for k, v in n.items()}
+        if CHART_LABEL in out:
+            assert out.pop(CHART_LABEL) == chart_label()
+        if out.get(MANAGED_BY) == "Helm":
+            out[MANAGED_BY] = "kvgen"
+        return out
+
+    own_namespace = isinstance(values, dict) and values.get("namespace") is not None
+    node = walk(node)
+    for item in node if isinstance(node, list) else [node]:
+        meta = item.get("metadata", item)  # an object's metadata, or the context itself
+        if not own_namespace:
+            assert meta.pop("namespace") == namespace
+    return node
+
+
+def raw_objects(values: dict[str, Any], name: str | None = None, namespace: str = "default",
+                kube_version: str = "1.33") -> list[dict[str, Any]]:
+    """Every Kubernetes object Helm renders, parsed (Helm's `# Source:` lines are comments), as Helm
+    renders them: with its labels and the release namespace."""
+    return _objects(render(values, name=name, namespace=namespace, kube_version=kube_version))
+
+
+def hook_objects(values: dict[str, Any], name: str | None = None, namespace: str = "default") -> list[dict[str, Any]]:
+    """The objects of templates/tests/ (`helm test`), which kvgen does not render."""
+    return _objects(render(values, name=name, namespace=namespace), helm_only=True)
+
+
 def objects(values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33") -> list[dict[str, Any]]:
-    """Every Kubernetes object Helm renders, parsed (Helm's `# Source:` lines are comments)."""
-    return _objects(render(values, namespace=namespace, kube_version=kube_version))
+    """Every Kubernetes object Helm renders for a release named as the spec, in kvgen's form (as_kvgen)."""
+    return as_kvgen(raw_objects(values, namespace=namespace, kube_version=kube_version), values, namespace)
 
 
 def objects_and_context(values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33",
                         replaced: tuple[tuple[str, str], ...] = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The objects and the context (kvgen.context) of one render, from a copy of the chart."""
+    """The objects and the context (kvgen.context) of one render, from a copy of the chart, in
+    kvgen's form (as_kvgen)."""
     rendered = render(values, namespace=namespace, kube_version=kube_version, chart_=context_chart(replaced))
     (text,) = [t for name, t in rendered.items() if name.endswith(CONTEXT_TEMPLATE)]
-    return _objects(rendered), json.loads(text)
+    return as_kvgen(_objects(rendered), values, namespace), as_kvgen(json.loads(text), values, namespace)
 
 
 def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:

@@ -64,7 +64,7 @@ def test_pod_settings_reach_every_pod_in_kvgen_and_the_chart():
     ours = compile_spec(SETTINGS).objects
     assert helm.by_identity(helm.objects(SETTINGS)) == helm.by_identity(ours)
     (account,) = [o for o in ours if o["kind"] == "ServiceAccount"]
-    assert account["metadata"] == {"name": "demo", "namespace": "default", "labels": account["metadata"]["labels"]}
+    assert account["metadata"] == {"name": "demo", "labels": account["metadata"]["labels"]}
     assert account["automountServiceAccountToken"] is True
     (pod,) = pods(ours)
     s = pod["spec"]

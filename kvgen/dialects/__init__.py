@@ -32,6 +32,7 @@ NATIVE, KAITO, KSERVE, CONFIGMAP, OTHER = "native", "kaito", "kserve", "configma
 @dataclass(frozen=True)
 class Options:
     instance: str | None = None  # instance type for resources that name none (KServe never does)
+    namespace: str | None = None  # namespace of specs that set none (kvgen --namespace); None: no metadata.namespace
 
 
 NO_OPTIONS = Options()  # the default: immutable, so one shared instance is safe

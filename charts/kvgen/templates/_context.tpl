@@ -2,14 +2,22 @@
 kvgen.context: every value the object templates lay out, as JSON: the contract between kvgen and
 its chart (kvgen/context_types.py Context; kvgen/context.py builds the same in Python, and the
 tests compare the two key by key). Keys are camelCase; an absent value is a key left out.
-It plans (kvgen.plan, which fails listing every problem), then builds the context in named
-pieces, each below with the name of its Python face (kvgen.context.vllmArgs: vllm_args).
+It plans (kvgen.plan), then builds the context in named pieces, each below with the name of its
+Python face (kvgen.context.vllmArgs: vllm_args). Values with problems give {} (the templates then
+render nothing), except in templates/validate.yaml, where kvgen.plan fails listing every
+problem: the error always names that file, whichever template Helm renders first.
 Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 */}}
 {{- define "kvgen.context" -}}
-{{- $v := .Values -}}
-{{- $s := dict "V" $v "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace $v.namespace) -}}
+{{- $s := dict "V" .Values "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace .Values.namespace) -}}
+{{- $_ := set $s "release" (dict "name" .Release.Name "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
+{{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
+{{- include "kvgen.resolveName" $s -}}
+{{- $v := $s.V -}}
 {{- include "kvgen.plan" $s -}}
+{{- if $s.errs -}}
+{{- "{}" -}}
+{{- else -}}
 {{- $rt := .Files.Get "files/runtime.yaml" | fromYaml -}}
 {{- $_ := set $s "rt" $rt -}}
 {{- $_ := set $s "W" $rt.wiring -}}
@@ -35,6 +43,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- if $s.warnings -}}{{- $_ := set $c "warnings" $s.warnings -}}{{- end -}}
 {{- toJson $c -}}
 {{- end -}}
+{{- end -}}
 
 {{/*
 kvgen.context.meta: the labels, the selector and the annotations that record the decision.
@@ -46,8 +55,11 @@ Usage: {{- include "kvgen.context.meta" $s -}}
 {{- $key := $s.W.labels -}}
 {{- $note := $s.W.annotations -}}
 {{- $role := $s.V.disaggregation.role -}}
-{{- $selector := dict $key.name "vllm" $key.instance $s.V.name -}}
-{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.images.vllmTag $key.managedBy "kvgen") $selector -}}
+{{/* under Helm: the release is the instance (kvgen: the name), Helm manages it and the chart is named;
+     helm.sh/chart stays off the pod template (labels), so a new chart version alone restarts no server */}}
+{{- $selector := dict $key.name "vllm" $key.instance $s.release.name -}}
+{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) $selector -}}
+{{- $objectLabels := merge (dict $key.chart $s.release.chartLabel) $labels -}}
 {{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.decision.enabled) -}}
 {{- if $s.decision.enabled -}}
 {{- $_ := set $annotations $note.backend $s.backend -}}
@@ -55,7 +67,7 @@ Usage: {{- include "kvgen.context.meta" $s -}}
 {{- $_ := set $annotations $note.reason $s.decision.code -}}
 {{- end -}}
 {{- if $s.gpuAccess -}}{{- $_ := set $annotations $note.gpuAccess $s.gpuAccess.mode -}}{{- end -}}
-{{- $_ := set $s "meta" (dict "labels" $labels "selector" $selector "annotations" $annotations) -}}
+{{- $_ := set $s "meta" (dict "labels" $objectLabels "podLabels" $labels "selector" $selector "annotations" $annotations) -}}
 {{- end -}}
 
 {{/*
@@ -79,7 +91,7 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
 {{- if gt (int64 $p.nodes) 1 -}}
-{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s-headless.%s.svc.cluster.local" $v.name $v.name $s.namespace) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
+{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s-headless" $v.name $v.name) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
 {{- end -}}
 {{- $tail := list -}}
 {{/* the spec's model.maxModelLen, or the longest length that fits (kvgen.contextLength) */}}
@@ -347,7 +359,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- range $role := list "leader" "worker" -}}
 {{- $pod := deepCopy $base -}}
 {{- $_ := set $pod "selector" (merge (dict $key.nodeRole $role) $s.meta.selector) -}}
-{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.labels (default dict (default dict $v.pod).labels)) -}}
+{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.podLabels (default dict (default dict $v.pod).labels)) -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- if eq $role "leader" -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
@@ -361,7 +373,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 {{- end -}}
 {{- else -}}
-{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.labels) (default dict (default dict $v.pod).labels))) $base -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels))) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- $workloads = list (dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod) -}}
 {{- end -}}

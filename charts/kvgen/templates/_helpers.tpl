@@ -1,7 +1,34 @@
 {{/*
-Helpers shared by every template. Object names come from .Values.name (not the release name)
-so that `helm template` and `kvgen render` give the same objects.
+Helpers shared by every template. Object names come from .Values.name when it is set, so that
+`helm template` and `kvgen render` give the same objects; otherwise from the release
+(kvgen.resolveName).
 */}}
+
+{{/*
+kvgen.resolveName: the objects' name, as `helm create`'s fullname makes it: .Values.name when set
+(kvgen's own), else fullnameOverride, else the release name when it contains the chart name
+(nameOverride replaces the chart name), else <release>-<chart name>. Cut to 52 characters (the
+spec's limit for name: room for "-headless" and the pod's revision-hash label; `helm create` cuts
+at 63) and trimmed of a final "-"; a name that is still no DNS-1035 label (a release name with a
+dot, or starting with a digit) is a problem at "name". Sets $s.V to the values with that name.
+Usage: {{- include "kvgen.resolveName" $s -}}
+*/}}
+{{- define "kvgen.resolveName" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- if not $v.name -}}
+{{- $name := $v.fullnameOverride -}}
+{{- if not $name -}}
+{{- $chart := default $s.release.chart $v.nameOverride -}}
+{{- $name = ternary $s.release.name (printf "%s-%s" $s.release.name $chart) (contains $chart $s.release.name) -}}
+{{- end -}}
+{{- $name = $name | trunc 52 | trimSuffix "-" -}}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $name) -}}
+{{- include "kvgen.problem" (list $s "name" (printf "'%s', made from the release name, is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), which the Service's name must be" $name) "set name (or fullnameOverride) in the values") -}}
+{{- end -}}
+{{- $_ := set $s "V" (merge (dict "name" $name) $v) -}}
+{{- end -}}
+{{- end -}}
 
 {{/*
 kvgen.bytes: a Kubernetes quantity ("10Gi", "1.5T", or a number of bytes) as whole bytes,

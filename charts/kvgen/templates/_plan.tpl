@@ -2,16 +2,22 @@
 kvgen.plan: resolve the model and the node, check the values, apply the rules and size the pod:
 the chart's counterpart of kvgen/plan.py build. Takes the state dict (V: .Values, F: .Files, errs,
 kube: the Kubernetes version) and records in it model, inst, gpusPerPod, decision, backend,
-gpuAccess, context (the context length) and size. When the values cannot be served it fails
-once, listing every problem.
+gpuAccess, context (the context length) and size. When the values cannot be served, $s.errs
+lists every problem, and in templates/validate.yaml ($s.failHere) it fails with all of them.
 Usage: {{- include "kvgen.plan" $s -}}
 */}}
 {{- define "kvgen.plan" -}}
 {{- $s := . -}}
+{{/* required values (values.schema.json leaves them to the templates, in kvgen's words) */}}
+{{- range $key := list "model" "instance" -}}
+{{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
+{{- end -}}
+{{- if and (hasKey $s.V "model") (hasKey $s.V "instance") -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
 {{- include "kvgen.checkCredentials" $s -}}
+{{- end -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
 {{- if not $s.errs -}}
 {{- include "kvgen.decide" $s -}}
@@ -21,7 +27,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.size" $s -}}
 {{- include "kvgen.warnings" $s -}}
 {{- end -}}
-{{- if $s.errs -}}
+{{- if and $s.errs $s.failHere -}}
 {{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
 {{- range $e := $s.errs -}}
 {{- $line := printf "  %s: %s" $e.path $e.message -}}

@@ -1,14 +1,16 @@
 {{/*
 kvgen.podTemplate: the pod template shared by the Deployment and the StatefulSets, laid out from
-one pod of the context (kvgen.context: workloads[].pod). Values are emitted with toJson (JSON is
-YAML), so no value can break the document. kvgen's templates/_pod.yaml.j2 is generated from it.
+one pod of the context (kvgen.context: workloads[].pod). Scalars are emitted with toJson (JSON is
+YAML) and collections with toYaml | nindent (block YAML), so no value can break the document. kvgen's templates/_pod.yaml.j2 is generated from it.
 Usage: {{- include "kvgen.podTemplate" $workload.pod | nindent 4 }}
 */}}
 {{- define "kvgen.podTemplate" -}}
 {{- $pod := . -}}
 metadata:
-  labels: {{ toJson $pod.labels }}
-  annotations: {{ toJson $pod.annotations }}
+  labels:
+    {{- toYaml $pod.labels | nindent 4 }}
+  annotations:
+    {{- toYaml $pod.annotations | nindent 4 }}
 spec:
   {{- if $pod.serviceAccountName }}
   serviceAccountName: {{ toJson $pod.serviceAccountName }}
@@ -16,20 +18,26 @@ spec:
   # vLLM and LMCache never call the Kubernetes API: no token unless pod.serviceAccount.automountToken
   automountServiceAccountToken: {{ toJson $pod.automountServiceAccountToken }}
   {{- if $pod.imagePullSecrets }}
-  imagePullSecrets: {{ toJson $pod.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml $pod.imagePullSecrets | nindent 4 }}
   {{- end }}
-  securityContext: {{ toJson $pod.securityContext }}
+  securityContext:
+    {{- toYaml $pod.securityContext | nindent 4 }}
   {{- if $pod.nodeSelector }}
-  nodeSelector: {{ toJson $pod.nodeSelector }}
+  nodeSelector:
+    {{- toYaml $pod.nodeSelector | nindent 4 }}
   {{- end }}
   {{- if $pod.tolerations }}
-  tolerations: {{ toJson $pod.tolerations }}
+  tolerations:
+    {{- toYaml $pod.tolerations | nindent 4 }}
   {{- end }}
   {{- if $pod.affinity }}
-  affinity: {{ toJson $pod.affinity }}
+  affinity:
+    {{- toYaml $pod.affinity | nindent 4 }}
   {{- end }}
   {{- if $pod.topologySpreadConstraints }}
-  topologySpreadConstraints: {{ toJson $pod.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- toYaml $pod.topologySpreadConstraints | nindent 4 }}
   {{- end }}
   {{- if $pod.priorityClassName }}
   priorityClassName: {{ toJson $pod.priorityClassName }}
@@ -39,7 +47,8 @@ spec:
   {{- end }}
   {{- if $pod.resourceClaims }}
   # gpuAccess dra: the pod's GPUs, claimed once; vLLM and the LMCache sidecar both list the claim
-  resourceClaims: {{ toJson $pod.resourceClaims }}
+  resourceClaims:
+    {{- toYaml $pod.resourceClaims | nindent 4 }}
   {{- end }}
   {{- if $pod.sidecar }}
   initContainers:
@@ -47,49 +56,70 @@ spec:
     - name: {{ toJson $pod.sidecar.name }}
       image: {{ toJson $pod.sidecar.image }}
       restartPolicy: Always
-      command: {{ toJson $pod.sidecar.command }}
-      args: {{ toJson $pod.sidecar.args }}
+      command:
+        {{- toYaml $pod.sidecar.command | nindent 8 }}
+      args:
+        {{- toYaml $pod.sidecar.args | nindent 8 }}
       {{- if $pod.sidecar.env }}
-      env: {{ toJson $pod.sidecar.env }}
+      env:
+        {{- toYaml $pod.sidecar.env | nindent 8 }}
       {{- end }}
-      resources: {{ toJson $pod.sidecar.resources }}
-      securityContext: {{ toJson $pod.sidecar.securityContext }}
+      resources:
+        {{- toYaml $pod.sidecar.resources | nindent 8 }}
+      securityContext:
+        {{- toYaml $pod.sidecar.securityContext | nindent 8 }}
       startupProbe:
         exec:
-          command: {{ toJson $pod.sidecar.probeCommand }}
+          command:
+            {{- toYaml $pod.sidecar.probeCommand | nindent 12 }}
         periodSeconds: 2
         timeoutSeconds: 3
         failureThreshold: 150
-      volumeMounts: {{ toJson $pod.sidecar.volumeMounts }}
+      volumeMounts:
+        {{- toYaml $pod.sidecar.volumeMounts | nindent 8 }}
   {{- end }}
   containers:
     - name: {{ toJson $pod.vllm.name }}
       image: {{ toJson $pod.vllm.image }}
       {{- if $pod.vllm.command }}
       # gpuAccess in-container: kvgen's launcher starts the LMCache server, then `vllm serve`
-      command: {{ toJson $pod.vllm.command }}
+      command:
+        {{- toYaml $pod.vllm.command | nindent 8 }}
       {{- end }}
-      args: {{ toJson $pod.vllm.args }}
+      args:
+        {{- toYaml $pod.vllm.args | nindent 8 }}
       {{- if $pod.vllm.env }}
-      env: {{ toJson $pod.vllm.env }}
+      env:
+        {{- toYaml $pod.vllm.env | nindent 8 }}
       {{- end }}
-      ports: {{ toJson $pod.vllm.ports }}
-      resources: {{ toJson $pod.vllm.resources }}
-      securityContext: {{ toJson $pod.vllm.securityContext }}
+      ports:
+        {{- toYaml $pod.vllm.ports | nindent 8 }}
+      resources:
+        {{- toYaml $pod.vllm.resources | nindent 8 }}
+      securityContext:
+        {{- toYaml $pod.vllm.securityContext | nindent 8 }}
       {{- if $pod.vllm.probes }}
       startupProbe:
-        httpGet: {path: /health, port: http}
+        httpGet:
+          path: /health
+          port: http
         periodSeconds: 10
         failureThreshold: 180
       readinessProbe:
-        httpGet: {path: /health, port: http}
+        httpGet:
+          path: /health
+          port: http
         periodSeconds: 5
         failureThreshold: 3
       livenessProbe:
-        httpGet: {path: /health, port: http}
+        httpGet:
+          path: /health
+          port: http
         periodSeconds: 10
         failureThreshold: 3
       {{- end }}
-      volumeMounts: {{ toJson $pod.vllm.volumeMounts }}
-  volumes: {{ toJson $pod.volumes }}
+      volumeMounts:
+        {{- toYaml $pod.vllm.volumeMounts | nindent 8 }}
+  volumes:
+    {{- toYaml $pod.volumes | nindent 4 }}
 {{- end -}}
