@@ -171,7 +171,8 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
                 "remove model.hybrid (kvgen derives it from the architecture)",
             )
         )
-    attention_layers = int(merged.get("attentionLayers") if merged.get("attentionLayers") is not None else layers)
+    attention = merged.get("attentionLayers")
+    attention_layers = int(attention if attention is not None else layers)
     sliding_layers = int(merged.get("slidingLayers") or 0)
     window = merged.get("slidingWindow")
     if sliding_layers > attention_layers:
