@@ -293,8 +293,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
     c["resources"] = resources(plan.server_size, None, devices.get("claims"))
-    probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
-    c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]
+    c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", connector.lmcache_health_probe()]
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
     return c  # type: ignore[return-value]
 
