@@ -309,8 +309,6 @@ def _check_tolerations(tolerations: list[dict[str, Any]]) -> list[Problem]:
     operators, effects = _RULES["tolerationOperators"], _RULES["taintEffects"]
     for i, tol in enumerate(tolerations):
         base: Path = ("scheduling", "tolerations", i)
-        if not isinstance(tol, dict):
-            continue  # the schema check reports it
         key, operator, value, effect = (_text(tol, k) for k in ("key", "operator", "value", "effect"))
         seconds = tol.get("tolerationSeconds")
         if not isinstance(seconds, int) or isinstance(seconds, bool):

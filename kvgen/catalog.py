@@ -66,7 +66,6 @@ class ModelInfo:
     hybrid: bool
     weights_bytes: int
     max_model_len: int | None
-    in_catalog: bool
     sliding_layers: int = 0  # attention layers with a sliding window (part of attention_layers)
     sliding_window: int | None = None  # their window, in tokens
     full_kv_heads: int | None = None  # full-attention layers' geometry when it differs (Gemma 4)
@@ -108,7 +107,6 @@ class InstanceInfo:
     arch: str
     local_disk_bytes: int
     mig: str | None
-    in_catalog: bool
     ephemeral_bytes: int = 0  # the kubelet's ephemeral storage (the OS/boot disk by default); 0: unknown
     ephemeral_explicit: bool = False  # set by the spec's instance.ephemeralStorage
     # memory_bytes 0: the node is unknown (no type, no memory); gpu_memory_bytes 0 with gpus: the GPUs' memory is
@@ -171,7 +169,8 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
                 "remove model.hybrid (kvgen derives it from the architecture)",
             )
         )
-    attention_layers = int(merged.get("attentionLayers") if merged.get("attentionLayers") is not None else layers)
+    attention = merged.get("attentionLayers")
+    attention_layers = int(attention if attention is not None else layers)
     sliding_layers = int(merged.get("slidingLayers") or 0)
     window = merged.get("slidingWindow")
     if sliding_layers > attention_layers:
@@ -201,7 +200,6 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
         hybrid=hybrid_arch or bool(merged.get("hybrid", False)),
         weights_bytes=quantity.to_bytes(merged["weights"]),
         max_model_len=merged.get("maxModelLen"),
-        in_catalog=row is not None,
         sliding_layers=sliding_layers if window else 0,
         sliding_window=int(window) if window and sliding_layers else None,
         full_kv_heads=merged.get("fullKvHeads"),
@@ -259,7 +257,6 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[Prob
         arch=str(merged.get("arch") or "amd64"),
         local_disk_bytes=quantity.to_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,
         mig=mig,
-        in_catalog=row is not None,
         ephemeral_bytes=quantity.to_bytes(merged["ephemeralStorage"]) if merged.get("ephemeralStorage") else 0,
         ephemeral_explicit=spec_instance.ephemeral_storage is not None,
     )

@@ -17,16 +17,23 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
 from kvgen import __version__, kube
 from kvgen.errors import KvgenError, OutputInvalidError, Problem, SpecError
 from kvgen.source import MAX_INPUT_BYTES
+
+if TYPE_CHECKING:  # for annotations only: the commands import what they use when they run
+    from rich.progress import Progress, TaskID
+
+    from kvgen.compiler import Output
+    from kvgen.dialects import Unit
 
 EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL, EXIT_STALE = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
@@ -163,11 +170,11 @@ def _inputs(specs: list[str]) -> list[_Input]:
 class _Progress:
     """A rich progress bar on stderr, only when stderr is a terminal and many specs compile."""
 
-    def __init__(self, stream=None, minimum: int = PROGRESS_MIN_SPECS):
+    def __init__(self, stream: TextIO | None = None, minimum: int = PROGRESS_MIN_SPECS):
         self.stream = stream if stream is not None else sys.stderr
         self.minimum = minimum
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def wanted(self, total: int) -> bool:
         isatty = getattr(self.stream, "isatty", None)
@@ -190,7 +197,7 @@ class _Progress:
         self.task = self.bar.add_task("specs", total=total)
 
     def advance(self) -> None:
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.advance(self.task)
 
     def stop(self) -> None:
@@ -218,7 +225,9 @@ def _check_namespace(namespace: str | None) -> None:
         )
 
 
-def _compile_all(specs: list[str], version: str, instance: str | None = None, namespace: str | None = None):
+def _compile_all(
+    specs: list[str], version: str, instance: str | None = None, namespace: str | None = None
+) -> tuple[list[_Input], Output]:
     """(inputs, compile output) for every spec of every input."""
     from kvgen.compiler import InputErrors, compile_inputs
     from kvgen.dialects import Options
@@ -243,7 +252,7 @@ def _warn(problem: Problem) -> None:
     _err(f"kvgen: warning: {problem.render()}")
 
 
-def _report(output, quiet: bool, decisions: bool = True) -> None:
+def _report(output: Output, quiet: bool, decisions: bool = True) -> None:
     if quiet:
         return
     for w in output.warnings:
@@ -261,11 +270,11 @@ def _report(output, quiet: bool, decisions: bool = True) -> None:
             _err(f"kvgen: {r.spec.name}: KV-cache offloading enabled ({p.backend} backend){origin}")
         else:
             _err(f"kvgen: {r.spec.name}: KV-cache offloading disabled: {d.reason_code} ({d.reason}){origin}")
-        for w in p.warnings:
-            _err(f"kvgen: {r.spec.name}: warning: {w}")
+        for warning in p.warnings:
+            _err(f"kvgen: {r.spec.name}: warning: {warning}")
 
 
-def _run(action) -> None:
+def _run(action: Callable[[], None]) -> None:
     try:
         action()
     except Usage as exc:
@@ -336,7 +345,7 @@ def render(
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
     from kvgen import tree
 
-    def action():
+    def action() -> None:
         if check and output is None:
             raise Usage("--check compares a committed output directory with what kvgen renders: give it with -o DIR")
         if kustomize_resources and output is None:
@@ -410,7 +419,7 @@ def validate(
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
 
-    def action():
+    def action() -> None:
         _inputs_, out = _compile_all(specs, kube_version, instance, namespace)
         _report(out, quiet=False)
         for r in out.compiled:
@@ -425,7 +434,7 @@ def convert(specs: SpecArgs, instance: Instance = None) -> None:
     from kvgen.compiler import InputErrors, convert_inputs
     from kvgen.dialects import Options
 
-    def action():
+    def action() -> None:
         inputs = _inputs(specs)
         try:
             units, warnings = convert_inputs([(i.name, i.text) for i in inputs], Options(instance))
@@ -445,7 +454,7 @@ def convert(specs: SpecArgs, instance: Instance = None) -> None:
     _run(action)
 
 
-def _native_yaml(unit) -> str:
+def _native_yaml(unit: Unit) -> str:
     import io
 
     from ruamel.yaml import YAML
@@ -458,7 +467,8 @@ def _native_yaml(unit) -> str:
         head += "".join(f"# {note}\n" for note in conv.notes)
     dumper = YAML(typ="safe", pure=True)
     dumper.default_flow_style = False
-    dumper.sort_base_mapping_type_on_output = False
+    # ruamel.yaml initialises it to None ("default: sort") without an annotation, so mypy infers None
+    dumper.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     dumper.width = 4096
     buf = io.StringIO()
     dumper.dump(unit.doc.data, buf)
@@ -495,7 +505,7 @@ def explain(
     against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
     from kvgen import explain as explaining
 
-    def action():
+    def action() -> None:
         _inputs_, out = _compile_all(specs, kube_version, instance)
         for w in out.warnings:
             _warn(w)

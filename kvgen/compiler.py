@@ -9,6 +9,7 @@ file); a problem found in a translated spec is reported at the field the user wr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,6 +22,8 @@ from kvgen.errors import KvgenError, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 from kvgen.spec import Spec
 from kvgen.validate_spec import parse_spec
+
+Input = tuple[str, str | bytes]  # (file name, its text or bytes)
 
 
 @dataclass
@@ -131,9 +134,7 @@ def _group(errors: list[SpecError]) -> list[SpecError]:
     return [SpecError(f, ps) for f, ps in sorted(by_file.items())]
 
 
-def _translate(
-    inputs: list[tuple[str, str | bytes]], options: Options
-) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+def _translate(inputs: Sequence[Input], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
     docs: list[SourceDoc] = []
     errors: list[SpecError] = []
     for name, text in inputs:
@@ -156,7 +157,7 @@ def _translate(
     return units, warnings, errors
 
 
-def translate_inputs(inputs: list[tuple[str, str]], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
+def translate_inputs(inputs: Sequence[Input], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
     """Every input (name, text) as units to compile, and warnings; InputErrors if any input
     cannot be read or translated."""
     units, warnings, errors = _translate(inputs, options)
@@ -166,7 +167,7 @@ def translate_inputs(inputs: list[tuple[str, str]], options: Options = NO_OPTION
 
 
 def compile_inputs(
-    inputs: list[tuple[str, str]],
+    inputs: Sequence[Input],
     k8s_version: str = kube.DEFAULT_VERSION,
     options: Options = NO_OPTIONS,
     progress: Progress | None = None,
@@ -202,7 +203,7 @@ def compile_text(
         raise SpecError(file, [p for e in exc.errors for p in e.problems]) from None
 
 
-def convert_inputs(inputs: list[tuple[str, str]], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
+def convert_inputs(inputs: Sequence[Input], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
     """Translate every input to native specs and check them against the spec's schema (not
     the catalog or the node: that is what render and validate do). InputErrors on problems."""
     units, warnings = translate_inputs(inputs, options)

@@ -83,6 +83,7 @@ def meta(plan: Plan) -> Meta:
     if d.enabled:
         annotations[note["backend"]] = plan.spec.kv_cache_offloading.backend
     else:
+        assert d.reason_code is not None, "a disabled decision names its rule"
         annotations[note["reason"]] = d.reason_code
     if plan.gpu_access is not None:
         annotations[note["gpuAccess"]] = plan.gpu_access.mode
@@ -147,8 +148,8 @@ def env(plan: Plan) -> list[KubeObject]:
             key_ref["optional"] = ref.optional
         out.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}})
     if spec.service.api_key_secret:  # vLLM requires it of every /v1 request (entrypoints/serve/middleware)
-        ref = spec.service.api_key_secret
-        out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
+        api_key = spec.service.api_key_secret
+        out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": api_key.name, "key": api_key.key}}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
     if spec.model.uri:  # the weights are on the claim: never ask the Hub (air-gapped clusters)
@@ -163,6 +164,7 @@ def gpus(plan: Plan) -> Gpus:
     """The pod's GPUs: a device-plugin request, or (gpuAccess dra) one claim the sidecar lists too."""
     access = plan.gpu_access
     if access is not None and access.mode == "dra":
+        assert access.device_class_name is not None, "gpuAccess dra always has a device class"
         name = gpu_access.CLAIM_NAME
         return {
             "claims": [{"name": name}],
@@ -188,18 +190,20 @@ def tiers(plan: Plan) -> list[Tier]:
         fs = tier.file_system
         name = f"kv-cache-secondary-{i}"
         t: Tier = {"volume": {"name": name}, "mount": {"name": name, "mountPath": connector.tier_path(i)}}
+        pvc = fs.pvc
         if fs.empty_dir:
             t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size}
             t["capacity"] = quantity.to_bytes(fs.empty_dir.size)
-        elif fs.pvc.spec is not None:
-            t["volume"]["ephemeral"] = {"volumeClaimTemplate": {"spec": fs.pvc.spec}}
-            storage = ((fs.pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
+        elif pvc is not None and pvc.spec is not None:
+            t["volume"]["ephemeral"] = {"volumeClaimTemplate": {"spec": pvc.spec}}
+            storage = ((pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
             if storage is not None:
                 t["capacity"] = quantity.to_bytes(storage)
         else:
-            t["volume"]["persistentVolumeClaim"] = {"claimName": fs.pvc.ref.name}
-            if fs.pvc.ref.path:
-                t["mount"]["subPath"] = fs.pvc.ref.path
+            assert pvc is not None and pvc.ref is not None, "a tier is an emptyDir, a PVC spec or a PVC ref"
+            t["volume"]["persistentVolumeClaim"] = {"claimName": pvc.ref.name}
+            if pvc.ref.path:
+                t["mount"]["subPath"] = pvc.ref.path
         out.append(t)
     return out
 
@@ -266,7 +270,7 @@ def vllm(
     c: dict[str, Any] = {"name": "vllm", "image": images.vllm_image(plan)}
     if plan.in_container and server is not None:
         mounts += [_launcher_mount(), *(t["mount"] for t in disk)]
-        size = with_server(s.vllm, s.lmcache)
+        size = with_server(s.vllm, plan.server_size)
         c["command"] = server["command"]
     c["args"] = [*_launcher_args(plan, server), *args["head"], *args["tail"]]
     if variables:
@@ -301,9 +305,8 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
-    c["resources"] = resources(plan.sizing.lmcache, None, devices.get("claims"))
-    probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
-    c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]
+    c["resources"] = resources(plan.server_size, None, devices.get("claims"))
+    c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", connector.lmcache_health_probe()]
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
     c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]
@@ -443,7 +446,11 @@ def build(plan: Plan) -> Context:
         }
     c["workloads"] = loads
     d = plan.decision
-    c["decision"] = {"enabled": True} if d.enabled else {"enabled": False, "code": d.reason_code, "reason": d.reason}
+    if d.enabled:
+        c["decision"] = {"enabled": True}
+    else:
+        assert d.reason_code is not None and d.reason is not None, "a disabled decision names its rule"
+        c["decision"] = {"enabled": False, "code": d.reason_code, "reason": d.reason}
     if plan.gpu_access is not None:
         a = plan.gpu_access
         c["gpuAccess"] = {"mode": a.mode, "summary": a.summary, "requirement": a.requirement}

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +134,7 @@ def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: lis
     kind = spec.get("type")
     converted: Any = value
     optional = isinstance(kind, str) and kind.startswith("optional[")
-    inner = kind[len("optional[") : -1] if optional else kind
+    inner = kind[len("optional[") : -1] if isinstance(kind, str) and optional else kind
     if optional and value in ("", "None"):
         return
     if inner in ("int", "float"):
@@ -234,7 +234,7 @@ def walk_argv(argv: list[str], parser: Mapping[str, Any], problems: list[Problem
             nargs = spec.get("nargs")
             if nargs in (None, 1) or isinstance(nargs, int):
                 count = 1 if nargs is None else nargs
-                taken = []
+                taken: list[str] = []
                 while len(taken) < count and i < len(argv) and _looks_like_value(argv[i]):
                     taken.append(argv[i])
                     value_at.append((offset + i,))
@@ -394,7 +394,7 @@ def _check_kv_transfer_object(
     elif connector == snap["multi_connector"]["connector"]:
         problems += _check_multi_extra(extra, snapshots, at)
     if within:
-        problems = [_p(p.code, f"{within}: {p.message}", p.path, p.hint) for p in problems]
+        problems = [replace(p, message=f"{within}: {p.message}") for p in problems]
     return problems
 
 

@@ -55,9 +55,9 @@ class Emitter:
     LIMIT = 2000  # entries kept (the first learned): a memo, not an archive of every spec's names
     LITERAL_LIMIT = 65536
 
-    def export(self) -> dict[str, list]:
+    def export(self) -> dict[str, list[Any]]:
         """What ruamel said about scalars, as JSON data (``load`` reads it back)."""
-        out: dict[str, list] = {"keys": [], "values": [], "items": [], "literals": []}
+        out: dict[str, list[Any]] = {"keys": [], "values": [], "items": [], "literals": []}
         for section, memo, text in self._learned[: self.LIMIT]:
             if section == "literals":
                 if len(memo) <= self.LITERAL_LIMIT:
@@ -131,7 +131,7 @@ class Emitter:
         return text
 
     @staticmethod
-    def _memo(v: Any) -> tuple:
+    def _memo(v: Any) -> tuple[Any, ...]:
         t = type(v)
         return (t, repr(v)) if t is float else (t, v)  # -0.0 == 0.0, but is written "-0.0"
 
@@ -179,7 +179,7 @@ class Emitter:
 
     # ------------------------------------------------------------------ many scalars in one ruamel call
 
-    def _collect(self, node: Any, keys: dict, values: dict, items: dict) -> None:
+    def _collect(self, node: Any, keys: dict[Any, Any], values: dict[Any, Any], items: dict[Any, Any]) -> None:
         if type(node) is dict:
             for k, v in node.items():
                 if type(k) is str and k not in self._keys and len(k) <= SIMPLE_KEY and not _BREAKS.search(k):
@@ -263,7 +263,7 @@ class Emitter:
 
     # ------------------------------------------------------------------ block structure
 
-    def mapping(self, node: dict, indent: int, first: str, out: list[str]) -> None:
+    def mapping(self, node: dict[Any, Any], indent: int, first: str, out: list[str]) -> None:
         """``node`` at ``indent``; its first key's line starts with ``first``."""
         pad = " " * indent
         lead = first
@@ -302,7 +302,7 @@ class Emitter:
                 out.append(self.value(v))
                 out.append("\n")
 
-    def sequence(self, node: list, indent: int, out: list[str]) -> None:
+    def sequence(self, node: list[Any], indent: int, out: list[str]) -> None:
         dash = " " * indent + "- "
         for v in node:
             t = type(v)

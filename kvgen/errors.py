@@ -82,7 +82,7 @@ def _path_key(path: Path) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, part, "") if isinstance(part, int) else (1, 0, part) for part in path)
 
 
-def sort_key(problem: Problem) -> tuple:
+def sort_key(problem: Problem) -> tuple[str, int, int, tuple[tuple[int, int, str], ...], str]:
     """File, line and column, then path: the order problems are printed in. Problems without a
     location (a whole input, say) come first within their file."""
     loc = problem.location

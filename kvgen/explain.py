@@ -25,14 +25,18 @@ their window), and ``context`` says which ``--max-model-len`` vLLM is given and 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvgen import connector, gpu_access
 from kvgen import context as layout
 from kvgen import sizing as sz
 from kvgen.images import lmcache_image, vllm_image
 from kvgen.plan import Plan
-from kvgen.sizing import GiB
+from kvgen.quantity import GiB
+
+if TYPE_CHECKING:  # rich is imported where it prints
+    from rich.console import Console
+    from rich.text import Text
 
 KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
 JSON_VERSION = 1
@@ -135,8 +139,8 @@ def _disk(plan: Plan) -> dict[str, Any]:
                 claims.append(
                     {
                         "tier": i,
-                        "kind": "pvc-spec" if fs.pvc.spec is not None else "pvc-ref",
-                        "claim": fs.pvc.ref.name if fs.pvc.ref else None,
+                        "kind": "pvc-spec" if fs.pvc and fs.pvc.spec is not None else "pvc-ref",
+                        "claim": fs.pvc.ref.name if fs.pvc and fs.pvc.ref else None,
                         "bytes": caps[i],
                     }
                 )
@@ -202,7 +206,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
         caps = [t.get("capacity") for t in layout.tiers(plan)]
         for i, tier in enumerate(spec.kv_cache_offloading.secondary):
             fs = tier.file_system
-            kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc.spec is not None else "pvc-ref")
+            kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc and fs.pvc.spec is not None else "pvc-ref")
             tiers.append(_tier(f"disk-{i}", kind, caps[i], pod_bytes, max_len, path=connector.tier_path(i)))
     gpu_tier = tiers[0]
     return {
@@ -369,7 +373,7 @@ def _count(n: int | None) -> str:
     return "unknown" if n is None else f"{n:,}"
 
 
-def _bar(segments: list[tuple[str, int, str]], capacity: int | None, width: int = 48):
+def _bar(segments: list[tuple[str, int, str]], capacity: int | None, width: int = 48) -> Text:
     """A stacked bar: each segment's share of ``capacity``; the rest is free space."""
     from rich.text import Text
 
@@ -393,7 +397,7 @@ def _bar(segments: list[tuple[str, int, str]], capacity: int | None, width: int 
     return text
 
 
-def _legend(segments: list[tuple[str, int, str]]):
+def _legend(segments: list[tuple[str, int, str]]) -> Text:
     from rich.text import Text
 
     text = Text("       ")
@@ -415,7 +419,7 @@ CONTAINERS_IN_MODE = {  # (container, gpuAccess in-container) -> label
 }
 
 
-def render(reports: list[dict[str, Any]], console) -> None:
+def render(reports: list[dict[str, Any]], console: Console) -> None:
     """Print the reports on a rich Console (a terminal, or a recording one for --svg)."""
     from rich.table import Table
     from rich.text import Text

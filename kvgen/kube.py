@@ -21,10 +21,15 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvgen import diskcache
 from kvgen.errors import KvgenError
+
+if TYPE_CHECKING:  # for annotations only; the functions import them when first called
+    import jsonschema
+    import jsonschema_rs
+    from referencing import Registry
 
 SUPPORTED_MIN = (1, 28)  # native sidecars (initContainers[].restartPolicy) need 1.28+
 DEFAULT_VERSION = "1.33"
@@ -53,7 +58,7 @@ def shipped_versions() -> tuple[str, ...]:
     return tuple(f"{a}.{b}" for a, b in sorted(found))
 
 
-def schema_dir(version: str):
+def schema_dir(version: str) -> Path:
     m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", version.strip())
     if not m:
         raise UnsupportedVersion(f"{version!r} is not a Kubernetes version such as 1.33")
@@ -67,7 +72,7 @@ def schema_dir(version: str):
     return _root() / f"v{major}.{minor}.0-local-strict"
 
 
-def _kind_file(kind: str, api_version: str, version: str):
+def _kind_file(kind: str, api_version: str, version: str) -> Path:
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)  # apps/v1 -> apps-v1
     path = schema_dir(version) / f"{kind.lower()}-{group_version}.json"
     if not path.is_file():
@@ -79,7 +84,7 @@ def _kind_file(kind: str, api_version: str, version: str):
 
 
 @cache
-def _registry(version: str):
+def _registry(version: str) -> tuple[Registry[Any], Any]:
     from referencing import Registry, Resource
 
     defs = json.loads((schema_dir(version) / "_definitions.json").read_text())
@@ -88,7 +93,7 @@ def _registry(version: str):
 
 
 @cache
-def _validator(kind: str, api_version: str, version: str):
+def _validator(kind: str, api_version: str, version: str) -> jsonschema.Draft202012Validator:
     import jsonschema
     from referencing import Resource
 
@@ -98,7 +103,7 @@ def _validator(kind: str, api_version: str, version: str):
 
 
 @cache
-def _definition_validator(name: str, version: str):
+def _definition_validator(name: str, version: str) -> jsonschema.Draft202012Validator:
     import jsonschema
 
     registry, defs = _registry(version)
@@ -106,7 +111,7 @@ def _definition_validator(name: str, version: str):
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
-def _format(errors: Iterator[Any]) -> list[tuple[tuple, str]]:
+def _format(errors: Iterator[Any]) -> list[tuple[tuple[str | int, ...], str]]:
     out = []
     for e in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         out.append((tuple(e.absolute_path), e.message))
@@ -209,7 +214,7 @@ def _pruned(version: str, kind_source: bytes, name: str) -> dict[str, Any]:
 
 
 @cache
-def _fast(kind: str, api_version: str, version: str):
+def _fast(kind: str, api_version: str, version: str) -> jsonschema_rs.Validator:
     import jsonschema_rs
 
     schema = _pruned(version, _kind_file(kind, api_version, version).read_bytes(), "")
@@ -217,7 +222,7 @@ def _fast(kind: str, api_version: str, version: str):
 
 
 @cache
-def _fast_definition(name: str, version: str):
+def _fast_definition(name: str, version: str) -> jsonschema_rs.Validator:
     import jsonschema_rs
 
     return jsonschema_rs.validator_for(_pruned(version, b"", name), validate_formats=False)
@@ -230,14 +235,16 @@ def _valid(validator: Any, data: Any) -> bool:
         return False
 
 
-def validate_object(obj: dict[str, Any], version: str = DEFAULT_VERSION) -> list[tuple[tuple, str]]:
+def validate_object(obj: dict[str, Any], version: str = DEFAULT_VERSION) -> list[tuple[tuple[str | int, ...], str]]:
     """All strict-schema errors of one object as (path in the object, message)."""
     if _valid(_fast(obj["kind"], obj["apiVersion"], version), obj):
         return []
     return _format(_validator(obj["kind"], obj["apiVersion"], version).iter_errors(obj))
 
 
-def validate_definition(name: str, data: Any, version: str = DEFAULT_VERSION) -> list[tuple[tuple, str]]:
+def validate_definition(
+    name: str, data: Any, version: str = DEFAULT_VERSION
+) -> list[tuple[tuple[str | int, ...], str]]:
     """Errors of ``data`` against one definition, e.g. io.k8s.api.core.v1.Toleration."""
     if _valid(_fast_definition(name, version), data):
         return []

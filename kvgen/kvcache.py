@@ -102,7 +102,8 @@ def cost(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> Cost:
     return Cost(
         full=per_stage(full) * model.layer_bytes_per_token(True, KV_DTYPE_BYTES, p.tensor),
         sliding=per_stage(sliding) * model.layer_bytes_per_token(False, KV_DTYPE_BYTES, p.tensor),
-        sliding_cap=model.sliding_window - 1 + in_flight if sliding else None,
+        # (the catalog gives every model with sliding layers a window)
+        sliding_cap=model.sliding_window - 1 + in_flight if sliding and model.sliding_window is not None else None,
         state=HYBRID_STATE if model.hybrid else 0,
     )
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -65,6 +65,7 @@ class _Fatal:
         self.blocked = False  # a file where a directory must go: exit 2, else 1
 
     def add(self, found: Found, suffix: str = "") -> None:
+        assert self.d is not None, "without OUT every path is absent, never unsafe"
         self.messages.append(unsafe_message(self.d, found) + suffix)
         self.blocked |= found.kind == "notdir"
 
@@ -75,7 +76,9 @@ class _Fatal:
 
 def _owned(d: SafeDir | None, s: Survey) -> tuple[Found, dict[PurePosixPath, str] | None]:
     """The manifest as found, and the files it says kvgen wrote (None: no manifest)."""
-    found = Found("absent", _MANIFEST) if d is None else d.read(_MANIFEST)
+    if d is None:
+        return Found("absent", _MANIFEST), None
+    found = d.read(_MANIFEST)
     if found.kind == "absent":
         return found, None
     if found.kind != "file":
@@ -159,7 +162,7 @@ def _survey(d: SafeDir | None, root: Path, files: dict[PurePosixPath, str], extr
     found_manifest, owned = _owned(d, s)
     fatal = _Fatal(d)
     _planned(d, s, fatal, files, owned)
-    if owned is not None:
+    if owned is not None and d is not None:  # a manifest was read, so OUT exists
         _stale(d, s, {rel: digest for rel, digest in owned.items() if rel not in files})
     _extras(d, s, fatal, extras)
     fatal.raise_any()
@@ -212,7 +215,7 @@ def _earlier_version_leftovers(d: SafeDir, files: dict[PurePosixPath, str]) -> l
 def check(
     root: Path,
     files: dict[PurePosixPath, str],
-    extras: list[str] = (),
+    extras: Sequence[str] = (),
     on_wait: Callable[[str], None] = lambda _m: None,
 ) -> Survey:
     """Compare OUT with the planned files, writing nothing (not even OUT itself)."""
@@ -231,7 +234,7 @@ def check(
 def write(
     root: Path,
     files: dict[PurePosixPath, str],
-    extras: list[str] = (),
+    extras: Sequence[str] = (),
     on_wait: Callable[[str], None] = lambda _m: None,
 ) -> Survey:
     """Bring OUT to the planned files, or refuse and change nothing (see the module docstring)."""

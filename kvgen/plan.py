@@ -50,12 +50,18 @@ class Plan:
     def sidecar(self) -> bool:
         return self.gpu_access is not None and not self.in_container
 
+    @property
+    def server_size(self) -> ContainerSize:
+        """The LMCache server's share (gpu_access is set only for the lmcache backend, which sizes it)."""
+        assert self.sizing.lmcache is not None, "no LMCache server in this plan"
+        return self.sizing.lmcache
+
     def containers(self) -> list[tuple[str, ContainerSize]]:
         """The containers as rendered, with their sizes: in-container mode has no sidecar, and
         the vLLM container then holds the server's share too."""
         s = self.sizing
         if self.in_container:
-            return [("vllm", with_server(s.vllm, s.lmcache))]
+            return [("vllm", with_server(s.vllm, self.server_size))]
         out = [("vllm", s.vllm)]
         if s.lmcache is not None:
             out.append(("lmcache-mp-server", s.lmcache))
@@ -128,7 +134,7 @@ def _check_structure(
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
     problems += flags.check_extra_args(list(spec.vllm.extra_args))
     # Kubernetes objects embedded in the spec, checked against the target version's schema
-    embedded: list[tuple[tuple, str, Any]] = []
+    embedded: list[tuple[tuple[str | int, ...], str, Any]] = []
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):
         pvc = tier.file_system.pvc
         if pvc and pvc.spec is not None:

@@ -8,12 +8,14 @@ in force are data (``podPorts`` in ``charts/kvgen/files/runtime.yaml``), read by
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvgen import catalog
 from kvgen.errors import Problem
 from kvgen.spec import Spec
 
 
-def in_force(spec: Spec, backend: str | None) -> list[dict]:
+def in_force(spec: Spec, backend: str | None) -> list[dict[str, Any]]:
     """The rows of ``podPorts`` whose process this pod runs (``backend``: the backend in force, or None)."""
     when = {
         "lmcache": backend == "lmcache",

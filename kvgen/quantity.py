@@ -90,8 +90,3 @@ def format_bytes(n: int) -> str:
         if n and n % unit == 0:
             return f"{n // unit}{suffix}"
     return str(n)
-
-
-def round_up_gib(n: int) -> int:
-    """Bytes rounded up to a whole GiB."""
-    return math.ceil(n / GiB) * GiB

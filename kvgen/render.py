@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -108,7 +109,7 @@ def _load_all() -> Any:
     }
 
     class Loader(yaml.CSafeLoader):
-        yaml_implicit_resolvers: dict = {}
+        yaml_implicit_resolvers: dict[Any, Any] = {}
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             if kind is yaml.ScalarNode and implicit[0]:  # a plain scalar: the resolvers decide
@@ -177,7 +178,7 @@ def _ruamel_load_all() -> Any:
 _rendered = 0
 
 
-def objects(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+def objects(ctx: Mapping[str, object]) -> list[dict[str, Any]]:
     """The Kubernetes objects of one plan context, in document order.
 
     The first SMALL_RUN specs of a process are read by ruamel.yaml's safe loader, already

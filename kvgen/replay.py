@@ -193,7 +193,7 @@ class _Tee(io.TextIOBase):
         self.parts: list[str] = []
         self.whole = True  # False once something other than text went through
 
-    def write(self, s: str) -> int:
+    def write(self, s: Any) -> int:  # Any: a caller may pass bytes, which the target refuses
         written = self._target.write(s)  # first: what the target refuses (bytes, say) is not kept
         if isinstance(s, str):
             self.parts.append(s)
@@ -229,7 +229,7 @@ class _Tee(io.TextIOBase):
 @contextmanager
 def _recording() -> Iterator[tuple[_Tee, _Tee]]:
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)
-    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = out, err
     try:
         yield out, err
     finally:

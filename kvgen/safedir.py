@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Literal, overload
 
 from kvgen.errors import KvgenError
 from kvgen.signals import Deferred
@@ -139,6 +140,10 @@ def unsafe_message(d: SafeDir, found: Found) -> str:
     return f"{where} is not a regular file (a directory, FIFO or device?); {HOW_TO_RESOLVE}"
 
 
+@overload
+def open_root(root: Path, create: Literal[True]) -> SafeDir: ...
+@overload
+def open_root(root: Path, create: bool) -> SafeDir | None: ...
 def open_root(root: Path, create: bool) -> SafeDir | None:
     """OUT opened with O_NOFOLLOW (created when asked), or None when absent and not created."""
     shown = root.as_posix()

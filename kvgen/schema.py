@@ -10,13 +10,14 @@ import json
 import re
 from typing import Any
 
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from kvgen.spec import K8S_MARKER, Spec
 
 
 class _Generator(GenerateJsonSchema):
-    def generate(self, schema, mode="validation"):  # type: ignore[override]
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
         out = super().generate(schema, mode=mode)
         out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         return out

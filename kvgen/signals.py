@@ -12,8 +12,14 @@ Ctrl-C, 143 for SIGTERM).
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 from kvgen.errors import KvgenError
+
+# what signal.signal() takes and returns
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -37,9 +43,9 @@ class Deferred:
 
     def __init__(self) -> None:
         self.received: int | None = None
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, _Handler] = {}
 
-    def _record(self, signum, _frame) -> None:
+    def _record(self, signum: int, _frame: FrameType | None) -> None:
         if self.received is None:
             self.received = signum
 
@@ -61,11 +67,10 @@ class Deferred:
         if self.received is not None:
             raise Interrupted(self.received)
 
-    def __exit__(self, exc_type, _exc, _tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, _exc: BaseException | None, _tb: object) -> None:
         self._restore()
         if exc_type is None and self.received is not None:
             raise Interrupted(self.received, finished=True)
-        return False
 
 
 __all__ = ["Deferred", "HANDLED", "Interrupted"]

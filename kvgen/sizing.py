@@ -18,7 +18,7 @@ from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.errors import Problem
 from kvgen.quantity import GiB, MiB
 from kvgen.rules import Decision
-from kvgen.spec import Spec
+from kvgen.spec import ContainerResources, FileSystemTier, Spec
 
 _C = catalog.load("sizing.yaml")  # every constant, with its source, lives in that file
 
@@ -56,7 +56,8 @@ EPHEMERAL_EVICTION_PERCENT = _C["ephemeral"]["evictionPercent"]
 
 
 def kube_reserved(memory: int) -> int:
-    reserved, left = 0.0, memory
+    reserved = 0.0
+    left: float = memory
     for band, share in KUBE_RESERVED_BANDS:
         take = min(left, band)
         reserved += take * share
@@ -103,7 +104,7 @@ class ContainerSize:
     reclaimed, so a container must never be scheduled on less than it will use) and no CPU
     limit (throttling a serving engine only adds latency). Explicit values replace either."""
 
-    cpu: str | None
+    cpu: str
     memory: int  # memory request
     ephemeral: int  # ephemeral-storage request (0: none)
     memory_limit: int | None = None  # None: equal to the request
@@ -196,10 +197,11 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     cpu_tier, l1_cap, utilization = 0, None, None
     unsized: list[Problem] = []
     if backend == "native":
+        assert o.cpu is not None, "the spec refuses native offloading without kvCacheOffloading.cpu"
         cpu_tier = quantity.to_bytes(o.cpu)
     elif backend == "lmcache":
         l1_cap = quantity.to_bytes(o.cpu) if o.cpu is not None else None
-        if o.cpu is not None and o.cpu_memory_utilization is None:
+        if l1_cap is not None and o.cpu_memory_utilization is None:
             utilization = None  # an absolute size: no measurement
             cpu_tier = l1_cap
         else:
@@ -306,7 +308,9 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     return sizing
 
 
-def _apply_overrides(name: str, computed: ContainerSize, explicit, warnings: list[str]) -> ContainerSize:
+def _apply_overrides(
+    name: str, computed: ContainerSize, explicit: ContainerResources, warnings: list[str]
+) -> ContainerSize:
     req, lim = explicit.requests, explicit.limits
     if req.memory is not None:
         memory = quantity.to_bytes(req.memory)
@@ -414,7 +418,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
     return problems
 
 
-def _advise(spec: Spec, s: Sizing, decision: Decision, tiers) -> None:
+def _advise(spec: Spec, s: Sizing, decision: Decision, tiers: list[FileSystemTier]) -> None:
     if not decision.enabled:
         return
     # explain's cpuLargerThanGpu: False on a GPU node whose CPU tier does not exceed the GPU KV cache

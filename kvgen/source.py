@@ -68,9 +68,11 @@ def _size(n: int) -> str:
 
 def _where(data: bytes | str, offset: int) -> tuple[int, int]:
     """1-based (line, column) of an offset into the input."""
-    newline = b"\n" if isinstance(data, bytes) else "\n"
-    line = data.count(newline, 0, offset) + 1
-    return line, offset - (data.rfind(newline, 0, offset) + 1) + 1
+    if isinstance(data, bytes):
+        lines, last = data.count(b"\n", 0, offset), data.rfind(b"\n", 0, offset)
+    else:
+        lines, last = data.count("\n", 0, offset), data.rfind("\n", 0, offset)
+    return lines + 1, offset - (last + 1) + 1
 
 
 def _too_large(file: str) -> Problem:

@@ -291,7 +291,6 @@ class SecondaryTier(Model):
 
 
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-GPU_ACCESS_MODES = ("visible-devices", "dra", "in-container")
 DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
 
 

@@ -12,6 +12,7 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from kvgen import credentials, quantity
 from kvgen.errors import Problem, suggest
@@ -31,7 +32,7 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def model_at(path: tuple) -> type[BaseModel] | None:
+def model_at(path: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The spec model class that sits at ``path`` (list indexes are skipped)."""
     model: Any = Spec
     for part in path:
@@ -46,14 +47,14 @@ def model_at(path: tuple) -> type[BaseModel] | None:
     return model
 
 
-def allowed_keys(path: tuple) -> list[str]:
+def allowed_keys(path: tuple[str | int, ...]) -> list[str]:
     model = model_at(path)
     if model is None:
         return []
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
-def _problem(error: dict[str, Any], doc: SourceDoc) -> Problem:
+def _problem(error: ErrorDetails, doc: SourceDoc) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
     hint = None

@@ -95,6 +95,31 @@ def example(request) -> Path:
     return request.param
 
 
+def text_problems(text: str, version: str = "1.33", instance: str | None = None) -> set[tuple[str, str]]:
+    """Every problem kvgen finds in one input (native, KAITO or KServe), as (spec path, message):
+    what a test of a spec with several problems compares, rather than fragments of the output."""
+    from kvgen.compiler import InputErrors, compile_inputs
+    from kvgen.dialects import Options
+    from kvgen.errors import format_path
+
+    try:
+        compile_inputs([("spec.yaml", text)], version, Options(instance))
+    except InputErrors as err:
+        return {(format_path(p.path), p.message) for e in err.errors for p in e.problems}
+    return set()
+
+
+def assert_refused_at_once(tmp_path: Path, text: str, expected: set[tuple[str, str]]) -> None:
+    """kvgen finds exactly ``expected`` in ``text`` ((path, message) pairs), and the CLI refuses the
+    file with all of them at once: exit 1, their count, nothing written."""
+    assert text_problems(text) == expected
+    f = tmp_path / "many.yaml"
+    f.write_text(text)
+    result = run_kvgen("validate", str(f))
+    assert result.returncode == 1
+    assert f"kvgen: {len(expected)} problems found; nothing was written" in result.stderr
+
+
 def problem_set(data: dict[str, Any], version: str = "1.33") -> set[tuple[str, str, str | None]]:
     """The problems kvgen finds in a native spec, as (path, message, hint): what the chart's
     problems are compared with (tests/helm.py problems)."""

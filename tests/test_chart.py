@@ -69,20 +69,16 @@ def test_helm_rejects_what_kvgen_rejects(case):
     assert path in message or slash in message or (f"'{parent}'" in message and last in message), message
 
 
-def test_value_typo_is_rejected_by_helm_with_its_path():
+@pytest.mark.parametrize("key,value,named", [
+    ("kvCacheOffloding", {"enabled": True}, "kvCacheOffloding"),  # a typo
+    ("parallelism", {"tensor": "two"}, "/parallelism/tensor"),  # a wrong type
+], ids=["typo", "wrong-type"])
+def test_a_bad_value_is_rejected_by_helm_with_its_path(key, value, named):
     values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
-    values["kvCacheOffloding"] = {"enabled": True}
+    values[key] = value
     with pytest.raises(helm_python.HelmValuesError) as err:
         helm.render(values)
-    assert "kvCacheOffloding" in str(err.value)
-
-
-def test_wrong_type_is_rejected_by_helm_with_its_path():
-    values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
-    values["parallelism"] = {"tensor": "two"}
-    with pytest.raises(helm_python.HelmValuesError) as err:
-        helm.render(values)
-    assert "/parallelism/tensor" in str(err.value)
+    assert named in str(err.value)
 
 
 def test_all_problems_are_reported_at_once_by_the_chart():

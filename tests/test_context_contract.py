@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from ruamel.yaml import YAML
 
 import helm
-from conftest import EXAMPLES, compile_spec, kube_version_of, spec
+from conftest import EXAMPLES, compile_spec, kube_version_of, problem_set, spec
 from kvgen import catalog, chart_templates, context
 from kvgen.compiler import compile_text
 from kvgen.context_types import Context
@@ -160,8 +160,18 @@ def test_both_faces_take_the_wiring_from_runtime_yaml(rewired, case):
     text = json.dumps(ours, indent=0)
     assert [e for e in expected if e not in text] == []
     assert [g for g in GONE if g in text] == []
-    # the pod ports kvgen refuses for service.port follow the wiring (aliases in runtime.yaml)
-    assert [row["port"] for row in catalog.runtime()["podPorts"]] == [6555, 8090, 29600, 5600]
+
+
+def test_the_ports_kvgen_refuses_for_service_port_follow_the_wiring(rewired):
+    """podPorts aliases the wiring's ports in runtime.yaml: with the LMCache port moved to 6555,
+    kvgen refuses service.port 6555 and no longer 5555 (the default spec runs the LMCache server)."""
+    assert problem_set(spec(service={"port": 6555})) == {(
+        "service.port",
+        "port 6555 is the LMCache MP server's request port (lmcache server --port, LMCache 0.5.6 default); "
+        "vLLM could not bind it in the same pod",
+        "pick another port, e.g. 8000",
+    )}
+    assert problem_set(spec(service={"port": 5555})) == set()
 
 
 # ----------------------------------------------------------------------------- object templates exist once

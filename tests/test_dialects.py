@@ -9,8 +9,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from conftest import GOLDEN, ROOT, container, kv_transfer_config, run_kvgen, workload
+from specs import LLMISVC
 from kvgen.compiler import InputErrors, compile_inputs, convert_inputs
 from kvgen.dialects import Options, classify
+from kvgen.errors import format_path
 
 SEEDS = ROOT / "examples" / "seeds"
 # copies of the two seed documents (from the project's shared/seeds), kept with the tests so
@@ -42,6 +44,13 @@ def errors_of(*texts: tuple[str, str], instance: str | None = None) -> list[str]
     with pytest.raises(InputErrors) as exc:
         compile_files(*[(n, textwrap.dedent(t)) for n, t in texts], instance=instance)
     return [p.render() for e in exc.value.errors for p in e.problems]
+
+
+def problems_of(*texts: tuple[str, str], instance: str | None = None) -> set[tuple[str, str]]:
+    """Every problem of the inputs as (spec path, message): the whole set a test expects."""
+    with pytest.raises(InputErrors) as exc:
+        compile_files(*[(n, textwrap.dedent(t)) for n, t in texts], instance=instance)
+    return {(format_path(p.path), p.message) for e in exc.value.errors for p in e.problems}
 
 
 def warnings_of(out) -> list[str]:
@@ -232,8 +241,9 @@ def test_kaito_missing_configmap_is_an_error_at_inference_config():
 
 def test_kaito_configmap_must_be_in_the_same_namespace():
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: params, namespace: other}\ndata:\n  inference_config.yaml: 'kv_cache_cpu_memory_utilization: 0'\n"
-    problems = errors_of(("cm.yaml", cm), ("is.yaml", inference_set(extra="  config: params\n")))
-    assert any("ConfigMap default/params is not among the inputs" in p for p in problems)
+    assert problems_of(("cm.yaml", cm), ("is.yaml", inference_set(extra="  config: params\n"))) == {
+        ("spec.template.inference.config", "ConfigMap default/params is not among the inputs; its kv_cache_cpu_memory_utilization decides whether and how much kvgen offloads"),
+    }
 
 
 def test_kaito_uses_every_gpu_of_the_node_like_its_controller():
@@ -290,8 +300,10 @@ def test_kaito_short_preset_name_and_model_access_secret():
 def test_kaito_own_nodes_without_instance_type_require_the_labels_and_take_instance_from_the_option():
     text = inference_set().replace("          instanceType: Standard_NC24ads_A100_v4\n", "          {}\n")
     text = text.replace("        resource:\n          {}\n", "        resource: {}\n")
-    problems = errors_of(("is.yaml", text))
-    assert any("no resource.instanceType" in p and "--instance TYPE" in p for p in problems)
+    assert problems_of(("is.yaml", text)) == {
+        ("spec.template.resource", "no resource.instanceType: kvgen needs the instance type to size the pod"),
+    }
+    assert "--instance TYPE" in errors_of(("is.yaml", text))[0]  # the hint
     (c,) = compile_one(text, instance="Standard_NC24ads_A100_v4").compiled
     pod = workload(c)["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4", "apps": "llama"}
@@ -299,31 +311,20 @@ def test_kaito_own_nodes_without_instance_type_require_the_labels_and_take_insta
 
 def test_kaito_fields_that_change_behaviour_are_errors():
     text = inference_set(extra="  adapters: [{source: {name: a}}]\n")
-    problems = errors_of(("is.yaml", text))
-    assert any("spec.template.inference.adapters: LoRA adapters are not supported" in p for p in problems)
+    assert problems_of(("is.yaml", text)) == {("spec.template.inference.adapters", "LoRA adapters are not supported by kvgen")}
     annotated = inference_set().replace("      name: llama\n", "      name: llama\n      annotations: {kaito.sh/runtime: transformers}\n")
-    problems = errors_of(("is.yaml", annotated))
-    assert any("metadata.annotations.kaito.sh/runtime: kvgen runs vLLM, not 'transformers'" in p for p in problems)
+    assert problems_of(("is.yaml", annotated)) == {("metadata.annotations.kaito.sh/runtime", "kvgen runs vLLM, not 'transformers'")}
 
 
 def test_kaito_unknown_version_is_an_error():
-    problems = errors_of(("ws.yaml", "apiVersion: kaito.sh/v1alpha1\nkind: Workspace\nmetadata: {name: x}\n"))
-    assert any("kvgen reads kaito.sh/v1beta1 InferenceSet and Workspace" in p for p in problems)
+    assert problems_of(("ws.yaml", "apiVersion: kaito.sh/v1alpha1\nkind: Workspace\nmetadata: {name: x}\n")) == {
+        ("apiVersion", "kvgen reads kaito.sh/v1beta1 InferenceSet and Workspace, not kaito.sh/v1alpha1 Workspace"),
+    }
 
 
 # ----------------------------------------------------------------------------- KServe
 
 
-LLMISVC = textwrap.dedent("""\
-    apiVersion: serving.kserve.io/v1alpha2
-    kind: LLMInferenceService
-    metadata:
-      name: qwen
-      annotations: {kvgen.dev/instance-type: Standard_NC48ads_A100_v4}
-    spec:
-      model:
-        uri: hf://Qwen/Qwen2.5-7B-Instruct
-    """)
 
 
 def test_kserve_without_kv_cache_offloading_does_not_offload():
@@ -348,8 +349,9 @@ def test_kserve_problems_in_kv_cache_offloading_point_at_the_kserve_field():
 
 def test_kserve_workload_nesting_and_spec_together_is_a_conflict():
     text = LLMISVC + "  kvCacheOffloading: {cpu: 10Gi}\n  workload:\n    kvCacheOffloading: {cpu: 20Gi}\n"
-    problems = errors_of(("svc.yaml", text))
-    assert any("spec.workload.kvCacheOffloading: kvCacheOffloading is set both under spec and under spec.workload" in p for p in problems)
+    assert problems_of(("svc.yaml", text)) == {
+        ("spec.workload.kvCacheOffloading", "kvCacheOffloading is set both under spec and under spec.workload"),
+    }
 
 
 def test_kserve_prefill_gives_a_decode_and_a_prefill_spec_both_keeping_their_offloading():
@@ -409,31 +411,39 @@ def test_kserve_gpu_count_without_parallelism_becomes_tensor_parallel_with_a_war
     assert out.compiled[0].spec.parallelism.tensor == 2
     assert any("2 GPUs without spec.parallelism" in w for w in warnings_of(out))
     mismatch = text + "  parallelism: {tensor: 1}\n"
-    assert any("requests 2 GPU(s) but the parallel sizes use 1" in p for p in errors_of(("svc.yaml", mismatch)))
+    assert problems_of(("svc.yaml", mismatch)) == {
+        ("spec.template.containers[0].resources.limits.nvidia.com/gpu", "requests 2 GPU(s) but the parallel sizes use 1 (tensor x pipeline x data)"),
+    }
 
 
 def test_kserve_instance_from_node_selector_and_conflict_with_annotation():
     text = LLMISVC + "  template:\n    nodeSelector: {node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4, pool: gpu}\n"
-    problems = errors_of(("svc.yaml", text))
-    assert any("instance type Standard_NC24ads_A100_v4 differs from the kvgen.dev/instance-type annotation" in p for p in problems)
+    assert problems_of(("svc.yaml", text)) == {
+        ("spec.template.nodeSelector.node.kubernetes.io/instance-type", "instance type Standard_NC24ads_A100_v4 differs from the kvgen.dev/instance-type annotation (Standard_NC48ads_A100_v4)"),
+    }
     (c,) = compile_one(text.replace("  annotations: {kvgen.dev/instance-type: Standard_NC48ads_A100_v4}\n", "")).compiled
     assert c.spec.instance.type == "Standard_NC24ads_A100_v4"
     assert workload(c)["spec"]["template"]["spec"]["nodeSelector"] == {
         "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4", "pool": "gpu"}
 
 
-@pytest.mark.parametrize("fragment,message", [
-    ("  model:\n    uri: s3://bucket/qwen\n", "kvgen serves Hugging Face models (hf://ORG/NAME)"),
-    ("  template:\n    containers:\n      - name: main\n        command: [python]\n", "a command replaces KServe's launch script"),
-    ("  template:\n    containers:\n      - name: sidecar\n        image: busybox\n", "container 'sidecar': kvgen renders only the vLLM container"),
-    ("  worker: {containers: []}\n", "multi-node workloads (LeaderWorkerSet) are not converted"),
-    ("  template:\n    containers:\n      - name: main\n        args: [\"--kv-transfer-config\", \"{}\"]\n", "--kv-transfer-config is set by kvgen from kvCacheOffloading: kvgen writes the connector itself"),
-    ("  template:\n    containers:\n      - name: main\n        env: [{name: HF_TOKEN, value: hf_abc}]\n", "kvgen never takes a token literally"),
+@pytest.mark.parametrize("fragment,path,message", [
+    ("  model:\n    uri: s3://bucket/qwen\n", "spec.model.uri",
+     "'s3://bucket/qwen': kvgen serves Hugging Face models (hf://ORG/NAME); other storage is not supported"),
+    ("  template:\n    containers:\n      - name: main\n        command: [python]\n", "spec.template.containers[0].command",
+     "a command replaces KServe's launch script (and with it the offloading flags); kvgen starts vLLM itself"),
+    ("  template:\n    containers:\n      - name: sidecar\n        image: busybox\n", "spec.template.containers[0]",
+     "container 'sidecar': kvgen renders only the vLLM container ('main') and its own LMCache sidecar; other containers are not carried over"),
+    ("  worker: {containers: []}\n", "spec.worker", "multi-node workloads (LeaderWorkerSet) are not converted"),
+    ("  template:\n    containers:\n      - name: main\n        args: [\"--kv-transfer-config\", \"{}\"]\n", "spec.template.containers[0].args[0]",
+     "--kv-transfer-config is set by kvgen from kvCacheOffloading: kvgen writes the connector itself (offloading, or NIXL for "
+     "disaggregation.role), and a connector of your own cannot be rendered"),
+    ("  template:\n    containers:\n      - name: main\n        env: [{name: HF_TOKEN, value: hf_abc}]\n", "spec.template.containers[0].env[0]",
+     "HF_TOKEN must come from a Secret (valueFrom.secretKeyRef); kvgen never takes a token literally"),
 ])
-def test_kserve_fields_whose_loss_would_change_behaviour_are_errors(fragment, message):
+def test_kserve_fields_whose_loss_would_change_behaviour_are_errors(fragment, path, message):
     text = LLMISVC.replace("  model:\n    uri: hf://Qwen/Qwen2.5-7B-Instruct\n", "") if "model:" in fragment else LLMISVC
-    problems = errors_of(("svc.yaml", text + fragment))
-    assert any(message in p for p in problems), problems
+    assert problems_of(("svc.yaml", text + fragment)) == {(path, message)}
 
 
 def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():

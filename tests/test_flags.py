@@ -12,6 +12,7 @@ import pytest
 import contract_support as cs
 import helm
 from conftest import problem_set, spec
+from specs import LLMISVC
 from kvgen import flags
 from kvgen.compiler import InputErrors, convert_inputs
 from kvgen.errors import format_path
@@ -54,20 +55,12 @@ def test_a_refused_flag_and_its_value_are_one_problem():
     assert problem_set(data) == {_expected("--kv-offloading-size", 0)}
 
 
-KSERVE = textwrap.dedent("""\
-    apiVersion: serving.kserve.io/v1alpha2
-    kind: LLMInferenceService
-    metadata:
-      name: qwen
-      annotations: {kvgen.dev/instance-type: Standard_NC48ads_A100_v4}
-    spec:
-      model:
-        uri: hf://Qwen/Qwen2.5-7B-Instruct
-      template:
-        containers:
-          - name: main
-            args: ["--max-num-seqs=64", "%s"]
-    """)
+KSERVE = LLMISVC + textwrap.indent(textwrap.dedent("""\
+    template:
+      containers:
+        - name: main
+          args: ["--max-num-seqs=64", "%s"]
+    """), "  ")
 
 
 @pytest.mark.parametrize("flag", sorted(TABLE))

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 
 import pytest
 
@@ -23,6 +24,8 @@ def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
         check=True, capture_output=True, text=True,
     )
     (wheel,) = dist.glob("kvgen-*.whl")
+    # PEP 561: type checkers read kvgen's annotations only when the package carries py.typed
+    assert "kvgen/py.typed" in zipfile.ZipFile(wheel).namelist()
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     bin_dir = env_dir / "bin"

@@ -71,7 +71,7 @@ def translate(
     warnings: list[Problem] = []
     errors: list[SpecError] = []
     for problem in configmaps.problems:  # the compiler groups them by file
-        errors.append(SpecError(problem.location.file, [problem]))
+        errors.append(SpecError(problem.location.file if problem.location else "", [problem]))
     for doc, kind in zip(docs, kinds, strict=True):
         try:
             if kind == NATIVE:

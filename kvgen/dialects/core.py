@@ -198,7 +198,7 @@ class SpecBuilder:
         use: bool = True,
     ) -> None:
         """Set ``native`` (a path of camelCase keys) to ``value``, taken from ``src``."""
-        node = self.spec
+        node: dict[Any, Any] = self.spec  # keyed by a Path (str | int); native paths use strings
         for key in native[:-1]:
             node = node.setdefault(key, {})
         node[native[-1]] = value

@@ -33,7 +33,7 @@ from kvgen import catalog, quantity
 from kvgen.dialects import kaito_names, kaito_sizing, shape, vllm_args
 from kvgen.dialects.core import Converted, SpecBuilder, Tracker, embedded_location, integer, mapping
 from kvgen.dialects.kaito_sizing import KaitoError
-from kvgen.errors import Path, Problem, SpecError
+from kvgen.errors import Location, Path, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 
 GROUP = "kaito.sh"
@@ -162,7 +162,7 @@ def _inference_config(t: Tracker, b: SpecBuilder, cm: SourceDoc) -> tuple[float 
         t.error(key_path, "must hold one YAML mapping", doc=cm)
         return None, text
 
-    def loc(path: Path):
+    def loc(path: Path) -> Location:
         return embedded_location(cm, key_path, inner, path)
 
     src = lambda *p: (*key_path, *p)  # noqa: E731 - a path inside the embedded file, as shown to users

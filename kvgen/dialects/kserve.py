@@ -322,7 +322,7 @@ class _Workload:
         elif len({v for v, _ in gpu.values()}) > 1:
             t.error(gpu["limits"][1], f"{next(iter(devices))} requests and limits must be equal")
         elif gpu:
-            self.gpus, self.gpu_path = gpu.get("limits", gpu.get("requests"))
+            self.gpus, self.gpu_path = gpu["limits"] if "limits" in gpu else gpu["requests"]
             (device,) = devices
             if device.startswith(MIG_RESOURCE_PREFIX):
                 self.mig = device[len(MIG_RESOURCE_PREFIX) :]
@@ -391,12 +391,13 @@ class _Workload:
             f"resources.vllm.requests.ephemeral-storage {quantity.format_bytes(total)}: {value} plus the emptyDir "
             f"tiers, as KServe's controller adds them"
         )
-        limit = self.ephemeral.get("limits")
-        if limit is not None and _bytes(limit[0]) is not None and total > _bytes(limit[0]):
+        limit, _ = self.ephemeral.get("limits", (None, ()))
+        limit_bytes = _bytes(limit) if limit is not None else None
+        if limit_bytes is not None and total > limit_bytes:
             t.error(
                 rpath,
                 f"ephemeral-storage {value} plus the emptyDir tiers is {quantity.format_bytes(total)}, more than "
-                f"the limit {limit[0]}: KServe's controller adds each emptyDir tier to the request, and the API server "
+                f"the limit {limit}: KServe's controller adds each emptyDir tier to the request, and the API server "
                 "refuses a request above its limit",
                 "raise the limit, or lower the request or the tiers",
             )
@@ -427,6 +428,7 @@ class _Workload:
                 t.use((*path, "dataLocal"))
         if self.gpus is None:
             return
+        assert self.gpu_path is not None, "set with self.gpus"
         total = 1
         for key in ("tensor", "pipeline", "data"):
             total *= b.get(("parallelism", key), 1) or 1
@@ -463,7 +465,7 @@ def _unknown_node(w: _Workload, base: Path) -> None:
 
 
 def _fields(t: Tracker, spec: dict[str, Any]) -> dict[str, tuple[Any, Path]]:
-    fields = {k: (v, ("spec", k)) for k, v in spec.items() if k != "workload"}
+    fields: dict[str, tuple[Any, Path]] = {k: (v, ("spec", k)) for k, v in spec.items() if k != "workload"}
     if "workload" in spec:
         workload = mapping(t, ("spec", "workload"), spec["workload"])
         t.warn(
@@ -569,7 +571,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         t.use(("metadata", "annotations", INSTANCE_ANNOTATION))
 
     prefill_value, prefill_path = fields.get("prefill", (None, ("spec", "prefill")))
-    roles = [("main", fields, ("spec",))]
+    roles: list[tuple[str, dict[str, tuple[Any, Path]], Path]] = [("main", fields, ("spec",))]
     if prefill_value is not None:
         pf = mapping(t, prefill_path, prefill_value)
         roles.append(("prefill", {k: (v, (*prefill_path, k)) for k, v in pf.items()}, prefill_path))
@@ -631,6 +633,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
                 covers=False,
             )
         if w.gpus == 0 and not unknown:
+            assert w.gpu_path is not None, "set with w.gpus"
             t.error(
                 w.gpu_path,
                 f"{GPU_RESOURCE}: 0: kvgen takes the GPUs from the instance type",
