@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kvgen import catalog, connector, gpu_access, images, paths, quantity, sizing
+from kvgen import catalog, connector, gpu_access, images, paths, quantity, remote, sizing
 from kvgen.context_types import (
     Context,
     Gpus,
@@ -227,7 +227,8 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         args.append(f"--health-url={connector.lmcache_health_url()}")
     args.append("--")
     capacities = [t.get("capacity") for t in disk]
-    args += connector.lmcache_server_argv(o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB)
+    tier = remote.adapter(o.remote) if o.remote is not None else None
+    args += connector.lmcache_server_argv(o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB, tier)
     if plan.in_container:  # no sidecar: the launcher runs `lmcache server`, waits for it, then vLLM
         args += [w["launcher"]["then"], *catalog.runtime()["vllm"]["entrypoint"]]
     python = catalog.runtime()["lmcache"]["python"]
@@ -258,6 +259,8 @@ def vllm(
         size = with_server(s.vllm, s.lmcache)
         c["command"] = server["command"]
     c["args"] = [*_launcher_args(plan, server), *args["head"], *args["tail"]]
+    if plan.in_container and server is not None:  # the LMCache server runs here: the remote tier's password
+        variables = [*variables, *remote.env(plan.spec.kv_cache_offloading.remote)]
     if variables:
         c["env"] = variables
     c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
@@ -282,12 +285,16 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
         "command": server["command"],
         "args": server["args"],
     }
+    variables: list[KubeObject] = []
     if "claims" not in devices:
         # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
-        c["env"] = [
+        variables += [
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
+    variables += remote.env(plan.spec.kv_cache_offloading.remote)  # the remote tier's password, from its Secret
+    if variables:
+        c["env"] = variables
     c["resources"] = resources(plan.sizing.lmcache, None, devices.get("claims"))
     probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
     c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, flags, gpu_access, images, kube, kvcache, ports, rules, sizing
+from kvgen import apiserver, catalog, flags, gpu_access, images, kube, kvcache, ports, remote, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.errors import Problem, SpecError
 from kvgen.gpu_access import GpuAccess
@@ -181,6 +181,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     problems += inst_problems
     # what the API server would refuse (kvgen.apiserver): before sizing, which adds sizes up
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
+    problems += remote.check(spec)  # kvCacheOffloading.remote: the lmcache backend's, a URL the resp adapter takes
     if model is None or instance is None:
         raise SpecError("", problems)
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)

@@ -290,6 +290,32 @@ class LMCacheServer(Model):
     )
 
 
+class RemoteTier(Model):
+    """A Valkey/Redis server shared by every replica's LMCache server (LMCache's resp L2 adapter)."""
+
+    url: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="redis://HOST[:PORT] or valkey://HOST[:PORT] of an existing Valkey or Redis server (port 6379 by "
+        "default), e.g. redis://valkey.cache.svc.cluster.local:6379. No credentials, database or TLS (rediss://): "
+        "LMCache 0.5.6's resp adapter speaks plain RESP to database 0.",
+    )
+    username: str | None = Field(
+        None, min_length=1, description="ACL user to AUTH as (the password's user; default: the server's default user)."
+    )
+    password_secret: SecretKeyRef | None = Field(
+        None,
+        description="Secret holding the server's password, exposed to the LMCache server as LMCACHE_RESP_PASSWORD "
+        "(read by the resp adapter; never written into its command line).",
+    )
+    capacity: Size | None = Field(
+        None,
+        description="The share of the server this pod's LMCache may fill (whole GiB, at least 1Gi): LMCache then evicts "
+        "its own keys (LRU from 80% full). Default: unbounded, the server's maxmemory-policy evicts (recommended for a "
+        "server shared by replicas, whose LMCache servers each count only their own writes).",
+    )
+
+
 class KVCacheOffloading(Model):
     """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
 
@@ -349,6 +375,12 @@ class KVCacheOffloading(Model):
     allow_hybrid: bool = Field(
         False,
         description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
+    )
+    remote: RemoteTier | None = Field(
+        None,
+        description="lmcache backend: a remote tier after the disk tiers, on an existing Valkey or Redis server that "
+        "every replica shares (LMCache's resp L2 adapter). The native backend has none: share a ReadWriteMany "
+        "pvc.ref secondary tier instead.",
     )
     lmcache: LMCacheServer = Field(
         default_factory=LMCacheServer,

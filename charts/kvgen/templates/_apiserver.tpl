@@ -218,6 +218,9 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 
 {{/* environment: validateEnvVarValueFrom, validateSecretKeySelector */}}
 {{- with $v.model.hfTokenSecret -}}{{- include "kvgen.apiKeySelector" (list $s $A "model.hfTokenSecret" . "Secret") -}}{{- end -}}
+{{- if and (include "kvgen.isSet" (list $v.kvCacheOffloading "remote")) (kindIs "map" $v.kvCacheOffloading.remote) -}}
+{{- with $v.kvCacheOffloading.remote.passwordSecret -}}{{- include "kvgen.apiKeySelector" (list $s $A "kvCacheOffloading.remote.passwordSecret" . "Secret") -}}{{- end -}}
+{{- end -}}
 {{- range $i, $e := default list $v.vllm.env -}}
 {{- if kindIs "map" $e.valueFrom -}}
 {{- $base := printf "vllm.env[%d].valueFrom" $i -}}

@@ -210,6 +210,7 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- end -}}
 {{- $args = concat $args (list "--l2-adapter" (toJson $adapter)) -}}
 {{- end -}}
+{{- if include "kvgen.isSet" (list $s.V.kvCacheOffloading "remote") -}}{{- $args = concat $args (list "--l2-adapter" (include "kvgen.remoteAdapter" $s)) -}}{{- end -}}
 {{- if $inContainer -}}{{- $args = concat $args (list $L.then) $s.rt.vllm.entrypoint -}}{{- end -}}
 {{- $_ := set $s "lmcache" (dict "launcher" $launcher "command" (list $s.rt.lmcache.python (printf "%s/%s" $L.dir $L.file)) "args" $args) -}}
 {{- end -}}
@@ -236,7 +237,10 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $prefix = $s.lmcache.args -}}
 {{- end -}}
 {{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
-{{- if $s.env -}}{{- $_ := set $c "env" $s.env -}}{{- end -}}
+{{- $env := $s.env -}}
+{{/* the LMCache server runs here: the remote tier's password */}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (include "kvgen.remoteEnv" $s | fromJsonArray) -}}{{- end -}}
+{{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- $_ := set $c "ports" (list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP")) -}}
 {{- $_ := set $c "resources" (include "kvgen.resources" (list $size (default dict $s.gpus.resources) (default list $s.gpus.claims)) | fromJson) -}}
 {{- $_ := set $c "probes" true -}}
@@ -254,9 +258,13 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- if and $s.lmcache (ne $s.gpuAccess.mode "in-container") -}}
 {{- $c := dict "name" "lmcache-mp-server" "image" $s.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
 {{/* without a DRA claim it sees the GPUs it reads over CUDA IPC without taking GPUs of its own */}}
+{{- $env := list -}}
 {{- if not $s.gpus.claims -}}
-{{- $_ := set $c "env" (list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility")) -}}
+{{- $env = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}
 {{- end -}}
+{{/* the remote tier's password, from its Secret */}}
+{{- $env = concat $env (include "kvgen.remoteEnv" $s | fromJsonArray) -}}
+{{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
 {{- $_ := set $c "probeCommand" (list $s.rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" (include "kvgen.lmcacheHealthUrl" $s.W))) -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
