@@ -96,7 +96,15 @@ def vllm_args(plan: Plan) -> VllmArgs:
         head.append(f"--pipeline-parallel-size={p.pipeline}")
     if p.data > 1:
         head.append(f"--data-parallel-size={p.data}")
-    if plan.multi_node:
+    if plan.lws:  # the LWS controller gives every container the group's leader and the pod's index
+        lws = connector.wiring()["lws"]
+        head += [
+            f"--nnodes={p.nodes}",
+            f"--node-rank=$({lws['workerIndexEnv']})",
+            f"--master-addr=$({lws['leaderAddressEnv']})",
+            f"--master-port={connector.wiring()['masterPort']}",
+        ]
+    elif plan.multi_node:
         head += [
             f"--nnodes={p.nodes}",
             "--node-rank=$(NODE_RANK)",
@@ -132,7 +140,7 @@ def env(plan: Plan) -> list[KubeObject]:
     """The vLLM container's environment: kvgen's variables, then the spec's."""
     spec = plan.spec
     out: list[KubeObject] = []
-    if plan.multi_node:
+    if plan.multi_node and not plan.lws:
         index = connector.wiring()["labels"]["podIndex"]
         out.append({"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{index}']"}}})
     if spec.model.hf_token_secret:
@@ -330,7 +338,8 @@ def workloads(
     devices: Gpus,
     server: LMCache | None,
 ) -> list[Workload]:
-    """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server."""
+    """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server, or its
+    LeaderWorkerSet (leader and worker templates)."""
     spec, w = plan.spec, connector.wiring()
     annotations = dict(m["annotations"])
     if server is not None:  # a changed launcher rolls the pods
@@ -370,6 +379,17 @@ def workloads(
 
     if not plan.multi_node:
         return [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "pod": pod(None)}]
+    if plan.lws:  # one group of parallelism.nodes pods per replica: the leader (rank 0), then ranks 1..
+        return [
+            {
+                "kind": "LeaderWorkerSet",
+                "name": spec.name,
+                "replicas": spec.replicas,
+                "size": spec.parallelism.nodes,
+                "pod": pod("leader"),
+                "workerPod": pod("worker"),
+            }
+        ]
     return [
         {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "pod": pod("leader")},
         {
@@ -406,7 +426,7 @@ def build(plan: Plan) -> Context:
         **m,  # type: ignore[typeddict-item]
         "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
     }  # rank 0 serves the API
-    if plan.multi_node:
+    if plan.multi_node and not plan.lws:  # the LWS controller makes a LeaderWorkerSet's headless Service
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:
         c["launcher"] = server["launcher"]

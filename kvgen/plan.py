@@ -43,6 +43,11 @@ class Plan:
         return self.spec.parallelism.nodes > 1
 
     @property
+    def lws(self) -> bool:
+        """A multi-node server rendered as a LeaderWorkerSet (multiNode.engine leaderworkerset)."""
+        return self.multi_node and self.spec.multi_node.engine == "leaderworkerset"
+
+    @property
     def in_container(self) -> bool:
         return self.gpu_access is not None and self.gpu_access.mode == "in-container"
 
@@ -117,12 +122,12 @@ def _check_structure(
                     "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs",
                 )
             )
-    if p.nodes > 1 and spec.replicas != 1:
+    if p.nodes > 1 and spec.replicas != 1 and spec.multi_node.engine == "statefulset":
         problems.append(
             Problem(
                 ("replicas",),
                 f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
-                "render one spec per server",
+                "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)",
             )
         )
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
@@ -153,8 +158,13 @@ def _check_structure(
 
 
 def statefulset_names(spec: Spec) -> list[str]:
-    """The StatefulSets a multi-node server renders: rank 0, then ranks 1.. (none otherwise)."""
-    return [spec.name, f"{spec.name}{WORKER_SUFFIX}"] if spec.parallelism.nodes > 1 else []
+    """The StatefulSets a multi-node server makes: rank 0, then ranks 1.. (none otherwise). A
+    LeaderWorkerSet's controller makes them: the leaders' <name>, each group's workers' <name>-<group>."""
+    if spec.parallelism.nodes == 1:
+        return []
+    if spec.multi_node.engine == "leaderworkerset":
+        return [spec.name, f"{spec.name}-{max(spec.replicas - 1, 0)}"]
+    return [spec.name, f"{spec.name}{WORKER_SUFFIX}"]
 
 
 LOAD_BALANCER_WARNING = (

@@ -31,6 +31,7 @@ TEMPLATES = (
     "service-headless.yaml.j2",
     "deployment.yaml.j2",
     "statefulset.yaml.j2",
+    "leaderworkerset.yaml.j2",
 )
 
 

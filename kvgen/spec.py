@@ -511,6 +511,17 @@ class Scheduling(Model):
     priority_class_name: str | None = Field(None, description="Pod priorityClassName.")
 
 
+class MultiNode(Model):
+    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (README: "Multi-node servers")."""
+
+    engine: Literal["statefulset", "leaderworkerset"] = Field(
+        "statefulset",
+        description="statefulset: two StatefulSets (rank 0 and ranks 1..) and a headless Service; one server, "
+        "replicas 1. leaderworkerset: one LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, the LWS controller must be "
+        "installed), a group of parallelism.nodes pods per replica, restarted together.",
+    )
+
+
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
@@ -555,4 +566,7 @@ class Spec(Model):
     vllm: VLLMSettings = Field(default_factory=VLLMSettings, description="vLLM server settings.")
     resources: Resources = Field(default_factory=Resources, description="Explicit resource values; they always win.")
     scheduling: Scheduling = Field(default_factory=Scheduling, description="Node selection.")
+    multi_node: MultiNode = Field(
+        default_factory=MultiNode, description="How a server spanning several nodes is rendered."
+    )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")

@@ -106,8 +106,7 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
     ConfigMap, run in dry-run mode on a fake node whose host RAM is the instance's and whose
     cgroup limit is the memory limit of the container it runs in (the sidecar, or the vLLM
     container with gpuAccess in-container)."""
-    (workload,) = [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet") and o["metadata"]["name"] == line.workload]
-    pod = workload["spec"]["template"]["spec"]
+    (pod,) = [t["spec"] for o in compiled.objects for name, t, _env in contract.pod_templates(o) if name == line.workload]
     (runs_in,) = [c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == line.container]
     (volume,) = [v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in runs_in["volumeMounts"])]
     (cm,) = [o for o in compiled.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]]

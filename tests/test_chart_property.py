@@ -134,6 +134,7 @@ def specs(draw):
         "instance": draw(instances()),
         "parallelism": parallelism,
         "kvCacheOffloading": offload,
+        "multiNode": {"engine": draw(st.sampled_from(["statefulset", "leaderworkerset"]))},
         "disaggregation": {"role": draw(st.sampled_from(["none", "none", "none", "prefill", "decode"]))},
         "vllm": {
             "gpuMemoryUtilization": draw(st.sampled_from([0.8, 0.9, 0.92, 0.95, 1])),

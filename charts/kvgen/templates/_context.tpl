@@ -20,7 +20,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- end -}}
 {{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
 {{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
-{{- if gt (int64 $v.parallelism.nodes) 1 -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
 {{- end -}}
 {{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
@@ -70,7 +70,10 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
-{{- if gt (int64 $p.nodes) 1 -}}
+{{- if and (gt (int64 $p.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") -}}
+{{/* the LWS controller gives every container the group's leader and the pod's index */}}
+{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) (printf "--node-rank=$(%s)" $s.W.lws.workerIndexEnv) (printf "--master-addr=$(%s)" $s.W.lws.leaderAddressEnv) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
+{{- else if gt (int64 $p.nodes) 1 -}}
 {{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s-headless.%s.svc.cluster.local" $v.name $v.name $s.namespace) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
 {{- end -}}
 {{- $tail := list -}}
@@ -114,7 +117,7 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- $s := . -}}
 {{- $v := $s.V -}}
 {{- $env := list -}}
-{{- if gt (int64 $v.parallelism.nodes) 1 -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
 {{- with $v.model.hfTokenSecret -}}
 {{- $ref := dict "name" .name "key" .key -}}
 {{- if include "kvgen.isSet" (list . "optional") -}}{{- $_ := set $ref "optional" .optional -}}{{- end -}}
@@ -312,6 +315,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
 {{- $workloads := list -}}
+{{- $lws := dict -}}
 {{- if gt (int64 $v.parallelism.nodes) 1 -}}
 {{- range $role := list "leader" "worker" -}}
 {{- $pod := deepCopy $base -}}
@@ -319,6 +323,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.labels) -}}
 {{- if eq $role "leader" -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
+{{- $_ := set $lws "pod" $pod -}}
 {{- else -}}
 {{/* ranks 1.. run engine workers only: no API server, no HTTP probes */}}
 {{- $prefix := list -}}
@@ -326,7 +331,12 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $_ := set $pod.vllm "args" (concat $prefix $s.vllmArgs.head (list "--headless") $s.vllmArgs.tail) -}}
 {{- $_ := set $pod.vllm "probes" false -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) -}}
+{{- $_ := set $lws "workerPod" $pod -}}
 {{- end -}}
+{{- end -}}
+{{/* multiNode.engine leaderworkerset: the same two pods, as one group of parallelism.nodes per replica */}}
+{{- if eq $v.multiNode.engine "leaderworkerset" -}}
+{{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "pod" $lws.pod "workerPod" $lws.workerPod) -}}
 {{- end -}}
 {{- else -}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" $s.meta.labels) $base -}}
