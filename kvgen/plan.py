@@ -216,6 +216,11 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
         )
     if spec.service.type == "LoadBalancer" and not has_api_key(spec):
         warnings.append(LOAD_BALANCER_WARNING)
+    if spec.multi_node.engine != "statefulset" and spec.parallelism.nodes == 1:
+        warnings.append(
+            f"multiNode.engine {spec.multi_node.engine} applies to a server spanning several nodes "
+            "(parallelism.nodes > 1); this single-node server is a Deployment"
+        )
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     return plan

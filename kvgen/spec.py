@@ -208,7 +208,11 @@ class Parallelism(Model):
     tensor: int = Field(1, ge=1, description="--tensor-parallel-size.")
     pipeline: int = Field(1, ge=1, description="--pipeline-parallel-size.")
     data: int = Field(1, ge=1, description="--data-parallel-size (independent replicas inside one server).")
-    nodes: int = Field(1, ge=1, description="Nodes one server spans; more than 1 renders a StatefulSet.")
+    nodes: int = Field(
+        1,
+        ge=1,
+        description="Nodes one server spans; more than 1 renders two StatefulSets or a LeaderWorkerSet (multiNode.engine).",
+    )
 
 
 # ---------------------------------------------------------------- offloading

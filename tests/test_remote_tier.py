@@ -152,6 +152,15 @@ def test_the_native_refusal_points_at_the_shared_pvc_ref_tier():
     assert "use backend: lmcache" in problem.hint and "pvc: {ref:" in problem.hint
 
 
+def test_explain_shows_the_shared_tier():
+    from kvgen import explain
+
+    c = compile_spec(lmcache_spec({"url": "valkey://10.0.0.7", "capacity": "200Gi"}))
+    (tier,) = [t for t in explain.report(c.plan)["kvCache"]["tiers"] if t["tier"] == "remote"]
+    assert (tier["kind"], tier["bytes"], tier["url"], tier["shared"]) == ("resp", 200 * 1024**3, "valkey://10.0.0.7", True)
+    assert tier["tokens"] == 200 * 1024**3 // explain.report(c.plan)["kvCache"]["podBytesPerToken"]
+
+
 def test_a_password_in_the_spec_is_an_unknown_key():
     values = spec(kvCacheOffloading={"remote": {"url": "redis://valkey", "password": "hunter2"}})
     assert ("kvCacheOffloading.remote.password", "unknown key 'password'",
