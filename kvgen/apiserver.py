@@ -399,6 +399,10 @@ def _check_env(spec: Spec) -> list[Problem]:
     problems: list[Problem] = []
     if spec.model.hf_token_secret is not None:
         problems += _check_key_selector(("model", "hfTokenSecret"), spec.model.hf_token_secret, "Secret")
+    remote = spec.kv_cache_offloading.remote
+    if remote is not None and remote.password_secret is not None:
+        path = ("kvCacheOffloading", "remote", "passwordSecret")
+        problems += _check_key_selector(path, remote.password_secret, "Secret")
     for i, env in enumerate(spec.vllm.env):
         base: Path = ("vllm", "env", i)
         if env.value_from is None:

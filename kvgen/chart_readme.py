@@ -66,6 +66,22 @@ renders one) and extra `volumes` (mounted with `vllm.volumeMounts`); `scheduling
 `runtimeClassName` and `topologySpreadConstraints`; `resources.extra` requests RDMA devices such
 as `vpc.amazonaws.com/efa`; `model.uri: pvc://CLAIM/PATH` serves pre-staged weights from a claim,
 read-only, with nothing downloaded. kvgen's own label, annotation, volume and mount names are refused.
+
+## A KV tier shared by the replicas
+
+With the `lmcache` backend, `kvCacheOffloading.remote` adds an existing Valkey or Redis
+(`url: redis://HOST:PORT`) as the last L2 tier of every replica's LMCache server (LMCache's `resp`
+adapter); its password comes only from a Secret (`passwordSecret`), given to the server as
+`LMCACHE_RESP_PASSWORD`, never on its command line. TLS (`rediss://`) and the `native` backend are
+refused; the native backend's shared tier is a ReadWriteMany claim as a secondary
+`fileSystem.pvc.ref` tier.
+
+## Multi-node servers
+
+`parallelism.nodes` > 1 renders two StatefulSets and a headless Service (`multiNode.engine:
+statefulset`, one server), or one LeaderWorkerSet (`leaderworkerset`, `leaderworkerset.x-k8s.io/v1`,
+the LWS controller must be installed): `replicas` groups of `parallelism.nodes` pods, recreated
+together when one restarts, ranks from the `LWS_WORKER_INDEX` and `LWS_LEADER_ADDRESS` it injects.
 """
 
 

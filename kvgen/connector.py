@@ -135,8 +135,11 @@ def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
     }
 
 
-def lmcache_server_argv(eviction_policy: str, tier_capacities: list[int | None], init_gib: int) -> list[str]:
-    """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up."""
+def lmcache_server_argv(
+    eviction_policy: str, tier_capacities: list[int | None], init_gib: int, remote: dict[str, Any] | None = None
+) -> list[str]:
+    """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up; ``remote`` is
+    the --l2-adapter object of kvCacheOffloading.remote (kvgen.remote.adapter), after the disk tiers."""
     rt = catalog.runtime()["lmcache"]
     lm = wiring()["lmcache"]
     argv = [
@@ -150,4 +153,6 @@ def lmcache_server_argv(eviction_policy: str, tier_capacities: list[int | None],
     ]  # fmt: skip
     for i, capacity in enumerate(tier_capacities):
         argv += ["--l2-adapter", dumps(l2_adapter(i, capacity))]
+    if remote is not None:
+        argv += ["--l2-adapter", dumps(remote)]
     return argv

@@ -11,7 +11,19 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kvgen import catalog, connector, flags, gpu_access, images, model_source, paths, pod_settings, quantity, sizing
+from kvgen import (
+    catalog,
+    connector,
+    flags,
+    gpu_access,
+    images,
+    model_source,
+    paths,
+    pod_settings,
+    quantity,
+    remote,
+    sizing,
+)
 from kvgen.context_types import (
     Context,
     Gpus,
@@ -102,7 +114,15 @@ def vllm_args(plan: Plan) -> VllmArgs:
         head.append(f"--pipeline-parallel-size={p.pipeline}")
     if p.data > 1:
         head.append(f"--data-parallel-size={p.data}")
-    if plan.multi_node:
+    if plan.lws:  # the LWS controller gives every container the group's leader and the pod's index
+        lws = connector.wiring()["lws"]
+        head += [
+            f"--nnodes={p.nodes}",
+            f"--node-rank=$({lws['workerIndexEnv']})",
+            f"--master-addr=$({lws['leaderAddressEnv']})",
+            f"--master-port={connector.wiring()['masterPort']}",
+        ]
+    elif plan.multi_node:
         head += [
             f"--nnodes={p.nodes}",
             "--node-rank=$(NODE_RANK)",
@@ -138,7 +158,7 @@ def env(plan: Plan) -> list[KubeObject]:
     """The vLLM container's environment: kvgen's variables, then the spec's."""
     spec = plan.spec
     out: list[KubeObject] = []
-    if plan.multi_node:
+    if plan.multi_node and not plan.lws:
         index = connector.wiring()["labels"]["podIndex"]
         out.append({"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{index}']"}}})
     if spec.model.hf_token_secret:
@@ -238,7 +258,8 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         args.append(f"--health-url={connector.lmcache_health_url()}")
     args.append("--")
     capacities = [t.get("capacity") for t in disk]
-    args += connector.lmcache_server_argv(o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB)
+    tier = remote.adapter(o.remote) if o.remote is not None else None
+    args += connector.lmcache_server_argv(o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB, tier)
     if plan.in_container:  # no sidecar: the launcher runs `lmcache server`, waits for it, then vLLM
         args += [w["launcher"]["then"], *catalog.runtime()["vllm"]["entrypoint"]]
     python = catalog.runtime()["lmcache"]["python"]
@@ -273,6 +294,8 @@ def vllm(
         size = with_server(s.vllm, plan.server_size)
         c["command"] = server["command"]
     c["args"] = [*_launcher_args(plan, server), *args["head"], *args["tail"]]
+    if plan.in_container and server is not None:  # the LMCache server runs here: the remote tier's password
+        variables = [*variables, *remote.env(plan.spec.kv_cache_offloading.remote)]
     if variables:
         c["env"] = variables
     c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
@@ -299,12 +322,16 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
         "command": server["command"],
         "args": server["args"],
     }
+    variables: list[KubeObject] = []
     if "claims" not in devices:
         # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
-        c["env"] = [
+        variables += [
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
+    variables += remote.env(plan.spec.kv_cache_offloading.remote)  # the remote tier's password, from its Secret
+    if variables:
+        c["env"] = variables
     c["resources"] = resources(plan.server_size, None, devices.get("claims"))
     c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", connector.lmcache_health_probe()]
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
@@ -343,7 +370,8 @@ def workloads(
     devices: Gpus,
     server: LMCache | None,
 ) -> list[Workload]:
-    """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server."""
+    """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server, or its
+    LeaderWorkerSet (leader and worker templates)."""
     spec, w = plan.spec, connector.wiring()
     annotations = dict(m["annotations"])
     if server is not None:  # a changed launcher rolls the pods
@@ -397,6 +425,17 @@ def workloads(
 
     if not plan.multi_node:
         return [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "pod": pod(None)}]
+    if plan.lws:  # one group of parallelism.nodes pods per replica: the leader (rank 0), then ranks 1..
+        return [
+            {
+                "kind": "LeaderWorkerSet",
+                "name": spec.name,
+                "replicas": spec.replicas,
+                "size": spec.parallelism.nodes,
+                "pod": pod("leader"),
+                "workerPod": pod("worker"),
+            }
+        ]
     return [
         {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "pod": pod("leader")},
         {
@@ -433,7 +472,7 @@ def build(plan: Plan) -> Context:
         **m,  # type: ignore[typeddict-item]
         "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
     }  # rank 0 serves the API
-    if plan.multi_node:
+    if plan.multi_node and not plan.lws:  # the LWS controller makes a LeaderWorkerSet's headless Service
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:
         c["launcher"] = server["launcher"]

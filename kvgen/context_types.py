@@ -83,11 +83,13 @@ class Pod(TypedDict):
 
 @with_config(_STRICT)
 class Workload(TypedDict):
-    kind: str  # Deployment, or StatefulSet (rank 0, then ranks 1.. of a multi-node server)
+    kind: str  # Deployment, StatefulSet (rank 0, then ranks 1.. of a multi-node server) or LeaderWorkerSet
     name: str
-    replicas: int
+    replicas: int  # a LeaderWorkerSet's: its groups, one server each
     ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
-    pod: Pod
+    size: NotRequired[int]  # LeaderWorkerSet: pods per group (the server's nodes)
+    pod: Pod  # LeaderWorkerSet: the leader's (rank 0)
+    workerPod: NotRequired[Pod]  # LeaderWorkerSet: ranks 1..
 
 
 @with_config(_STRICT)

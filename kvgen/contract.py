@@ -598,14 +598,21 @@ class CommandLine:
 
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 POD_INDEX_FIELD = "metadata.labels['apps.kubernetes.io/pod-index']"
+# what the LWS controller's pod webhook puts in every container's env (wiring.lws in files/runtime.yaml)
+LWS_LEADER_ADDRESS, LWS_WORKER_INDEX = "LWS_LEADER_ADDRESS", "LWS_WORKER_INDEX"
 
 
-def expand_env(arg: str, container: Mapping[str, Any], workload: Mapping[str, Any]) -> str:
+def expand_env(
+    arg: str, container: Mapping[str, Any], workload: Mapping[str, Any], injected: Mapping[str, str] | None = None
+) -> str:
     """Kubernetes' $(VAR) expansion of container args, for the values knowable offline: a literal
-    ``value``, and the StatefulSet pod index (its first ordinal). Anything else stays as written,
+    ``value``, the StatefulSet pod index (its first ordinal), and ``injected`` (what a controller's
+    webhook adds, as the LWS controller adds LWS_WORKER_INDEX). Anything else stays as written,
     as Kubernetes leaves an unresolvable reference."""
 
     def resolve(match: re.Match[str]) -> str:
+        if injected and match.group(1) in injected:
+            return injected[match.group(1)]
         for env in container.get("env") or []:
             if env.get("name") != match.group(1):
                 continue
@@ -619,23 +626,45 @@ def expand_env(arg: str, container: Mapping[str, Any], workload: Mapping[str, An
     return _ENV_REF.sub(resolve, arg)
 
 
+def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], dict[str, str]]]:
+    """(workload name, pod template, variables a controller injects) of a Deployment or StatefulSet,
+    or of a LeaderWorkerSet's leader (``NAME/leader``, index 0) and first worker (``NAME/worker``,
+    index 1) in group 0, with what the LWS pod webhook gives them."""
+    kind, name = obj.get("kind"), obj["metadata"]["name"]
+    if kind in ("Deployment", "StatefulSet"):
+        return [(name, obj["spec"]["template"], {})]
+    if kind != "LeaderWorkerSet":
+        return []
+    leader = f"{name}-0.{name}.{obj['metadata'].get('namespace', 'default')}"  # <lws>-<group>.<subdomain>.<ns>
+    t = obj["spec"]["leaderWorkerTemplate"]
+    return [
+        (f"{name}/{role}", t[f"{role}Template"], {LWS_LEADER_ADDRESS: leader, LWS_WORKER_INDEX: index})
+        for role, index in (("leader", "0"), ("worker", "1"))
+    ]
+
+
 def command_lines(objects: Iterable[Mapping[str, Any]], source: str = "") -> list[CommandLine]:
     """The vLLM and LMCache command lines of every workload in ``objects``."""
     out: list[CommandLine] = []
     for obj in objects:
-        if obj.get("kind") not in ("Deployment", "StatefulSet"):
-            continue
-        pod = obj["spec"]["template"]["spec"]
-        name = obj["metadata"]["name"]
-        for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
-            args = [expand_env(a, c, obj) for a in c.get("args") or []]
-            if c["name"] == VLLM_CONTAINER and c.get("command"):
-                out += _supervised_lines(source, name, c["name"], args)
-            elif c["name"] == VLLM_CONTAINER:
-                out.append(CommandLine(source, name, c["name"], "vllm", tuple(args)))
-            elif c["name"] == LMCACHE_CONTAINER:
-                launcher, server = _launcher_split(source, name, c["name"], args)
-                out.append(CommandLine(source, name, c["name"], "lmcache", server, launcher))
+        for name, template, injected in pod_templates(obj):
+            out += _pod_lines(source, name, template["spec"], obj, injected)
+    return out
+
+
+def _pod_lines(
+    source: str, name: str, pod: Mapping[str, Any], obj: Mapping[str, Any], injected: Mapping[str, str]
+) -> list[CommandLine]:
+    out: list[CommandLine] = []
+    for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
+        args = [expand_env(a, c, obj, injected) for a in c.get("args") or []]
+        if c["name"] == VLLM_CONTAINER and c.get("command"):
+            out += _supervised_lines(source, name, c["name"], args)
+        elif c["name"] == VLLM_CONTAINER:
+            out.append(CommandLine(source, name, c["name"], "vllm", tuple(args)))
+        elif c["name"] == LMCACHE_CONTAINER:
+            launcher, server = _launcher_split(source, name, c["name"], args)
+            out.append(CommandLine(source, name, c["name"], "lmcache", server, launcher))
     return out
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvgen import connector, gpu_access
+from kvgen import connector, gpu_access, quantity
 from kvgen import context as layout
 from kvgen import sizing as sz
 from kvgen.images import lmcache_image, vllm_image
@@ -208,6 +208,10 @@ def _kv(plan: Plan) -> dict[str, Any]:
             fs = tier.file_system
             kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc and fs.pvc.spec is not None else "pvc-ref")
             tiers.append(_tier(f"disk-{i}", kind, caps[i], pod_bytes, max_len, path=connector.tier_path(i)))
+        r = spec.kv_cache_offloading.remote
+        if r is not None and plan.backend == "lmcache":  # shared by the replicas; unbounded without a capacity
+            cap = quantity.to_bytes(r.capacity) // GiB * GiB if r.capacity else None
+            tiers.append(_tier("remote", "resp", cap, pod_bytes, max_len, url=r.url, shared=True))
     gpu_tier = tiers[0]
     return {
         "dtypeBytes": KV_DTYPE_BYTES,
@@ -545,6 +549,8 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
             label = labels.get(t["tier"]) or (
                 f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})"
                 if t["tier"] == "cpu"
+                else f"remote, shared: {t['kind']} at {t['url']}"
+                if t["tier"] == "remote"
                 else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}"
             )
             kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen import apiserver, catalog, flags, gpu_access, images, kube, kvcache, ports, rules, sizing
+from kvgen import apiserver, catalog, flags, gpu_access, images, kube, kvcache, ports, remote, rules, sizing
 from kvgen.catalog import InstanceInfo, ModelInfo
 from kvgen.errors import Problem, SpecError
 from kvgen.gpu_access import GpuAccess
@@ -41,6 +41,11 @@ class Plan:
     @property
     def multi_node(self) -> bool:
         return self.spec.parallelism.nodes > 1
+
+    @property
+    def lws(self) -> bool:
+        """A multi-node server rendered as a LeaderWorkerSet (multiNode.engine leaderworkerset)."""
+        return self.multi_node and self.spec.multi_node.engine == "leaderworkerset"
 
     @property
     def in_container(self) -> bool:
@@ -123,12 +128,12 @@ def _check_structure(
                     "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs",
                 )
             )
-    if p.nodes > 1 and spec.replicas != 1:
+    if p.nodes > 1 and spec.replicas != 1 and spec.multi_node.engine == "statefulset":
         problems.append(
             Problem(
                 ("replicas",),
                 f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
-                "render one spec per server",
+                "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)",
             )
         )
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
@@ -179,8 +184,13 @@ def _check_structure(
 
 
 def statefulset_names(spec: Spec) -> list[str]:
-    """The StatefulSets a multi-node server renders: rank 0, then ranks 1.. (none otherwise)."""
-    return [spec.name, f"{spec.name}{WORKER_SUFFIX}"] if spec.parallelism.nodes > 1 else []
+    """The StatefulSets a multi-node server makes: rank 0, then ranks 1.. (none otherwise). A
+    LeaderWorkerSet's controller makes them: the leaders' <name>, each group's workers' <name>-<group>."""
+    if spec.parallelism.nodes == 1:
+        return []
+    if spec.multi_node.engine == "leaderworkerset":
+        return [spec.name, f"{spec.name}-{max(spec.replicas - 1, 0)}"]
+    return [spec.name, f"{spec.name}{WORKER_SUFFIX}"]
 
 
 LOAD_BALANCER_WARNING = (
@@ -207,6 +217,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     problems += inst_problems
     # what the API server would refuse (kvgen.apiserver): before sizing, which adds sizes up
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
+    problems += remote.check(spec)  # kvCacheOffloading.remote: the lmcache backend's, a URL the resp adapter takes
     if model is None or instance is None:
         raise SpecError("", problems)
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
@@ -231,6 +242,11 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
         )
     if spec.service.type == "LoadBalancer" and not has_api_key(spec):
         warnings.append(LOAD_BALANCER_WARNING)
+    if spec.multi_node.engine != "statefulset" and spec.parallelism.nodes == 1:
+        warnings.append(
+            f"multiNode.engine {spec.multi_node.engine} applies to a server spanning several nodes "
+            "(parallelism.nodes > 1); this single-node server is a Deployment"
+        )
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     return plan

@@ -33,6 +33,7 @@ TEMPLATES = (
     "service-headless.yaml.j2",
     "deployment.yaml.j2",
     "statefulset.yaml.j2",
+    "leaderworkerset.yaml.j2",
 )
 
 

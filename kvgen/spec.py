@@ -233,7 +233,11 @@ class Parallelism(Model):
     tensor: int = Field(1, ge=1, description="--tensor-parallel-size.")
     pipeline: int = Field(1, ge=1, description="--pipeline-parallel-size.")
     data: int = Field(1, ge=1, description="--data-parallel-size (independent replicas inside one server).")
-    nodes: int = Field(1, ge=1, description="Nodes one server spans; more than 1 renders a StatefulSet.")
+    nodes: int = Field(
+        1,
+        ge=1,
+        description="Nodes one server spans; more than 1 renders two StatefulSets or a LeaderWorkerSet (multiNode.engine).",
+    )
 
 
 # ---------------------------------------------------------------- offloading
@@ -314,6 +318,32 @@ class LMCacheServer(Model):
     )
 
 
+class RemoteTier(Model):
+    """A Valkey/Redis server shared by every replica's LMCache server (LMCache's resp L2 adapter)."""
+
+    url: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="redis://HOST[:PORT] or valkey://HOST[:PORT] of an existing Valkey or Redis server (port 6379 by "
+        "default), e.g. redis://valkey.cache.svc.cluster.local:6379. No credentials, database or TLS (rediss://): "
+        "LMCache 0.5.6's resp adapter speaks plain RESP to database 0.",
+    )
+    username: str | None = Field(
+        None, min_length=1, description="ACL user to AUTH as (the password's user; default: the server's default user)."
+    )
+    password_secret: SecretKeyRef | None = Field(
+        None,
+        description="Secret holding the server's password, exposed to the LMCache server as LMCACHE_RESP_PASSWORD "
+        "(read by the resp adapter; never written into its command line).",
+    )
+    capacity: Size | None = Field(
+        None,
+        description="The share of the server this pod's LMCache may fill (whole GiB, at least 1Gi): LMCache then evicts "
+        "its own keys (LRU from 80% full). Default: unbounded, the server's maxmemory-policy evicts (recommended for a "
+        "server shared by replicas, whose LMCache servers each count only their own writes).",
+    )
+
+
 class KVCacheOffloading(Model):
     """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
 
@@ -373,6 +403,12 @@ class KVCacheOffloading(Model):
     allow_hybrid: bool = Field(
         False,
         description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
+    )
+    remote: RemoteTier | None = Field(
+        None,
+        description="lmcache backend: a remote tier after the disk tiers, on an existing Valkey or Redis server that "
+        "every replica shares (LMCache's resp L2 adapter). The native backend has none: share a ReadWriteMany "
+        "pvc.ref secondary tier instead.",
     )
     lmcache: LMCacheServer = Field(
         default_factory=LMCacheServer,
@@ -581,6 +617,17 @@ class PodSettings(Model):
     )
 
 
+class MultiNode(Model):
+    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (README: "Multi-node servers")."""
+
+    engine: Literal["statefulset", "leaderworkerset"] = Field(
+        "statefulset",
+        description="statefulset: two StatefulSets (rank 0 and ranks 1..) and a headless Service; one server, "
+        "replicas 1. leaderworkerset: one LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, the LWS controller must be "
+        "installed), a group of parallelism.nodes pods per replica, restarted together.",
+    )
+
+
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
@@ -646,5 +693,8 @@ class Spec(Model):
     pod: PodSettings = Field(
         default_factory=PodSettings,
         description="Pod settings: labels, annotations, imagePullSecrets, ServiceAccount, securityContext.",
+    )
+    multi_node: MultiNode = Field(
+        default_factory=MultiNode, description="How a server spanning several nodes is rendered."
     )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")

@@ -49,7 +49,7 @@ def snapshots() -> contract.Snapshots:
 
 # Specs for what kvgen emits but no example reaches: an LMCache disk tier on an existing claim
 # (unknown size: the unbounded "fs" L2 adapter), one below 1 GiB (also "fs"), and the
-# in-container launcher on every rank of a multi-node server.
+# in-container launcher on every rank of a multi-node server, and a remote tier with a capacity.
 EXTRA_SPECS: dict[str, dict[str, Any]] = {
     "lmcache-pvc-ref-tier": {
         **copy.deepcopy(BASE),
@@ -66,6 +66,15 @@ EXTRA_SPECS: dict[str, dict[str, Any]] = {
         "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
         "parallelism": {"tensor": 16, "nodes": 2},
         "kvCacheOffloading": {"lmcache": {"gpuAccess": "in-container"}},
+    },
+    # a remote tier with a capacity (max_capacity_gb and the eviction block) in the vLLM container
+    "lmcache-remote-capacity-in-container": {
+        **copy.deepcopy(BASE),
+        "name": "lmcache-remote-capacity",
+        "kvCacheOffloading": {"backend": "lmcache", "cpuMemoryUtilization": 0.5, "lmcache": {"gpuAccess": "in-container"},
+                              "secondary": [{"fileSystem": {"emptyDir": {"size": "50Gi"}}}],
+                              "remote": {"url": "valkey://10.0.0.7:6380", "capacity": "200Gi",
+                                         "passwordSecret": {"name": "valkey", "key": "password"}}},
     },
     "lmcache-two-tiers-arc": {
         **copy.deepcopy(BASE),
@@ -97,8 +106,7 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
     ConfigMap, run in dry-run mode on a fake node whose host RAM is the instance's and whose
     cgroup limit is the memory limit of the container it runs in (the sidecar, or the vLLM
     container with gpuAccess in-container)."""
-    (workload,) = [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet") and o["metadata"]["name"] == line.workload]
-    pod = workload["spec"]["template"]["spec"]
+    (pod,) = [t["spec"] for o in compiled.objects for name, t, _env in contract.pod_templates(o) if name == line.workload]
     (runs_in,) = [c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == line.container]
     (volume,) = [v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in runs_in["volumeMounts"])]
     (cm,) = [o for o in compiled.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]]
@@ -312,6 +320,8 @@ def broken() -> tuple[Broken, ...]:
                frozenset({c.UNKNOWN_L2_ADAPTER_KEY, c.MISSING_L2_ADAPTER_KEY}), "storage_manager_config", "base_path must be a non-empty string"),
         Broken("l2-bad-eviction-policy", "lmcache", _l2(lm, lambda d: d.update(eviction={"eviction_policy": "lru"})),
                frozenset({c.BAD_CHOICE}), "storage_manager_config", "eviction.eviction_policy must be"),
+        Broken("l2-resp-no-port", "lmcache", _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", shared=True))),
+               frozenset({c.MISSING_L2_ADAPTER_KEY}), "storage_manager_config", "port must be a positive integer"),
         # --- caught by the snapshot check only: the runtimes accept these silently
         Broken("offloading-removed-num-cpu-blocks", "vllm", _with_kv(tiering, _extra(lambda e: e.update(num_cpu_blocks=1000))),
                frozenset({c.UNKNOWN_EXTRA_CONFIG_KEY}), None),
@@ -319,6 +329,8 @@ def broken() -> tuple[Broken, ...]:
                frozenset({c.MISSING_EXTRA_CONFIG_KEY}), None),  # fails only when the engine starts
         Broken("lmcache-mp-unknown-key", "vllm", _with_kv(mp, _extra(lambda e: e.update({"lmcache.mp.hosts": "tcp://x"}))),
                frozenset({c.UNKNOWN_EXTRA_CONFIG_KEY}), None),
+        Broken("l2-resp-url-key", "lmcache", _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", port=6379, url="redis://valkey:6379"))),
+               frozenset({c.UNKNOWN_L2_ADAPTER_KEY}), None),  # LMCache ignores the key
         Broken("l2-fs-native-typo", "lmcache", _l2(lm, lambda d: d.update(max_capacity_gbs=d.get("max_capacity_gb", 1))),
                frozenset({c.UNKNOWN_L2_ADAPTER_KEY}), None),
         Broken("vllm-abbreviated-flag", "vllm", _replace(mp, "--tensor-parallel-size", None) + ("--tensor-parallel=2",),

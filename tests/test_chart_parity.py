@@ -51,6 +51,8 @@ WARNINGS = {
         spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}, kvCacheOffloading={"allowHybrid": True}),
     r"service\.type LoadBalancer exposes the OpenAI API outside the cluster without an API key":
         spec(service={"type": "LoadBalancer"}),
+    r"multiNode\.engine leaderworkerset applies to a server spanning several nodes \(parallelism\.nodes > 1\); this single-node server is a Deployment":
+        spec(multiNode={"engine": "leaderworkerset"}),
     r"kvCacheOffloading\.lmcache applies to the lmcache backend only; the native backend ignores it":
         spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi", **IN_CONTAINER}),
     r"kvCacheOffloading\.lmcache\.deviceClassName applies to gpuAccess dra only; visible-devices ignores it":
@@ -135,6 +137,7 @@ PROBLEMS = {
     "dra-below-1-34": (spec(kvCacheOffloading={"lmcache": {"gpuAccess": "dra"}}), "1.33"),
     "port-taken-by-lmcache": (spec(service={"port": 5555}), "1.33"),
     "parallelism": (spec(parallelism={"tensor": 3, "nodes": 2}, replicas=2), "1.33"),
+    "remote-tier": (spec(kvCacheOffloading={"backend": "native", "cpu": "20Gi", "remote": {"url": "rediss://valkey:6380/1", "capacity": "1Mi"}}), "1.33"),
     "api-server-rules": (spec(scheduling={"priorityClassName": "Bad_Name", "nodeSelector": {"bad key!": "x"},
                                           "tolerations": [{"key": "", "operator": "Equal", "value": "x"}]},
                               images={"vllm": {"tag": "bad tag"}}), "1.33"),

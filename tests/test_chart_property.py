@@ -118,6 +118,12 @@ def specs(draw):
     offload["allowHybrid"] = draw(st.booleans())
     if draw(st.integers(0, 3)) == 0:  # CPUOffloadingSpec with tiers is refused by both
         offload["specName"] = draw(st.sampled_from(["TieringOffloadingSpec", "CPUOffloadingSpec"]))
+    if draw(st.integers(0, 3)) == 0:  # a shared Valkey/Redis tier (refused with native and for a bad URL by both)
+        offload["remote"] = draw(st.fixed_dictionaries(
+            {"url": st.sampled_from(["redis://valkey.cache.svc:6379", "valkey://10.0.0.7", "rediss://valkey:6380",
+                                     "redis://u:p@valkey", "redis://valkey/1", "redis://valkey:0"])},
+            optional={"username": st.just("kvgen"), "passwordSecret": st.just({"name": "valkey-auth", "key": "password"}),
+                      "capacity": st.sampled_from(["100Gi", "512Mi", 1073741824])}))
     if draw(st.booleans()):
         offload["lmcache"] = {"gpuAccess": draw(st.sampled_from(["visible-devices", "dra", "in-container"]))}
         if draw(st.integers(0, 3)) == 0:
@@ -128,6 +134,7 @@ def specs(draw):
         "instance": draw(instances()),
         "parallelism": parallelism,
         "kvCacheOffloading": offload,
+        "multiNode": {"engine": draw(st.sampled_from(["statefulset", "leaderworkerset"]))},
         "disaggregation": {"role": draw(st.sampled_from(["none", "none", "none", "prefill", "decode"]))},
         "vllm": {
             "gpuMemoryUtilization": draw(st.sampled_from([0.8, 0.9, 0.92, 0.95, 1])),

@@ -14,7 +14,8 @@ import json
 import pytest
 
 import contract_support as cs
-from kvgen import catalog
+from kvgen import catalog, quantity
+from kvgen import remote as kvgen_remote
 
 pytestmark = pytest.mark.contract
 
@@ -88,7 +89,18 @@ def test_rendered_lmcache_line_passes_lmcache(live, r):
     assert facts["l1_size_bytes"] == int(float(r.argv[r.argv.index("--l1-size-gb") + 1]) * cs.GiB)
     adapters = [json.loads(r.argv[i + 1]) for i, a in enumerate(r.argv) if a == "--l2-adapter"]
     assert facts["l2_adapters"] == [a["type"] for a in adapters]
-    assert facts["l2_base_paths"] == [f"/mnt/kv-cache-{i}" for i in range(len(spec.kv_cache_offloading.secondary))]
+    remote = spec.kv_cache_offloading.remote
+    disks = [f"/mnt/kv-cache-{i}" for i in range(len(spec.kv_cache_offloading.secondary))]
+    assert facts["l2_base_paths"] == disks + ([None] if remote else [])
+    if remote is None:
+        assert facts["l2_remotes"] == []
+        return
+    # the remote tier, last: the URL's host and port, shared, no password on the command line
+    (got,) = facts["l2_remotes"]
+    capacity = quantity.to_bytes(remote.capacity) // cs.GiB if remote.capacity else 0
+    want_host, want_port = kvgen_remote.endpoint(remote.url).host, kvgen_remote.endpoint(remote.url).port
+    assert got == {"host": want_host, "port": want_port, "username": remote.username or "", "password": "",
+                   "max_capacity_gb": float(capacity), "shared": True, "eviction": bool(remote.capacity)}
 
 
 @pytest.mark.parametrize("b", [b for b in BROKEN if b.stage is not None], ids=lambda b: b.id)

@@ -33,7 +33,7 @@ def test_rendered_lines_reach_every_construct_the_check_knows():
     assert {e["eviction_policy"] for e in extras} == {"lru", "arc"}
     assert {t["type"] for e in extras for t in e.get("secondary_tiers", [])} == {"fs"}
     adapters = [json.loads(r.argv[i + 1]) for r in lmcache for i, a in enumerate(r.argv) if a == "--l2-adapter"]
-    assert {a["type"] for a in adapters} == {"fs", "fs_native"}
+    assert {a["type"] for a in adapters} == {"fs", "fs_native", "resp"}
     assert {r.argv[r.argv.index("--eviction-policy") + 1] for r in lmcache} == {"LRU", "ARC"}
     assert any("--headless" in r.argv for r in vllm)  # the worker ranks of a multi-node server
     assert all(r.argv[-2] == "--l1-size-gb" for r in lmcache)  # completed by the launcher

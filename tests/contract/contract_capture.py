@@ -21,7 +21,7 @@ It writes two snapshots, named with the versions:
   keys, and the keys vLLM's own ``LMCacheMPConnector`` reads.
 - ``lmcache-<version>.json``: the ``lmcache server`` options (built the way the real
   ``lmcache`` command builds its parser), the required flag pair and the conflicting flags,
-  the L2 adapter types with the keys of ``fs`` and ``fs_native``, and the ``lmcache.mp.*``
+  the L2 adapter types with the keys of ``fs``, ``fs_native`` and ``resp``, and the ``lmcache.mp.*``
   extra-config keys LMCache's ``LMCacheMPConnector`` reads on the vLLM side.
 
 and ``charts/kvgen/files/hybrid-architectures.yaml``: the registry architectures whose model
@@ -570,7 +570,7 @@ def capture_lmcache() -> dict[str, Any]:
         raise CaptureError("L2 eviction policies differ from --eviction-policy choices; re-check")
 
     type_keys: dict[str, Any] = {}
-    for type_name_ in ("fs", "fs_native"):
+    for type_name_ in ("fs", "fs_native", "resp"):  # the types kvgen emits (resp: kvCacheOffloading.remote)
         cls = l2config.get_l2_adapter_config_class(type_name_)
         path = Path(inspect.getsourcefile(cls)).resolve()
         read = keys_read_in(path, f"{cls.__name__}.from_dict", {"d"})

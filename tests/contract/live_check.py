@@ -217,6 +217,13 @@ class LMCacheChecker:
             "eviction_policy": sm.eviction_config.eviction_policy,
             "l2_adapters": [self.type_name(a) for a in sm.l2_adapter_config.adapters],
             "l2_base_paths": [getattr(a, "base_path", None) for a in sm.l2_adapter_config.adapters],
+            # what a remote (resp) adapter was configured with; the password must come from the environment
+            "l2_remotes": [
+                {k: getattr(a, k) for k in ("host", "port", "username", "password", "max_capacity_gb", "shared")}
+                | {"eviction": a.eviction_config is not None}
+                for a in sm.l2_adapter_config.adapters
+                if self.type_name(a) == "resp"
+            ],
         }
         return {"ok": True, "stage": None, "error": None, "facts": facts}
 

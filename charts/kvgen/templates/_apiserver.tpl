@@ -218,6 +218,9 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 
 {{/* environment: validateEnvVarValueFrom, validateSecretKeySelector */}}
 {{- with $v.model.hfTokenSecret -}}{{- include "kvgen.apiKeySelector" (list $s $A "model.hfTokenSecret" . "Secret") -}}{{- end -}}
+{{- if and (include "kvgen.isSet" (list $v.kvCacheOffloading "remote")) (kindIs "map" $v.kvCacheOffloading.remote) -}}
+{{- with $v.kvCacheOffloading.remote.passwordSecret -}}{{- include "kvgen.apiKeySelector" (list $s $A "kvCacheOffloading.remote.passwordSecret" . "Secret") -}}{{- end -}}
+{{- end -}}
 {{- range $i, $e := default list $v.vllm.env -}}
 {{- if kindIs "map" $e.valueFrom -}}
 {{- $base := printf "vllm.env[%d].valueFrom" $i -}}
@@ -275,7 +278,10 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- end -}}
 {{- if gt $nodes 1.0 -}}
 {{- $room := sub (sub (int64 $A.formats.labelValue.maxLength) 1) (int64 $A.revisionHashMaxLength) -}}
-{{- range $sts := list $v.name (printf "%s-worker" $v.name) -}}
+{{/* a LeaderWorkerSet's controller makes the leaders' <name> and each group's workers' <name>-<group> */}}
+{{- $names := list $v.name (printf "%s-worker" $v.name) -}}
+{{- if eq $v.multiNode.engine "leaderworkerset" -}}{{- $names = list $v.name (printf "%s-%d" $v.name (max (sub (int64 $v.replicas) 1) 0)) -}}{{- end -}}
+{{- range $sts := $names -}}
 {{- if gt (len $sts) (int $room) -}}
 {{- include "kvgen.problem" (list $s "name" (printf "the StatefulSet '%s' (%d characters) can never create its pods: they carry the label controller-revision-hash=<StatefulSet name>-<hash of up to %d characters>, and a label value is at most %d characters, so a StatefulSet's name may have at most %d" $sts (len $sts) (int64 $A.revisionHashMaxLength) (int64 $A.formats.labelValue.maxLength) $room) (printf "use a name of at most %d characters for a server spanning several nodes" (sub (len $v.name) (sub (len $sts) $room)))) -}}
 {{- end -}}

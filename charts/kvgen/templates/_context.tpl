@@ -28,7 +28,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- end -}}
 {{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
 {{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
-{{- if gt (int64 $v.parallelism.nodes) 1 -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
 {{- end -}}
 {{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
@@ -90,7 +90,10 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- end -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
-{{- if gt (int64 $p.nodes) 1 -}}
+{{- if and (gt (int64 $p.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") -}}
+{{/* the LWS controller gives every container the group's leader and the pod's index */}}
+{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) (printf "--node-rank=$(%s)" $s.W.lws.workerIndexEnv) (printf "--master-addr=$(%s)" $s.W.lws.leaderAddressEnv) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
+{{- else if gt (int64 $p.nodes) 1 -}}
 {{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s-headless" $v.name $v.name) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
 {{- end -}}
 {{- $tail := list -}}
@@ -134,7 +137,7 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- $s := . -}}
 {{- $v := $s.V -}}
 {{- $env := list -}}
-{{- if gt (int64 $v.parallelism.nodes) 1 -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
 {{- with $v.model.hfTokenSecret -}}
 {{- $ref := dict "name" .name "key" .key -}}
 {{- if include "kvgen.isSet" (list . "optional") -}}{{- $_ := set $ref "optional" .optional -}}{{- end -}}
@@ -232,6 +235,7 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- end -}}
 {{- $args = concat $args (list "--l2-adapter" (toJson $adapter)) -}}
 {{- end -}}
+{{- if include "kvgen.isSet" (list $s.V.kvCacheOffloading "remote") -}}{{- $args = concat $args (list "--l2-adapter" (include "kvgen.remoteAdapter" $s)) -}}{{- end -}}
 {{- if $inContainer -}}{{- $args = concat $args (list $L.then) $s.rt.vllm.entrypoint -}}{{- end -}}
 {{- $_ := set $s "lmcache" (dict "launcher" $launcher "command" (list $s.rt.lmcache.python (printf "%s/%s" $L.dir $L.file)) "args" $args) -}}
 {{- end -}}
@@ -267,7 +271,10 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $prefix = $s.lmcache.args -}}
 {{- end -}}
 {{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
-{{- if $s.env -}}{{- $_ := set $c "env" $s.env -}}{{- end -}}
+{{- $env := $s.env -}}
+{{/* the LMCache server runs here: the remote tier's password */}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (include "kvgen.remoteEnv" $s | fromJsonArray) -}}{{- end -}}
+{{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- $_ := set $c "ports" (list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP")) -}}
 {{/* RDMA devices beside the GPUs (resources.extra) */}}
 {{- $extended := merge (deepCopy (default dict (default dict $v.resources).extra)) (default dict $s.gpus.resources) -}}
@@ -288,9 +295,13 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- if and $s.lmcache (ne $s.gpuAccess.mode "in-container") -}}
 {{- $c := dict "name" "lmcache-mp-server" "image" $s.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
 {{/* without a DRA claim it sees the GPUs it reads over CUDA IPC without taking GPUs of its own */}}
+{{- $env := list -}}
 {{- if not $s.gpus.claims -}}
-{{- $_ := set $c "env" (list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility")) -}}
+{{- $env = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}
 {{- end -}}
+{{/* the remote tier's password, from its Secret */}}
+{{- $env = concat $env (include "kvgen.remoteEnv" $s | fromJsonArray) -}}
+{{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
 {{- $_ := set $c "probeCommand" (list $s.rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" (include "kvgen.lmcacheHealthUrl" $s.W))) -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
@@ -355,6 +366,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
 {{- $workloads := list -}}
+{{- $lws := dict -}}
 {{- if gt (int64 $v.parallelism.nodes) 1 -}}
 {{- range $role := list "leader" "worker" -}}
 {{- $pod := deepCopy $base -}}
@@ -363,6 +375,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- if eq $role "leader" -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
+{{- $_ := set $lws "pod" $pod -}}
 {{- else -}}
 {{/* ranks 1.. run engine workers only: no API server, no HTTP probes */}}
 {{- $prefix := list -}}
@@ -370,7 +383,12 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $_ := set $pod.vllm "args" (concat $prefix $s.vllmArgs.head (list "--headless") $s.vllmArgs.tail) -}}
 {{- $_ := set $pod.vllm "probes" false -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) -}}
+{{- $_ := set $lws "workerPod" $pod -}}
 {{- end -}}
+{{- end -}}
+{{/* multiNode.engine leaderworkerset: the same two pods, as one group of parallelism.nodes per replica */}}
+{{- if eq $v.multiNode.engine "leaderworkerset" -}}
+{{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "pod" $lws.pod "workerPod" $lws.workerPod) -}}
 {{- end -}}
 {{- else -}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels))) $base -}}

@@ -17,6 +17,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
 {{- include "kvgen.checkCredentials" $s -}}
+{{- include "kvgen.checkRemote" $s -}}
 {{- end -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
 {{- if not $s.errs -}}

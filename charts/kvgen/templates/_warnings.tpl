@@ -22,6 +22,9 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and (eq $v.service.type "LoadBalancer") (not $apiKey) -}}
 {{- $out = append $out "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)" -}}
 {{- end -}}
+{{- if and (ne $v.multiNode.engine "statefulset") (eq (int64 $v.parallelism.nodes) 1) -}}
+{{- $out = append $out (printf "multiNode.engine %s applies to a server spanning several nodes (parallelism.nodes > 1); this single-node server is a Deployment" $v.multiNode.engine) -}}
+{{- end -}}
 {{/* settings the GPU access mode in force does not use (kvgen/gpu_access.py warnings) */}}
 {{- $access := $s.gpuAccess -}}
 {{- $lm := $o.lmcache -}}
