@@ -514,7 +514,7 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX
     for name in statefulsets:
         if len(name) > room:
-            longest = len(spec.name) - (len(name) - room)
+            longest = len(spec.object_name) - (len(name) - room)
             problems.append(
                 Problem(
                     ("name",),
@@ -670,18 +670,18 @@ def _check_pod_settings(spec: Spec) -> list[Problem]:
             problems.append(Problem(path, f"{name!r} is not {what('dns1123Subdomain')}{why}", None))
     for i, c in enumerate(spec.scheduling.topology_spread_constraints):
         base: Path = ("scheduling", "topologySpreadConstraints", i)
-        skew, key, when = c.get("maxSkew"), c.get("topologyKey"), c.get("whenUnsatisfiable")
+        skew, topology_key, when = c.get("maxSkew"), c.get("topologyKey"), c.get("whenUnsatisfiable")
         if isinstance(skew, int) and skew <= 0:
             problems.append(
                 Problem(
                     (*base, "maxSkew"), f"{skew} must be greater than zero (validateTopologySpreadConstraints)", None
                 )
             )
-        if isinstance(key, str) and not is_label_key(key):
+        if isinstance(topology_key, str) and not is_label_key(topology_key):
             problems.append(
                 Problem(
                     (*base, "topologyKey"),
-                    f"{key!r} is not {what('labelKeyName')} (validateTopologySpreadConstraints)",
+                    f"{topology_key!r} is not {what('labelKeyName')} (validateTopologySpreadConstraints)",
                     "e.g. topology.kubernetes.io/zone or kubernetes.io/hostname",
                 )
             )
@@ -709,10 +709,11 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
             problems += _check_pvc_spec((*base, "spec"), pvc.spec)
         elif pvc is not None and pvc.ref is not None:
             problems += _check_claim_ref((*base, "ref"), pvc.ref.name, pvc.ref.path)
-    pvc = model_source.model_pvc(spec)
-    if pvc is not None:
+    model_claim = model_source.model_pvc(spec)
+    if model_claim is not None:
+        claim, sub_path = model_claim
         problems += [
-            Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), pvc[0], pvc[1])
+            Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), claim, sub_path)
         ]
     problems += _check_tolerations(spec.scheduling.tolerations)
     problems += _check_env(spec)

@@ -359,7 +359,8 @@ def render(
             return
         subdirs = {i.name: i.subdir for i in inputs}
         entries = [
-            tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.name, r.yaml, r.source) for r in out.compiled
+            tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.object_name, r.yaml, r.source)
+            for r in out.compiled
         ]
         try:
             files = tree.plan(entries, kustomize_resources or ())

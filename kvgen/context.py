@@ -82,13 +82,13 @@ def meta(plan: Plan) -> Meta:
     """Labels, the selector and the annotations that record the decision."""
     spec, d, w = plan.spec, plan.decision, connector.wiring()
     key, note = w["labels"], w["annotations"]
-    selector = {key["name"]: "vllm", key["instance"]: spec.name}
+    selector = {key["name"]: "vllm", key["instance"]: spec.object_name}
     role = spec.disaggregation.role
     labels = {
         **selector,
         key["component"]: "inference" if role == "none" else role,
         key["version"]: images.vllm_tag(plan),
-        key["partOf"]: spec.name,
+        key["partOf"]: spec.object_name,
         key["managedBy"]: "kvgen",
     }
     annotations = {note["offloading"]: "enabled" if d.enabled else "disabled"}
@@ -424,12 +424,12 @@ def workloads(
         return out  # type: ignore[return-value]
 
     if not plan.multi_node:
-        return [{"kind": "Deployment", "name": spec.name, "replicas": spec.replicas, "pod": pod(None)}]
+        return [{"kind": "Deployment", "name": spec.object_name, "replicas": spec.replicas, "pod": pod(None)}]
     if plan.lws:  # one group of parallelism.nodes pods per replica: the leader (rank 0), then ranks 1..
         return [
             {
                 "kind": "LeaderWorkerSet",
-                "name": spec.name,
+                "name": spec.object_name,
                 "replicas": spec.replicas,
                 "size": spec.parallelism.nodes,
                 "pod": pod("leader"),
@@ -437,7 +437,7 @@ def workloads(
             }
         ]
     return [
-        {"kind": "StatefulSet", "name": spec.name, "replicas": 1, "pod": pod("leader")},
+        {"kind": "StatefulSet", "name": spec.object_name, "replicas": 1, "pod": pod("leader")},
         {
             "kind": "StatefulSet",
             "name": f"{spec.name}{WORKER_SUFFIX}",
@@ -467,11 +467,12 @@ def build(plan: Plan) -> Context:
     side = sidecar(plan, devices, disk, server)
     loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
     c: Context = {
-        "name": spec.name,
-        **({"namespace": spec.namespace} if spec.namespace is not None else {}),
+        "name": spec.object_name,
         **m,  # type: ignore[typeddict-item]
         "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
     }  # rank 0 serves the API
+    if spec.namespace is not None:
+        c["namespace"] = spec.namespace
     if plan.multi_node and not plan.lws:  # the LWS controller makes a LeaderWorkerSet's headless Service
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:
@@ -480,7 +481,7 @@ def build(plan: Plan) -> Context:
         c["claimTemplate"] = devices["claimTemplate"]
     if spec.pod.service_account.create:
         c["serviceAccount"] = {
-            "name": pod_settings.service_account_name(spec) or spec.name,
+            "name": pod_settings.service_account_name(spec) or spec.object_name,
             "automountToken": spec.pod.service_account.automount_token,
         }
     c["workloads"] = loads

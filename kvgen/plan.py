@@ -189,8 +189,8 @@ def statefulset_names(spec: Spec) -> list[str]:
     if spec.parallelism.nodes == 1:
         return []
     if spec.multi_node.engine == "leaderworkerset":
-        return [spec.name, f"{spec.name}-{max(spec.replicas - 1, 0)}"]
-    return [spec.name, f"{spec.name}{WORKER_SUFFIX}"]
+        return [spec.object_name, f"{spec.object_name}-{max(spec.replicas - 1, 0)}"]
+    return [spec.object_name, f"{spec.object_name}{WORKER_SUFFIX}"]
 
 
 LOAD_BALANCER_WARNING = (

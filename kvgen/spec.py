@@ -698,3 +698,10 @@ class Spec(Model):
         default_factory=MultiNode, description="How a server spanning several nodes is rendered."
     )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
+
+    @property
+    def object_name(self) -> str:
+        """The objects' name. kvgen.validate_spec sets ``name`` (the spec's, else fullnameOverride) before a
+        spec is planned, and refuses a spec with neither, so a planned spec always has one."""
+        assert self.name is not None, "validate_spec resolves the name before planning"
+        return self.name
