@@ -3,7 +3,9 @@
 ``kubernetes_validate.validate`` rebuilds its validator on every call and stops at the first
 error. kvgen validates every object it renders, so it builds one Draft 2020-12 validator per
 (kind, apiVersion, Kubernetes version) from the same shipped files, caches it, and reports
-every error. The same definitions check the Kubernetes objects a spec embeds (a PVC spec,
+every error. Custom resources (PodMonitor, ServiceMonitor, ScaledObject) are validated the same
+way against their CRDs' schemas, vendored into charts/kvgen/files/crds by scripts/vendor-crds
+(strict: no unknown field; metadata is the version's ObjectMeta). The same definitions check the Kubernetes objects a spec embeds (a PVC spec,
 tolerations, affinity) so that their errors carry the spec's own path.
 
 Two validators, one schema. Every object is first checked by a compiled jsonschema-rs
@@ -67,12 +69,29 @@ def schema_dir(version: str):
     return _root() / f"v{major}.{minor}.0-local-strict"
 
 
+@cache
+def _crd_files() -> dict[str, Path]:
+    """The vendored custom resource schemas (charts/kvgen/files/crds, scripts/vendor-crds) by file name."""
+    from kvgen import paths
+
+    folder = paths.files_dir() / "crds"
+    return {p.name: p for p in folder.glob("*.json")} if folder.is_dir() else {}
+
+
+def crd_file(kind: str, api_version: str) -> Path | None:
+    """The vendored schema of a custom resource kind (``podmonitor-monitoring.coreos.com-v1.json``), if any."""
+    return _crd_files().get(f"{kind.lower()}-{api_version.replace('/', '-')}.json")
+
+
 def _kind_file(kind: str, api_version: str, version: str):
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)  # apps/v1 -> apps-v1
     path = schema_dir(version) / f"{kind.lower()}-{group_version}.json"
-    if not path.is_file():
+    if path.is_file():
+        return path
+    crd = crd_file(kind, api_version) if "." in api_version.partition("/")[0] else None
+    if crd is None:
         raise UnsupportedVersion(f"no schema for {kind} {api_version} in Kubernetes {version}")
-    return path
+    return crd
 
 
 # ---------------------------------------------------------------- messages: jsonschema (Python)
