@@ -135,14 +135,18 @@ def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
     }
 
 
-def lmcache_server_argv(eviction_policy: str, tier_capacities: list[int | None], init_gib: int) -> list[str]:
-    """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up."""
+def lmcache_server_argv(
+    eviction_policy: str, tier_capacities: list[int | None], init_gib: int, scraped: bool = False
+) -> list[str]:
+    """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up. ``scraped``:
+    a PodMonitor scrapes its /metrics, so its HTTP front end listens on the pod IP too."""
     rt = catalog.runtime()["lmcache"]
     lm = wiring()["lmcache"]
     argv = [
         rt["server"], "server",
         "--host", lm["host"],
         "--port", str(lm["port"]),
+        *(["--http-host", lm["metricsHost"]] if scraped else []),
         "--chunk-size", str(lm["chunkSize"]),
         "--l1-use-lazy",
         "--l1-init-size-gb", str(init_gib),

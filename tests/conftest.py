@@ -22,6 +22,20 @@ DEFAULT_KUBE = "1.33"  # kvgen's --kube-version default (kvgen.kube.DEFAULT_VERS
 _KUBE_HEADER = re.compile(r"^# kube-version: (\d+\.\d+)$", re.M)
 
 
+def validate_strictly(obj: dict[str, Any], version: str) -> None:
+    """kubernetes-validate's strict check of a built-in kind; a custom resource (PodMonitor,
+    ScaledObject, ...), which it has no schema for, against kvgen's vendored CRD schema."""
+    import kubernetes_validate
+
+    from kvgen import kube
+
+    if kube.crd_file(obj["kind"], obj["apiVersion"]) is not None:
+        errors = kube.validate_object(obj, version.rsplit(".", 1)[0] if version.count(".") == 2 else version)
+        assert errors == [], (obj["kind"], errors)
+        return
+    kubernetes_validate.validate(obj, version, strict=True)
+
+
 def kube_version_of(example: Path) -> str:
     """The Kubernetes version an example is rendered for: its `# kube-version: X.Y` header line
     (scripts/regenerate reads the same line), else kvgen's default."""

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 
 import helm_python
-import kubernetes_validate
 import pytest
 from ruamel.yaml import YAML
 
 import helm
-from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of, problem_set
+from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of, problem_set, validate_strictly
 from kvgen.compiler import compile_text
 
 load = YAML(typ="safe", pure=True).load
@@ -39,7 +38,7 @@ def test_chart_equals_kvgen_and_golden(example):
 def test_every_helm_object_is_valid_kubernetes(example):
     version = kube_version_of(example)
     for obj in helm.objects(load(example.read_text()), kube_version=version):
-        kubernetes_validate.validate(obj, f"{version}.0", strict=True)
+        validate_strictly(obj, f"{version}.0")
 
 
 def _bad_cases():

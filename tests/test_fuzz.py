@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, validate_strictly
 from kvgen.cli import app
 
 pytestmark = pytest.mark.fuzz
@@ -152,7 +152,6 @@ def test_mutated_specs_exit_0_or_1_and_accepted_output_is_yaml(case):
 
 # --- what an accepted spec renders, checked by oracles independent of kvgen -------------------------
 
-import kubernetes_validate  # noqa: E402
 import helm_python  # noqa: E402
 
 import helm as chart  # noqa: E402
@@ -197,7 +196,7 @@ def test_accepted_native_specs_are_valid_kubernetes_and_the_chart_renders_the_sa
     objects = [d for d in yaml.load_all(result.stdout, Loader=_load_output) if d is not None]
     for obj in objects:
         version = "1.34.0" if obj["kind"] == "ResourceClaimTemplate" else "1.33.0"
-        kubernetes_validate.validate(obj, version, strict=True)
+        validate_strictly(obj, version)
         assert _api_server_rules(obj) == [], (obj["kind"], obj["metadata"]["name"])
     docs = [d for d in yaml.safe_load_all(data.decode("utf-8")) if d is not None]
     if len(docs) != 1 or not isinstance(docs[0], dict) or "apiVersion" in docs[0]:

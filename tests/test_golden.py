@@ -5,10 +5,9 @@ goldens only with scripts/regenerate."""
 
 from __future__ import annotations
 
-import kubernetes_validate
 from ruamel.yaml import YAML
 
-from conftest import DEFAULT_KUBE, EXAMPLES, GOLDEN, ROOT, kube_version_of
+from conftest import DEFAULT_KUBE, EXAMPLES, GOLDEN, ROOT, kube_version_of, validate_strictly
 from kvgen.compiler import compile_text
 
 
@@ -27,7 +26,7 @@ def test_golden_objects_are_valid_kubernetes(example):
     docs = [d for d in YAML(typ="safe", pure=True).load_all((GOLDEN / example.name).read_text()) if d]
     assert docs
     for doc in docs:
-        kubernetes_validate.validate(doc, f"{kube_version_of(example)}.0", strict=True)
+        validate_strictly(doc, f"{kube_version_of(example)}.0")
 
 
 def test_only_examples_that_need_a_newer_kubernetes_name_one():

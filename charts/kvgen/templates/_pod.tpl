@@ -37,6 +37,9 @@ spec:
       {{- if $pod.sidecar.env }}
       env: {{ toJson $pod.sidecar.env }}
       {{- end }}
+      {{- if $pod.sidecar.ports }}
+      ports: {{ toJson $pod.sidecar.ports }}
+      {{- end }}
       resources: {{ toJson $pod.sidecar.resources }}
       startupProbe:
         exec:
@@ -62,16 +65,19 @@ spec:
       {{- if $pod.vllm.probes }}
       startupProbe:
         httpGet: {path: /health, port: http}
-        periodSeconds: 10
-        failureThreshold: 180
+        periodSeconds: {{ toJson $pod.vllm.probes.startup.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.vllm.probes.startup.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.vllm.probes.startup.failureThreshold }}
       readinessProbe:
         httpGet: {path: /health, port: http}
-        periodSeconds: 5
-        failureThreshold: 3
+        periodSeconds: {{ toJson $pod.vllm.probes.readiness.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.vllm.probes.readiness.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.vllm.probes.readiness.failureThreshold }}
       livenessProbe:
         httpGet: {path: /health, port: http}
-        periodSeconds: 10
-        failureThreshold: 3
+        periodSeconds: {{ toJson $pod.vllm.probes.liveness.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.vllm.probes.liveness.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.vllm.probes.liveness.failureThreshold }}
       {{- end }}
       volumeMounts: {{ toJson $pod.vllm.volumeMounts }}
   volumes: {{ toJson $pod.volumes }}
