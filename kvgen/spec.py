@@ -592,7 +592,7 @@ class KedaAutoscaler(Model):
     )
     polling_interval: int | None = Field(None, ge=1, description="pollingInterval in seconds (KEDA's default 30).")
     cooldown_period: int | None = Field(
-        None, ge=0, description="cooldownPeriod in seconds before scaling to zero (KEDA's default 300)."
+        None, ge=1, description="cooldownPeriod in seconds before scaling to zero (KEDA's default 300)."
     )
 
 
