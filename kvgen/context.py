@@ -394,9 +394,7 @@ def workloads(
         return out  # type: ignore[return-value]
 
     if not plan.multi_node:
-        deployment: Workload = {"kind": "Deployment", "name": spec.name}
-        if spec.autoscaling is None:  # else the autoscaler sets them
-            deployment["replicas"] = spec.replicas
+        deployment: Workload = {"kind": "Deployment", "name": spec.name, "replicas": spec.replicas}
         startup = spec.probes.startup
         budget = startup.period_seconds * startup.failure_threshold
         deployment["progressDeadlineSeconds"] = budget + w["progressDeadlineMarginSeconds"]

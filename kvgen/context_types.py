@@ -94,7 +94,7 @@ class Pod(TypedDict):
 class Workload(TypedDict):
     kind: str  # Deployment, or StatefulSet (rank 0, then ranks 1.. of a multi-node server)
     name: str
-    replicas: NotRequired[int]  # left out when an autoscaler sets them
+    replicas: int  # a Deployment's: not rendered when an autoscaler (scaledObject, hpa) sets them
     progressDeadlineSeconds: NotRequired[int]  # a Deployment: the startup budget plus a margin
     ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
     pod: Pod

@@ -287,3 +287,8 @@ def test_the_example_renders_every_operations_object_through_the_cli():
 def test_a_monitor_label_the_api_server_would_refuse_is_refused_by_both():
     problems = both_problems(spec(metrics={"podMonitor": True, "labels": {"bad key!": "x", "ok": "no spaces"}}))
     assert {p for p, _m, _h in problems} == {"metrics.labels.bad key!", "metrics.labels.ok"}
+
+
+def test_zero_replicas_stay_zero():
+    """replicas: 0 is rendered (an absent replicas would mean 1), unless an autoscaler owns them."""
+    assert of_kind(both(spec(replicas=0)), "Deployment")[0]["spec"]["replicas"] == 0

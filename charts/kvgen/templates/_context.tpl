@@ -338,9 +338,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 {{- else -}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" $s.meta.labels) $base -}}
-{{- $deployment := dict "kind" "Deployment" "name" $v.name "pod" $pod -}}
-{{/* an autoscaler sets the replicas */}}
-{{- if not $v.autoscaling -}}{{- $_ := set $deployment "replicas" (int64 $v.replicas) -}}{{- end -}}
+{{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
 {{- $startup := $v.probes.startup -}}
 {{- $_ := set $deployment "progressDeadlineSeconds" (add (mul (int64 $startup.periodSeconds) (int64 $startup.failureThreshold)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
 {{- $workloads = list $deployment -}}
