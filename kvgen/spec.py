@@ -414,11 +414,30 @@ class EnvVar(Model):
     value_from: EnvVarSource | None = Field(None, description="A Kubernetes EnvVarSource.")
 
 
+# An argument holds no DEL, C1 control or byte order mark: Helm's toJson writes them raw, and a YAML
+# reader (kubectl's included) refuses the chart's output. kvgen escapes them; both refuse them here.
+_UNWRITABLE = "\x7f-\x9f\ufeff"
+
+
+def _check_argument(value: Any) -> Any:
+    if isinstance(value, str) and re.search(f"[{_UNWRITABLE}]", value):
+        raise ValueError(
+            f"{quantity.shorten(value)} holds a DEL, C1 control or byte order mark character, which the chart "
+            "cannot write as YAML; remove it"
+        )
+    return value
+
+
+Argument = Annotated[
+    str, BeforeValidator(_check_argument), WithJsonSchema({"type": "string", "pattern": f"^[^{_UNWRITABLE}]*$"})
+]
+
+
 class VLLMSettings(Model):
     gpu_memory_utilization: float = Field(
         0.92, gt=0, le=1, description="--gpu-memory-utilization (vLLM 0.33 default 0.92)."
     )
-    extra_args: list[str] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
+    extra_args: list[Argument] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
     env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
 
 

@@ -292,3 +292,12 @@ def test_a_monitor_label_the_api_server_would_refuse_is_refused_by_both():
 def test_zero_replicas_stay_zero():
     """replicas: 0 is rendered (an absent replicas would mean 1), unless an autoscaler owns them."""
     assert of_kind(both(spec(replicas=0)), "Deployment")[0]["spec"]["replicas"] == 0
+
+
+def test_an_argument_the_chart_cannot_write_as_yaml_is_refused_by_both():
+    """Helm's toJson writes DEL raw, and YAML readers (kubectl's too) refuse it: found by the fuzz test."""
+    values = spec(vllm={"extraArgs": ["--served-model-name=demo\x7f"]})
+    with pytest.raises(Exception, match=r"vllm.extraArgs\[0\]: .* holds a DEL, C1 control or byte order mark"):
+        compile_spec(values)
+    with pytest.raises(Exception, match="extraArgs"):
+        helm.render(values)
