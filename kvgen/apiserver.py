@@ -489,6 +489,16 @@ def _check_labels(spec: Spec, instance: InstanceInfo | None) -> list[Problem]:
             problems.append(
                 Problem(path, f"{value!r} is not {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None)
             )
+    for key, value in spec.metrics.labels.items():  # the monitors' metadata.labels
+        path = ("metrics", "labels", key)
+        if not is_label_key(key):
+            problems.append(
+                Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateObjectMeta: ValidateLabels)", None)
+            )
+        if not is_label_value(value):
+            problems.append(
+                Problem(path, f"{value!r} is not {what('labelValue')} (ValidateObjectMeta: ValidateLabels)", None)
+            )
     return problems
 
 

@@ -82,6 +82,19 @@ refused; the native backend's shared tier is a ReadWriteMany claim as a secondar
 statefulset`, one server), or one LeaderWorkerSet (`leaderworkerset`, `leaderworkerset.x-k8s.io/v1`,
 the LWS controller must be installed): `replicas` groups of `parallelism.nodes` pods, recreated
 together when one restarts, ranks from the `LWS_WORKER_INDEX` and `LWS_LEADER_ADDRESS` it injects.
+
+## Operations objects
+
+`probes` sets vLLM's probe timings (timeouts of 5 s and more by default, so a saturated server is
+not restarted); the Deployment's `progressDeadlineSeconds` is the startup budget
+(`periodSeconds` x `failureThreshold`) plus 600 s. `disruptionBudget` renders a PodDisruptionBudget
+(`maxUnavailable` 1), on by default when there can be more than one replica. `metrics.podMonitor`
+and `metrics.serviceMonitor` render Prometheus Operator monitors (its CRDs must be installed)
+scraping vLLM's `/metrics` on the `http` port and, with the PodMonitor, the LMCache server's on
+`lmcache-http` (its unauthenticated HTTP API then listens on the pod IP: restrict port 8080 with a
+NetworkPolicy, or set `metrics.lmcacheServer: false`). `autoscaling` takes exactly one of `keda`
+(a ScaledObject on a Prometheus query, by default the requests waiting in vLLM) or `hpa`; the
+Deployment then has no `replicas`. A server spanning several nodes is not autoscaled.
 """
 
 

@@ -136,16 +136,22 @@ def l2_adapter(index: int, capacity_bytes: int | None) -> dict[str, Any]:
 
 
 def lmcache_server_argv(
-    eviction_policy: str, tier_capacities: list[int | None], init_gib: int, remote: dict[str, Any] | None = None
+    eviction_policy: str,
+    tier_capacities: list[int | None],
+    init_gib: int,
+    remote: dict[str, Any] | None = None,
+    scraped: bool = False,
 ) -> list[str]:
     """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up; ``remote`` is
-    the --l2-adapter object of kvCacheOffloading.remote (kvgen.remote.adapter), after the disk tiers."""
+    the --l2-adapter object of kvCacheOffloading.remote (kvgen.remote.adapter), after the disk tiers.
+    ``scraped``: a PodMonitor scrapes its /metrics, so its HTTP front end listens on the pod IP too."""
     rt = catalog.runtime()["lmcache"]
     lm = wiring()["lmcache"]
     argv = [
         rt["server"], "server",
         "--host", lm["host"],
         "--port", str(lm["port"]),
+        *(["--http-host", lm["metricsHost"]] if scraped else []),
         "--chunk-size", str(lm["chunkSize"]),
         "--l1-use-lazy",
         "--l1-init-size-gb", str(init_gib),

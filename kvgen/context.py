@@ -32,6 +32,7 @@ from kvgen.context_types import (
     LMCache,
     Meta,
     Pod,
+    ProbeSet,
     Resources,
     Sidecar,
     Tier,
@@ -259,11 +260,37 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
     args.append("--")
     capacities = [t.get("capacity") for t in disk]
     tier = remote.adapter(o.remote) if o.remote is not None else None
-    args += connector.lmcache_server_argv(o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB, tier)
+    args += connector.lmcache_server_argv(
+        o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB, tier, scraped=lmcache_scraped(plan)
+    )
     if plan.in_container:  # no sidecar: the launcher runs `lmcache server`, waits for it, then vLLM
         args += [w["launcher"]["then"], *catalog.runtime()["vllm"]["entrypoint"]]
     python = catalog.runtime()["lmcache"]["python"]
     return {"launcher": launcher, "command": [python, connector.launcher_path()], "args": args}
+
+
+def lmcache_scraped(plan: Plan) -> bool:
+    """A PodMonitor scrapes the LMCache server (metrics.podMonitor and metrics.lmcacheServer)."""
+    m = plan.spec.metrics
+    return plan.gpu_access is not None and m.pod_monitor and m.lmcache_server
+
+
+def _lmcache_port() -> KubeObject:
+    lm = connector.wiring()["lmcache"]
+    return {"name": lm["httpPortName"], "containerPort": lm["httpPort"], "protocol": "TCP"}
+
+
+def probes(plan: Plan) -> ProbeSet:
+    """vLLM's probe timings (spec probes)."""
+    p = plan.spec.probes
+    return {  # type: ignore[return-value]
+        name: {
+            "periodSeconds": t.period_seconds,
+            "timeoutSeconds": t.timeout_seconds,
+            "failureThreshold": t.failure_threshold,
+        }
+        for name, t in (("startup", p.startup), ("readiness", p.readiness), ("liveness", p.liveness))
+    }
 
 
 def _launcher_mount() -> KubeObject:
@@ -299,9 +326,11 @@ def vllm(
     if variables:
         c["env"] = variables
     c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
+    if plan.in_container and server is not None and lmcache_scraped(plan):
+        c["ports"].append(_lmcache_port())
     extended = {**devices.get("resources", {}), **plan.spec.resources.extra}  # RDMA devices beside the GPUs
     c["resources"] = resources(size, extended, devices.get("claims"))
-    c["probes"] = True
+    c["probes"] = probes(plan)
     c["volumeMounts"] = mounts
     c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]
@@ -332,6 +361,8 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     variables += remote.env(plan.spec.kv_cache_offloading.remote)  # the remote tier's password, from its Secret
     if variables:
         c["env"] = variables
+    if lmcache_scraped(plan):
+        c["ports"] = [_lmcache_port()]
     c["resources"] = resources(plan.server_size, None, devices.get("claims"))
     c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", connector.lmcache_health_probe()]
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
@@ -419,12 +450,22 @@ def workloads(
         out["vllm"] = container
         if role == "worker":  # ranks 1.. run engine workers only: no API server, no HTTP probes
             headless = [*_launcher_args(plan, server), *args["head"], "--headless", *args["tail"]]
-            out["vllm"] = {**container, "args": headless, "probes": False}
+            out["vllm"] = {k: v for k, v in container.items() if k != "probes"}
+            out["vllm"]["args"] = headless
         out["volumes"] = pod_volumes
         return out  # type: ignore[return-value]
 
     if not plan.multi_node:
-        return [{"kind": "Deployment", "name": spec.object_name, "replicas": spec.replicas, "pod": pod(None)}]
+        startup = spec.probes.startup
+        budget = startup.period_seconds * startup.failure_threshold
+        deployment: Workload = {
+            "kind": "Deployment",
+            "name": spec.object_name,
+            "replicas": spec.replicas,
+            "progressDeadlineSeconds": budget + w["progressDeadlineMarginSeconds"],
+            "pod": pod(None),
+        }
+        return [deployment]
     if plan.lws:  # one group of parallelism.nodes pods per replica: the leader (rank 0), then ranks 1..
         return [
             {
@@ -446,6 +487,65 @@ def workloads(
             "pod": pod("worker"),
         },
     ]
+
+
+def keda_query(plan: Plan, namespace: str | None) -> str:
+    """The load KEDA scales on: the spec's query, else the requests waiting in this Deployment's
+    vLLM servers (series labelled namespace and pod, as the Prometheus Operator's monitors label them).
+    Without a namespace in the spec (kustomize or Argo CD places the objects) the query has no
+    namespace matcher: the pod name pattern alone selects the series."""
+    k = plan.spec.autoscaling.keda  # type: ignore[union-attr]
+    if k is not None and k.query is not None:
+        return k.query
+    where = f'namespace="{namespace}",' if namespace is not None else ""
+    return f'sum(vllm:num_requests_waiting{{{where}pod=~"{plan.spec.object_name}-[a-z0-9]+-[a-z0-9]+"}})'
+
+
+def operations(plan: Plan, m: Meta, loads: list[Workload]) -> dict[str, Any]:
+    """The operations objects: the PodDisruptionBudget, the monitors, the autoscaler (each left out when off)."""
+    spec, w = plan.spec, connector.wiring()
+    out: dict[str, Any] = {}
+    a = spec.autoscaling
+    budget = spec.disruption_budget
+    most = a.max_replicas if a is not None else spec.replicas
+    if budget.enabled if budget.enabled is not None else most > 1:
+        out["disruptionBudget"] = {
+            "name": spec.name,
+            "selector": m["selector"],
+            "maxUnavailable": budget.max_unavailable,
+        }
+    metrics = spec.metrics
+    labels = {**m["labels"], **metrics.labels}
+    vllm_endpoint = {"port": "http", "path": w["vllmMetricsPath"], "interval": metrics.interval}
+    if metrics.pod_monitor:
+        endpoints = [vllm_endpoint]
+        if lmcache_scraped(plan):
+            lm = w["lmcache"]
+            endpoints.append({"port": lm["httpPortName"], "path": lm["metricsPath"], "interval": metrics.interval})
+        # the pods serving the API: rank 0 of a multi-node server (ranks 1.. serve no /metrics)
+        selector = loads[0]["pod"]["selector"]
+        out["podMonitor"] = {"name": spec.name, "labels": labels, "selector": selector, "endpoints": endpoints}
+    if metrics.service_monitor:
+        out["serviceMonitor"] = {
+            "name": spec.name,
+            "labels": labels,
+            "selector": m["selector"],
+            "endpoints": [vllm_endpoint],
+        }
+    if a is not None:
+        scale = {"name": spec.name, "target": spec.name, "minReplicas": a.min_replicas, "maxReplicas": a.max_replicas}
+        if a.keda is not None:
+            if a.keda.polling_interval is not None:
+                scale["pollingInterval"] = a.keda.polling_interval
+            if a.keda.cooldown_period is not None:
+                scale["cooldownPeriod"] = a.keda.cooldown_period
+            scale["serverAddress"] = a.keda.server_address
+            scale["query"] = keda_query(plan, spec.namespace)
+            scale["threshold"] = a.keda.threshold
+            out["scaledObject"] = scale
+        elif a.hpa is not None:
+            out["hpa"] = {**scale, "metrics": list(a.hpa.metrics)}
+    return out
 
 
 def headless_name(plan: Plan) -> str:
@@ -485,6 +585,7 @@ def build(plan: Plan) -> Context:
             "automountToken": spec.pod.service_account.automount_token,
         }
     c["workloads"] = loads
+    c.update(operations(plan, m, loads))  # type: ignore[typeddict-item]
     d = plan.decision
     if d.enabled:
         c["decision"] = {"enabled": True}
@@ -502,4 +603,4 @@ def build(plan: Plan) -> Context:
 
 
 # the pieces in the order build() calls them, each the Python face of `kvgen.context.<camelName>`
-PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, sidecar, volumes, workloads)
+PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, sidecar, volumes, workloads, operations)

@@ -32,6 +32,22 @@ class Resources(TypedDict):
 
 
 @with_config(_STRICT)
+class ProbeTiming(TypedDict):
+    periodSeconds: int
+    timeoutSeconds: int
+    failureThreshold: int
+
+
+@with_config(_STRICT)
+class ProbeSet(TypedDict):
+    """vLLM's HTTP probes on /health (spec probes)."""
+
+    startup: ProbeTiming
+    readiness: ProbeTiming
+    liveness: ProbeTiming
+
+
+@with_config(_STRICT)
 class VllmContainer(TypedDict):
     name: str
     image: str
@@ -40,7 +56,7 @@ class VllmContainer(TypedDict):
     env: NotRequired[list[KubeObject]]
     ports: list[KubeObject]
     resources: Resources
-    probes: bool  # HTTP probes on vLLM's API (ranks 1.. of a multi-node server serve none)
+    probes: NotRequired[ProbeSet]  # HTTP probes on vLLM's API (ranks 1.. of a multi-node server serve none)
     volumeMounts: list[KubeObject]
     securityContext: KubeObject  # files/runtime.yaml securityContext.container merged with the spec's
 
@@ -54,6 +70,7 @@ class Sidecar(TypedDict):
     command: list[str]
     args: list[str]
     env: NotRequired[list[KubeObject]]
+    ports: NotRequired[list[KubeObject]]  # the server's HTTP port, when a PodMonitor scrapes it
     resources: Resources
     probeCommand: list[str]  # the startup probe: the server's health endpoint answers
     volumeMounts: list[KubeObject]
@@ -85,7 +102,8 @@ class Pod(TypedDict):
 class Workload(TypedDict):
     kind: str  # Deployment, StatefulSet (rank 0, then ranks 1.. of a multi-node server) or LeaderWorkerSet
     name: str
-    replicas: int  # a LeaderWorkerSet's: its groups, one server each
+    replicas: int  # a Deployment's (not rendered when an autoscaler sets them); a LeaderWorkerSet's: its groups
+    progressDeadlineSeconds: NotRequired[int]  # a Deployment: the startup budget plus a margin
     ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
     size: NotRequired[int]  # LeaderWorkerSet: pods per group (the server's nodes)
     pod: Pod  # LeaderWorkerSet: the leader's (rank 0)
@@ -136,6 +154,58 @@ class ClaimTemplate(TypedDict):
 
 
 @with_config(_STRICT)
+class DisruptionBudget(TypedDict):
+    """The PodDisruptionBudget (policy/v1)."""
+
+    name: str
+    selector: dict[str, str]
+    maxUnavailable: int | str
+
+
+@with_config(_STRICT)
+class ScrapeEndpoint(TypedDict):
+    port: str
+    path: str
+    interval: str
+
+
+@with_config(_STRICT)
+class Monitor(TypedDict):
+    """A PodMonitor or ServiceMonitor (monitoring.coreos.com/v1)."""
+
+    name: str
+    labels: dict[str, str]
+    selector: dict[str, str]
+    endpoints: list[ScrapeEndpoint]
+
+
+@with_config(_STRICT)
+class ScaledObject(TypedDict):
+    """A KEDA ScaledObject (keda.sh/v1alpha1) with one Prometheus trigger."""
+
+    name: str
+    target: str  # the Deployment
+    minReplicas: int
+    maxReplicas: int
+    pollingInterval: NotRequired[int]
+    cooldownPeriod: NotRequired[int]
+    serverAddress: str
+    query: str
+    threshold: str
+
+
+@with_config(_STRICT)
+class Hpa(TypedDict):
+    """A HorizontalPodAutoscaler (autoscaling/v2)."""
+
+    name: str
+    target: str
+    minReplicas: int
+    maxReplicas: int
+    metrics: list[KubeObject]
+
+
+@with_config(_STRICT)
 class Decision(TypedDict):
     enabled: bool
     code: NotRequired[str]  # when a rule turned offloading off
@@ -163,6 +233,11 @@ class Context(TypedDict):
     claimTemplate: NotRequired[ClaimTemplate]
     serviceAccount: NotRequired[ServiceAccount]
     workloads: list[Workload]
+    disruptionBudget: NotRequired[DisruptionBudget]
+    podMonitor: NotRequired[Monitor]
+    serviceMonitor: NotRequired[Monitor]
+    scaledObject: NotRequired[ScaledObject]
+    hpa: NotRequired[Hpa]
     # what NOTES.txt tells the user
     decision: Decision
     gpuAccess: NotRequired[GpuAccess]

@@ -136,6 +136,31 @@ def _check_structure(
                 "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)",
             )
         )
+    a = spec.autoscaling
+    if a is not None and p.nodes > 1:
+        problems.append(
+            Problem(
+                ("autoscaling",),
+                f"a server spanning {p.nodes} nodes is one pair of StatefulSets (rank 0 and ranks 1..); kvgen does not autoscale it",
+                "leave autoscaling out, or autoscale single-node servers",
+            )
+        )
+    if a is not None and a.min_replicas > a.max_replicas:
+        problems.append(
+            Problem(
+                ("autoscaling", "minReplicas"),
+                f"{a.min_replicas} is above autoscaling.maxReplicas ({a.max_replicas})",
+                None,
+            )
+        )
+    if a is not None and a.hpa is not None and a.min_replicas == 0:
+        problems.append(
+            Problem(
+                ("autoscaling", "minReplicas"),
+                "an HPA cannot scale to zero: minReplicas must be at least 1",
+                "use autoscaling.keda to scale to zero",
+            )
+        )
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
     problems += flags.check_extra_args(list(spec.vllm.extra_args))
     # Kubernetes objects embedded in the spec, checked against the target version's schema
@@ -177,6 +202,9 @@ def _check_structure(
                 spec.pod.container_security_context,
             )
         )
+    if a is not None and a.hpa is not None:
+        for i, metric in enumerate(a.hpa.metrics):
+            embedded.append((("autoscaling", "hpa", "metrics", i), "io.k8s.api.autoscaling.v2.MetricSpec", metric))
     for base, definition, data in embedded:
         for sub, message in kube.validate_definition(definition, data, k8s_version):
             problems.append(Problem((*base, *sub), message, None))

@@ -34,6 +34,11 @@ TEMPLATES = (
     "deployment.yaml.j2",
     "statefulset.yaml.j2",
     "leaderworkerset.yaml.j2",
+    "poddisruptionbudget.yaml.j2",
+    "podmonitor.yaml.j2",
+    "servicemonitor.yaml.j2",
+    "scaledobject.yaml.j2",
+    "horizontalpodautoscaler.yaml.j2",
 )
 
 

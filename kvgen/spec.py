@@ -474,11 +474,30 @@ class EnvVar(Model):
     value_from: EnvVarSource | None = Field(None, description="A Kubernetes EnvVarSource.")
 
 
+# An argument holds no DEL, C1 control or byte order mark: Helm's toJson writes them raw, and a YAML
+# reader (kubectl's included) refuses the chart's output. kvgen escapes them; both refuse them here.
+_UNWRITABLE = "\x7f-\x9f\ufeff"
+
+
+def _check_argument(value: Any) -> Any:
+    if isinstance(value, str) and re.search(f"[{_UNWRITABLE}]", value):
+        raise ValueError(
+            f"{quantity.shorten(value)} holds a DEL, C1 control or byte order mark character, which the chart "
+            "cannot write as YAML; remove it"
+        )
+    return value
+
+
+Argument = Annotated[
+    str, BeforeValidator(_check_argument), WithJsonSchema({"type": "string", "pattern": f"^[^{_UNWRITABLE}]*$"})
+]
+
+
 class VLLMSettings(Model):
     gpu_memory_utilization: float = Field(
         0.92, gt=0, le=1, description="--gpu-memory-utilization (vLLM 0.33 default 0.92)."
     )
-    extra_args: list[str] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
+    extra_args: list[Argument] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
     env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
     volume_mounts: list[VolumeMount] = Field(
         default_factory=list,
@@ -638,6 +657,146 @@ class Service(Model):
     )
 
 
+# ---------------------------------------------------------------- operations: probes, PDB, metrics, autoscaling
+
+
+class Probe(Model):
+    period_seconds: int = Field(ge=1, le=3600, description="periodSeconds: how often the kubelet probes.")
+    timeout_seconds: int = Field(
+        ge=1, le=3600, description="timeoutSeconds: how long one probe may take (a saturated vLLM answers slowly)."
+    )
+    failure_threshold: int = Field(ge=1, le=100000, description="failureThreshold: failures in a row that count.")
+
+
+class StartupProbe(Probe):
+    """Until vLLM first answers /health (downloading and loading the weights): period x failures
+    is the start-up budget (30 minutes by default); the Deployment's progressDeadlineSeconds follows it."""
+
+    period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
+    timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
+    failure_threshold: int = Field(180, ge=1, le=100000, description="failureThreshold.")
+
+
+class ReadinessProbe(Probe):
+    """Takes the pod out of the Service while /health fails."""
+
+    period_seconds: int = Field(5, ge=1, le=3600, description="periodSeconds.")
+    timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold.")
+
+
+class LivenessProbe(Probe):
+    """Restarts vLLM when /health keeps failing (a dead engine answers 503)."""
+
+    period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
+    timeout_seconds: int = Field(10, ge=1, le=3600, description="timeoutSeconds.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold.")
+
+
+class Probes(Model):
+    """vLLM's HTTP probes on /health (rank 0 of a multi-node server)."""
+
+    startup: StartupProbe = Field(default_factory=StartupProbe, description="The startup probe.")
+    readiness: ReadinessProbe = Field(default_factory=ReadinessProbe, description="The readiness probe.")
+    liveness: LivenessProbe = Field(default_factory=LivenessProbe, description="The liveness probe.")
+
+
+PERCENT_PATTERN = r"^[0-9]+%$"
+DURATION_PATTERN = r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"
+
+
+class DisruptionBudget(Model):
+    enabled: bool | None = Field(
+        None,
+        description="Render a PodDisruptionBudget (policy/v1). Unset: on when there can be more than one replica "
+        "(replicas > 1, or autoscaling.maxReplicas > 1).",
+    )
+    max_unavailable: Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=PERCENT_PATTERN)] = Field(
+        1,
+        description="maxUnavailable: pods a voluntary disruption (a node drain) may take at once; a number or a percentage.",
+    )
+
+
+class Metrics(Model):
+    pod_monitor: bool = Field(
+        False,
+        description="Render a PodMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics on its http port and, "
+        "with lmcacheServer, the LMCache MP server's /metrics on its HTTP port (lmcache-http).",
+    )
+    service_monitor: bool = Field(
+        False,
+        description="Render a ServiceMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics through the Service.",
+    )
+    interval: str = Field(
+        "30s", min_length=1, pattern=DURATION_PATTERN, description="Scrape interval, a Prometheus duration."
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra labels on the monitors, e.g. {release: prometheus} for a Prometheus selecting monitors by label.",
+    )
+    lmcache_server: bool = Field(
+        True,
+        description="With podMonitor and the lmcache backend's server: also scrape it. Its HTTP API (health, /metrics, "
+        "admin endpoints, without authentication) then listens on the pod IP (--http-host 0.0.0.0) instead of 127.0.0.1; "
+        "restrict it with a NetworkPolicy, or set false.",
+    )
+
+
+class KedaAutoscaler(Model):
+    """A KEDA ScaledObject (keda.sh/v1alpha1) with one Prometheus trigger."""
+
+    server_address: str = Field(
+        min_length=1, description="The Prometheus server KEDA queries, e.g. http://prometheus-operated.monitoring:9090."
+    )
+    query: str | None = Field(
+        None,
+        min_length=1,
+        description='PromQL giving the load to scale on. Unset: sum(vllm:num_requests_waiting{namespace="NAMESPACE",'
+        'pod=~"NAME-[a-z0-9]+-[a-z0-9]+"}), the requests queued in this Deployment\'s vLLM servers; without a '
+        "namespace in the spec, no namespace matcher (set one, or this query, when several namespaces run a server "
+        "of this name).",
+    )
+    threshold: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?$")] = Field(
+        "5",
+        description="Target value of the query per replica (KEDA divides it by the replicas), a number as a string.",
+    )
+    polling_interval: int | None = Field(None, ge=1, description="pollingInterval in seconds (KEDA's default 30).")
+    cooldown_period: int | None = Field(
+        None, ge=1, description="cooldownPeriod in seconds before scaling to zero (KEDA's default 300)."
+    )
+
+
+MetricSpec = Annotated[dict[str, Any], k8s("io.k8s.api.autoscaling.v2.MetricSpec")]
+
+
+class HpaAutoscaler(Model):
+    """A HorizontalPodAutoscaler (autoscaling/v2)."""
+
+    metrics: list[MetricSpec] = Field(
+        min_length=1,
+        description="autoscaling/v2 metrics (Resource, Pods, Object or External), e.g. a Pods metric of "
+        "vllm:num_requests_waiting served by a custom metrics adapter.",
+    )
+
+
+class Autoscaling(Model):
+    """Exactly one of keda or hpa. The Deployment then has no replicas: the autoscaler sets them."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("keda", "hpa"))
+
+    min_replicas: int = Field(1, ge=0, le=2147483647, description="Fewest replicas (0 lets KEDA scale to zero).")
+    max_replicas: int = Field(ge=1, le=2147483647, description="Most replicas.")
+    keda: KedaAutoscaler | None = Field(None, description="A KEDA ScaledObject on vLLM's queue (Prometheus trigger).")
+    hpa: HpaAutoscaler | None = Field(None, description="A HorizontalPodAutoscaler.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Autoscaling:
+        if (self.keda is None) == (self.hpa is None):
+            both = "both are set" if self.keda is not None else "neither is set"
+            raise ValueError(f"exactly one of keda or hpa must be set; {both}")
+        return self
+
+
 class Spec(Model):
     """A kvgen spec: one vLLM deployment with KV-cache offloading."""
 
@@ -698,6 +857,14 @@ class Spec(Model):
         default_factory=MultiNode, description="How a server spanning several nodes is rendered."
     )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
+    probes: Probes = Field(default_factory=Probes, description="vLLM's startup, readiness and liveness probes.")
+    disruption_budget: DisruptionBudget = Field(
+        default_factory=DisruptionBudget, description="The PodDisruptionBudget of the servers' pods."
+    )
+    metrics: Metrics = Field(default_factory=Metrics, description="Prometheus Operator monitors.")
+    autoscaling: Autoscaling | None = Field(
+        None, description="Scale the Deployment with KEDA or an HPA; replicas is then left to it."
+    )
 
     @property
     def object_name(self) -> str:

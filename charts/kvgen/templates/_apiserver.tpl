@@ -267,6 +267,15 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- include "kvgen.problem" (list $s (printf "scheduling.nodeSelector.%s" $k) (printf "'%s' is not %s (ValidatePodSpec: ValidateLabels)" $val $A.formats.labelValue.what) "") -}}
 {{- end -}}
 {{- end -}}
+{{/* the monitors' metadata.labels */}}
+{{- range $k, $val := default dict $v.metrics.labels -}}
+{{- if not (include "kvgen.apiLabelKey" (list $A $k)) -}}
+{{- include "kvgen.problem" (list $s (printf "metrics.labels.%s" $k) (printf "'%s' is not %s (ValidateObjectMeta: ValidateLabels)" $k $A.formats.labelKeyName.what) "") -}}
+{{- end -}}
+{{- if not (include "kvgen.apiFits" (list $A "labelValue" $val)) -}}
+{{- include "kvgen.problem" (list $s (printf "metrics.labels.%s" $k) (printf "'%s' is not %s (ValidateObjectMeta: ValidateLabels)" $val $A.formats.labelValue.what) "") -}}
+{{- end -}}
+{{- end -}}
 
 {{/* workloads: int32 replicas, the StatefulSets' controller-revision-hash label, priorityClassName */}}
 {{- if gt (float64 $v.replicas) (float64 $A.int32Max) -}}

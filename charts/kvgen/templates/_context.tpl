@@ -23,7 +23,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- $_ := set $s "W" $rt.wiring -}}
 {{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
 {{- include "kvgen.images" $s -}}
-{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
@@ -36,6 +36,7 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- $sa := default dict (default dict $v.pod).serviceAccount -}}
 {{- if $sa.create -}}{{- $_ := set $c "serviceAccount" (dict "name" (default $v.name $sa.name) "automountToken" (default false $sa.automountToken)) -}}{{- end -}}
 {{- $_ := set $c "workloads" $s.workloads -}}
+{{- range $k, $o := $s.operations -}}{{- $_ := set $c $k $o -}}{{- end -}}
 {{- $decision := dict "enabled" $s.decision.enabled -}}
 {{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
 {{- $_ := set $c "decision" $decision -}}
@@ -214,6 +215,7 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $L := $s.W.launcher -}}
 {{- $lm := $s.W.lmcache -}}
 {{- $inContainer := eq $s.gpuAccess.mode "in-container" -}}
+{{- $_ := set $s "lmcacheScraped" (and $s.V.metrics.podMonitor $s.V.metrics.lmcacheServer) -}}
 {{- $script := $s.F.Get (printf "files/%s" $L.file) -}}
 {{- $launcher := dict "name" (printf "%s-lmcache-launcher" $s.V.name) "file" $L.file "script" $script "sha256" (sha256sum $script) -}}
 {{- $args := list -}}
@@ -225,7 +227,9 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
 {{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
 {{- if $inContainer -}}{{- $args = append $args (printf "--health-url=%s" (include "kvgen.lmcacheHealthUrl" $s.W)) -}}{{- end -}}
-{{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" $lm.host "--port" (toString (int64 $lm.port)) "--chunk-size" (toString (int64 $lm.chunkSize)) "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $s.C.lmcache.l1InitGiB)) "--eviction-policy" (upper $s.V.kvCacheOffloading.evictionPolicy)) -}}
+{{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" $lm.host "--port" (toString (int64 $lm.port))) -}}
+{{- if $s.lmcacheScraped -}}{{- $args = concat $args (list "--http-host" $lm.metricsHost) -}}{{- end -}}
+{{- $args = concat $args (list "--chunk-size" (toString (int64 $lm.chunkSize)) "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $s.C.lmcache.l1InitGiB)) "--eviction-policy" (upper $s.V.kvCacheOffloading.evictionPolicy)) -}}
 {{- range $n, $t := $s.tiers -}}
 {{- $path := printf "%s%d" $s.W.tierMountPrefix $n -}}
 {{- $adapter := dict "type" "fs" "base_path" $path -}}
@@ -275,11 +279,20 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{/* the LMCache server runs here: the remote tier's password */}}
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (include "kvgen.remoteEnv" $s | fromJsonArray) -}}{{- end -}}
 {{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
-{{- $_ := set $c "ports" (list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP")) -}}
+{{- $ports := list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP") -}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") $s.lmcacheScraped -}}
+{{- $ports = append $ports (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP") -}}
+{{- end -}}
+{{- $_ := set $c "ports" $ports -}}
 {{/* RDMA devices beside the GPUs (resources.extra) */}}
 {{- $extended := merge (deepCopy (default dict (default dict $v.resources).extra)) (default dict $s.gpus.resources) -}}
 {{- $_ := set $c "resources" (include "kvgen.resources" (list $size $extended (default list $s.gpus.claims)) | fromJson) -}}
-{{- $_ := set $c "probes" true -}}
+{{- $probes := dict -}}
+{{- range $name := list "startup" "readiness" "liveness" -}}
+{{- $t := index $s.V.probes $name -}}
+{{- $_ := set $probes $name (dict "periodSeconds" (int64 $t.periodSeconds) "timeoutSeconds" (int64 $t.timeoutSeconds) "failureThreshold" (int64 $t.failureThreshold)) -}}
+{{- end -}}
+{{- $_ := set $c "probes" $probes -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
 {{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
 {{- $_ := set $s "vllm" $c -}}
@@ -302,6 +315,9 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{/* the remote tier's password, from its Secret */}}
 {{- $env = concat $env (include "kvgen.remoteEnv" $s | fromJsonArray) -}}
 {{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
+{{- if $s.lmcacheScraped -}}
+{{- $_ := set $c "ports" (list (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP")) -}}
+{{- end -}}
 {{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
 {{- $_ := set $c "probeCommand" (list $s.rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" (include "kvgen.lmcacheHealthUrl" $s.W))) -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
@@ -381,7 +397,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $prefix := list -}}
 {{- if eq (toString $s.gpuAccess.mode) "in-container" -}}{{- $prefix = $s.lmcache.args -}}{{- end -}}
 {{- $_ := set $pod.vllm "args" (concat $prefix $s.vllmArgs.head (list "--headless") $s.vllmArgs.tail) -}}
-{{- $_ := set $pod.vllm "probes" false -}}
+{{- $_ := unset $pod.vllm "probes" -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) -}}
 {{- $_ := set $lws "workerPod" $pod -}}
 {{- end -}}
@@ -393,7 +409,10 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- else -}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels))) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
-{{- $workloads = list (dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod) -}}
+{{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
+{{- $startup := $v.probes.startup -}}
+{{- $_ := set $deployment "progressDeadlineSeconds" (add (mul (int64 $startup.periodSeconds) (int64 $startup.failureThreshold)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{- $workloads = list $deployment -}}
 {{- end -}}
 {{- $_ := set $s "workloads" $workloads -}}
 {{- end -}}
@@ -441,4 +460,64 @@ Usage: {{- $pvc := include "kvgen.modelPvc" $values | fromJson -}}
 {{- define "kvgen.modelPvc" -}}
 {{- $parts := splitn "/" 2 (trimPrefix "pvc://" (toString .model.uri)) -}}
 {{- toJson (dict "claim" $parts._0 "path" (trimAll "/" (default "" $parts._1))) -}}
+{{- end -}}
+
+{{/*
+kvgen.context.operations: the operations objects, each left out when off: disruptionBudget (a
+PodDisruptionBudget), podMonitor and serviceMonitor (Prometheus Operator), scaledObject (KEDA)
+or hpa (a HorizontalPodAutoscaler). Sets $s.operations (a map of those keys).
+Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
+*/}}
+{{- define "kvgen.context.operations" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $out := dict -}}
+{{- $a := $v.autoscaling -}}
+{{- $budget := $v.disruptionBudget -}}
+{{- $most := int64 $v.replicas -}}
+{{- if $a -}}{{- $most = int64 $a.maxReplicas -}}{{- end -}}
+{{- $on := gt $most 1 -}}
+{{- if not (kindIs "invalid" $budget.enabled) -}}{{- $on = $budget.enabled -}}{{- end -}}
+{{- if $on -}}
+{{- $max := $budget.maxUnavailable -}}
+{{- if not (kindIs "string" $max) -}}{{- $max = int64 $max -}}{{- end -}}
+{{- $_ := set $out "disruptionBudget" (dict "name" $v.name "selector" $s.meta.selector "maxUnavailable" $max) -}}
+{{- end -}}
+{{- $m := $v.metrics -}}
+{{- $labels := merge (deepCopy (default dict $m.labels)) $s.meta.labels -}}
+{{- $vllmEndpoint := dict "port" "http" "path" $s.W.vllmMetricsPath "interval" $m.interval -}}
+{{- if $m.podMonitor -}}
+{{- $endpoints := list $vllmEndpoint -}}
+{{- if and $s.lmcache $s.lmcacheScraped -}}
+{{- $endpoints = append $endpoints (dict "port" $s.W.lmcache.httpPortName "path" $s.W.lmcache.metricsPath "interval" $m.interval) -}}
+{{- end -}}
+{{/* the pods serving the API: rank 0 of a multi-node server (ranks 1.. serve no /metrics) */}}
+{{- $_ := set $out "podMonitor" (dict "name" $v.name "labels" $labels "selector" (index $s.workloads 0).pod.selector "endpoints" $endpoints) -}}
+{{- end -}}
+{{- if $m.serviceMonitor -}}
+{{- $_ := set $out "serviceMonitor" (dict "name" $v.name "labels" $labels "selector" $s.meta.selector "endpoints" (list $vllmEndpoint)) -}}
+{{- end -}}
+{{- if $a -}}
+{{- $min := 1 -}}
+{{- if not (kindIs "invalid" $a.minReplicas) -}}{{- $min = $a.minReplicas -}}{{- end -}}
+{{- $scale := dict "name" $v.name "target" $v.name "minReplicas" (int64 $min) "maxReplicas" (int64 $a.maxReplicas) -}}
+{{- if $a.keda -}}
+{{- $k := $a.keda -}}
+{{- if not (kindIs "invalid" $k.pollingInterval) -}}{{- $_ := set $scale "pollingInterval" (int64 $k.pollingInterval) -}}{{- end -}}
+{{- if not (kindIs "invalid" $k.cooldownPeriod) -}}{{- $_ := set $scale "cooldownPeriod" (int64 $k.cooldownPeriod) -}}{{- end -}}
+{{- $_ := set $scale "serverAddress" $k.serverAddress -}}
+{{/* the spec's namespace only (kvgen/context.py keda_query): without one, no namespace matcher */}}
+{{- $where := "" -}}
+{{- if $v.namespace -}}{{- $where = printf "namespace=%q," $v.namespace -}}{{- end -}}
+{{- $query := printf "sum(vllm:num_requests_waiting{%spod=~%q})" $where (printf "%s-[a-z0-9]+-[a-z0-9]+" $v.name) -}}
+{{- if not (kindIs "invalid" $k.query) -}}{{- $query = $k.query -}}{{- end -}}
+{{- $_ := set $scale "query" $query -}}
+{{- $_ := set $scale "threshold" (default "5" $k.threshold) -}}
+{{- $_ := set $out "scaledObject" $scale -}}
+{{- else if $a.hpa -}}
+{{- $_ := set $scale "metrics" $a.hpa.metrics -}}
+{{- $_ := set $out "hpa" $scale -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "operations" $out -}}
 {{- end -}}

@@ -64,6 +64,10 @@ spec:
       env:
         {{- toYaml $pod.sidecar.env | nindent 8 }}
       {{- end }}
+      {{- if $pod.sidecar.ports }}
+      ports:
+        {{- toYaml $pod.sidecar.ports | nindent 8 }}
+      {{- end }}
       resources:
         {{- toYaml $pod.sidecar.resources | nindent 8 }}
       securityContext:
@@ -103,20 +107,23 @@ spec:
         httpGet:
           path: /health
           port: http
-        periodSeconds: 10
-        failureThreshold: 180
+        periodSeconds: {{ toJson $pod.vllm.probes.startup.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.vllm.probes.startup.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.vllm.probes.startup.failureThreshold }}
       readinessProbe:
         httpGet:
           path: /health
           port: http
-        periodSeconds: 5
-        failureThreshold: 3
+        periodSeconds: {{ toJson $pod.vllm.probes.readiness.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.vllm.probes.readiness.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.vllm.probes.readiness.failureThreshold }}
       livenessProbe:
         httpGet:
           path: /health
           port: http
-        periodSeconds: 10
-        failureThreshold: 3
+        periodSeconds: {{ toJson $pod.vllm.probes.liveness.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.vllm.probes.liveness.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.vllm.probes.liveness.failureThreshold }}
       {{- end }}
       volumeMounts:
         {{- toYaml $pod.vllm.volumeMounts | nindent 8 }}

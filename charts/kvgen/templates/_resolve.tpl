@@ -151,6 +151,19 @@ dict built by kvgen.context and records results or problems in it.
 {{- if and (gt $nodes 1) (ne (int64 $s.V.replicas) 1) (eq $s.V.multiNode.engine "statefulset") -}}
 {{- include "kvgen.problem" (list $s "replicas" (printf "a server spanning %d nodes is rendered as one StatefulSet; replicas must be 1" $nodes) "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)") -}}
 {{- end -}}
+{{- with $s.V.autoscaling -}}
+{{- if gt $nodes 1 -}}
+{{- include "kvgen.problem" (list $s "autoscaling" (printf "a server spanning %d nodes is one pair of StatefulSets (rank 0 and ranks 1..); kvgen does not autoscale it" $nodes) "leave autoscaling out, or autoscale single-node servers") -}}
+{{- end -}}
+{{- $min := 1 -}}
+{{- if not (kindIs "invalid" .minReplicas) -}}{{- $min = int64 .minReplicas -}}{{- end -}}
+{{- if gt (int64 $min) (int64 .maxReplicas) -}}
+{{- include "kvgen.problem" (list $s "autoscaling.minReplicas" (printf "%d is above autoscaling.maxReplicas (%d)" (int64 $min) (int64 .maxReplicas)) "") -}}
+{{- end -}}
+{{- if and .hpa (eq (int64 $min) 0) -}}
+{{- include "kvgen.problem" (list $s "autoscaling.minReplicas" "an HPA cannot scale to zero: minReplicas must be at least 1" "use autoscaling.keda to scale to zero") -}}
+{{- end -}}
+{{- end -}}
 {{/* flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse */}}
 {{- include "kvgen.checkExtraArgs" $s -}}
 {{- end -}}
