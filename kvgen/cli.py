@@ -58,6 +58,19 @@ SpecArgs = Annotated[
     ),
 ]
 KubeVersion = Annotated[str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Leave out files found in a directory argument whose path below it, name, or a parent directory "
+        "matches GLOB (fnmatch: 'ci', 'seeds/*', '*.values.yaml'). Repeatable. Files named explicitly are always read.",
+        show_default=False,
+    ),
+]
+Quiet = Annotated[
+    bool, typer.Option("-q", "--quiet", help="Do not print decisions, warnings and skipped files on stderr.")
+]
 Instance = Annotated[
     str | None,
     typer.Option(
@@ -82,6 +95,7 @@ class _Input:
     name: str  # as shown in messages
     text: bytes  # at most MAX_INPUT_BYTES + 1: kvgen.source refuses a larger input by its size, unread
     subdir: PurePosixPath  # its directory below the directory argument it was found in
+    found: bool = False  # found in a directory (not named): left out when nothing in it is kvgen's
 
 
 _NOT_A_FILE = {
@@ -123,8 +137,20 @@ def _stdin() -> bytes:
     return sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8")
 
 
-def _inputs(specs: list[str]) -> list[_Input]:
-    """Every input, directories expanded (recursively, in sorted order)."""
+def _excluded(relative: PurePosixPath, patterns: list[str]) -> bool:
+    """Whether a file found in a directory matches an --exclude GLOB: its path below the
+    directory, its name, or one of its parent directories (path or name)."""
+    from fnmatch import fnmatchcase
+
+    candidates = {relative.as_posix(), relative.name}
+    for parent in relative.parents:
+        if parent != PurePosixPath("."):
+            candidates |= {parent.as_posix(), parent.name}
+    return any(fnmatchcase(c, g.rstrip("/")) for c in candidates for g in patterns)
+
+
+def _inputs(specs: list[str], exclude: list[str] | None = None) -> list[_Input]:
+    """Every input, directories expanded (recursively, in sorted order), less --exclude matches."""
     out: list[_Input] = []
     for item in specs:
         if item == "-":
@@ -135,13 +161,16 @@ def _inputs(specs: list[str]) -> list[_Input]:
             path = Path(item)
             found = []
             for p in sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")):
+                if exclude and _excluded(PurePosixPath(p.relative_to(path).as_posix()), exclude):
+                    continue
                 p_st = _stat(str(p))
                 if not stat.S_ISDIR(p_st.st_mode):
                     found.append((p, p_st))
             if not found:
-                raise Usage(f"{item}: no .yaml or .yml files in this directory")
+                left = " (after --exclude)" if exclude else ""
+                raise Usage(f"{item}: no .yaml or .yml files in this directory{left}")
             out += [
-                _Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()))
+                _Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()), True)
                 for p, p_st in found
             ]
         else:
@@ -195,17 +224,38 @@ def _check_version(version: str) -> None:
         raise Usage(str(exc)) from None
 
 
-def _compile_all(specs: list[str], version: str, instance: str | None = None):
-    """(inputs, compile output) for every spec of every input."""
+def _skippable(inputs: list[_Input]) -> frozenset[str]:
+    return frozenset(i.name for i in inputs if i.found)
+
+
+def _say_skipped(skipped: list[tuple[str, str]], quiet: bool) -> None:
+    if not quiet:
+        for name, why in skipped:
+            _err(f"kvgen: skipped {name}: {why}")
+
+
+def _compile_all(
+    specs: list[str], version: str, instance: str | None = None, exclude: list[str] | None = None, quiet: bool = False
+):
+    """(inputs, compile output) for every spec of every input; files found in a directory that hold
+    nothing of kvgen's are left out, one line each on stderr."""
     from kvgen.compiler import InputErrors, compile_inputs
     from kvgen.dialects import Options
 
     _check_version(version)
-    inputs = _inputs(specs)
+    inputs = _inputs(specs, exclude)
     try:
-        output = compile_inputs([(i.name, i.text) for i in inputs], version, Options(instance), progress=_Progress())
+        output = compile_inputs(
+            [(i.name, i.text) for i in inputs],
+            version,
+            Options(instance),
+            progress=_Progress(),
+            skippable=_skippable(inputs),
+        )
     except InputErrors as exc:
+        _say_skipped(exc.skipped, quiet)
         raise _Failed(exc.errors) from None
+    _say_skipped(output.skipped, quiet)
     return inputs, output
 
 
@@ -276,8 +326,11 @@ def render(
         Path | None,
         typer.Option(
             "-o",
+            "--output-dir",
             "--output",
-            help="Write a tree into this directory instead of stdout: one <name>.yaml per spec (in the spec file's "
+            metavar="DIR",
+            help="Write a tree into this directory instead of stdout (-o is a directory here, as helm template "
+            "--output-dir; render's output is always YAML): one <name>.yaml per spec (in the spec file's "
             "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. kvgen "
             "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files (exit 1 "
             "naming any other file in its way); files it wrote that are no longer produced are removed.",
@@ -303,9 +356,8 @@ def render(
     ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
-    quiet: Annotated[
-        bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")
-    ] = False,
+    exclude: Exclude = None,
+    quiet: Quiet = False,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
     from kvgen import tree
@@ -317,7 +369,7 @@ def render(
             raise Usage(
                 "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
             )
-        inputs, out = _compile_all(specs, kube_version, instance)
+        inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet)
         if output is None:
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
@@ -376,12 +428,18 @@ def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str
 
 
 @app.command()
-def validate(specs: SpecArgs, kube_version: KubeVersion = kube.DEFAULT_VERSION, instance: Instance = None) -> None:
+def validate(
+    specs: SpecArgs,
+    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
+    exclude: Exclude = None,
+    quiet: Quiet = False,
+) -> None:
     """Check specs and the objects they render, without writing anything."""
 
     def action():
-        _inputs_, out = _compile_all(specs, kube_version, instance)
-        _report(out, quiet=False)
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet)
+        _report(out, quiet)
         for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")
 
@@ -389,23 +447,28 @@ def validate(specs: SpecArgs, kube_version: KubeVersion = kube.DEFAULT_VERSION, 
 
 
 @app.command()
-def convert(specs: SpecArgs, instance: Instance = None) -> None:
+def convert(specs: SpecArgs, instance: Instance = None, exclude: Exclude = None, quiet: Quiet = False) -> None:
     """Print the native spec(s) that KAITO / KServe inputs translate to (native specs pass through)."""
     from kvgen.compiler import InputErrors, convert_inputs
     from kvgen.dialects import Options
 
     def action():
-        inputs = _inputs(specs)
+        inputs = _inputs(specs, exclude)
+        skipped: list[tuple[str, str]] = []
         try:
-            units, warnings = convert_inputs([(i.name, i.text) for i in inputs], Options(instance))
+            units, warnings = convert_inputs(
+                [(i.name, i.text) for i in inputs], Options(instance), _skippable(inputs), skipped
+            )
         except InputErrors as exc:
+            _say_skipped(exc.skipped, quiet)
             raise _Failed(exc.errors) from None
-        for w in warnings:
+        _say_skipped(skipped, quiet)
+        for w in [] if quiet else warnings:
             _warn(w)
         docs = []
         for unit in units:
             conv = unit.conversion
-            if conv is not None:
+            if conv is not None and not quiet:
                 for w in conv.warnings:
                     _warn(w)
             docs.append(_native_yaml(unit))
@@ -414,24 +477,29 @@ def convert(specs: SpecArgs, instance: Instance = None) -> None:
     _run(action)
 
 
-def _native_yaml(unit) -> str:
+def _yaml_text(data) -> str:
+    """Block-style YAML, keys in their order, long lines unfolded."""
     import io
 
     from ruamel.yaml import YAML
 
+    dumper = YAML(typ="safe", pure=True)
+    dumper.default_flow_style = False
+    dumper.sort_base_mapping_type_on_output = False
+    dumper.width = 4096
+    buf = io.StringIO()
+    dumper.dump(data, buf)
+    return buf.getvalue()
+
+
+def _native_yaml(unit) -> str:
     conv = unit.conversion
     head = ""
     if conv is not None:
         loc = conv.doc.locate(())
         head = f"# kvgen convert: {conv.api_version} {conv.resource} ({loc})\n"
         head += "".join(f"# {note}\n" for note in conv.notes)
-    dumper = YAML(typ="safe", pure=True)
-    dumper.default_flow_style = False
-    dumper.sort_base_mapping_type_on_output = False
-    dumper.width = 4096
-    buf = io.StringIO()
-    dumper.dump(unit.doc.data, buf)
-    return head + buf.getvalue()
+    return head + _yaml_text(unit.doc.data)
 
 
 @app.command()
@@ -445,6 +513,7 @@ def schema() -> None:
 class OutputFormat(StrEnum):
     text = "text"
     json = "json"
+    yaml = "yaml"
 
 
 @app.command()
@@ -452,25 +521,35 @@ def explain(
     specs: SpecArgs,
     output_format: Annotated[
         OutputFormat,
-        typer.Option("--output", help="text (tables and a bar per budget) or json (stable keys, see the README)."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="text (tables and a bar per budget), json (stable keys, see the README) or yaml (the same data as "
+            "json), as kubectl -o.",
+        ),
     ] = OutputFormat.text,
     svg: Annotated[
         Path | None, typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
     ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
+    exclude: Exclude = None,
+    quiet: Quiet = False,
 ) -> None:
     """The planning view: the offloading decision and every rule checked, the memory and disk budget
     against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
     from kvgen import explain as explaining
 
     def action():
-        _inputs_, out = _compile_all(specs, kube_version, instance)
-        for w in out.warnings:
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet)
+        for w in [] if quiet else out.warnings:
             _warn(w)
         reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]
+        data = reports if len(reports) > 1 else reports[0]
         if output_format is OutputFormat.json:
-            sys.stdout.write(json.dumps(reports if len(reports) > 1 else reports[0], indent=2) + "\n")
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        elif output_format is OutputFormat.yaml:
+            sys.stdout.write(_yaml_text(data))
         else:
             explaining.print_text(reports)
         if svg is not None:

@@ -1,0 +1,143 @@
+"""The command line's conventions (issue 13, "The CLI"): what a helm / kubectl user's hands expect."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from ruamel.yaml import YAML
+
+from conftest import BASE, ROOT, dump, run_kvgen
+
+EXAMPLE = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
+WORKFLOW = ROOT / "examples" / "ci" / "github-actions.yaml"
+ARGOCD = ROOT / "examples" / "argocd" / "rendered-kustomize.yaml"
+KAITO_SEED = ROOT / "examples" / "seeds" / "kaito-gemma-4-12b.yaml"
+
+
+def _specs_dir(tmp_path):
+    """A directory as a repository holds it: a spec, a CI workflow, an Argo CD Application."""
+    root = tmp_path / "specs"
+    (root / "ci").mkdir(parents=True)
+    (root / "argocd").mkdir()
+    (root / "demo.yaml").write_text(dump(BASE))
+    shutil.copy(WORKFLOW, root / "ci" / "github-actions.yaml")
+    shutil.copy(ARGOCD, root / "argocd" / "app.yaml")
+    return root
+
+
+# ---------------------------------------------------------------- directories: files that are not kvgen's
+
+
+def test_validate_a_directory_skips_a_workflow_and_foreign_manifests_one_line_each(tmp_path):
+    root = _specs_dir(tmp_path)
+    result = run_kvgen("validate", str(root))
+    assert result.returncode == 0, result.stderr
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("kvgen: skipped ")]
+    assert skipped == [
+        f"kvgen: skipped {root}/argocd/app.yaml: argoproj.io/v1alpha1 Application, a kind kvgen does not read",
+        f"kvgen: skipped {root}/ci/github-actions.yaml: not a kvgen spec (no model; keys name, on, permissions, jobs)",
+    ]
+    assert f"ok: {root}/demo.yaml: demo" in result.stderr
+
+
+def test_render_a_directory_skips_quietly_with_quiet(tmp_path):
+    root = _specs_dir(tmp_path)
+    result = run_kvgen("render", "-q", str(root))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    kinds = [d["kind"] for d in YAML(typ="safe").load_all(result.stdout)]
+    assert "Application" not in kinds and "Deployment" in kinds
+
+
+def test_the_examples_directory_validates_but_for_what_it_holds_on_purpose():
+    """`kvgen validate examples/` used to fail on examples/ci's workflow; now that is skipped."""
+    result = run_kvgen("validate", "--kube-version", "1.34", "--exclude", "seeds", str(ROOT / "examples"))
+    assert result.returncode == 0, result.stderr
+    assert "skipped examples/ci/github-actions.yaml" in result.stderr.replace(str(ROOT) + "/", "")
+
+
+def test_a_spec_with_a_typo_in_a_directory_is_still_an_error(tmp_path):
+    (tmp_path / "typo.yaml").write_text("name: demo\nmodle: {id: meta-llama/Llama-3.1-8B-Instruct}\n"
+                                        "instnace: {type: Standard_NC24ads_A100_v4}\n")
+    result = run_kvgen("validate", str(tmp_path))
+    assert result.returncode == 1
+    assert "unknown key 'modle'" in result.stderr and "skipped" not in result.stderr
+
+
+def test_a_file_named_explicitly_is_never_skipped():
+    result = run_kvgen("validate", str(WORKFLOW))
+    assert result.returncode == 1
+    assert "unknown key 'jobs'" in result.stderr and "skipped" not in result.stderr
+
+
+def test_a_directory_of_nothing_but_foreign_files_is_an_error_that_says_so(tmp_path):
+    (tmp_path / "wf.yaml").write_text(WORKFLOW.read_text())
+    result = run_kvgen("validate", str(tmp_path))
+    assert result.returncode == 1
+    assert "no spec found" in result.stderr and "(1 file skipped as not kvgen's)" in result.stderr
+
+
+def test_a_kaito_configmap_in_a_directory_is_read_not_skipped(tmp_path):
+    shutil.copy(KAITO_SEED, tmp_path / "kaito.yaml")
+    result = run_kvgen("validate", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "skipped" not in result.stderr
+
+
+def test_exclude_leaves_files_out_by_directory_name_path_or_file_name(tmp_path):
+    root = _specs_dir(tmp_path)
+    (root / "broken.yaml").write_text("name: x\nmodel: 3\n")
+    bad = run_kvgen("validate", "-q", str(root))
+    assert bad.returncode == 1 and "broken.yaml" in bad.stderr
+    for globs in (["broken.yaml", "ci", "argocd/*"], ["*/github-actions.yaml", "argocd", "b*.yaml"]):
+        args = [a for g in globs for a in ("--exclude", g)]
+        result = run_kvgen("validate", *args, str(root))
+        assert result.returncode == 0, (globs, result.stderr)
+        assert "skipped" not in result.stderr  # excluded files are not even read
+        assert f"ok: {root}/demo.yaml" in result.stderr
+
+
+def test_exclude_everything_is_a_usage_error(tmp_path):
+    root = _specs_dir(tmp_path)
+    result = run_kvgen("render", "--exclude", "*", str(root))
+    assert result.returncode == 2
+    assert "no .yaml or .yml files in this directory (after --exclude)" in result.stderr
+
+
+def test_two_copies_of_one_configmap_across_files_name_both_places(tmp_path):
+    shutil.copy(KAITO_SEED, tmp_path / "a.yaml")
+    shutil.copy(KAITO_SEED, tmp_path / "b.yaml")
+    result = run_kvgen("validate", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"))
+    assert result.returncode == 1
+    assert (
+        f"{tmp_path}/b.yaml:4:3: metadata.name: ConfigMap default/inference-params is defined twice: "
+        f"here and at {tmp_path}/a.yaml:4:3"
+    ) in result.stderr
+    assert "--exclude GLOB" in result.stderr
+
+
+# ---------------------------------------------------------------- explain -o json|yaml
+
+
+def test_explain_o_yaml_is_the_same_data_as_json():
+    as_json = run_kvgen("explain", "-o", "json", str(EXAMPLE))
+    as_yaml = run_kvgen("explain", "-o", "yaml", str(EXAMPLE))
+    assert as_json.returncode == 0 and as_yaml.returncode == 0, as_yaml.stderr
+    assert YAML(typ="safe").load(as_yaml.stdout) == json.loads(as_json.stdout)
+    assert as_yaml.stdout.startswith("version: 1\nname: gemma-4-12b\n")  # block style, keys in order
+
+
+def test_explain_output_long_form_still_works_and_render_o_is_a_directory(tmp_path):
+    long_form = run_kvgen("explain", "--output", "yaml", str(EXAMPLE))
+    assert long_form.returncode == 0 and long_form.stdout.startswith("version: 1\n")
+    out = tmp_path / "out"
+    rendered = run_kvgen("render", "-q", str(EXAMPLE), "--output-dir", str(out))
+    assert rendered.returncode == 0, rendered.stderr
+    assert (out / "gemma-4-12b.yaml").is_file()
+
+
+def test_explain_o_refuses_an_unknown_format():
+    result = run_kvgen("explain", "-o", "wide", str(EXAMPLE))
+    assert result.returncode == 2
+    assert "'wide' is not one of 'text', 'json', 'yaml'" in result.stderr
