@@ -40,6 +40,13 @@ def instances() -> dict[str, dict[str, Any]]:
     return load("instances.yaml")["instances"]
 
 
+def gated(model_id: str) -> bool:
+    """Whether Hugging Face gates the model's files (models.yaml `gated:` patterns)."""
+    import re
+
+    return any(re.search(row["pattern"], model_id) for row in load("models.yaml").get("gated") or ())
+
+
 def runtime() -> dict[str, Any]:
     return load("runtime.yaml")
 

@@ -163,6 +163,21 @@ LOAD_BALANCER_WARNING = (
 )
 
 
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # what huggingface_hub reads a token from
+
+
+def gated_warning(spec: Spec) -> str | None:
+    """A gated model (models.yaml `gated:`) with no Hugging Face token: vLLM's download fails."""
+    if spec.model.hf_token_secret is not None or any(e.name in TOKEN_ENV for e in spec.vllm.env):
+        return None
+    if not catalog.gated(spec.model.id):
+        return None
+    return (
+        f"{spec.model.id} is gated on Hugging Face and model.hfTokenSecret is not set: vLLM cannot download it "
+        "without a token of an account that accepted the model's terms; set model.hfTokenSecret to a Secret holding one"
+    )
+
+
 def has_api_key(spec: Spec) -> bool:
     """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
     (which the credential check allows only as a $(VAR) reference)."""
@@ -205,6 +220,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
         )
     if spec.service.type == "LoadBalancer" and not has_api_key(spec):
         warnings.append(LOAD_BALANCER_WARNING)
+    gated = gated_warning(spec)
+    if gated:
+        warnings.append(gated)
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     return plan

@@ -141,3 +141,35 @@ def test_explain_o_refuses_an_unknown_format():
     result = run_kvgen("explain", "-o", "wide", str(EXAMPLE))
     assert result.returncode == 2
     assert "'wide' is not one of 'text', 'json', 'yaml'" in result.stderr
+
+
+# ---------------------------------------------------------------- gated models
+
+
+def test_a_gated_model_without_a_token_is_warned_on_render_and_quiet_with_a_token(tmp_path):
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(dump(BASE))
+    result = run_kvgen("render", str(bare))
+    assert result.returncode == 0, result.stderr
+    assert ("kvgen: demo: warning: meta-llama/Llama-3.1-8B-Instruct is gated on Hugging Face and model.hfTokenSecret "
+            "is not set") in result.stderr
+    with_token = tmp_path / "token.yaml"
+    with_token.write_text(dump({**BASE, "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}}))
+    env_token = tmp_path / "env.yaml"
+    env_token.write_text(dump({**BASE, "vllm": {"env": [{"name": "HF_TOKEN", "valueFrom": {
+        "secretKeyRef": {"name": "hf", "key": "token"}}}]}}))
+    open_model = tmp_path / "qwen.yaml"
+    open_model.write_text(dump({**BASE, "model": {"id": "Qwen/Qwen3-8B"}}))
+    for f in (with_token, env_token, open_model):
+        quiet = run_kvgen("render", str(f))
+        assert quiet.returncode == 0, quiet.stderr
+        assert "gated" not in quiet.stderr, f
+
+
+def test_the_gated_list_is_catalog_data_with_a_source():
+    from kvgen import catalog
+
+    rows = catalog.load("models.yaml")["gated"]
+    assert rows and all(r["source"] and r["pattern"] for r in rows)
+    assert catalog.gated("meta-llama/Llama-3.1-8B-Instruct") and catalog.gated("google/gemma-3-27b-it")
+    assert not catalog.gated("Qwen/Qwen3-8B") and not catalog.gated("deepseek-ai/DeepSeek-R1-Distill-Llama-8B")
