@@ -68,6 +68,17 @@ Exclude = Annotated[
         show_default=False,
     ),
 ]
+Catalogs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--catalog",
+        metavar="FILE",
+        help="Your own models and node types: a file with a top-level catalog: of models: and instances: rows "
+        "(as charts/kvgen/files/*.yaml), merged over the built-in catalog. Repeatable (later files win); read after "
+        "the files in $KVGEN_CATALOG (separated by ':'). The same file is a Helm values file (helm template -f FILE).",
+        show_default=False,
+    ),
+]
 Quiet = Annotated[
     bool, typer.Option("-q", "--quiet", help="Do not print decisions, warnings and skipped files on stderr.")
 ]
@@ -234,8 +245,30 @@ def _say_skipped(skipped: list[tuple[str, str]], quiet: bool) -> None:
             _err(f"kvgen: skipped {name}: {why}")
 
 
+def _use_catalogs(catalogs: list[str] | None) -> None:
+    """Merge $KVGEN_CATALOG's files, then --catalog's, over the built-in catalog."""
+    from kvgen import user_catalog
+
+    named = [(f"{user_catalog.ENV}: ", f) for f in user_catalog.from_env()] + [("", f) for f in catalogs or ()]
+    files = []
+    for origin, name in named:
+        try:
+            files.append((name, _read(name, _stat(name))))
+        except Usage as exc:
+            raise Usage(f"{origin}{exc}") from None
+    try:
+        user_catalog.use(files)
+    except user_catalog.CatalogErrors as exc:
+        raise _Failed(exc.errors) from None
+
+
 def _compile_all(
-    specs: list[str], version: str, instance: str | None = None, exclude: list[str] | None = None, quiet: bool = False
+    specs: list[str],
+    version: str,
+    instance: str | None = None,
+    exclude: list[str] | None = None,
+    quiet: bool = False,
+    catalogs: list[str] | None = None,
 ):
     """(inputs, compile output) for every spec of every input; files found in a directory that hold
     nothing of kvgen's are left out, one line each on stderr."""
@@ -243,6 +276,7 @@ def _compile_all(
     from kvgen.dialects import Options
 
     _check_version(version)
+    _use_catalogs(catalogs)
     inputs = _inputs(specs, exclude)
     try:
         output = compile_inputs(
@@ -357,6 +391,7 @@ def render(
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
     exclude: Exclude = None,
+    catalogs: Catalogs = None,
     quiet: Quiet = False,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
@@ -369,7 +404,7 @@ def render(
             raise Usage(
                 "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
             )
-        inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet)
+        inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs)
         if output is None:
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
@@ -433,12 +468,13 @@ def validate(
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
     exclude: Exclude = None,
+    catalogs: Catalogs = None,
     quiet: Quiet = False,
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
 
     def action():
-        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet)
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs)
         _report(out, quiet)
         for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")
@@ -447,12 +483,15 @@ def validate(
 
 
 @app.command()
-def convert(specs: SpecArgs, instance: Instance = None, exclude: Exclude = None, quiet: Quiet = False) -> None:
+def convert(
+    specs: SpecArgs, instance: Instance = None, exclude: Exclude = None, catalogs: Catalogs = None, quiet: Quiet = False
+) -> None:
     """Print the native spec(s) that KAITO / KServe inputs translate to (native specs pass through)."""
     from kvgen.compiler import InputErrors, convert_inputs
     from kvgen.dialects import Options
 
     def action():
+        _use_catalogs(catalogs)
         inputs = _inputs(specs, exclude)
         skipped: list[tuple[str, str]] = []
         try:
@@ -534,6 +573,7 @@ def explain(
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
     exclude: Exclude = None,
+    catalogs: Catalogs = None,
     quiet: Quiet = False,
 ) -> None:
     """The planning view: the offloading decision and every rule checked, the memory and disk budget
@@ -541,7 +581,7 @@ def explain(
     from kvgen import explain as explaining
 
     def action():
-        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet)
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs)
         for w in [] if quiet else out.warnings:
             _warn(w)
         reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]

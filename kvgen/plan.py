@@ -191,8 +191,9 @@ def has_api_key(spec: Spec) -> bool:
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
     file: kvgen.compiler does that)."""
-    model, problems = catalog.resolve_model(spec.model)
-    instance, inst_problems = catalog.resolve_instance(spec.instance)
+    own = spec.catalog.model_dump(by_alias=True, exclude_none=True) if spec.catalog is not None else {}
+    model, problems = catalog.resolve_model(spec.model, own.get("models"))
+    instance, inst_problems = catalog.resolve_instance(spec.instance, own.get("instances"))
     problems += inst_problems
     # what the API server would refuse (kvgen.apiserver): before sizing, which adds sizes up
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))

@@ -173,3 +173,111 @@ def test_the_gated_list_is_catalog_data_with_a_source():
     assert rows and all(r["source"] and r["pattern"] for r in rows)
     assert catalog.gated("meta-llama/Llama-3.1-8B-Instruct") and catalog.gated("google/gemma-3-27b-it")
     assert not catalog.gated("Qwen/Qwen3-8B") and not catalog.gated("deepseek-ai/DeepSeek-R1-Distill-Llama-8B")
+
+
+# ---------------------------------------------------------------- your own catalog
+
+
+ONPREM = ROOT / "examples" / "onprem-dgx-a100.yaml"
+ONPREM_CATALOG = ROOT / "examples" / "catalogs" / "onprem.yaml"
+GOLDEN_ONPREM = ROOT / "golden" / "onprem-dgx-a100.yaml"
+safe = YAML(typ="safe", pure=True)
+
+
+def _without_catalog(tmp_path):
+    data = safe.load(ONPREM.read_text())
+    del data["catalog"]
+    path = tmp_path / "support-bot.yaml"
+    path.write_text(dump(data))
+    return path, data
+
+
+def test_the_example_keeps_the_catalog_files_rows():
+    assert safe.load(ONPREM.read_text())["catalog"] == safe.load(ONPREM_CATALOG.read_text())["catalog"]
+
+
+def test_catalog_file_and_env_render_what_the_inline_catalog_renders(tmp_path):
+    spec_file, _ = _without_catalog(tmp_path)
+    bare = run_kvgen("render", "-q", str(spec_file))
+    assert bare.returncode == 1 and "'acme/support-llama-3.1-8b' is not in the catalog" in bare.stderr
+    by_flag = run_kvgen("render", "-q", "--catalog", str(ONPREM_CATALOG), str(spec_file))
+    assert by_flag.returncode == 0, by_flag.stderr
+    assert by_flag.stdout == GOLDEN_ONPREM.read_text()
+    by_env = run_kvgen("render", "-q", str(spec_file), env={"KVGEN_CATALOG": str(ONPREM_CATALOG)})
+    assert by_env.returncode == 0, by_env.stderr
+    assert by_env.stdout == GOLDEN_ONPREM.read_text()
+
+
+def test_an_on_prem_type_is_selected_by_its_node_selector_not_pinned_by_instance_type():
+    objs = [d for d in safe.load_all(GOLDEN_ONPREM.read_text()) if d and d["kind"] == "Deployment"]
+    selector = objs[0]["spec"]["template"]["spec"]["nodeSelector"]
+    assert selector == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "8"}
+
+
+def test_the_chart_takes_the_same_catalog_file_as_values(tmp_path):
+    import helm
+    from kvgen.catalog import deep_merge
+
+    _, data = _without_catalog(tmp_path)
+    values = deep_merge(safe.load(ONPREM_CATALOG.read_text()), data)  # helm template -f catalog -f spec
+    ours = [d for d in safe.load_all(GOLDEN_ONPREM.read_text()) if d]
+    assert helm.by_identity(helm.objects(values)) == helm.by_identity(ours)
+
+
+def test_a_catalog_row_changes_a_built_in_type_field_by_field_and_keeps_its_pin(tmp_path):
+    cat = tmp_path / "cat.yaml"
+    cat.write_text("catalog:\n  instances:\n    Standard_NC24ads_A100_v4: {ephemeralStorage: 2Ti}\n")
+    spec_file = tmp_path / "demo.yaml"
+    spec_file.write_text(dump(BASE))
+    before = json.loads(run_kvgen("explain", "-o", "json", str(spec_file)).stdout)
+    after = run_kvgen("explain", "-o", "json", "--catalog", str(cat), str(spec_file))
+    assert after.returncode == 0, after.stderr
+    data = json.loads(after.stdout)
+    assert data["disk"]["ephemeralStorageBytes"] == 2 * 1024**4 != before["disk"]["ephemeralStorageBytes"]
+    assert data["instance"]["memoryBytes"] == before["instance"]["memoryBytes"]  # other fields kept
+    rendered = run_kvgen("render", "-q", "--catalog", str(cat), str(spec_file))
+    assert "node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4" in rendered.stdout
+
+
+def test_catalog_problems_are_listed_with_file_and_line_and_nothing_is_written(tmp_path):
+    cat = tmp_path / "bad.yaml"
+    cat.write_text(
+        "catalog:\n"
+        "  instances:\n"
+        "    rack-h100:\n"
+        "      gpus: '8'\n"
+        "      memroy: 1Ti\n"
+        "  models:\n"
+        "    acme/half-described: {layers: 32}\n"
+    )
+    spec_file = tmp_path / "demo.yaml"
+    spec_file.write_text(dump(BASE))
+    result = run_kvgen("render", "--catalog", str(cat), str(spec_file))
+    assert result.returncode == 1 and result.stdout == ""
+    assert f"{cat}:4:7: catalog.instances.rack-h100.gpus: Input should be a valid integer" in result.stderr
+    assert f"{cat}:5:7: catalog.instances.rack-h100.memroy: unknown key 'memroy'" in result.stderr
+    assert "did you mean 'memory'?" in result.stderr
+    fixed = cat.read_text().replace("'8'", "8").replace("memroy", "cpu")
+    cat.write_text(fixed.replace("cpu: 1Ti", "cpu: 64"))
+    incomplete = run_kvgen("render", "--catalog", str(cat), str(spec_file))
+    assert incomplete.returncode == 1
+    assert f"{cat}:3:5: catalog.instances.rack-h100: instance type 'rack-h100' is new and lacks memory, gpuMemory" in incomplete.stderr
+    assert (f"{cat}:7:5: catalog.models.acme/half-described: model 'acme/half-described' is new and lacks "
+            "architecture, kvHeads, headDim, weights") in incomplete.stderr
+
+
+def test_a_missing_catalog_file_is_a_usage_error_naming_where_it_came_from(tmp_path):
+    spec_file = tmp_path / "demo.yaml"
+    spec_file.write_text(dump(BASE))
+    flag = run_kvgen("validate", "--catalog", str(tmp_path / "nope.yaml"), str(spec_file))
+    assert flag.returncode == 2 and "nope.yaml: no such file or directory" in flag.stderr
+    env = run_kvgen("validate", str(spec_file), env={"KVGEN_CATALOG": str(tmp_path / "gone.yaml")})
+    assert env.returncode == 2 and f"KVGEN_CATALOG: {tmp_path}/gone.yaml: no such file" in env.stderr
+
+
+def test_a_catalog_file_in_a_directory_of_specs_is_skipped_as_such(tmp_path):
+    shutil.copy(ONPREM_CATALOG, tmp_path / "catalog.yaml")
+    (tmp_path / "demo.yaml").write_text(dump(BASE))
+    result = run_kvgen("validate", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert f"kvgen: skipped {tmp_path}/catalog.yaml: a kvgen catalog file (give it with --catalog FILE)" in result.stderr

@@ -78,6 +78,8 @@ def foreign(data: Any) -> str | None:
     kind = classify(data)
     if kind == NATIVE:
         keys = [str(k) for k in data]
+        if keys == ["catalog"]:
+            return "a kvgen catalog file (give it with --catalog FILE)"
         spec_keys = _spec_keys() - _GENERIC_KEYS
         if any(k in spec_keys or suggest(k, spec_keys) for k in keys):
             return None
