@@ -36,6 +36,8 @@ EPILOG = (
     "2 usage error; 3 invalid output (a rendered object failed Kubernetes validation); 4 internal error; "
     "5 stale (render --check: the committed output differs, a unified diff is printed); 130 interrupted (Ctrl-C)."
 )
+PROG = "kvgen"
+COMPLETE_VAR = "_KVGEN_COMPLETE"  # what typer's completion scripts set when they ask kvgen for completions
 PROGRESS_MIN_SPECS = 8  # a progress bar on a terminal from this many specs on
 
 app = typer.Typer(
@@ -44,7 +46,7 @@ app = typer.Typer(
     "Kubernetes manifests for vLLM with KV-cache offloading.",
     epilog=EPILOG,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion; `kvgen completion SHELL` prints the script
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -599,6 +601,24 @@ def explain(
     _run(action)
 
 
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+    powershell = "powershell"
+
+
+@app.command()
+def completion(shell: Annotated[Shell, typer.Argument(help="bash, zsh, fish or powershell.")]) -> None:
+    """Print the shell completion script, as helm completion and kubectl completion do:
+    `source <(kvgen completion bash)`, or save it where your shell loads completions
+    (`kvgen --install-completion` does that for the current shell)."""
+    from typer.completion import get_completion_script
+
+    script = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell.value)
+    sys.stdout.write(script + "\n")
+
+
 def _version(value: bool) -> None:
     if value:
         sys.stdout.write(f"kvgen {__version__}\n")
@@ -616,7 +636,7 @@ def _main(
 
 def main() -> None:
     try:
-        app()
+        app(prog_name=PROG)  # also as `python -m kvgen`: the completion scripts call `kvgen`
     except KeyboardInterrupt:  # outside a command (while starting up): no traceback either
         _err("kvgen: interrupted")
         sys.exit(EXIT_INTERRUPTED)

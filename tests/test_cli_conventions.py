@@ -281,3 +281,60 @@ def test_a_catalog_file_in_a_directory_of_specs_is_skipped_as_such(tmp_path):
     result = run_kvgen("validate", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert f"kvgen: skipped {tmp_path}/catalog.yaml: a kvgen catalog file (give it with --catalog FILE)" in result.stderr
+
+
+# ---------------------------------------------------------------- shell completion
+
+
+def test_completion_bash_prints_a_script_that_completes_kvgen_in_bash(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    result = run_kvgen("completion", "bash")
+    assert result.returncode == 0, result.stderr
+    assert "complete -o default -F _kvgen_completion kvgen" in result.stdout
+    assert "_KVGEN_COMPLETE=complete_bash" in result.stdout
+    script = tmp_path / "kvgen.bash"
+    script.write_text(result.stdout)
+    bash = shutil.which("bash")
+    assert bash, "bash is needed to check the completion script"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for words, cword, expected in ((["kvgen", "ren"], 1, ["render"]), (["kvgen", "explain", "-o", ""], 3, ["text", "json", "yaml"])):
+        line = " ".join(f"'{w}'" for w in words)
+        run = subprocess.run(
+            [bash, "-c", f"source {script}; COMP_WORDS=({line}); COMP_CWORD={cword}; _kvgen_completion kvgen; "
+             'printf "%s\\n" "${COMPREPLY[@]}"'],
+            capture_output=True, text=True, env=env, cwd=ROOT,
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == expected, (words, run.stdout, run.stderr)
+
+
+def test_completion_zsh_and_fish_and_the_install_option():
+    for shell, mark in (("zsh", "#compdef kvgen"), ("fish", "complete --command kvgen")):
+        result = run_kvgen("completion", shell)
+        assert result.returncode == 0 and mark in result.stdout, (shell, result.stdout[:200])
+    bad = run_kvgen("completion", "tcsh")
+    assert bad.returncode == 2
+    assert "--install-completion" in run_kvgen("--help").stdout
+
+
+# ---------------------------------------------------------------- explain --svg
+
+
+def test_explain_svg_has_no_external_font_links_and_keeps_model_ids_whole(tmp_path):
+    import re
+
+    spec_file = tmp_path / "g3.yaml"
+    spec_file.write_text(dump({**BASE, "name": "g3", "model": {"id": "google/gemma-3-12b-it",
+                                                             "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}}))
+    target = tmp_path / "plan.svg"
+    result = run_kvgen("explain", str(spec_file), "--svg", str(target), "-o", "json")
+    assert result.returncode == 0, result.stderr
+    svg = target.read_text()
+    assert "@font-face" not in svg and "@import" not in svg
+    assert not re.search(r"url\(\s*['\"]?https?:", svg)  # nothing fetched from the network
+    texts = re.findall(r">([^<]*)</text>", svg)
+    assert any("google/gemma-3-12b-it" in t for t in texts), [t for t in texts if "gemma" in t]
