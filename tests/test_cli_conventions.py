@@ -338,3 +338,50 @@ def test_explain_svg_has_no_external_font_links_and_keeps_model_ids_whole(tmp_pa
     assert not re.search(r"url\(\s*['\"]?https?:", svg)  # nothing fetched from the network
     texts = re.findall(r">([^<]*)</text>", svg)
     assert any("google/gemma-3-12b-it" in t for t in texts), [t for t in texts if "gemma" in t]
+
+
+# ---------------------------------------------------------------- the chart reads the same catalog: values
+
+ROW = {"gpus": 4, "gpuMemory": "48Gi", "memory": "512Gi", "cpu": 64, "ephemeralStorage": "900Gi"}
+CATALOG_CASES = {
+    "built-in-field": {"instances": {"Standard_NC24ads_A100_v4": {"ephemeralStorage": "2Ti"}}},
+    "own-type-selector": {"instances": {"l40s-rack": {**ROW, "nodeSelector": {"example.com/pool": "l40s"}}}},
+    "own-type-cloud-false": {"instances": {"l40s-rack": {**ROW, "cloud": False}}},
+    "own-model": {"models": {"meta-llama/Llama-3.1-8B-Instruct": {"maxModelLen": 8192}}},
+}
+
+
+def _catalog_spec(case):
+    cat = CATALOG_CASES[case]
+    instance = next(iter(cat.get("instances", {"Standard_NC24ads_A100_v4": {}})))
+    return {**BASE, "instance": {"type": instance}, "catalog": cat,
+            "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}},
+            "scheduling": {"nodeSelector": {"example.com/zone": "a"}}}
+
+
+def test_catalog_values_render_the_same_objects_in_the_chart():
+    import helm
+    from conftest import compile_spec
+
+    for case in CATALOG_CASES:
+        values = _catalog_spec(case)
+        ours = compile_spec(values).objects
+        theirs = helm.objects(values)
+        assert helm.by_identity(theirs) == helm.by_identity(ours), case
+        (deploy,) = [o for o in ours if o["kind"] == "Deployment"]
+        selector = deploy["spec"]["template"]["spec"]["nodeSelector"]
+        assert selector.get("example.com/zone") == "a", case
+        pinned = "node.kubernetes.io/instance-type" in selector
+        assert pinned == (case in ("built-in-field", "own-model")), (case, selector)
+        if case == "own-type-selector":
+            assert selector["example.com/pool"] == "l40s"
+
+
+def test_an_incomplete_own_row_is_refused_alike_by_kvgen_and_the_chart():
+    import helm
+    from conftest import problem_set
+
+    values = {**BASE, "instance": {"type": "l40s-rack"}, "catalog": {"instances": {"l40s-rack": {"gpus": 4}}}}
+    ours = problem_set(values)
+    assert ours and ours == helm.problems(values)
+    assert any("memory" in message for _path, message, _hint in ours)
