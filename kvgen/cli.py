@@ -46,7 +46,7 @@ app = typer.Typer(
     "Kubernetes manifests for vLLM with KV-cache offloading.",
     epilog=EPILOG,
     no_args_is_help=True,
-    add_completion=True,  # --install-completion / --show-completion; `kvgen completion SHELL` prints the script
+    add_completion=False,  # `kvgen completion SHELL` prints the script (typer's options would cost every start-up)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -611,8 +611,7 @@ class Shell(StrEnum):
 @app.command()
 def completion(shell: Annotated[Shell, typer.Argument(help="bash, zsh, fish or powershell.")]) -> None:
     """Print the shell completion script, as helm completion and kubectl completion do:
-    `source <(kvgen completion bash)`, or save it where your shell loads completions
-    (`kvgen --install-completion` does that for the current shell)."""
+    `source <(kvgen completion bash)`, or save it where your shell loads completions."""
     from typer.completion import get_completion_script
 
     script = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell.value)
@@ -635,6 +634,10 @@ def _main(
 
 
 def main() -> None:
+    if COMPLETE_VAR in os.environ:  # the completion script asks for completions: typer's shell classes answer
+        from typer.completion import completion_init
+
+        completion_init()
     try:
         app(prog_name=PROG)  # also as `python -m kvgen`: the completion scripts call `kvgen`
     except KeyboardInterrupt:  # outside a command (while starting up): no traceback either

@@ -312,13 +312,12 @@ def test_completion_bash_prints_a_script_that_completes_kvgen_in_bash(tmp_path):
         assert run.stdout.split() == expected, (words, run.stdout, run.stderr)
 
 
-def test_completion_zsh_and_fish_and_the_install_option():
+def test_completion_zsh_and_fish():
     for shell, mark in (("zsh", "#compdef kvgen"), ("fish", "complete --command kvgen")):
         result = run_kvgen("completion", shell)
         assert result.returncode == 0 and mark in result.stdout, (shell, result.stdout[:200])
     bad = run_kvgen("completion", "tcsh")
     assert bad.returncode == 2
-    assert "--install-completion" in run_kvgen("--help").stdout
 
 
 # ---------------------------------------------------------------- explain --svg
