@@ -193,9 +193,9 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
         import os, signal, sys
         from kvgen import cli
         real = cli._inputs
-        def interrupted(specs):
+        def interrupted(*args):
             os.kill(os.getpid(), signal.SIGINT)
-            return real(specs)
+            return real(*args)
         cli._inputs = interrupted
         sys.argv = ["kvgen", "render", {str(spec)!r}]
         cli.main()
