@@ -249,6 +249,8 @@ def _say_skipped(skipped: list[tuple[str, str]], quiet: bool) -> None:
 
 def _use_catalogs(catalogs: list[str] | None) -> None:
     """Merge $KVGEN_CATALOG's files, then --catalog's, over the built-in catalog."""
+    if not catalogs and not os.environ.get("KVGEN_CATALOG"):
+        return
     from kvgen import user_catalog
 
     named = [(f"{user_catalog.ENV}: ", f) for f in user_catalog.from_env()] + [("", f) for f in catalogs or ()]

@@ -384,3 +384,21 @@ def test_an_incomplete_own_row_is_refused_alike_by_kvgen_and_the_chart():
     ours = problem_set(values)
     assert ours and ours == helm.problems(values)
     assert any("memory" in message for _path, message, _hint in ours)
+
+
+def test_a_misspelt_catalog_field_is_refused_by_helms_values_schema_and_by_kvgen(tmp_path):
+    import helm_python
+    import pytest
+
+    import helm
+
+    values = {**BASE, "catalog": {"instances": {"Standard_NC24ads_A100_v4": {"ephemeralStorag": "2Ti"}}}}
+    with pytest.raises(helm_python.HelmValuesError) as err:
+        helm.render(values)
+    assert "ephemeralStorag" in str(err.value)
+    spec_file = tmp_path / "typo.yaml"
+    spec_file.write_text(dump(values))
+    result = run_kvgen("validate", str(spec_file))
+    assert result.returncode == 1
+    assert "catalog.instances.Standard_NC24ads_A100_v4.ephemeralStorag: unknown key 'ephemeralStorag'" in result.stderr
+    assert "did you mean 'ephemeralStorage'?" in result.stderr
