@@ -1,3 +1,3 @@
-from kvgen.cli import main
+from kvgen.launch import main
 
 main()

@@ -63,6 +63,11 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def write_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file renamed into place); OSError on failure."""
+    _write(path, text)
+
+
 def _entry(kind: str, sources: tuple[bytes, ...]) -> Path | None:
     base = directory()
     return base / f"{kind}-{key(kind, *sources)}.json" if base is not None else None
