@@ -402,3 +402,35 @@ def test_a_misspelt_catalog_field_is_refused_by_helms_values_schema_and_by_kvgen
     assert result.returncode == 1
     assert "catalog.instances.Standard_NC24ads_A100_v4.ephemeralStorag: unknown key 'ephemeralStorag'" in result.stderr
     assert "did you mean 'ephemeralStorage'?" in result.stderr
+
+
+# ---------------------------------------------------------------- replay (kvgen.replay) sees the new options
+
+
+def test_a_changed_catalog_file_is_a_new_run_in_every_spelling(tmp_path):
+    """kvgen.replay replays an identical run; a catalog file's bytes are part of "identical"."""
+    spec_file, _ = _without_catalog(tmp_path)
+    cat, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    other.write_text("catalog: {}\n")
+    cache = tmp_path / "cache"
+    for args, env in (
+        (["--catalog", str(cat)], {}),
+        ([f"--catalog={cat}"], {}),
+        ([], {"KVGEN_CATALOG": f"{other}:{cat}"}),
+    ):
+        cat.write_text(ONPREM_CATALOG.read_text())
+        first = run_kvgen("render", "-q", *args, str(spec_file), env={"KVGEN_CACHE_DIR": str(cache), **env})
+        assert first.returncode == 0 and first.stdout == GOLDEN_ONPREM.read_text(), (args, env, first.stderr)
+        cat.write_text(ONPREM_CATALOG.read_text().replace("memory: 2Ti", "memory: 1Ti"))
+        changed = run_kvgen("render", "-q", *args, str(spec_file), env={"KVGEN_CACHE_DIR": str(cache), **env})
+        assert changed.returncode == 0 and changed.stdout != first.stdout, (args, env)
+
+
+def test_render_output_dir_is_never_replayed(tmp_path):
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    first = run_kvgen("render", "-q", str(EXAMPLE), "--output-dir", str(out), env={"KVGEN_CACHE_DIR": str(cache)})
+    assert first.returncode == 0 and (out / "gemma-4-12b.yaml").is_file()
+    assert not list((cache / "runs").glob("*.json")) if (cache / "runs").is_dir() else True
+    shutil.rmtree(out)
+    again = run_kvgen("render", "-q", str(EXAMPLE), "--output-dir", str(out), env={"KVGEN_CACHE_DIR": str(cache)})
+    assert again.returncode == 0 and (out / "gemma-4-12b.yaml").is_file()
