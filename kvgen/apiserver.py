@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kvgen import catalog, quantity
+from kvgen import catalog, model_source, pod_settings, quantity
 from kvgen import spec as spec_module
 from kvgen.catalog import InstanceInfo
 from kvgen.errors import Path, Problem
@@ -534,6 +534,166 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     return problems
 
 
+def _inside(path: str, other: str) -> bool:
+    """One path is the other, or inside it."""
+    a, b = path.removesuffix("/") or "/", other.removesuffix("/") or "/"
+    return a == b or a.startswith(b.removesuffix("/") + "/") or b.startswith(a.removesuffix("/") + "/")
+
+
+def _check_volumes(spec: Spec) -> list[Problem]:
+    """pod.volumes and vllm.volumeMounts: ValidateVolumes (DNS-1123 label names, unique),
+    validateVolumeMounts (a known volume, unique paths), and none of kvgen's own names and paths."""
+    problems: list[Problem] = []
+    reserved = catalog.runtime()["wiring"]["reserved"]
+    names: set[str] = set()
+    for i, vol in enumerate(spec.pod.volumes):
+        name = vol.get("name")
+        if not isinstance(name, str):
+            continue
+        path: Path = ("pod", "volumes", i, "name")
+        if name in reserved["volumes"] or any(name.startswith(p) for p in reserved["volumePrefixes"]):
+            problems.append(Problem(path, f"{name!r} is the name of a volume kvgen renders itself", "use another name"))
+        elif not _fits("dns1123Label", name):
+            problems.append(Problem(path, f"{name!r} is not {what('dns1123Label')} (ValidateVolumes)", None))
+        elif name in names:
+            problems.append(Problem(path, f"{name!r}: duplicate volume name (ValidateVolumes)", None))
+        names.add(name)
+    paths: set[str] = set()
+    for i, m in enumerate(spec.vllm.volume_mounts):
+        base: Path = ("vllm", "volumeMounts", i)
+        name, mount_path = m.get("name"), m.get("mountPath")
+        if isinstance(name, str) and name not in names:
+            problems.append(
+                Problem(
+                    (*base, "name"),
+                    f"{name!r} is not a volume of pod.volumes (validateVolumeMounts: not found)",
+                    "add the volume to pod.volumes",
+                )
+            )
+        if not isinstance(mount_path, str):
+            continue
+        ours = [r for r in reserved["paths"] if _inside(mount_path, r)]
+        ours += [p + "N" for p in reserved["pathPrefixes"] if mount_path.startswith(p) or _inside(mount_path, p)]
+        if ours:
+            problems.append(
+                Problem(
+                    (*base, "mountPath"),
+                    f"{mount_path!r} would hide or sit inside a path kvgen mounts itself ({ours[0]})",
+                    "mount it elsewhere",
+                )
+            )
+        elif mount_path.removesuffix("/") in paths:
+            problems.append(
+                Problem((*base, "mountPath"), f"{mount_path!r}: must be unique (validateVolumeMounts)", None)
+            )
+        paths.add(mount_path.removesuffix("/"))
+    return problems
+
+
+def _check_extended_resources(spec: Spec) -> list[Problem]:
+    """resources.extra: IsExtendedResourceName (validateResourceName), and no GPU of kvgen's own."""
+    problems: list[Problem] = []
+    for name in spec.resources.extra:
+        path: Path = ("resources", "extra", name)
+        if any(name == g or (g.endswith("-") and name.startswith(g)) for g in _RULES["gpuResources"]):
+            problems.append(
+                Problem(
+                    path,
+                    f"{name} is requested by kvgen itself, from instance and parallelism",
+                    "remove it; set instance.gpus, instance.mig or parallelism",
+                )
+            )
+        elif "/" not in name or _RULES["nativeResourceDomain"] in name or not is_label_key(name):
+            problems.append(
+                Problem(
+                    path,
+                    f"{name!r} is not an extended resource name: a domain-prefixed name such as "
+                    "vpc.amazonaws.com/efa or rdma/ib, outside kubernetes.io (IsExtendedResourceName)",
+                    None,
+                )
+            )
+    return problems
+
+
+def _check_pod_settings(spec: Spec) -> list[Problem]:
+    """The spec's pod settings: ValidateLabels and ValidateAnnotations on the pod's metadata
+    (ValidateObjectMeta), the names ValidatePodSpec checks, validateTopologySpreadConstraints;
+    and kvgen's own label and annotation keys, which the spec may not override."""
+    problems: list[Problem] = []
+    reserved_labels, reserved_notes = pod_settings.reserved_labels(), pod_settings.reserved_annotations()
+    for key, value in spec.pod.labels.items():
+        path: Path = ("pod", "labels", key)
+        if key in reserved_labels:
+            problems.append(
+                Problem(
+                    path,
+                    f"{key!r} is a label kvgen sets itself (its selector and bookkeeping: {', '.join(reserved_labels)})",
+                    "use another key",
+                )
+            )
+        elif not is_label_key(key):
+            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateLabels)", None))
+        if not is_label_value(value):
+            problems.append(Problem(path, f"{value!r} is not {what('labelValue')} (ValidateLabels)", None))
+    for key in spec.pod.annotations:
+        path = ("pod", "annotations", key)
+        if key in reserved_notes:
+            problems.append(
+                Problem(
+                    path,
+                    f"{key!r} is an annotation kvgen sets itself ({', '.join(reserved_notes)})",
+                    "use another key",
+                )
+            )
+        elif not is_label_key(key.lower()):
+            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateAnnotations)", None))
+    names: list[tuple[Path, str | None, str]] = [
+        (("pod", "imagePullSecrets", i, "name"), ref.name, "; no Secret can have this name (ValidateSecretName)")
+        for i, ref in enumerate(spec.pod.image_pull_secrets)
+    ]
+    names += [
+        (
+            ("pod", "serviceAccount", "name"),
+            spec.pod.service_account.name,
+            " (ValidatePodSpec: ValidateServiceAccountName)",
+        ),
+        (
+            ("scheduling", "runtimeClassName"),
+            spec.scheduling.runtime_class_name,
+            " (ValidatePodSpec: ValidateRuntimeClassName)",
+        ),
+    ]
+    for path, name, why in names:
+        if name and not is_dns1123_subdomain(name):
+            problems.append(Problem(path, f"{name!r} is not {what('dns1123Subdomain')}{why}", None))
+    for i, c in enumerate(spec.scheduling.topology_spread_constraints):
+        base: Path = ("scheduling", "topologySpreadConstraints", i)
+        skew, key, when = c.get("maxSkew"), c.get("topologyKey"), c.get("whenUnsatisfiable")
+        if isinstance(skew, int) and skew <= 0:
+            problems.append(
+                Problem(
+                    (*base, "maxSkew"), f"{skew} must be greater than zero (validateTopologySpreadConstraints)", None
+                )
+            )
+        if isinstance(key, str) and not is_label_key(key):
+            problems.append(
+                Problem(
+                    (*base, "topologyKey"),
+                    f"{key!r} is not {what('labelKeyName')} (validateTopologySpreadConstraints)",
+                    "e.g. topology.kubernetes.io/zone or kubernetes.io/hostname",
+                )
+            )
+        if isinstance(when, str) and when not in _RULES["whenUnsatisfiable"]:
+            problems.append(
+                Problem(
+                    (*base, "whenUnsatisfiable"),
+                    f"unsupported value {when!r} (validateWhenUnsatisfiable)",
+                    "use one of " + ", ".join(_RULES["whenUnsatisfiable"]),
+                )
+            )
+    return problems
+
+
 def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str]) -> list[Problem]:
     """Every problem the API server (or the kubelet) would have with what this spec renders.
     ``instance`` is the resolved node (None when it could not be resolved); ``statefulsets``
@@ -547,8 +707,16 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
             problems += _check_pvc_spec((*base, "spec"), pvc.spec)
         elif pvc is not None and pvc.ref is not None:
             problems += _check_claim_ref((*base, "ref"), pvc.ref.name, pvc.ref.path)
+    pvc = model_source.model_pvc(spec)
+    if pvc is not None:
+        problems += [
+            Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), pvc[0], pvc[1])
+        ]
     problems += _check_tolerations(spec.scheduling.tolerations)
     problems += _check_env(spec)
     problems += _check_labels(spec, instance)
     problems += _check_workloads(spec, statefulsets)
+    problems += _check_pod_settings(spec)
+    problems += _check_extended_resources(spec)
+    problems += _check_volumes(spec)
     return problems

@@ -67,6 +67,20 @@ model cache and `emptyDir` tiers must fit the kubelet's ephemeral storage, by de
 disk of the instance type's default node pool (`instance.ephemeralStorage` overrides it). The
 `lmcache` backend's native sidecar needs Kubernetes 1.29 or later (`gpuAccess: in-container`
 has none): the templates check `.Capabilities.KubeVersion`.
+
+## Pod settings and security
+
+Every pod gets `automountServiceAccountToken: false` and seccomp `RuntimeDefault`; every
+container `allowPrivilegeEscalation: false` and `capabilities: {{drop: [ALL]}}` (no capability is
+added back: vLLM and LMCache need none; RDMA where the runtime limits locked memory needs
+`IPC_LOCK`, added with `pod.containerSecurityContext`). `pod.securityContext` and
+`pod.containerSecurityContext` are merged over these defaults. The output meets the Pod Security
+Standards' `baseline` level, and every rule of `restricted` except `runAsNonRoot`: vLLM's images
+run as root. `pod` also sets labels, annotations, `imagePullSecrets`, the ServiceAccount (`create`
+renders one) and extra `volumes` (mounted with `vllm.volumeMounts`); `scheduling` sets
+`runtimeClassName` and `topologySpreadConstraints`; `resources.extra` requests RDMA devices such
+as `vpc.amazonaws.com/efa`; `model.uri: pvc://CLAIM/PATH` serves pre-staged weights from a claim,
+read-only, with nothing downloaded. kvgen's own label, annotation, volume and mount names are refused.
 """
 
 

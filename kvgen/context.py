@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kvgen import catalog, connector, gpu_access, images, paths, quantity, sizing
+from kvgen import catalog, connector, flags, gpu_access, images, model_source, paths, pod_settings, quantity, sizing
 from kvgen.context_types import (
     Context,
     Gpus,
@@ -92,6 +92,10 @@ def vllm_args(plan: Plan) -> VllmArgs:
     """`vllm serve`'s arguments (the image's entrypoint; the model is its positional argument)."""
     spec, p, backend = plan.spec, plan.spec.parallelism, plan.backend
     head = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
+    if spec.model.uri:  # vLLM serves the mounted directory, under the model's id
+        head[0] = connector.wiring()["modelPvc"]["mountPath"]
+        if not any(flags.flag_name(a) == "--served-model-name" for a in spec.vllm.extra_args):
+            head.insert(1, f"--served-model-name={spec.model.id}")
     if p.pipeline > 1:
         head.append(f"--pipeline-parallel-size={p.pipeline}")
     if p.data > 1:
@@ -146,6 +150,8 @@ def env(plan: Plan) -> list[KubeObject]:
         out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    if spec.model.uri:  # the weights are on the claim: never ask the Hub (air-gapped clusters)
+        out.append({"name": "HF_HUB_OFFLINE", "value": "1"})
     if not plan.instance.gpus:
         out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(sizing.CPU_BACKEND_KV_SPACE_GIB)})
     out += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
@@ -249,6 +255,10 @@ def vllm(
         {"name": "dshm", "mountPath": "/dev/shm"},
         {"name": "model-cache", "mountPath": connector.wiring()["modelCacheMount"]},
     ]
+    weights = model_source.mount(plan.spec)
+    if weights is not None:
+        mounts.append(weights)
+    mounts += plan.spec.vllm.volume_mounts  # the spec's, after kvgen's own
     size = s.vllm
     if plan.backend == "native":
         mounts += [t["mount"] for t in disk]
@@ -261,9 +271,11 @@ def vllm(
     if variables:
         c["env"] = variables
     c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
-    c["resources"] = resources(size, devices.get("resources"), devices.get("claims"))
+    extended = {**devices.get("resources", {}), **plan.spec.resources.extra}  # RDMA devices beside the GPUs
+    c["resources"] = resources(size, extended, devices.get("claims"))
     c["probes"] = True
     c["volumeMounts"] = mounts
+    c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]
 
 
@@ -292,6 +304,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     probe = f"import urllib.request; urllib.request.urlopen('{connector.lmcache_health_url()}', timeout=2)"
     c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", probe]
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
+    c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]
 
 
@@ -302,6 +315,9 @@ def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeOb
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": quantity.format_bytes(s.shm)}},
         {"name": "model-cache", "emptyDir": {"sizeLimit": quantity.format_bytes(s.model_cache)}},
     ]
+    weights = model_source.volume(plan.spec)
+    if weights is not None:
+        out.append(weights)
     if server is not None:
         launcher = connector.wiring()["launcher"]
         out.append(
@@ -310,7 +326,7 @@ def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeOb
                 "configMap": {"name": server["launcher"]["name"], "defaultMode": launcher["mode"]},
             }
         )
-    return out + [t["volume"] for t in disk]
+    return out + [t["volume"] for t in disk] + plan.spec.pod.volumes
 
 
 def workloads(
@@ -333,13 +349,14 @@ def workloads(
         node_selector[w["labels"]["instanceType"]] = plan.instance.type
     node_selector.update(plan.instance.node_selector)  # your own nodes' labels (a catalog row's nodeSelector)
     node_selector.update(spec.scheduling.node_selector)
+    account = pod_settings.service_account_name(spec)
 
     def pod(role: str | None) -> Pod:
         roles = {w["labels"]["nodeRole"]: role} if role else {}
         out: dict[str, Any] = {
             "selector": {**m["selector"], **roles},
-            "labels": {**m["labels"], **roles},
-            "annotations": annotations,
+            "labels": {**spec.pod.labels, **m["labels"], **roles},
+            "annotations": {**spec.pod.annotations, **annotations},
         }
         if node_selector:
             out["nodeSelector"] = node_selector
@@ -349,6 +366,19 @@ def workloads(
             out["affinity"] = spec.scheduling.affinity
         if spec.scheduling.priority_class_name:
             out["priorityClassName"] = spec.scheduling.priority_class_name
+        if spec.scheduling.runtime_class_name:
+            out["runtimeClassName"] = spec.scheduling.runtime_class_name
+        if spec.scheduling.topology_spread_constraints:
+            out["topologySpreadConstraints"] = [
+                c if "labelSelector" in c else {**c, "labelSelector": {"matchLabels": out["selector"]}}
+                for c in spec.scheduling.topology_spread_constraints
+            ]
+        if account:
+            out["serviceAccountName"] = account
+        out["automountServiceAccountToken"] = spec.pod.service_account.automount_token
+        if spec.pod.image_pull_secrets:
+            out["imagePullSecrets"] = [{"name": s.name} for s in spec.pod.image_pull_secrets]
+        out["securityContext"] = pod_settings.pod_security_context(spec)
         if "claimTemplate" in devices:
             out["resourceClaims"] = [
                 {"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}
@@ -406,6 +436,11 @@ def build(plan: Plan) -> Context:
         c["launcher"] = server["launcher"]
     if "claimTemplate" in devices:
         c["claimTemplate"] = devices["claimTemplate"]
+    if spec.pod.service_account.create:
+        c["serviceAccount"] = {
+            "name": pod_settings.service_account_name(spec) or spec.name,
+            "automountToken": spec.pod.service_account.automount_token,
+        }
     c["workloads"] = loads
     d = plan.decision
     c["decision"] = {"enabled": True} if d.enabled else {"enabled": False, "code": d.reason_code, "reason": d.reason}

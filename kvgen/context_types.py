@@ -42,6 +42,7 @@ class VllmContainer(TypedDict):
     resources: Resources
     probes: bool  # HTTP probes on vLLM's API (ranks 1.. of a multi-node server serve none)
     volumeMounts: list[KubeObject]
+    securityContext: KubeObject  # files/runtime.yaml securityContext.container merged with the spec's
 
 
 @with_config(_STRICT)
@@ -56,6 +57,7 @@ class Sidecar(TypedDict):
     resources: Resources
     probeCommand: list[str]  # the startup probe: the server's health endpoint answers
     volumeMounts: list[KubeObject]
+    securityContext: KubeObject
 
 
 @with_config(_STRICT)
@@ -67,6 +69,12 @@ class Pod(TypedDict):
     tolerations: NotRequired[list[KubeObject]]
     affinity: NotRequired[KubeObject]
     priorityClassName: NotRequired[str]
+    runtimeClassName: NotRequired[str]
+    topologySpreadConstraints: NotRequired[list[KubeObject]]  # a labelSelector left out is the pod's selector
+    serviceAccountName: NotRequired[str]
+    automountServiceAccountToken: bool
+    imagePullSecrets: NotRequired[list[dict[str, str]]]
+    securityContext: KubeObject  # files/runtime.yaml securityContext.pod merged with the spec's
     resourceClaims: NotRequired[list[dict[str, str]]]
     sidecar: NotRequired[Sidecar]
     vllm: VllmContainer
@@ -80,6 +88,14 @@ class Workload(TypedDict):
     replicas: int
     ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
     pod: Pod
+
+
+@with_config(_STRICT)
+class ServiceAccount(TypedDict):
+    """pod.serviceAccount.create: the ServiceAccount kvgen renders."""
+
+    name: str
+    automountToken: bool
 
 
 @with_config(_STRICT)
@@ -143,6 +159,7 @@ class Context(TypedDict):
     headless: NotRequired[Headless]
     launcher: NotRequired[Launcher]
     claimTemplate: NotRequired[ClaimTemplate]
+    serviceAccount: NotRequired[ServiceAccount]
     workloads: list[Workload]
     # what NOTES.txt tells the user
     decision: Decision

@@ -146,6 +146,26 @@ def _check_structure(
     for i, env in enumerate(spec.vllm.env):
         if env.value_from is not None:
             embedded.append((("vllm", "env", i, "valueFrom"), "io.k8s.api.core.v1.EnvVarSource", env.value_from))
+    for i, c in enumerate(spec.scheduling.topology_spread_constraints):
+        embedded.append(
+            (("scheduling", "topologySpreadConstraints", i), "io.k8s.api.core.v1.TopologySpreadConstraint", c)
+        )
+    for i, vol in enumerate(spec.pod.volumes):
+        embedded.append((("pod", "volumes", i), "io.k8s.api.core.v1.Volume", vol))
+    for i, m in enumerate(spec.vllm.volume_mounts):
+        embedded.append((("vllm", "volumeMounts", i), "io.k8s.api.core.v1.VolumeMount", m))
+    if spec.pod.security_context:
+        embedded.append(
+            (("pod", "securityContext"), "io.k8s.api.core.v1.PodSecurityContext", spec.pod.security_context)
+        )
+    if spec.pod.container_security_context:
+        embedded.append(
+            (
+                ("pod", "containerSecurityContext"),
+                "io.k8s.api.core.v1.SecurityContext",
+                spec.pod.container_security_context,
+            )
+        )
     for base, definition, data in embedded:
         for sub, message in kube.validate_definition(definition, data, k8s_version):
             problems.append(Problem((*base, *sub), message, None))

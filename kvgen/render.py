@@ -25,6 +25,7 @@ from kvgen.errors import KvgenError, OutputInvalidError
 
 # Document order of the output.
 TEMPLATES = (
+    "serviceaccount.yaml.j2",
     "configmap-lmcache-launcher.yaml.j2",
     "resourceclaimtemplate.yaml.j2",
     "service.yaml.j2",

@@ -228,8 +228,10 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     shm = _override(res.shm, round_up_gib(shm))
 
     # model cache
-    # every node downloads the whole checkpoint, even when it loads only its pipeline stage
-    model_cache = _override(res.model_cache, round_up_gib(model.weights_bytes + MODEL_CACHE_HEADROOM))
+    # every node downloads the whole checkpoint, even when it loads only its pipeline stage;
+    # nothing is downloaded from a claim (model.uri)
+    downloaded = 0 if spec.model.uri else model.weights_bytes
+    model_cache = _override(res.model_cache, round_up_gib(downloaded + MODEL_CACHE_HEADROOM))
 
     # vLLM container: the sum of its items, in this order (the chart adds them in the same order)
     items = [MemoryItem("vllm", "runtime", VLLM_POD_OVERHEAD)]

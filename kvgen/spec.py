@@ -79,6 +79,7 @@ NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+MODEL_URI_PATTERN = r"^pvc://[^/]+(/.*)?$"
 
 
 K8S_MARKER = "x-kvgen-kubernetes-definition"  # replaced by a $ref in kvgen.schema
@@ -95,6 +96,11 @@ PVCSpec = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PersistentVolumeClai
 Toleration = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Toleration")]
 Affinity = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Affinity")]
 EnvVarSource = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.EnvVarSource")]
+Volume = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Volume")]
+VolumeMount = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.VolumeMount")]
+TopologySpreadConstraint = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.TopologySpreadConstraint")]
+PodSecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PodSecurityContext")]
+SecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.SecurityContext")]
 
 
 def _exactly_one_object(*keys: str) -> dict[str, Any]:
@@ -138,6 +144,25 @@ class ModelSpec(Model):
         description="Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct. Catalog models need nothing else.",
         min_length=1,
     )
+    uri: str | None = Field(
+        None,
+        json_schema_extra={"pattern": MODEL_URI_PATTERN},
+        description="Where the weights are, when not downloaded from Hugging Face: pvc://CLAIM[/PATH], an existing "
+        "PersistentVolumeClaim holding the model's files (config.json, tokenizer, safetensors) in PATH, as KServe and "
+        "llm-d accept. It is mounted read-only at /mnt/models, vLLM serves that directory under the name model.id "
+        "(--served-model-name) with HF_HUB_OFFLINE=1, and nothing is downloaded: for air-gapped clusters.",
+    )
+
+    @field_validator("uri")
+    @classmethod
+    def _pvc_uri(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(MODEL_URI_PATTERN, value):
+            raise ValueError(
+                f"{value!r} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
+                "or downloads model.id from Hugging Face when uri is left out"
+            )
+        return value
+
     max_model_len: int | None = Field(
         None,
         ge=1,
@@ -420,6 +445,11 @@ class VLLMSettings(Model):
     )
     extra_args: list[str] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
     env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
+    volume_mounts: list[VolumeMount] = Field(
+        default_factory=list,
+        description="Extra volumeMounts of the vLLM container (Kubernetes VolumeMount), each of a volume in pod.volumes; "
+        "kvgen's own mount paths (/dev/shm, /root/.cache, /opt/kvgen, /mnt/models, /mnt/kv-cache-N) are refused.",
+    )
 
 
 CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
@@ -468,6 +498,12 @@ class Resources(Model):
         default_factory=ContainerResources,
         description="The lmcache-mp-server sidecar; with gpuAccess in-container, the LMCache server's share of the vLLM container (memory and ephemeral storage are added to it).",
     )
+    extra: dict[str, Annotated[int, BeforeValidator(_whole_number), Field(ge=1)]] = Field(
+        default_factory=dict,
+        description="Extended resources of the vLLM container beside its GPUs, requested and limited alike: RDMA "
+        "devices for multi-node servers, e.g. {vpc.amazonaws.com/efa: 4} (AWS EFA) or {rdma/ib: 1} "
+        "(an RDMA device plugin). Names are domain-prefixed; GPUs (nvidia.com/gpu, nvidia.com/mig-*) are kvgen's.",
+    )
     shm: Size | None = Field(None, description="sizeLimit of the /dev/shm emptyDir.")
     model_cache: Size | None = Field(None, description="sizeLimit of the model download cache emptyDir.")
 
@@ -477,6 +513,73 @@ class Scheduling(Model):
     tolerations: list[Toleration] = Field(default_factory=list, description="Pod tolerations.")
     affinity: Affinity = Field(default_factory=dict, description="Pod affinity.")
     priority_class_name: str | None = Field(None, description="Pod priorityClassName.")
+    runtime_class_name: str | None = Field(
+        None,
+        description="Pod runtimeClassName: the RuntimeClass whose handler runs the containers (on GPU clusters often "
+        "nvidia, the NVIDIA container runtime, when it is not the node's default).",
+    )
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(
+        default_factory=list,
+        description="Pod topologySpreadConstraints (Kubernetes TopologySpreadConstraint). A constraint without "
+        "labelSelector spreads the pods of this workload: kvgen fills in the pod's selector labels.",
+    )
+
+
+class ImagePullSecret(Model):
+    name: str = Field(
+        min_length=1, description="Name of a Secret of type kubernetes.io/dockerconfigjson in the namespace."
+    )
+
+
+class ServiceAccount(Model):
+    """The pod's ServiceAccount."""
+
+    create: bool = Field(False, description="Render a ServiceAccount (named name, default the spec's name).")
+    name: str | None = Field(
+        None,
+        min_length=1,
+        description="serviceAccountName of the pods. Unset: the spec's name when create is true, else the "
+        "namespace's default ServiceAccount.",
+    )
+    automount_token: bool = Field(
+        False,
+        description="automountServiceAccountToken: mount an API token into the pods. Off by default: vLLM and "
+        "LMCache never call the Kubernetes API.",
+    )
+
+
+class PodSettings(Model):
+    """Pod-level settings a platform team sets: identity, registry credentials, labels, security."""
+
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra pod labels. Keys kvgen sets itself (app.kubernetes.io/*, kvgen.dev/*) are refused.",
+    )
+    annotations: dict[str, str] = Field(
+        default_factory=dict, description="Extra pod annotations. Keys kvgen sets itself are refused."
+    )
+    volumes: list[Volume] = Field(
+        default_factory=list,
+        description="Extra pod volumes (Kubernetes Volume), mounted with vllm.volumeMounts; kvgen's own volume names "
+        "(dshm, model-cache, lmcache-launcher, model-weights, kv-cache-secondary-N) are refused.",
+    )
+    image_pull_secrets: list[ImagePullSecret] = Field(
+        default_factory=list, description="Pod imagePullSecrets ({name}) for private registries."
+    )
+    service_account: ServiceAccount = Field(
+        default_factory=ServiceAccount, description="The pods' ServiceAccount and its token."
+    )
+    security_context: PodSecurityContext = Field(
+        default_factory=dict,
+        description="Pod securityContext (Kubernetes PodSecurityContext), merged over kvgen's default "
+        "{seccompProfile: {type: RuntimeDefault}}; a key set here wins (maps merge, lists are replaced).",
+    )
+    container_security_context: SecurityContext = Field(
+        default_factory=dict,
+        description="securityContext of every container (Kubernetes SecurityContext), merged over kvgen's default "
+        "{allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}; a key set here wins (maps merge, lists "
+        "are replaced), e.g. capabilities: {add: [IPC_LOCK]} for RDMA.",
+    )
 
 
 class Service(Model):
@@ -576,6 +679,10 @@ class Spec(Model):
     vllm: VLLMSettings = Field(default_factory=VLLMSettings, description="vLLM server settings.")
     resources: Resources = Field(default_factory=Resources, description="Explicit resource values; they always win.")
     scheduling: Scheduling = Field(default_factory=Scheduling, description="Node selection.")
+    pod: PodSettings = Field(
+        default_factory=PodSettings,
+        description="Pod settings: labels, annotations, imagePullSecrets, ServiceAccount, securityContext.",
+    )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
     catalog: Catalog | None = Field(
         None,

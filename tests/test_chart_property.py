@@ -163,6 +163,28 @@ def specs(draw):
     if draw(st.integers(0, 3)) == 0:
         spec["scheduling"] = {"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
                               "priorityClassName": "inference"}
+    if draw(st.integers(0, 2)) == 0:  # pod settings: labels, ServiceAccount, security contexts, volumes, spread
+        spec["pod"] = draw(st.fixed_dictionaries({}, optional={
+            "labels": st.just({"team": "ml"}),
+            "annotations": st.just({"example.com/owner": "ml"}),
+            "imagePullSecrets": st.just([{"name": "registry"}]),
+            "serviceAccount": st.fixed_dictionaries({}, optional={"create": st.booleans(), "name": st.just("inference"),
+                                                                  "automountToken": st.booleans()}),
+            "securityContext": st.sampled_from([{"runAsNonRoot": True, "runAsUser": 1000}, {"seccompProfile": {"type": "Unconfined"}}]),
+            "containerSecurityContext": st.sampled_from([{"capabilities": {"add": ["IPC_LOCK"]}}, {"readOnlyRootFilesystem": True}]),
+            "volumes": st.just([{"name": "certs", "secret": {"secretName": "ca"}}]),
+        }))
+        if "volumes" in spec["pod"] and draw(st.booleans()):
+            spec["vllm"]["volumeMounts"] = [{"name": "certs", "mountPath": "/etc/ssl/internal", "readOnly": True}]
+        spec.setdefault("scheduling", {}).update(draw(st.fixed_dictionaries({}, optional={
+            "runtimeClassName": st.just("nvidia"),
+            "topologySpreadConstraints": st.just([{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                                   "whenUnsatisfiable": "ScheduleAnyway"}]),
+        })))
+    if draw(st.integers(0, 4)) == 0:
+        model["uri"] = draw(st.sampled_from(["pvc://model-store", "pvc://model-store/org/model/"]))
+    if draw(st.integers(0, 4)) == 0:
+        spec.setdefault("resources", {})["extra"] = {"vpc.amazonaws.com/efa": draw(st.sampled_from([1, 4, 32]))}
     return spec
 
 

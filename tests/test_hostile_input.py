@@ -191,6 +191,7 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
     # a real SIGINT, delivered while the command runs (when it reads its inputs)
     code = textwrap.dedent(f"""\
         import os, signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a shell; a background job inherits SIG_IGN
         from kvgen import cli
         real = cli._inputs
         def interrupted(*args):

@@ -533,13 +533,29 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
         b.note(
             f"model.hfTokenSecret: key {HF_TOKEN_KEY} of Secret {options['modelAccessSecret']}, optional (as KAITO renders it)"
         )
-    for key in ("image", "imagePullSecrets", "modelWeightsPVC", "modelWeightsSubPath"):
-        if options.get(key):
-            t.error(
-                (*opt_path, key),
-                "model images and weight volumes are not supported; kvgen downloads the model from Hugging Face",
-                "remove it",
-            )
+    if options.get("image"):
+        t.error(
+            (*opt_path, "image"),
+            "model images are not supported; kvgen downloads the model from Hugging Face or reads it from a "
+            "claim (presetOptions.modelWeightsPVC)",
+            "remove it",
+        )
+    for i, secret in enumerate(options.get("imagePullSecrets") or []):
+        b.append(("pod", "imagePullSecrets"), {"name": secret}, (*opt_path, "imagePullSecrets", i))
+    if options.get("imagePullSecrets"):
+        t.use((*opt_path, "imagePullSecrets"))
+    pvc, sub_path = options.get("modelWeightsPVC"), options.get("modelWeightsSubPath")
+    if pvc:
+        uri = f"pvc://{pvc}" + (f"/{sub_path.strip('/')}" if sub_path and sub_path.strip("/") else "")
+        b.set(("model", "uri"), uri, (*opt_path, "modelWeightsPVC"))
+        if sub_path:
+            t.use((*opt_path, "modelWeightsSubPath"))
+        b.note(
+            f"model.uri {uri}: vLLM serves the weights already on the claim, mounted read-only at /mnt/models, "
+            "and downloads nothing"
+        )
+    elif sub_path:
+        t.error((*opt_path, "modelWeightsSubPath"), "modelWeightsSubPath requires modelWeightsPVC (as in KAITO)", None)
     if instance_type:
         # KAITO provisions the node, with an OS disk of the preset's DiskStorageRequirement
         # (modelFileSize + 80 GiB; 1024Gi without a preset): nodeOSDiskSize of its NodeClaim.

@@ -174,6 +174,23 @@ class _Workload:
             self.b.set(("scheduling", "affinity"), tmpl["affinity"], (*path, "affinity"), subtree=True)
         if tmpl.get("priorityClassName"):
             self.b.set(("scheduling", "priorityClassName"), tmpl["priorityClassName"], (*path, "priorityClassName"))
+        # pod settings kvgen renders as they are (the spec's pod and scheduling sections)
+        for key, native in (
+            ("runtimeClassName", ("scheduling", "runtimeClassName")),
+            ("topologySpreadConstraints", ("scheduling", "topologySpreadConstraints")),
+            ("imagePullSecrets", ("pod", "imagePullSecrets")),
+            ("securityContext", ("pod", "securityContext")),
+        ):
+            if tmpl.get(key):
+                self.b.set(native, tmpl[key], (*path, key), subtree=True)
+        if tmpl.get("serviceAccountName"):
+            self.b.set(("pod", "serviceAccount", "name"), tmpl["serviceAccountName"], (*path, "serviceAccountName"))
+        if tmpl.get("automountServiceAccountToken") is not None:
+            self.b.set(
+                ("pod", "serviceAccount", "automountToken"),
+                tmpl["automountServiceAccountToken"],
+                (*path, "automountServiceAccountToken"),
+            )
         volumes = tmpl.get("volumes") or []
         for i, v in enumerate(volumes if isinstance(volumes, list) else []):
             vpath = (*path, "volumes", i)
@@ -504,13 +521,26 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
     extra: list[tuple[str, Path]] = []
     uri, served = model.get("uri"), model.get("name")
     model_id = None
-    if uri:
+    if uri and str(uri).startswith("pvc://"):
+        # weights pre-staged on a claim: served under spec.model.name (KServe's served name)
+        shared.append((("model", "uri"), str(uri), (*mpath, "uri")))
+        if served:
+            model_id = str(served)
+            shared.append((("model", "id"), model_id, (*mpath, "name")))
+        else:
+            t.error(
+                (*mpath, "name"),
+                "a pvc:// uri needs spec.model.name: the Hugging Face model id kvgen sizes the server for",
+                "set spec.model.name, e.g. meta-llama/Llama-3.1-8B-Instruct",
+            )
+    elif uri:
         m = re.fullmatch(r"hf://([^/:\s]+/[^/:\s]+)(?::([^\s]+))?", str(uri))
         if not m:
             t.error(
                 (*mpath, "uri"),
-                f"{uri!r}: kvgen serves Hugging Face models (hf://ORG/NAME); other storage is not supported",
-                "use an hf:// uri, or write a native spec",
+                f"{uri!r}: kvgen serves Hugging Face models (hf://ORG/NAME) or weights on a claim (pvc://CLAIM/PATH); "
+                "other storage is not supported",
+                "use an hf:// or pvc:// uri, or write a native spec",
             )
         else:
             model_id = m.group(1)

@@ -61,7 +61,16 @@ KAITO_RESOURCE = obj(
     partition=obj(mode=STRING, profile=STRING, count=COUNT),
 )
 KAITO_INFERENCE = obj(
-    preset=obj(name=STRING, accessMode=STRING, presetOptions=obj(modelAccessSecret=STRING)),
+    preset=obj(
+        name=STRING,
+        accessMode=STRING,
+        presetOptions=obj(
+            modelAccessSecret=STRING,
+            imagePullSecrets=list_of(STRING),
+            modelWeightsPVC=STRING,
+            modelWeightsSubPath=STRING,
+        ),
+    ),
     config=STRING,
     template=obj(),
     adapters=list_of(ANY),
@@ -97,6 +106,12 @@ KSERVE_TEMPLATE = obj(
     tolerations=list_of(obj()),
     affinity=obj(),
     priorityClassName=STRING,
+    runtimeClassName=STRING,
+    serviceAccountName=STRING,
+    automountServiceAccountToken=BOOL,
+    imagePullSecrets=list_of(obj(name=STRING)),
+    topologySpreadConstraints=list_of(obj()),
+    securityContext=obj(),
     volumes=list_of(obj(name=STRING, emptyDir=obj(medium=STRING, sizeLimit=SCALAR))),
 )
 KSERVE_WORKLOAD = dict(

@@ -284,4 +284,119 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- if and (kindIs "string" $sched.priorityClassName) $sched.priorityClassName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $sched.priorityClassName))) -}}
 {{- include "kvgen.problem" (list $s "scheduling.priorityClassName" (printf "'%s' is not %s (ValidatePodSpec: ValidatePriorityClassName)" $sched.priorityClassName $A.formats.dns1123Subdomain.what) "") -}}
 {{- end -}}
+
+{{/* model.uri pvc://CLAIM/PATH: the claim's name and the mount's subPath */}}
+{{- if $v.model.uri -}}
+{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
+{{- if not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $pvc.claim)) -}}
+{{- include "kvgen.problem" (list $s "model.uri" (printf "'%s' cannot name a PersistentVolumeClaim: %s; the pod would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)" $pvc.claim $A.formats.dns1123Subdomain.what) "use the claim's metadata.name") -}}
+{{- end -}}
+{{- if has ".." (splitList "/" $pvc.path) -}}
+{{- include "kvgen.problem" (list $s "model.uri" (printf "'%s' must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)" $pvc.path) "name a directory inside the claim") -}}
+{{- end -}}
+{{- end -}}
+{{/* pod settings: ValidateLabels / ValidateAnnotations (ValidateObjectMeta), ValidatePodSpec's names,
+     validateTopologySpreadConstraints; kvgen's own label and annotation keys may not be overridden */}}
+{{- $podv := default dict $v.pod -}}
+{{- $rtw := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring -}}
+{{- $ownLabels := list -}}{{- range $k, $l := $rtw.labels -}}{{- if ne $k "instanceType" -}}{{- $ownLabels = append $ownLabels $l -}}{{- end -}}{{- end -}}
+{{- $ownLabels = sortAlpha $ownLabels -}}
+{{- $ownNotes := list -}}{{- range $k, $l := $rtw.annotations -}}{{- $ownNotes = append $ownNotes $l -}}{{- end -}}
+{{- $ownNotes = sortAlpha $ownNotes -}}
+{{- range $k, $val := default dict $podv.labels -}}
+{{- if has $k $ownLabels -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "'%s' is a label kvgen sets itself (its selector and bookkeeping: %s)" $k (join ", " $ownLabels)) "use another key") -}}
+{{- else if not (include "kvgen.apiLabelKey" (list $A $k)) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "'%s' is not %s (ValidateLabels)" $k $A.formats.labelKeyName.what) "") -}}
+{{- end -}}
+{{- if not (include "kvgen.apiFits" (list $A "labelValue" $val)) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "'%s' is not %s (ValidateLabels)" $val $A.formats.labelValue.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- range $k, $val := default dict $podv.annotations -}}
+{{- if has $k $ownNotes -}}
+{{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "'%s' is an annotation kvgen sets itself (%s)" $k (join ", " $ownNotes)) "use another key") -}}
+{{- else if not (include "kvgen.apiLabelKey" (list $A (lower $k))) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "'%s' is not %s (ValidateAnnotations)" $k $A.formats.labelKeyName.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $ref := default list $podv.imagePullSecrets -}}
+{{- if and (kindIs "string" $ref.name) $ref.name (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $ref.name))) -}}
+{{- include "kvgen.problem" (list $s (printf "pod.imagePullSecrets[%d].name" $i) (printf "'%s' is not %s; no Secret can have this name (ValidateSecretName)" $ref.name $A.formats.dns1123Subdomain.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- $saName := (default dict $podv.serviceAccount).name -}}
+{{- if and (kindIs "string" $saName) $saName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $saName))) -}}
+{{- include "kvgen.problem" (list $s "pod.serviceAccount.name" (printf "'%s' is not %s (ValidatePodSpec: ValidateServiceAccountName)" $saName $A.formats.dns1123Subdomain.what) "") -}}
+{{- end -}}
+{{- if and (kindIs "string" $sched.runtimeClassName) $sched.runtimeClassName (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $sched.runtimeClassName))) -}}
+{{- include "kvgen.problem" (list $s "scheduling.runtimeClassName" (printf "'%s' is not %s (ValidatePodSpec: ValidateRuntimeClassName)" $sched.runtimeClassName $A.formats.dns1123Subdomain.what) "") -}}
+{{- end -}}
+{{- range $i, $c := default list $sched.topologySpreadConstraints -}}
+{{- $base := printf "scheduling.topologySpreadConstraints[%d]" $i -}}
+{{- if and (or (kindIs "int64" $c.maxSkew) (kindIs "float64" $c.maxSkew)) (le (float64 $c.maxSkew) 0.0) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.maxSkew" $base) (printf "%.0f must be greater than zero (validateTopologySpreadConstraints)" (float64 $c.maxSkew)) "") -}}
+{{- end -}}
+{{- if and (kindIs "string" $c.topologyKey) (not (include "kvgen.apiLabelKey" (list $A $c.topologyKey))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.topologyKey" $base) (printf "'%s' is not %s (validateTopologySpreadConstraints)" $c.topologyKey $A.formats.labelKeyName.what) "e.g. topology.kubernetes.io/zone or kubernetes.io/hostname") -}}
+{{- end -}}
+{{- if and (kindIs "string" $c.whenUnsatisfiable) (not (has $c.whenUnsatisfiable $A.whenUnsatisfiable)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.whenUnsatisfiable" $base) (printf "unsupported value '%s' (validateWhenUnsatisfiable)" $c.whenUnsatisfiable) (printf "use one of %s" (join ", " $A.whenUnsatisfiable))) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* resources.extra: IsExtendedResourceName (validateResourceName), and no GPU of kvgen's own */}}
+{{- range $name, $n := default dict (default dict $v.resources).extra -}}
+{{- $gpu := false -}}
+{{- range $g := $A.gpuResources -}}{{- if or (eq $name $g) (and (hasSuffix "-" $g) (hasPrefix $g $name)) -}}{{- $gpu = true -}}{{- end -}}{{- end -}}
+{{- if $gpu -}}
+{{- include "kvgen.problem" (list $s (printf "resources.extra.%s" $name) (printf "%s is requested by kvgen itself, from instance and parallelism" $name) "remove it; set instance.gpus, instance.mig or parallelism") -}}
+{{- else if or (not (contains "/" $name)) (contains $A.nativeResourceDomain $name) (not (include "kvgen.apiLabelKey" (list $A $name))) -}}
+{{- include "kvgen.problem" (list $s (printf "resources.extra.%s" $name) (printf "'%s' is not an extended resource name: a domain-prefixed name such as vpc.amazonaws.com/efa or rdma/ib, outside kubernetes.io (IsExtendedResourceName)" $name) "") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* pod.volumes, vllm.volumeMounts: ValidateVolumes, validateVolumeMounts, and none of kvgen's own names and paths */}}
+{{- $reserved := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.reserved -}}
+{{- $names := list -}}
+{{- range $i, $vol := default list (default dict $v.pod).volumes -}}
+{{- if kindIs "string" $vol.name -}}
+{{- $p := printf "pod.volumes[%d].name" $i -}}
+{{- $ours := has $vol.name $reserved.volumes -}}
+{{- range $pre := $reserved.volumePrefixes -}}{{- if hasPrefix $pre $vol.name -}}{{- $ours = true -}}{{- end -}}{{- end -}}
+{{- if $ours -}}
+{{- include "kvgen.problem" (list $s $p (printf "'%s' is the name of a volume kvgen renders itself" $vol.name) "use another name") -}}
+{{- else if not (include "kvgen.apiFits" (list $A "dns1123Label" $vol.name)) -}}
+{{- include "kvgen.problem" (list $s $p (printf "'%s' is not %s (ValidateVolumes)" $vol.name $A.formats.dns1123Label.what) "") -}}
+{{- else if has $vol.name $names -}}
+{{- include "kvgen.problem" (list $s $p (printf "'%s': duplicate volume name (ValidateVolumes)" $vol.name) "") -}}
+{{- end -}}
+{{- $names = append $names $vol.name -}}
+{{- end -}}
+{{- end -}}
+{{- $paths := list -}}
+{{- range $i, $m := default list $v.vllm.volumeMounts -}}
+{{- $base := printf "vllm.volumeMounts[%d]" $i -}}
+{{- if and (kindIs "string" $m.name) (not (has $m.name $names)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.name" $base) (printf "'%s' is not a volume of pod.volumes (validateVolumeMounts: not found)" $m.name) "add the volume to pod.volumes") -}}
+{{- end -}}
+{{- if kindIs "string" $m.mountPath -}}
+{{- $ours := list -}}
+{{- range $r := $reserved.paths -}}{{- if include "kvgen.pathInside" (list $m.mountPath $r) -}}{{- $ours = append $ours $r -}}{{- end -}}{{- end -}}
+{{- range $pre := $reserved.pathPrefixes -}}{{- if or (hasPrefix $pre $m.mountPath) (include "kvgen.pathInside" (list $m.mountPath $pre)) -}}{{- $ours = append $ours (printf "%sN" $pre) -}}{{- end -}}{{- end -}}
+{{- $clean := trimSuffix "/" $m.mountPath -}}
+{{- if $ours -}}
+{{- include "kvgen.problem" (list $s (printf "%s.mountPath" $base) (printf "'%s' would hide or sit inside a path kvgen mounts itself (%s)" $m.mountPath (first $ours)) "mount it elsewhere") -}}
+{{- else if has $clean $paths -}}
+{{- include "kvgen.problem" (list $s (printf "%s.mountPath" $base) (printf "'%s': must be unique (validateVolumeMounts)" $m.mountPath) "") -}}
+{{- end -}}
+{{- $paths = append $paths $clean -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.pathInside: "true" when one path is the other or inside it (kvgen/apiserver.py _inside). */}}
+{{- define "kvgen.pathInside" -}}
+{{- $a := default "/" (trimSuffix "/" (index . 0)) -}}{{- $b := default "/" (trimSuffix "/" (index . 1)) -}}
+{{- if or (eq $a $b) (hasPrefix (printf "%s/" (trimSuffix "/" $b)) $a) (hasPrefix (printf "%s/" (trimSuffix "/" $a)) $b) }}true{{ end -}}
 {{- end -}}

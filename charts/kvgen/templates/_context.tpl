@@ -25,6 +25,8 @@ Usage: {{- $c := include "kvgen.context" . | fromJson -}}
 {{- end -}}
 {{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
 {{- if $s.gpus.claimTemplate -}}{{- $_ := set $c "claimTemplate" $s.gpus.claimTemplate -}}{{- end -}}
+{{- $sa := default dict (default dict $v.pod).serviceAccount -}}
+{{- if $sa.create -}}{{- $_ := set $c "serviceAccount" (dict "name" (default $v.name $sa.name) "automountToken" (default false $sa.automountToken)) -}}{{- end -}}
 {{- $_ := set $c "workloads" $s.workloads -}}
 {{- $decision := dict "enabled" $s.decision.enabled -}}
 {{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
@@ -68,6 +70,12 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $p := $v.parallelism -}}
 {{- $o := $v.kvCacheOffloading -}}
 {{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{/* model.uri: vLLM serves the mounted directory, under the model's id */}}
+{{- if $v.model.uri -}}
+{{- $named := false -}}
+{{- range $a := default list $v.vllm.extraArgs -}}{{- if regexMatch "^--served[-_]model[-_]name(=|$)" $a -}}{{- $named = true -}}{{- end -}}{{- end -}}
+{{- $head = concat (list $s.W.modelPvc.mountPath) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
+{{- end -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
 {{- if gt (int64 $p.nodes) 1 -}}
@@ -122,6 +130,8 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- end -}}
 {{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
 {{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
+{{/* the weights are on the claim: never ask the Hub (air-gapped clusters) */}}
+{{- if $v.model.uri -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
 {{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
 {{- $_ := set $s "env" $env -}}
@@ -223,7 +233,16 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 */}}
 {{- define "kvgen.context.vllm" -}}
 {{- $s := . -}}
+{{- $v := $s.V -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
+{{- if $v.model.uri -}}
+{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
+{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.W.modelPvc.mountPath "readOnly" true -}}
+{{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
+{{- $mounts = append $mounts $m -}}
+{{- end -}}
+{{/* the spec's, after kvgen's own */}}
+{{- $mounts = concat $mounts (default list $v.vllm.volumeMounts) -}}
 {{- $size := $s.size.vllm -}}
 {{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
 {{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
@@ -238,9 +257,12 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
 {{- if $s.env -}}{{- $_ := set $c "env" $s.env -}}{{- end -}}
 {{- $_ := set $c "ports" (list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP")) -}}
-{{- $_ := set $c "resources" (include "kvgen.resources" (list $size (default dict $s.gpus.resources) (default list $s.gpus.claims)) | fromJson) -}}
+{{/* RDMA devices beside the GPUs (resources.extra) */}}
+{{- $extended := merge (deepCopy (default dict (default dict $v.resources).extra)) (default dict $s.gpus.resources) -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $size $extended (default list $s.gpus.claims)) | fromJson) -}}
 {{- $_ := set $c "probes" true -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
+{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
 {{- $_ := set $s "vllm" $c -}}
 {{- end -}}
 
@@ -262,6 +284,7 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
 {{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
+{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
 {{- $_ := set $s "sidecar" $c -}}
 {{- end -}}
 {{- end -}}
@@ -274,10 +297,14 @@ Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
 {{- define "kvgen.context.volumes" -}}
 {{- $s := . -}}
 {{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.size.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.size.modelCache))) -}}
+{{- if $s.V.model.uri -}}
+{{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" (include "kvgen.modelPvc" $s.V | fromJson).claim "readOnly" true)) -}}
+{{- end -}}
 {{- if $s.lmcache -}}
 {{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
 {{- end -}}
 {{- range $t := $s.tiers -}}{{- $volumes = append $volumes $t.volume -}}{{- end -}}
+{{- $volumes = concat $volumes (default list (default dict $s.V.pod).volumes) -}}
 {{- $_ := set $s "volumes" $volumes -}}
 {{- end -}}
 
@@ -290,7 +317,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $s := . -}}
 {{- $v := $s.V -}}
 {{- $key := $s.W.labels -}}
-{{- $annotations := deepCopy $s.meta.annotations -}}
+{{- $annotations := merge (deepCopy $s.meta.annotations) (deepCopy (default dict (default dict $v.pod).annotations)) -}}
 {{/* a changed launcher rolls the pods */}}
 {{- if $s.lmcache -}}{{- $_ := set $annotations $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
 {{- $nodeSelector := dict -}}
@@ -302,6 +329,18 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- with $v.scheduling.tolerations -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}
 {{- with $v.scheduling.affinity -}}{{- $_ := set $base "affinity" . -}}{{- end -}}
 {{- with $v.scheduling.priorityClassName -}}{{- $_ := set $base "priorityClassName" . -}}{{- end -}}
+{{- with $v.scheduling.topologySpreadConstraints -}}{{- $_ := set $base "spreadFrom" . -}}{{- end -}}
+{{- with $v.scheduling.runtimeClassName -}}{{- $_ := set $base "runtimeClassName" . -}}{{- end -}}
+{{- $podv := default dict $v.pod -}}
+{{- $sa := default dict $podv.serviceAccount -}}
+{{- $account := default (ternary $v.name "" (default false $sa.create)) $sa.name -}}
+{{- if $account -}}{{- $_ := set $base "serviceAccountName" $account -}}{{- end -}}
+{{- $_ := set $base "automountServiceAccountToken" (default false $sa.automountToken) -}}
+{{- with $podv.imagePullSecrets -}}
+{{- $secrets := list -}}{{- range $p := . -}}{{- $secrets = append $secrets (dict "name" $p.name) -}}{{- end -}}
+{{- $_ := set $base "imagePullSecrets" $secrets -}}
+{{- end -}}
+{{- $_ := set $base "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.pod (default dict $podv.securityContext)) | fromJson) -}}
 {{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
 {{- $workloads := list -}}
@@ -309,7 +348,8 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- range $role := list "leader" "worker" -}}
 {{- $pod := deepCopy $base -}}
 {{- $_ := set $pod "selector" (merge (dict $key.nodeRole $role) $s.meta.selector) -}}
-{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.labels) -}}
+{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.labels (default dict (default dict $v.pod).labels)) -}}
+{{- include "kvgen.spreadSelector" $pod -}}
 {{- if eq $role "leader" -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
 {{- else -}}
@@ -322,8 +362,54 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 {{- end -}}
 {{- else -}}
-{{- $pod := merge (dict "selector" $s.meta.selector "labels" $s.meta.labels) $base -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.labels) (default dict (default dict $v.pod).labels))) $base -}}
+{{- include "kvgen.spreadSelector" $pod -}}
 {{- $workloads = list (dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod) -}}
 {{- end -}}
 {{- $_ := set $s "workloads" $workloads -}}
+{{- end -}}
+
+{{/*
+kvgen.securityContext: a securityContext from kvgen's default (files/runtime.yaml
+securityContext) and the spec's, as JSON: the spec's keys win, maps merge key by key, lists and
+scalars are replaced (kvgen/pod_settings.py merge; a securityContext nests maps two deep).
+Usage: {{- include "kvgen.securityContext" (list $default $spec) | fromJson -}}
+*/}}
+{{- define "kvgen.securityContext" -}}
+{{- $out := deepCopy (index . 0) -}}
+{{- range $k, $val := index . 1 -}}
+{{- if and (kindIs "map" $val) (kindIs "map" (index $out $k)) -}}
+{{- $m := index $out $k -}}
+{{- range $k2, $v2 := $val -}}{{- $_ := set $m $k2 $v2 -}}{{- end -}}
+{{- else -}}
+{{- $_ := set $out $k $val -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+kvgen.spreadSelector: a pod's topologySpreadConstraints from the spec's, a constraint without
+labelSelector spreading the pods of this workload (the pod's selector). Sets $pod.topologySpreadConstraints.
+Usage: {{- include "kvgen.spreadSelector" $pod -}} (with $pod.selector set)
+*/}}
+{{- define "kvgen.spreadSelector" -}}
+{{- $pod := . -}}
+{{- $out := list -}}
+{{- range $c := $pod.spreadFrom -}}
+{{- if hasKey $c "labelSelector" -}}{{- $out = append $out $c -}}
+{{- else -}}{{- $out = append $out (merge (dict "labelSelector" (dict "matchLabels" $pod.selector)) $c) -}}{{- end -}}
+{{- end -}}
+{{- $_ := unset $pod "spreadFrom" -}}
+{{- if $out -}}{{- $_ := set $pod "topologySpreadConstraints" $out -}}{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.modelPvc: model.uri pvc://CLAIM[/PATH] as JSON {claim, path} (path "" when none), as
+kvgen/model_source.py model_pvc reads it.
+Usage: {{- $pvc := include "kvgen.modelPvc" $values | fromJson -}}
+*/}}
+{{- define "kvgen.modelPvc" -}}
+{{- $parts := splitn "/" 2 (trimPrefix "pvc://" (toString .model.uri)) -}}
+{{- toJson (dict "claim" $parts._0 "path" (trimAll "/" (default "" $parts._1))) -}}
 {{- end -}}

@@ -10,6 +10,15 @@ metadata:
   labels: {{ toJson $pod.labels }}
   annotations: {{ toJson $pod.annotations }}
 spec:
+  {{- if $pod.serviceAccountName }}
+  serviceAccountName: {{ toJson $pod.serviceAccountName }}
+  {{- end }}
+  # vLLM and LMCache never call the Kubernetes API: no token unless pod.serviceAccount.automountToken
+  automountServiceAccountToken: {{ toJson $pod.automountServiceAccountToken }}
+  {{- if $pod.imagePullSecrets }}
+  imagePullSecrets: {{ toJson $pod.imagePullSecrets }}
+  {{- end }}
+  securityContext: {{ toJson $pod.securityContext }}
   {{- if $pod.nodeSelector }}
   nodeSelector: {{ toJson $pod.nodeSelector }}
   {{- end }}
@@ -19,8 +28,14 @@ spec:
   {{- if $pod.affinity }}
   affinity: {{ toJson $pod.affinity }}
   {{- end }}
+  {{- if $pod.topologySpreadConstraints }}
+  topologySpreadConstraints: {{ toJson $pod.topologySpreadConstraints }}
+  {{- end }}
   {{- if $pod.priorityClassName }}
   priorityClassName: {{ toJson $pod.priorityClassName }}
+  {{- end }}
+  {{- if $pod.runtimeClassName }}
+  runtimeClassName: {{ toJson $pod.runtimeClassName }}
   {{- end }}
   {{- if $pod.resourceClaims }}
   # gpuAccess dra: the pod's GPUs, claimed once; vLLM and the LMCache sidecar both list the claim
@@ -38,6 +53,7 @@ spec:
       env: {{ toJson $pod.sidecar.env }}
       {{- end }}
       resources: {{ toJson $pod.sidecar.resources }}
+      securityContext: {{ toJson $pod.sidecar.securityContext }}
       startupProbe:
         exec:
           command: {{ toJson $pod.sidecar.probeCommand }}
@@ -59,6 +75,7 @@ spec:
       {{- end }}
       ports: {{ toJson $pod.vllm.ports }}
       resources: {{ toJson $pod.vllm.resources }}
+      securityContext: {{ toJson $pod.vllm.securityContext }}
       {{- if $pod.vllm.probes }}
       startupProbe:
         httpGet: {path: /health, port: http}

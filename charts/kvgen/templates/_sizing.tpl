@@ -126,8 +126,9 @@ and its warnings when they look too small. Usage: include "kvgen.container" (lis
 {{- $shm = include "kvgen.roundUpGiB" $shm | int64 -}}
 {{- if include "kvgen.isSet" (list $res "shm") -}}{{- $shm = include "kvgen.bytes" $res.shm | int64 -}}{{- end -}}
 
-{{/* model cache: every node downloads the whole checkpoint */}}
-{{- $modelCache := include "kvgen.roundUpGiB" (add $m.weights (mul (int64 $C.modelCache.headroomGiB) $GiB)) | int64 -}}
+{{/* model cache: every node downloads the whole checkpoint; nothing is downloaded from a claim (model.uri) */}}
+{{- $downloaded := ternary 0 $m.weights (not (empty $v.model.uri)) -}}
+{{- $modelCache := include "kvgen.roundUpGiB" (add $downloaded (mul (int64 $C.modelCache.headroomGiB) $GiB)) | int64 -}}
 {{- if include "kvgen.isSet" (list $res "modelCache") -}}{{- $modelCache = include "kvgen.bytes" $res.modelCache | int64 -}}{{- end -}}
 
 {{/* the vLLM container */}}
