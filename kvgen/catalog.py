@@ -8,6 +8,7 @@ describe one the catalog does not know.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -32,12 +33,57 @@ def load(name: str) -> dict[str, Any]:
     return diskcache.cached("files", (name.encode(), raw), lambda: parse_yaml(raw))
 
 
-def models() -> dict[str, dict[str, Any]]:
-    return load("models.yaml")["models"]
+# rows from --catalog FILE / KVGEN_CATALOG (kvgen.user_catalog), merged over the files' rows
+_overlay: dict[str, dict[str, dict[str, Any]]] = {"models": {}, "instances": {}}
+_merged: dict[str, dict[str, dict[str, Any]]] = {}
 
 
-def instances() -> dict[str, dict[str, Any]]:
-    return load("instances.yaml")["instances"]
+def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` over ``base``, maps merged key by key (as Helm merges values files)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def merge_rows(table: dict[str, dict[str, Any]], rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A table with ``rows`` merged over it: a new key adds a row, a known one replaces the fields it sets."""
+    if not rows:
+        return table
+    out = dict(table)
+    for key, row in rows.items():
+        out[key] = deep_merge(out.get(key) or {}, row)
+    return out
+
+
+def use_rows(rows: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """Merge these rows ({"models": {...}, "instances": {...}}) over the built-in catalog for the
+    rest of the process (the CLI's --catalog files)."""
+    _overlay["models"] = merge_rows(_overlay["models"], rows.get("models") or {})
+    _overlay["instances"] = merge_rows(_overlay["instances"], rows.get("instances") or {})
+    _merged.clear()
+
+
+def _table(name: str, file: str) -> dict[str, dict[str, Any]]:
+    if name not in _merged:
+        _merged[name] = merge_rows(load(file)[name], _overlay[name])
+    return _merged[name]
+
+
+def models(extra: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Model rows by id: the built-in catalog, --catalog rows, then ``extra`` (a spec's catalog)."""
+    return merge_rows(_table("models", "models.yaml"), extra or {})
+
+
+def instances(extra: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    return merge_rows(_table("instances", "instances.yaml"), extra or {})
+
+
+def gated(model_id: str) -> bool:
+    """Whether Hugging Face gates the model's files (models.yaml `gated:` patterns)."""
+    import re
+
+    return any(re.search(row["pattern"], model_id) for row in load("models.yaml").get("gated") or ())
 
 
 def runtime() -> dict[str, Any]:
@@ -109,6 +155,10 @@ class InstanceInfo:
     mig: str | None
     ephemeral_bytes: int = 0  # the kubelet's ephemeral storage (the OS/boot disk by default); 0: unknown
     ephemeral_explicit: bool = False  # set by the spec's instance.ephemeralStorage
+    # a row with a nodeSelector (or cloud: false) is not a cloud instance type: its nodes carry no
+    # node.kubernetes.io/instance-type, so pods select them with the row's nodeSelector instead
+    node_selector: dict[str, str] = dataclasses.field(default_factory=dict)
+    cloud_type: bool = True
     # memory_bytes 0: the node is unknown (no type, no memory); gpu_memory_bytes 0 with gpus: the GPUs' memory is
 
     @property
@@ -124,9 +174,13 @@ MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
 INSTANCE_FIELDS = ("gpus", "memory")
 
 
-def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
-    """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint))."""
-    row = models().get(spec_model.id)
+def resolve_model(
+    spec_model: Any, extra: dict[str, dict[str, Any]] | None = None
+) -> tuple[ModelInfo | None, list[Problem]]:
+    """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint)).
+    ``extra``: the spec's own catalog rows."""
+    table = models(extra)
+    row = table.get(spec_model.id)
     merged: dict[str, Any] = dict(row or {})
     for field in (
         "architecture",
@@ -145,7 +199,7 @@ def resolve_model(spec_model: Any) -> tuple[ModelInfo | None, list[Problem]]:
             merged[to_camel(field)] = value
     missing = [f for f in MODEL_FIELDS if merged.get(to_camel(f)) is None]
     if missing:
-        hint_model = suggest(spec_model.id, list(models()))
+        hint_model = suggest(spec_model.id, list(table))
         names = ", ".join(f"model.{to_camel(f)}" for f in missing)
         if row is None:
             message = f"model {spec_model.id!r} is not in the catalog and is not described inline (missing {names})"
@@ -221,8 +275,11 @@ def _mig_memory(profile: str) -> int:
     return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
 
 
-def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[Problem]]:
-    row = instances().get(spec_instance.type) if spec_instance.type else None
+def resolve_instance(
+    spec_instance: Any, extra: dict[str, dict[str, Any]] | None = None
+) -> tuple[InstanceInfo | None, list[Problem]]:
+    table = instances(extra)
+    row = table.get(spec_instance.type) if spec_instance.type else None
     merged: dict[str, Any] = dict(row or {})
     for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig", "ephemeral_storage"):
         value = getattr(spec_instance, field)
@@ -237,7 +294,7 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[Prob
     if missing:
         names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
         if spec_instance.type and row is None:
-            close = suggest(spec_instance.type, list(instances()))
+            close = suggest(spec_instance.type, list(table))
             message = f"unknown instance type {spec_instance.type!r} (missing {names})"
             hint = f"did you mean {close!r}? " if close else ""
             hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
@@ -259,5 +316,7 @@ def resolve_instance(spec_instance: Any) -> tuple[InstanceInfo | None, list[Prob
         mig=mig,
         ephemeral_bytes=quantity.to_bytes(merged["ephemeralStorage"]) if merged.get("ephemeralStorage") else 0,
         ephemeral_explicit=spec_instance.ephemeral_storage is not None,
+        node_selector=dict((row or {}).get("nodeSelector") or {}),
+        cloud_type=not (row and (row.get("cloud") is False or row.get("nodeSelector"))),
     )
     return info, []

@@ -44,6 +44,22 @@ offline), as `kvgen render --kube-version` does.
 The catalogs, rule table, sizing constants and image pins are the files under `files/`,
 the same files kvgen reads.
 
+## Your own models and node types
+
+`catalog:` rows (`models:` by Hugging Face id, `instances:` by type name, the fields of
+`files/models.yaml` and `files/instances.yaml`) are merged over those files field by field. Keep
+them in a values file of their own and pass it before the spec, the same file `kvgen --catalog`
+reads:
+
+    helm template support-bot charts/kvgen -f examples/catalogs/onprem.yaml -f my-spec.yaml
+
+A node type with a `nodeSelector` (or `cloud: false`) is not a cloud instance type: its pods
+select your nodes with that `nodeSelector` instead of `node.kubernetes.io/instance-type`, which
+on-prem nodes do not carry.
+
+NOTES.txt warns, as kvgen does, when the model is gated on Hugging Face (the `gated:` patterns of
+`files/models.yaml`) and no `model.hfTokenSecret` (or `HF_TOKEN` in `vllm.env`) is set.
+
 Like kvgen, the chart plans the context length: when one sequence of the model's own limit
 does not fit the GPU KV cache it passes `--max-model-len` with the longest length that does,
 and a `model.maxModelLen` that does not fit fails (vLLM would refuse to start). Hybrid models

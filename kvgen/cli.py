@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -43,6 +43,8 @@ EPILOG = (
     "2 usage error; 3 invalid output (a rendered object failed Kubernetes validation); 4 internal error; "
     "5 stale (render --check: the committed output differs, a unified diff is printed); 130 interrupted (Ctrl-C)."
 )
+PROG = "kvgen"
+COMPLETE_VAR = "_KVGEN_COMPLETE"  # what typer's completion scripts set when they ask kvgen for completions
 PROGRESS_MIN_SPECS = 8  # a progress bar on a terminal from this many specs on
 
 app = typer.Typer(
@@ -51,7 +53,7 @@ app = typer.Typer(
     "Kubernetes manifests for vLLM with KV-cache offloading.",
     epilog=EPILOG,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=False,  # `kvgen completion SHELL` prints the script (typer's options would cost every start-up)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -65,6 +67,30 @@ SpecArgs = Annotated[
     ),
 ]
 KubeVersion = Annotated[str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Leave out files found in a directory argument whose path below it, name, or a parent directory "
+        "matches GLOB (fnmatch: 'ci', 'seeds/*', '*.values.yaml'). Repeatable. Files named explicitly are always read.",
+        show_default=False,
+    ),
+]
+Catalogs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--catalog",
+        metavar="FILE",
+        help="Your own models and node types: a file with a top-level catalog: of models: and instances: rows "
+        "(as charts/kvgen/files/*.yaml), merged over the built-in catalog. Repeatable (later files win); read after "
+        "the files in $KVGEN_CATALOG (separated by ':'). The same file is a Helm values file (helm template -f FILE).",
+        show_default=False,
+    ),
+]
+Quiet = Annotated[
+    bool, typer.Option("-q", "--quiet", help="Do not print decisions, warnings and skipped files on stderr.")
+]
 Instance = Annotated[
     str | None,
     typer.Option(
@@ -100,6 +126,7 @@ class _Input:
     name: str  # as shown in messages
     text: bytes  # at most MAX_INPUT_BYTES + 1: kvgen.source refuses a larger input by its size, unread
     subdir: PurePosixPath  # its directory below the directory argument it was found in
+    found: bool = False  # found in a directory (not named): left out when nothing in it is kvgen's
 
 
 _NOT_A_FILE = {
@@ -141,8 +168,20 @@ def _stdin() -> bytes:
     return sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8")
 
 
-def _inputs(specs: list[str]) -> list[_Input]:
-    """Every input, directories expanded (recursively, in sorted order)."""
+def _excluded(relative: PurePosixPath, patterns: list[str]) -> bool:
+    """Whether a file found in a directory matches an --exclude GLOB: its path below the
+    directory, its name, or one of its parent directories (path or name)."""
+    from fnmatch import fnmatchcase
+
+    candidates = {relative.as_posix(), relative.name}
+    for parent in relative.parents:
+        if parent != PurePosixPath("."):
+            candidates |= {parent.as_posix(), parent.name}
+    return any(fnmatchcase(c, g.rstrip("/")) for c in candidates for g in patterns)
+
+
+def _inputs(specs: list[str], exclude: list[str] | None = None) -> list[_Input]:
+    """Every input, directories expanded (recursively, in sorted order), less --exclude matches."""
     out: list[_Input] = []
     for item in specs:
         if item == "-":
@@ -153,13 +192,16 @@ def _inputs(specs: list[str]) -> list[_Input]:
             path = Path(item)
             found = []
             for p in sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")):
+                if exclude and _excluded(PurePosixPath(p.relative_to(path).as_posix()), exclude):
+                    continue
                 p_st = _stat(str(p))
                 if not stat.S_ISDIR(p_st.st_mode):
                     found.append((p, p_st))
             if not found:
-                raise Usage(f"{item}: no .yaml or .yml files in this directory")
+                left = " (after --exclude)" if exclude else ""
+                raise Usage(f"{item}: no .yaml or .yml files in this directory{left}")
             out += [
-                _Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()))
+                _Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()), True)
                 for p, p_st in found
             ]
         else:
@@ -225,21 +267,65 @@ def _check_namespace(namespace: str | None) -> None:
         )
 
 
+def _skippable(inputs: list[_Input]) -> frozenset[str]:
+    return frozenset(i.name for i in inputs if i.found)
+
+
+def _say_skipped(skipped: list[tuple[str, str]], quiet: bool) -> None:
+    if not quiet:
+        for name, why in skipped:
+            _err(f"kvgen: skipped {name}: {why}")
+
+
+def _use_catalogs(catalogs: list[str] | None) -> None:
+    """Merge $KVGEN_CATALOG's files, then --catalog's, over the built-in catalog."""
+    if not catalogs and not os.environ.get("KVGEN_CATALOG"):
+        return
+    from kvgen import user_catalog
+
+    named = [(f"{user_catalog.ENV}: ", f) for f in user_catalog.from_env()] + [("", f) for f in catalogs or ()]
+    files = []
+    for origin, name in named:
+        try:
+            files.append((name, _read(name, _stat(name))))
+        except Usage as exc:
+            raise Usage(f"{origin}{exc}") from None
+    try:
+        user_catalog.use(files)
+    except user_catalog.CatalogErrors as exc:
+        raise _Failed(exc.errors) from None
+
+
 def _compile_all(
-    specs: list[str], version: str, instance: str | None = None, namespace: str | None = None
+    specs: list[str],
+    version: str,
+    instance: str | None = None,
+    exclude: list[str] | None = None,
+    quiet: bool = False,
+    catalogs: list[str] | None = None,
+    namespace: str | None = None,
 ) -> tuple[list[_Input], Output]:
-    """(inputs, compile output) for every spec of every input."""
+    """(inputs, compile output) for every spec of every input; files found in a directory that hold
+    nothing of kvgen's are left out, one line each on stderr."""
     from kvgen.compiler import InputErrors, compile_inputs
     from kvgen.dialects import Options
 
     _check_version(version)
     _check_namespace(namespace)
-    inputs = _inputs(specs)
+    _use_catalogs(catalogs)
+    inputs = _inputs(specs, exclude)
     try:
-        options = Options(instance, namespace)
-        output = compile_inputs([(i.name, i.text) for i in inputs], version, options, progress=_Progress())
+        output = compile_inputs(
+            [(i.name, i.text) for i in inputs],
+            version,
+            Options(instance, namespace),
+            progress=_Progress(),
+            skippable=_skippable(inputs),
+        )
     except InputErrors as exc:
+        _say_skipped(exc.skipped, quiet)
         raise _Failed(exc.errors) from None
+    _say_skipped(output.skipped, quiet)
     return inputs, output
 
 
@@ -310,8 +396,11 @@ def render(
         Path | None,
         typer.Option(
             "-o",
+            "--output-dir",
             "--output",
-            help="Write a tree into this directory instead of stdout: one <name>.yaml per spec (in the spec file's "
+            metavar="DIR",
+            help="Write a tree into this directory instead of stdout (-o is a directory here, as helm template "
+            "--output-dir; render's output is always YAML): one <name>.yaml per spec (in the spec file's "
             "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. kvgen "
             "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files (exit 1 "
             "naming any other file in its way); files it wrote that are no longer produced are removed.",
@@ -338,9 +427,9 @@ def render(
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
     namespace: Namespace = None,
-    quiet: Annotated[
-        bool, typer.Option("-q", "--quiet", help="Do not print decisions and warnings on stderr.")
-    ] = False,
+    exclude: Exclude = None,
+    catalogs: Catalogs = None,
+    quiet: Quiet = False,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
     from kvgen import tree
@@ -352,7 +441,7 @@ def render(
             raise Usage(
                 "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
             )
-        inputs, out = _compile_all(specs, kube_version, instance, namespace)
+        inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace)
         if output is None:
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
@@ -417,12 +506,15 @@ def validate(
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
     namespace: Namespace = None,
+    exclude: Exclude = None,
+    catalogs: Catalogs = None,
+    quiet: Quiet = False,
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
 
     def action() -> None:
-        _inputs_, out = _compile_all(specs, kube_version, instance, namespace)
-        _report(out, quiet=False)
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace)
+        _report(out, quiet)
         for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")
 
@@ -430,23 +522,31 @@ def validate(
 
 
 @app.command()
-def convert(specs: SpecArgs, instance: Instance = None) -> None:
+def convert(
+    specs: SpecArgs, instance: Instance = None, exclude: Exclude = None, catalogs: Catalogs = None, quiet: Quiet = False
+) -> None:
     """Print the native spec(s) that KAITO / KServe inputs translate to (native specs pass through)."""
     from kvgen.compiler import InputErrors, convert_inputs
     from kvgen.dialects import Options
 
     def action() -> None:
-        inputs = _inputs(specs)
+        _use_catalogs(catalogs)
+        inputs = _inputs(specs, exclude)
+        skipped: list[tuple[str, str]] = []
         try:
-            units, warnings = convert_inputs([(i.name, i.text) for i in inputs], Options(instance))
+            units, warnings = convert_inputs(
+                [(i.name, i.text) for i in inputs], Options(instance), _skippable(inputs), skipped
+            )
         except InputErrors as exc:
+            _say_skipped(exc.skipped, quiet)
             raise _Failed(exc.errors) from None
-        for w in warnings:
+        _say_skipped(skipped, quiet)
+        for w in [] if quiet else warnings:
             _warn(w)
         docs = []
         for unit in units:
             conv = unit.conversion
-            if conv is not None:
+            if conv is not None and not quiet:
                 for w in conv.warnings:
                     _warn(w)
             docs.append(_native_yaml(unit))
@@ -455,25 +555,30 @@ def convert(specs: SpecArgs, instance: Instance = None) -> None:
     _run(action)
 
 
-def _native_yaml(unit: Unit) -> str:
+def _yaml_text(data: Any) -> str:
+    """Block-style YAML, keys in their order, long lines unfolded."""
     import io
 
     from ruamel.yaml import YAML
 
-    conv = unit.conversion
-    head = ""
-    if conv is not None:
-        loc = conv.doc.locate(())
-        head = f"# kvgen convert: {conv.api_version} {conv.resource} ({loc})\n"
-        head += "".join(f"# {note}\n" for note in conv.notes)
     dumper = YAML(typ="safe", pure=True)
     dumper.default_flow_style = False
     # ruamel.yaml initialises it to None ("default: sort") without an annotation, so mypy infers None
     dumper.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     dumper.width = 4096
     buf = io.StringIO()
-    dumper.dump(unit.doc.data, buf)
-    return head + buf.getvalue()
+    dumper.dump(data, buf)
+    return buf.getvalue()
+
+
+def _native_yaml(unit: Unit) -> str:
+    conv = unit.conversion
+    head = ""
+    if conv is not None:
+        loc = conv.doc.locate(())
+        head = f"# kvgen convert: {conv.api_version} {conv.resource} ({loc})\n"
+        head += "".join(f"# {note}\n" for note in conv.notes)
+    return head + _yaml_text(unit.doc.data)
 
 
 @app.command()
@@ -487,6 +592,7 @@ def schema() -> None:
 class OutputFormat(StrEnum):
     text = "text"
     json = "json"
+    yaml = "yaml"
 
 
 @app.command()
@@ -494,25 +600,36 @@ def explain(
     specs: SpecArgs,
     output_format: Annotated[
         OutputFormat,
-        typer.Option("--output", help="text (tables and a bar per budget) or json (stable keys, see the README)."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="text (tables and a bar per budget), json (stable keys, see the README) or yaml (the same data as "
+            "json), as kubectl -o.",
+        ),
     ] = OutputFormat.text,
     svg: Annotated[
         Path | None, typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
     ] = None,
     kube_version: KubeVersion = kube.DEFAULT_VERSION,
     instance: Instance = None,
+    exclude: Exclude = None,
+    catalogs: Catalogs = None,
+    quiet: Quiet = False,
 ) -> None:
     """The planning view: the offloading decision and every rule checked, the memory and disk budget
     against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
     from kvgen import explain as explaining
 
     def action() -> None:
-        _inputs_, out = _compile_all(specs, kube_version, instance)
-        for w in out.warnings:
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs)
+        for w in [] if quiet else out.warnings:
             _warn(w)
         reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]
+        data = reports if len(reports) > 1 else reports[0]
         if output_format is OutputFormat.json:
-            sys.stdout.write(json.dumps(reports if len(reports) > 1 else reports[0], indent=2) + "\n")
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        elif output_format is OutputFormat.yaml:
+            sys.stdout.write(_yaml_text(data))
         else:
             explaining.print_text(reports)
         if svg is not None:
@@ -520,6 +637,24 @@ def explain(
             _err(f"kvgen: wrote {svg}")
 
     _run(action)
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+    powershell = "powershell"
+
+
+@app.command()
+def completion(shell: Annotated[Shell, typer.Argument(help="bash, zsh, fish or powershell.")]) -> None:
+    """Print the shell completion script, as helm completion and kubectl completion do:
+    `source <(kvgen completion bash)`, or save it where your shell loads completions."""
+    # typer.completion re-exports it without __all__; its home is the private _completion_shared
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]
+
+    script = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell.value)
+    sys.stdout.write(script + "\n")
 
 
 def _version(value: bool) -> None:
@@ -538,8 +673,12 @@ def _main(
 
 
 def main() -> None:
+    if COMPLETE_VAR in os.environ:  # the completion script asks for completions: typer's shell classes answer
+        from typer.completion import completion_init  # type: ignore[attr-defined]  # re-exported, no __all__
+
+        completion_init()
     try:
-        app()
+        app(prog_name=PROG)  # also as `python -m kvgen`: the completion scripts call `kvgen`
     except KeyboardInterrupt:  # outside a command (while starting up): no traceback either
         _err("kvgen: interrupted")
         sys.exit(EXIT_INTERRUPTED)

@@ -17,7 +17,7 @@ from kvgen import context as layout
 from kvgen import kube, render
 from kvgen import plan as planning
 from kvgen.context_types import Context
-from kvgen.dialects import NO_OPTIONS, Converted, Options, Unit, translate
+from kvgen.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.errors import KvgenError, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
 from kvgen.spec import Spec
@@ -44,6 +44,7 @@ class Compiled:
 class Output:
     compiled: list[Compiled]
     warnings: list[Problem] = field(default_factory=list)  # input documents left out
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why): found in a directory, not kvgen's
 
     @property
     def input_warnings(self) -> list[Problem]:
@@ -58,8 +59,9 @@ class Output:
 class InputErrors(KvgenError):
     """Problems with the inputs, one SpecError per file."""
 
-    def __init__(self, errors: list[SpecError]):
+    def __init__(self, errors: list[SpecError], skipped: list[tuple[str, str]] | None = None):
         self.errors = errors
+        self.skipped = skipped or []
         super().__init__("\n".join(map(str, errors)))
 
 
@@ -134,35 +136,64 @@ def _group(errors: list[SpecError]) -> list[SpecError]:
     return [SpecError(f, ps) for f, ps in sorted(by_file.items())]
 
 
-def _translate(inputs: Sequence[Input], options: Options) -> tuple[list[Unit], list[Problem], list[SpecError]]:
+def _not_ours(docs: list[SourceDoc]) -> str | None:
+    """Why a file found in a directory is left out: none of its documents is kvgen's input."""
+    if not docs:
+        return "empty"
+    reasons = [foreign(d.data) for d in docs]
+    if any(r is None for r in reasons):
+        return None
+    return reasons[0] if len(set(reasons)) == 1 else f"{reasons[0]} (and {len(reasons) - 1} more documents)"
+
+
+def _translate(
+    inputs: Sequence[Input], options: Options, skippable: frozenset[str] = frozenset()
+) -> tuple[list[Unit], list[Problem], list[SpecError], list[tuple[str, str]]]:
+    """Units, warnings, errors, and the files of ``skippable`` (found in a directory) left out
+    because nothing in them is kvgen's (a CI workflow, another tool's manifests)."""
     docs: list[SourceDoc] = []
     errors: list[SpecError] = []
+    skipped: list[tuple[str, str]] = []
     for name, text in inputs:
         try:
             file_docs = load_documents(text, name)
         except SpecError as exc:
             errors.append(exc)
             continue
+        if name in skippable:
+            why = _not_ours(file_docs)
+            if why is not None:
+                skipped.append((name, why))
+                continue
         if not file_docs:
             errors.append(SpecError(name, [Problem((), "no spec found (the input is empty)")]))
         docs += file_docs
     units, warnings, translate_errors = translate(docs, options)
     errors += translate_errors
     if not errors and not units and inputs:
+        left = f" ({len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped as not kvgen's)" if skipped else ""
         errors.append(
             SpecError(
-                inputs[0][0], [Problem((), "no spec found: no native spec, KAITO or KServe resource in the input")]
+                inputs[0][0],
+                [Problem((), f"no spec found: no native spec, KAITO or KServe resource in the input{left}")],
             )
         )
-    return units, warnings, errors
+    return units, warnings, errors, skipped
 
 
-def translate_inputs(inputs: Sequence[Input], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
+def translate_inputs(
+    inputs: Sequence[Input],
+    options: Options = NO_OPTIONS,
+    skippable: frozenset[str] = frozenset(),
+    skipped: list[tuple[str, str]] | None = None,
+) -> tuple[list[Unit], list[Problem]]:
     """Every input (name, text) as units to compile, and warnings; InputErrors if any input
-    cannot be read or translated."""
-    units, warnings, errors = _translate(inputs, options)
+    cannot be read or translated. Files of ``skippable`` left out are added to ``skipped``."""
+    units, warnings, errors, left_out = _translate(inputs, options, skippable)
+    if skipped is not None:
+        skipped += left_out
     if errors:
-        raise InputErrors(_group(errors))
+        raise InputErrors(_group(errors), left_out)
     return units, warnings
 
 
@@ -171,9 +202,11 @@ def compile_inputs(
     k8s_version: str = kube.DEFAULT_VERSION,
     options: Options = NO_OPTIONS,
     progress: Progress | None = None,
+    skippable: frozenset[str] = frozenset(),
 ) -> Output:
-    """Compile every spec of every input. Raises InputErrors with the problems of all of them."""
-    units, warnings, errors = _translate(inputs, options)
+    """Compile every spec of every input. Raises InputErrors with the problems of all of them.
+    Inputs named in ``skippable`` (found in a directory) are left out when nothing in them is kvgen's."""
+    units, warnings, errors, skipped = _translate(inputs, options, skippable)
     results: list[Compiled] = []
     if progress is not None:
         progress.start(len(units))
@@ -189,8 +222,8 @@ def compile_inputs(
         if progress is not None:
             progress.stop()
     if errors:
-        raise InputErrors(_group(errors))
-    return Output(results, warnings)
+        raise InputErrors(_group(errors), skipped)
+    return Output(results, warnings, skipped)
 
 
 def compile_text(
@@ -203,10 +236,16 @@ def compile_text(
         raise SpecError(file, [p for e in exc.errors for p in e.problems]) from None
 
 
-def convert_inputs(inputs: Sequence[Input], options: Options = NO_OPTIONS) -> tuple[list[Unit], list[Problem]]:
+def convert_inputs(
+    inputs: Sequence[Input],
+    options: Options = NO_OPTIONS,
+    skippable: frozenset[str] = frozenset(),
+    skipped: list[tuple[str, str]] | None = None,
+) -> tuple[list[Unit], list[Problem]]:
     """Translate every input to native specs and check them against the spec's schema (not
     the catalog or the node: that is what render and validate do). InputErrors on problems."""
-    units, warnings = translate_inputs(inputs, options)
+    skipped = [] if skipped is None else skipped
+    units, warnings = translate_inputs(inputs, options, skippable, skipped)
     errors: list[SpecError] = []
     for unit in units:
         _spec, problems = parse_spec(unit.doc)
@@ -215,7 +254,7 @@ def convert_inputs(inputs: Sequence[Input], options: Options = NO_OPTIONS) -> tu
                 problems = [unit.conversion.translate(p) for p in problems]
             errors.append(SpecError(unit.conversion.doc.file if unit.conversion else unit.doc.file, problems))
     if errors:
-        raise InputErrors(_group(errors))
+        raise InputErrors(_group(errors), skipped)
     return units, warnings
 
 

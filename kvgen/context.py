@@ -408,8 +408,9 @@ def workloads(
     if server is not None:  # a changed launcher rolls the pods
         annotations[w["annotations"]["launcherSha256"]] = server["launcher"]["sha256"]
     node_selector: dict[str, str] = {}
-    if plan.instance.type:
+    if plan.instance.type and plan.instance.cloud_type:
         node_selector[w["labels"]["instanceType"]] = plan.instance.type
+    node_selector.update(plan.instance.node_selector)  # your own nodes' labels (a catalog row's nodeSelector)
     node_selector.update(spec.scheduling.node_selector)
     account = pod_settings.service_account_name(spec)
 

@@ -586,18 +586,35 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
 def print_text(reports: list[dict[str, Any]]) -> None:
     from rich.console import Console
 
-    render(reports, Console())
+    # no highlighter: rich's ReprHighlighter would style the digits of a model id (gemma-3-12b-it)
+    # apart from the rest; the view's own markup says what is emphasised
+    render(reports, Console(highlight=False))
+
+
+def _svg_format() -> str:
+    """rich's SVG template without its @font-face rules: they fetch Fira Code from a CDN, which
+    a pull request's viewer should not (the font family stays, with monospace after it)."""
+    import inspect
+    import re
+
+    from rich.console import Console
+
+    default = inspect.signature(Console.export_svg).parameters["code_format"].default
+    return re.sub(r"\s*@font-face\s*\{\{.*?\}\}", "", default, flags=re.S)
 
 
 def save_svg(reports: list[dict[str, Any]], path: str, width: int = 120) -> None:
-    """Record the text view and write it as an SVG (to paste into a pull request)."""
+    """Record the text view and write it as an SVG (to paste into a pull request): self-contained,
+    no external font links."""
     import io
 
     from rich.console import Console
 
-    console = Console(record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    console = Console(
+        record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor", highlight=False
+    )
     render(reports, console)
-    console.save_svg(path, title="kvgen explain")
+    console.save_svg(path, title="kvgen explain", code_format=_svg_format())
 
 
 __all__ = ["report", "render", "print_text", "save_svg"]

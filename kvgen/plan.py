@@ -227,6 +227,21 @@ LOAD_BALANCER_WARNING = (
 )
 
 
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # what huggingface_hub reads a token from
+
+
+def gated_warning(spec: Spec) -> str | None:
+    """A gated model (models.yaml `gated:`) with no Hugging Face token: vLLM's download fails."""
+    if spec.model.hf_token_secret is not None or any(e.name in TOKEN_ENV for e in spec.vllm.env):
+        return None
+    if not catalog.gated(spec.model.id):
+        return None
+    return (
+        f"{spec.model.id} is gated on Hugging Face and model.hfTokenSecret is not set: vLLM cannot download it "
+        "without a token of an account that accepted the model's terms; set model.hfTokenSecret to a Secret holding one"
+    )
+
+
 def has_api_key(spec: Spec) -> bool:
     """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
     (which the credential check allows only as a $(VAR) reference)."""
@@ -240,8 +255,9 @@ def has_api_key(spec: Spec) -> bool:
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
     file: kvgen.compiler does that)."""
-    model, problems = catalog.resolve_model(spec.model)
-    instance, inst_problems = catalog.resolve_instance(spec.instance)
+    own = spec.catalog.model_dump(by_alias=True, exclude_none=True) if spec.catalog is not None else {}
+    model, problems = catalog.resolve_model(spec.model, own.get("models"))
+    instance, inst_problems = catalog.resolve_instance(spec.instance, own.get("instances"))
     problems += inst_problems
     # what the API server would refuse (kvgen.apiserver): before sizing, which adds sizes up
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
@@ -275,6 +291,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
             f"multiNode.engine {spec.multi_node.engine} applies to a server spanning several nodes "
             "(parallelism.nodes > 1); this single-node server is a Deployment"
         )
+    gated = gated_warning(spec)
+    if gated:
+        warnings.append(gated)
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context, warnings, access)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     return plan

@@ -8,16 +8,18 @@ cache (kvgen.diskcache's directory, `runs/`) under a key hashing everything its 
 depend on, and the next identical run writes the recorded output without importing the compiler.
 
 The key covers: the arguments (and the program name), the working directory, the bytes of every
-argument that names a regular file, the environment variables kvgen, typer or rich read (all
-`KVGEN_*`, terminal and locale settings; a variable naming a file adds its bytes), whether stdout
-and stderr are terminals, the Python version, the installed distributions (their dist-info names,
-so a dependency upgrade is a new key) and the bytes of kvgen itself (its modules, templates,
-schemas and data files).
+argument that names a regular file (or whose --option=VALUE does, as --catalog=FILE), the
+environment variables kvgen, typer or rich read (all `KVGEN_*`, terminal and locale settings; a
+variable naming a file, or a ':'-separated list of files as KVGEN_CATALOG may, adds their bytes),
+whether stdout and stderr are terminals, the Python version, the installed distributions (their
+dist-info names, so a dependency upgrade is a new key) and the bytes of kvgen itself (its
+modules, templates, schemas and data files).
 
 Not recorded, always run: a command other than render, validate and explain; `render -o DIR`
-(it writes files) and `explain --svg` (it writes a file); a directory or stdin (`-`) among the
-arguments; stdout on a terminal (progress bars, colours); shell completion; any exit code but
-0 and 1 (a usage error may depend on the file system, an internal error must show up again).
+(`--output-dir`; it writes files) and `explain --svg` (it writes a file); a directory or stdin
+(`-`) among the arguments; stdout on a terminal (progress bars, colours); shell completion; any
+exit code but 0 and 1 (a usage error may depend on the file system, an internal error must show
+up again).
 KVGEN_REPLAY=off turns recording and replay off (KVGEN_CACHE_DIR=off turns off every cache).
 """
 
@@ -41,7 +43,7 @@ MAX_ENTRIES = 512  # the oldest entries beyond this are removed when a new one i
 MAX_OUTPUT_CHARS = 4 << 20  # a larger run is not recorded
 
 # Options that make a command write files: such runs are never replayed.
-_WRITES_FILES = {"render": ("-o", "--output"), "explain": ("--svg",)}
+_WRITES_FILES = {"render": ("-o", "--output", "--output-dir"), "explain": ("--svg",)}
 # Environment read by kvgen (KVGEN_*), click/typer and rich (terminal size, colour, encoding).
 _ENV_PREFIXES = ("KVGEN_", "TERM", "TTY_", "JUPYTER_", "LC_", "PYTHON", "CLICOLOR")
 _ENV_NAMES = frozenset({"COLUMNS", "LINES", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "LANG", "LANGUAGE", "HOME"})
@@ -109,18 +111,24 @@ def key(argv: list[str], environ: dict[str, str], stdout_tty: bool, stderr_tty: 
         h.update(f"arg\0{len(arg)}\0{arg}\0".encode("utf-8", "surrogateescape"))
         if os.path.isdir(arg):
             return None
-        data = _regular_file_bytes(arg)
-        if data is not None:
-            h.update(f"file\0{len(data)}\0".encode())
-            h.update(data)
+        # a file named by the argument, or by the value of --option=FILE (--catalog=FILE)
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else None
+        for path in (arg, value) if value else (arg,):
+            data = _regular_file_bytes(path)
+            if data is not None:
+                h.update(f"file\0{len(data)}\0".encode())
+                h.update(data)
     for name in sorted(environ):
         if name.startswith(_ENV_PREFIXES) or name in _ENV_NAMES:
             value = environ[name]
             h.update(f"env\0{name}\0{len(value)}\0{value}\0".encode("utf-8", "surrogateescape"))
-            data = _regular_file_bytes(value) if value else None
-            if data is not None:
-                h.update(f"file\0{len(data)}\0".encode())
-                h.update(data)
+            # a file the variable names, or each of a list of them (KVGEN_CATALOG=a.yaml:b.yaml)
+            paths_ = [value, *value.split(os.pathsep)] if os.pathsep in value else [value] if value else []
+            for path in paths_:
+                data = _regular_file_bytes(path)
+                if data is not None:
+                    h.update(f"file\0{len(path)}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+                    h.update(data)
     try:
         _installation(h)
     except OSError:

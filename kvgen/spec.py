@@ -797,6 +797,59 @@ class Autoscaling(Model):
         return self
 
 
+# ---------------------------------------------------------------- your own catalog rows
+
+
+class CatalogModel(Model):
+    """A model row, as in files/models.yaml: a new model (architecture, layers, kvHeads, headDim and
+    weights required) or fields replacing a built-in row's."""
+
+    architecture: str | None = Field(None, description="vLLM architecture class (config.json architectures[0]).")
+    layers: int | None = Field(None, ge=1, description="num_hidden_layers.")
+    attention_layers: int | None = Field(None, ge=0, description="Layers with a per-token KV cache. Default: layers.")
+    kv_heads: int | None = Field(None, ge=1, description="num_key_value_heads (MLA: 1).")
+    head_dim: int | None = Field(None, ge=1, description="Head dimension (MLA: kv_lora_rank + qk_rope_head_dim).")
+    mla: bool | None = Field(None, description="DeepSeek-style MLA.")
+    hybrid: bool | None = Field(None, description="Hybrid Mamba / linear-attention model.")
+    sliding_layers: int | None = Field(None, ge=0, description="Attention layers with a sliding window.")
+    sliding_window: int | None = Field(None, ge=1, description="Their window, in tokens.")
+    full_kv_heads: int | None = Field(None, ge=1, description="KV heads of full-attention layers where they differ.")
+    full_head_dim: int | None = Field(None, ge=1, description="Head dim of full-attention layers where it differs.")
+    weights: Size | None = Field(None, description="Size of the weights vLLM loads, e.g. 16Gi.")
+    max_model_len: int | None = Field(None, ge=1, description="The model's token limit.")
+    source: str | None = Field(None, description="Where the numbers come from.")
+
+
+class CatalogInstance(Model):
+    """A node type row, as in files/instances.yaml: a new type (gpus, memory, and gpuMemory for GPUs
+    required) or fields replacing a built-in row's. A type with a nodeSelector, or cloud: false, is
+    not a cloud instance type: its pods are not pinned with node.kubernetes.io/instance-type (your
+    own nodes do not carry it) but use the nodeSelector."""
+
+    cloud: Literal["azure", "aws", "gcp", False] | None = Field(
+        None, description="azure, aws or gcp; false for your own nodes (no instance-type pin)."
+    )
+    gpus: int | None = Field(None, ge=0, description="GPUs per node.")
+    gpu_model: str | None = Field(None, description="GPU model name, informational.")
+    gpu_memory: Size | None = Field(None, description="Memory of one GPU.")
+    memory: Size | None = Field(None, description="Host RAM.")
+    cpu: int | None = Field(None, ge=1, description="CPUs.")
+    arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
+    local_disk: Size | None = Field(None, description="Local NVMe (informational).")
+    ephemeral_storage: Size | None = Field(None, description="The kubelet's ephemeral storage on these nodes.")
+    node_selector: dict[str, str] | None = Field(
+        None, description="Labels that select these nodes, used instead of node.kubernetes.io/instance-type."
+    )
+    source: str | None = Field(None, description="Where the numbers come from.")
+
+
+class Catalog(Model):
+    """Rows merged over the built-in catalog (files/models.yaml, files/instances.yaml), field by field."""
+
+    models: dict[str, CatalogModel] = Field(default_factory=dict, description="Model rows by Hugging Face id.")
+    instances: dict[str, CatalogInstance] = Field(default_factory=dict, description="Node type rows by type name.")
+
+
 class Spec(Model):
     """A kvgen spec: one vLLM deployment with KV-cache offloading."""
 
@@ -857,6 +910,11 @@ class Spec(Model):
         default_factory=MultiNode, description="How a server spanning several nodes is rendered."
     )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
+    catalog: Catalog | None = Field(
+        None,
+        description="Your own models and node types, merged over the built-in catalog (kvgen also takes them with "
+        "--catalog FILE or KVGEN_CATALOG; Helm with -f FILE).",
+    )
     probes: Probes = Field(default_factory=Probes, description="vLLM's startup, readiness and liveness probes.")
     disruption_budget: DisruptionBudget = Field(
         default_factory=DisruptionBudget, description="The PodDisruptionBudget of the servers' pods."

@@ -35,13 +35,17 @@ def _unwrap(annotation: Any) -> Any:
 def model_at(path: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The spec model class that sits at ``path`` (list indexes are skipped)."""
     model: Any = Spec
+    keyed = False  # the last field was a dict of models: this part is one of its keys
     for part in path:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         fields = {f.alias or n: f for n, f in model.model_fields.items()}
         if part not in fields:
             return None
-        model = _unwrap(fields[part].annotation)
+        annotation = fields[part].annotation
+        model = _unwrap(annotation)
+        keyed = dict in (typing.get_origin(annotation), *map(typing.get_origin, typing.get_args(annotation)))
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             return None
     return model
@@ -54,7 +58,7 @@ def allowed_keys(path: tuple[str | int, ...]) -> list[str]:
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
-def _problem(error: ErrorDetails, doc: SourceDoc) -> Problem:
+def problem_of(error: ErrorDetails, doc: SourceDoc) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
     hint = None
@@ -94,7 +98,7 @@ def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
-        return None, [_problem(e, doc) for e in exc.errors(include_url=False)] + unnamed + literal
+        return None, [problem_of(e, doc) for e in exc.errors(include_url=False)] + unnamed + literal
     if unnamed or literal:
         return None, unnamed + literal
     if spec.name is None:

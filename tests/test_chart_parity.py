@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 import helm
-from conftest import EXAMPLES, compile_spec, kube_version_of, problem_set, spec
+from conftest import BASE, EXAMPLES, compile_spec, kube_version_of, problem_set, spec
 from kvgen import catalog
 from kvgen.compiler import compile_text
 
@@ -61,6 +61,12 @@ WARNINGS = {
         spec(kvCacheOffloading=IN_CONTAINER, resources={"lmcacheServer": {"requests": {"cpu": "2"}}}),
     r"images\.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container \(vllm/vllm-openai:v0\.33\.0\)":
         spec(kvCacheOffloading=IN_CONTAINER, images={"lmcache": {"tag": "v0.5.6"}}),
+    r"meta-llama/Llama-3\.1-8B-Instruct is gated on Hugging Face and model\.hfTokenSecret is not set: vLLM cannot download it":
+        spec(),
+    r"google/gemma-3-12b-it is gated on Hugging Face":
+        spec(model={"id": "google/gemma-3-12b-it"}, vllm={"env": [{"name": "OTHER", "value": "1"}]}),
+    r"meta-llama/Llama-3\.2-1B-Instruct is gated on Hugging Face":  # an id the catalog lacks is gated too
+        spec(model={**INLINE_MODEL, "id": "meta-llama/Llama-3.2-1B-Instruct"}),
     r"images\.lmcache: the LMCache server runs from lmcache/standalone:v0\.5\.6, the LMCacheMPConnector \(the client\) from the vLLM image":
         spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}),
 }
@@ -87,8 +93,9 @@ def test_notes_print_each_warning_as_kvgen_words_it(pattern):
 
 def test_a_default_value_written_out_is_no_unused_setting():
     """The chart cannot tell a value set to its default from an unset one, so neither warns."""
-    for values in (spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi", "lmcache": {"gpuAccess": "visible-devices"}}),
-                   spec(kvCacheOffloading={"lmcache": {"deviceClassName": "gpu.nvidia.com"}})):
+    token = {**BASE["model"], "hfTokenSecret": {"name": "hf-token", "key": "HF_TOKEN"}}  # the model is gated
+    for values in (spec(model=token, kvCacheOffloading={"backend": "native", "cpu": "100Gi", "lmcache": {"gpuAccess": "visible-devices"}}),
+                   spec(model=token, kvCacheOffloading={"lmcache": {"deviceClassName": "gpu.nvidia.com"}})):
         assert _cli_and_chart_warnings(values) == ([], [])
 
 

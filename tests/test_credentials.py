@@ -104,7 +104,8 @@ def test_a_kaito_literal_in_the_inference_config_is_refused_at_its_line():
 
 
 def test_api_key_secret_becomes_vllm_api_key_from_the_secret_in_kvgen_and_the_chart():
-    values = spec(service={"type": "LoadBalancer", "apiKeySecret": SECRET})
+    token = {"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}  # gated
+    values = spec(model=token, service={"type": "LoadBalancer", "apiKeySecret": SECRET})
     compiled = compile_spec(values)
     env = container(compiled, "vllm")["env"]
     assert {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": SECRET}} in env

@@ -429,7 +429,7 @@ def test_kserve_instance_from_node_selector_and_conflict_with_annotation():
 
 @pytest.mark.parametrize("fragment,path,message", [
     ("  model:\n    uri: s3://bucket/qwen\n", "spec.model.uri",
-     "'s3://bucket/qwen': kvgen serves Hugging Face models (hf://ORG/NAME); other storage is not supported"),
+     "'s3://bucket/qwen': kvgen serves Hugging Face models (hf://ORG/NAME) or weights on a claim (pvc://CLAIM/PATH); other storage is not supported"),
     ("  template:\n    containers:\n      - name: main\n        command: [python]\n", "spec.template.containers[0].command",
      "a command replaces KServe's launch script (and with it the offloading flags); kvgen starts vLLM itself"),
     ("  template:\n    containers:\n      - name: sidecar\n        image: busybox\n", "spec.template.containers[0]",

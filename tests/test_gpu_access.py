@@ -270,7 +270,8 @@ def test_notes_warn_when_the_server_image_differs_from_vllms():
     text = notes(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}))
     assert ("Warning: images.lmcache: the LMCache server runs from lmcache/standalone:v0.5.6, the LMCacheMPConnector "
             "(the client) from the vLLM image vllm/vllm-openai:v0.33.0") in text
-    assert "Warning" not in notes(spec())
+    token = {"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}  # gated
+    assert "Warning" not in notes(spec(model=token))
     assert "LMCache GPU access" not in notes(spec(kvCacheOffloading={"enabled": False}))
 
 

@@ -194,9 +194,9 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a shell; a background job inherits SIG_IGN
         from kvgen import cli
         real = cli._inputs
-        def interrupted(specs):
+        def interrupted(*args):
             os.kill(os.getpid(), signal.SIGINT)
-            return real(specs)
+            return real(*args)
         cli._inputs = interrupted
         sys.argv = ["kvgen", "render", {str(spec)!r}]
         cli.main()

@@ -38,6 +38,18 @@ def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / example.name).read_text()
+    # what `pipx install .` (or `pipx install git+https://...`) gives: the command, its version, its completion
+    version = subprocess.run([str(bin_dir / "kvgen"), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert version.returncode == 0 and version.stdout.startswith("kvgen "), version.stderr
+    completion = subprocess.run([str(bin_dir / "kvgen"), "completion", "bash"], capture_output=True, text=True,
+                                cwd=tmp_path, env=env)
+    assert "complete -o default -F _kvgen_completion kvgen" in completion.stdout, completion.stderr
+    # your own catalog over the shipped one (the shipped models.yaml with its gated list included)
+    onprem = ROOT / "examples" / "onprem-dgx-a100.yaml"
+    own = subprocess.run([str(bin_dir / "kvgen"), "render", "-q", str(onprem)], capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert own.returncode == 0, own.stderr
+    assert own.stdout == (GOLDEN / onprem.name).read_text()
     located = subprocess.run(
         [str(bin_dir / "python"), "-c", "import kvgen.paths as p; print(p.files_dir())"],
         capture_output=True, text=True, cwd=tmp_path, env=env, check=True,

@@ -23,7 +23,7 @@ from typing import Any
 
 from kvgen.dialects import kaito, kserve
 from kvgen.dialects.core import Converted
-from kvgen.errors import Problem, SpecError
+from kvgen.errors import Problem, SpecError, suggest
 from kvgen.source import SourceDoc
 
 NATIVE, KAITO, KSERVE, CONFIGMAP, OTHER = "native", "kaito", "kserve", "configmap", "other"
@@ -56,6 +56,50 @@ def classify(data: Any) -> str:
     if api == "v1" and data.get("kind") == "ConfigMap":
         return CONFIGMAP
     return OTHER
+
+
+def _spec_keys() -> frozenset[str]:
+    from kvgen.spec import Spec
+
+    return frozenset(f.alias or n for n, f in Spec.model_fields.items())
+
+
+# keys a spec shares with most YAML files: they alone do not make a document a spec
+_GENERIC_KEYS = frozenset({"name", "namespace"})
+
+
+def foreign(data: Any) -> str | None:
+    """Why a document found in a directory is not kvgen's input (None when it is). Kept narrow,
+    so a spec with a mistake is never passed over: a document without apiVersion/kind is a spec
+    when it has a key of a spec (other than name/namespace), or when at least half its keys are
+    close to such keys (typos);
+    a manifest is ours when kvgen reads its kind (a ConfigMap when it holds KAITO's
+    inference_config.yaml)."""
+    if not isinstance(data, dict):
+        return f"a YAML {type(data).__name__ if data is not None else 'null'}, not a mapping"
+    kind = classify(data)
+    if kind == NATIVE:
+        keys = [str(k) for k in data]
+        if keys == ["catalog"]:
+            return "a kvgen catalog file (give it with --catalog FILE)"
+        spec_keys = _spec_keys() - _GENERIC_KEYS
+        near = [k for k in keys if k not in spec_keys and suggest(k, spec_keys)]
+        # a spec key, or typos for at least half the keys: a GitHub workflow's `jobs` is close to
+        # `probes`, but its name, on and jobs are not a spec with a typo
+        if any(k in spec_keys for k in keys) or (near and 2 * len(near) >= len(keys)):
+            return None
+        shown = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
+        return f"not a kvgen spec (no model; keys {shown})" if keys else "an empty mapping"
+    if kind == CONFIGMAP:
+        cm_data = data.get("data")
+        return (
+            None
+            if isinstance(cm_data, dict) and kaito.CONFIG_KEY in cm_data
+            else "a ConfigMap without KAITO's " + kaito.CONFIG_KEY
+        )
+    if kind == OTHER:
+        return f"{data.get('apiVersion')} {data.get('kind')}, a kind kvgen does not read"
+    return None
 
 
 def translate(
@@ -108,4 +152,16 @@ def translate(
     return units, warnings, errors
 
 
-__all__ = ["Converted", "Options", "Unit", "classify", "translate", "NATIVE", "KAITO", "KSERVE", "CONFIGMAP", "OTHER"]
+__all__ = [
+    "Converted",
+    "Options",
+    "Unit",
+    "classify",
+    "foreign",
+    "translate",
+    "NATIVE",
+    "KAITO",
+    "KSERVE",
+    "CONFIGMAP",
+    "OTHER",
+]

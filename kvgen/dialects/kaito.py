@@ -111,8 +111,9 @@ class ConfigMaps:
             self.problems.append(
                 Problem(
                     ("metadata", "name"),
-                    f"ConfigMap {key[0]}/{key[1]} is defined twice (first at {first})",
-                    None,
+                    f"ConfigMap {key[0]}/{key[1]} is defined twice: here and at {first}",
+                    "keep one copy: the KAITO resources of every input share one set of ConfigMaps "
+                    "(leave a file out with --exclude GLOB)",
                     doc.locate(("metadata", "name")),
                 )
             )

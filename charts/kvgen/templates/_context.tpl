@@ -360,8 +360,9 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{/* a changed launcher rolls the pods */}}
 {{- if $s.lmcache -}}{{- $_ := set $annotations $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
 {{- $nodeSelector := dict -}}
-{{- if $s.inst.type -}}{{- $_ := set $nodeSelector $key.instanceType $s.inst.type -}}{{- end -}}
-{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) $nodeSelector -}}
+{{- if and $s.inst.type $s.inst.cloudType -}}{{- $_ := set $nodeSelector $key.instanceType $s.inst.type -}}{{- end -}}
+{{/* your own nodes' labels (a catalog row's nodeSelector), then the spec's: later ones win */}}
+{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) (deepCopy $s.inst.nodeSelector) $nodeSelector -}}
 {{- $base := dict "annotations" $annotations "vllm" $s.vllm "volumes" $s.volumes -}}
 {{- if $nodeSelector -}}{{- $_ := set $base "nodeSelector" $nodeSelector -}}{{- end -}}
 {{- with $v.scheduling.tolerations -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}

@@ -20,9 +20,14 @@ dict built by kvgen.context and records results or problems in it.
 {{- $s := . -}}
 {{- $spec := $s.V.model -}}
 {{- $catalog := ($s.F.Get "files/models.yaml" | fromYaml).models -}}
+{{- $builtin := $catalog -}}
+{{/* the values' catalog rows (a file given with -f, or the spec's catalog:) merged over files/models.yaml (kvgen/catalog.py merge_rows) */}}
+{{- $own := dict -}}{{- with $s.V.catalog -}}{{- with .models -}}{{- $own = . -}}{{- end -}}{{- end -}}
+{{- if $own -}}{{- $catalog = merge (deepCopy $own) $catalog -}}{{- end -}}
 {{- $row := dict -}}
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
 {{- $m := deepCopy $row -}}
+{{- if hasKey $own $spec.id -}}{{- $m = mergeOverwrite (deepCopy (default dict (index $builtin $spec.id))) (deepCopy (index $own $spec.id)) -}}{{- end -}}
 {{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
@@ -79,10 +84,17 @@ dict built by kvgen.context and records results or problems in it.
 {{- $s := . -}}
 {{- $spec := $s.V.instance -}}
 {{- $catalog := ($s.F.Get "files/instances.yaml" | fromYaml).instances -}}
+{{- $builtin := $catalog -}}
+{{/* the values' catalog rows merged over files/instances.yaml (kvgen/catalog.py merge_rows) */}}
+{{- $own := dict -}}{{- with $s.V.catalog -}}{{- with .instances -}}{{- $own = . -}}{{- end -}}{{- end -}}
+{{- if $own -}}{{- $catalog = merge (deepCopy $own) $catalog -}}{{- end -}}
 {{- $type := "" -}}
 {{- if include "kvgen.isSet" (list $spec "type") -}}{{- $type = toString $spec.type -}}{{- end -}}
 {{- $row := dict -}}
 {{- if and $type (hasKey $catalog $type) -}}{{- $row = index $catalog $type -}}{{- end -}}
+{{- if and $type (hasKey $own $type) -}}{{- $row = mergeOverwrite (deepCopy (default dict (index $builtin $type))) (deepCopy (index $own $type)) -}}{{- end -}}
+{{/* a row with a nodeSelector, or cloud: false, is not a cloud instance type: no instance-type pin (kvgen/catalog.py cloud_type) */}}
+{{- $cloudType := not (or (and (hasKey $row "cloud") (kindIs "bool" $row.cloud) (not $row.cloud)) (not (empty $row.nodeSelector))) -}}
 {{- $m := deepCopy $row -}}
 {{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" "ephemeralStorage" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
@@ -124,7 +136,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if include "kvgen.isSet" (list $m "gpuModel") -}}{{- $gpuModel = toString $m.gpuModel -}}{{- end -}}
 {{- $memory := int64 0 -}}
 {{- if include "kvgen.isSet" (list $m "memory") -}}{{- $memory = include "kvgen.bytes" $m.memory | int64 -}}{{- end -}}
-{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel) -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
 {{- end -}}
 {{- end -}}
 

@@ -25,6 +25,16 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and (ne $v.multiNode.engine "statefulset") (eq (int64 $v.parallelism.nodes) 1) -}}
 {{- $out = append $out (printf "multiNode.engine %s applies to a server spanning several nodes (parallelism.nodes > 1); this single-node server is a Deployment" $v.multiNode.engine) -}}
 {{- end -}}
+{{/* a gated model without a Hugging Face token (kvgen/plan.py gated_warning; files/models.yaml gated:) */}}
+{{- $token := not (empty $v.model.hfTokenSecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if has (toString $e.name) (list "HF_TOKEN" "HUGGING_FACE_HUB_TOKEN") -}}{{- $token = true -}}{{- end -}}{{- end -}}
+{{- if not $token -}}
+{{- $gated := false -}}
+{{- range $g := default list ($s.F.Get "files/models.yaml" | fromYaml).gated -}}{{- if regexMatch $g.pattern (toString $v.model.id) -}}{{- $gated = true -}}{{- end -}}{{- end -}}
+{{- if $gated -}}
+{{- $out = append $out (printf "%s is gated on Hugging Face and model.hfTokenSecret is not set: vLLM cannot download it without a token of an account that accepted the model's terms; set model.hfTokenSecret to a Secret holding one" (toString $v.model.id)) -}}
+{{- end -}}
+{{- end -}}
 {{/* settings the GPU access mode in force does not use (kvgen/gpu_access.py warnings) */}}
 {{- $access := $s.gpuAccess -}}
 {{- $lm := $o.lmcache -}}
