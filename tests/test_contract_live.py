@@ -14,7 +14,7 @@ import json
 import pytest
 
 import contract_support as cs
-from kvgen import catalog, quantity
+from kvgen import catalog, connector, model_source, quantity
 from kvgen import remote as kvgen_remote
 
 pytestmark = pytest.mark.contract
@@ -51,7 +51,11 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     facts = _ok(live, r.id)
     # the real parser understood what the spec meant, not merely "no error"
     spec, rt = r.compiled.spec, catalog.runtime()
-    assert facts["model"] == spec.model.id
+    if model_source.model_pvc(spec) is None:
+        assert facts["model"] == spec.model.id
+    else:  # weights on a claim: vLLM loads the mounted directory and serves it under the model's id
+        assert facts["model"] == connector.wiring()["modelPvc"]["mountPath"]
+        assert facts["served_model_name"] in (spec.model.id, [spec.model.id])
     assert facts["tensor_parallel_size"] == spec.parallelism.tensor
     assert facts["pipeline_parallel_size"] == spec.parallelism.pipeline
     assert facts["data_parallel_size"] == spec.parallelism.data

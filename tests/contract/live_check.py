@@ -100,6 +100,7 @@ class VllmChecker:
         kv = ea.kv_transfer_config
         facts = {
             "model": ea.model,
+            "served_model_name": ea.served_model_name,
             "tensor_parallel_size": ea.tensor_parallel_size,
             "pipeline_parallel_size": ea.pipeline_parallel_size,
             "data_parallel_size": ea.data_parallel_size,
