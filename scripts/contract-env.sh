@@ -22,7 +22,9 @@
 # parsers succeeded, while the venv still sits in a temporary build directory, and the build
 # directory is then renamed into place in one step. A build that is killed leaves at most a
 # .build-* directory (removed by the next build), never a venv that looks complete.
-# Pip's output goes to stderr; stdout carries only the venv dir and the python path.
+# Pip's output goes to stderr; stdout carries only the venv dir and the python path. The venv
+# bookkeeping (marker, lock, build dir, publish) is scripts/lib/cached-venv.sh, shared with
+# scripts/checkov-env.sh.
 set -euo pipefail
 
 VLLM_VERSION=0.33.0
@@ -35,25 +37,16 @@ PY_TAG=py${PY_VERSION/./}
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REQUIREMENTS="$SCRIPT_DIR/contract-requirements.txt"
 CACHE_DIR=${KVGEN_CACHE_DIR:-$HOME/.cache/kvgen}
-VENV_NAME="contract-venv-vllm${VLLM_VERSION}-lmcache${LMCACHE_VERSION}-${PY_TAG}"
-VENV="$CACHE_DIR/$VENV_NAME"
-MARKER_NAME=.kvgen-contract-ok
-MARKER="$VENV/$MARKER_NAME"
 WHEEL_DIR=${KVGEN_WHEEL_DIR:-/opt/wheels}
+TOOL=contract-env
+VENV_NAME="contract-venv-vllm${VLLM_VERSION}-lmcache${LMCACHE_VERSION}-${PY_TAG}"
+MARKER_NAME=.kvgen-contract-ok
+EXE=bin/python
+HELP_END=27
+# shellcheck source=lib/cached-venv.sh
+. "$SCRIPT_DIR/lib/cached-venv.sh"
 
-log() { printf 'contract-env: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-done_ok() { printf '%s\n%s\n' "$VENV" "$VENV/bin/python"; exit 0; }
-
-mode=build
-case "${1:-}" in
-  "") ;;
-  --check) mode=check ;;
-  --rebuild) mode=rebuild ;;
-  -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) die "unknown argument: $1 (try --help)" ;;
-esac
-
+venv_mode "$@"
 [ -f "$REQUIREMENTS" ] || die "missing $REQUIREMENTS"
 
 # The marker records what was installed, so that a change of pins invalidates the venv.
@@ -63,11 +56,7 @@ stamp() {
   printf 'requirements-sha256=%s\n' "$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
 }
 EXPECTED_STAMP=$(stamp)
-is_complete() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$EXPECTED_STAMP" ] && [ -x "$VENV/bin/python" ]; }
-
-# Fast path: nothing to do.
-if [ "$mode" != rebuild ] && is_complete; then done_ok; fi
-if [ "$mode" = check ]; then log "not built (or stale): $VENV"; exit 1; fi
+venv_reuse
 
 # Pick the interpreter.
 if [ -n "${KVGEN_PYTHON:-}" ]; then PYTHON=$KVGEN_PYTHON
@@ -77,26 +66,11 @@ have=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/n
   || die "cannot run $PYTHON"
 [ "$have" = "$PY_VERSION" ] || die "$PYTHON is Python $have; the pins in $REQUIREMENTS need Python $PY_VERSION (set KVGEN_PYTHON)"
 
-mkdir -p "$CACHE_DIR"
-
-# One build at a time per venv; whoever waited re-checks, because the other may have finished.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$CACHE_DIR/.$VENV_NAME.lock"
-  if ! flock -n 9; then log "waiting for another build of $VENV_NAME ..."; flock 9; fi
-  if [ "$mode" != rebuild ] && is_complete; then done_ok; fi
-fi
-
-# Leftovers of killed builds (we hold the lock, so nobody else is using them).
-rm -rf "$CACHE_DIR/.build-$VENV_NAME".* "$CACHE_DIR/.old-$VENV_NAME".* 2>/dev/null || true
-
-BUILD=$(mktemp -d "$CACHE_DIR/.build-$VENV_NAME.XXXXXX")
-chmod 755 "$BUILD"   # mktemp -d makes it 0700
+venv_lock
+venv_start
 CONSTRAINTS=$(mktemp "${TMPDIR:-/tmp}/kvgen-contract-constraints.XXXXXX")
 trap 'rm -rf "$BUILD" "$CONSTRAINTS"' EXIT
 echo "torch==$TORCH_VERSION" >"$CONSTRAINTS"
-
-start=$SECONDS
-log "building $VENV (in $BUILD)"
 "$PYTHON" -m venv "$BUILD" >&2
 
 find_links=()
@@ -167,21 +141,4 @@ log "smoke run of both parsers"
     "$BUILD/bin/python" -c "$SMOKE" "$VLLM_VERSION" "$LMCACHE_VERSION" ) >&2 \
   || die "smoke run failed; the venv was not installed"
 
-# Console scripts carry the build dir in their shebang; point them at the final place.
-grep -rlI -- "$BUILD" "$BUILD/bin" 2>/dev/null | while IFS= read -r f; do
-  sed -i "s|$BUILD|$VENV|g" "$f"
-done
-sed -i "s|$BUILD|$VENV|g" "$BUILD/pyvenv.cfg"
-
-# Publish: marker first (inside the build dir), then one rename.
-printf '%s\n' "$EXPECTED_STAMP" >"$BUILD/$MARKER_NAME"
-if [ -e "$VENV" ]; then
-  OLD=$(mktemp -d "$CACHE_DIR/.old-$VENV_NAME.XXXXXX")
-  mv -T "$VENV" "$OLD/venv"
-  rm -rf "$OLD"
-fi
-mv -T "$BUILD" "$VENV"
-trap 'rm -f "$CONSTRAINTS"' EXIT
-
-log "built in $((SECONDS - start)) s: $VENV ($(du -sh "$VENV" 2>/dev/null | cut -f1))"
-done_ok
+venv_publish
