@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-FORMAT = "1"  # bump when the meaning of an entry changes
+FORMAT = "2"  # bump when the meaning of an entry or the derivation of its key changes
 COMMANDS = frozenset({"render", "validate", "explain"})
 RECORDED_EXITS = frozenset({0, 1})
 MAX_ENTRIES = 512  # the oldest entries beyond this are removed when a new one is written
@@ -66,6 +66,15 @@ def _regular_file_bytes(path: str) -> bytes | None:
             return fh.read()
     except (OSError, ValueError):
         return None
+
+
+def _add_files(h: Any, paths: list[str]) -> None:
+    """Hash the bytes of each distinct path that names a regular file (the others add nothing)."""
+    for path in dict.fromkeys(p for p in paths if p):
+        data = _regular_file_bytes(path)
+        if data is not None:
+            h.update(f"file\0{len(path)}\0{path}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+            h.update(data)
 
 
 def _installation(h: Any) -> None:
@@ -112,23 +121,13 @@ def key(argv: list[str], environ: dict[str, str], stdout_tty: bool, stderr_tty: 
         if os.path.isdir(arg):
             return None
         # a file named by the argument, or by the value of --option=FILE (--catalog=FILE)
-        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else None
-        for path in (arg, value) if value else (arg,):
-            data = _regular_file_bytes(path)
-            if data is not None:
-                h.update(f"file\0{len(data)}\0".encode())
-                h.update(data)
+        _add_files(h, [arg, arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else ""])
     for name in sorted(environ):
         if name.startswith(_ENV_PREFIXES) or name in _ENV_NAMES:
             value = environ[name]
             h.update(f"env\0{name}\0{len(value)}\0{value}\0".encode("utf-8", "surrogateescape"))
             # a file the variable names, or each of a list of them (KVGEN_CATALOG=a.yaml:b.yaml)
-            paths_ = [value, *value.split(os.pathsep)] if os.pathsep in value else [value] if value else []
-            for path in paths_:
-                data = _regular_file_bytes(path)
-                if data is not None:
-                    h.update(f"file\0{len(path)}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
-                    h.update(data)
+            _add_files(h, [value, *value.split(os.pathsep)])
     try:
         _installation(h)
     except OSError:
