@@ -501,7 +501,36 @@ FAST_INDICATORS = 2000
 # A merge key, a tag, a directive, an escape that could be a surrogate; and what libyaml reads
 # more leniently than ruamel.yaml's pure parser (a tab, a block scalar's header and indentation:
 # libyaml takes "a: |#" and "key: value<TAB>", which ruamel refuses, found by fuzzing both).
-_SLOW = ("<<", "!", "%YAML", "\\u", "\\U", "\t", "|", ">")
+_SLOW = ("%YAML", "\\u", "\\U", "\t")
+# These matter only outside comments: in a comment (or in quoted text) none can be a merge key, a
+# tag or a block scalar's header, and specs' comments say "maxReplicas > 1" or "<namespace>".
+_SLOW_OUTSIDE_COMMENTS = ("<<", "!", "|", ">")
+
+
+def _without_comments(text: str) -> str:
+    """``text`` less what is surely a comment: from a '#' that starts a line or follows a blank, to the
+    end of its line, when no quote comes before it on the line. Conservative: the text cut is either
+    a comment or the inside of a quoted or block scalar begun on an earlier line, which holds no
+    syntax (a block scalar's own header is never cut: nothing but a comment follows it)."""
+    out = []
+    for line in text.split("\n"):
+        at = line.find("#")
+        while at > 0 and line[at - 1] not in " \t":
+            at = line.find("#", at + 1)
+        if at >= 0 and "'" not in line[:at] and '"' not in line[:at]:
+            line = line[:at]
+        out.append(line)
+    return "\n".join(out)
+
+
+def _fast(text: str) -> bool:
+    """Whether the C parser reads ``text`` exactly as the round-trip loader does."""
+    if any(s in text for s in _SLOW) or sum(map(text.count, "[{-?:")) > FAST_INDICATORS:
+        return False
+    if not any(s in text for s in _SLOW_OUTSIDE_COMMENTS):
+        return True
+    code = _without_comments(text)
+    return not any(s in code for s in _SLOW_OUTSIDE_COMMENTS)
 
 
 def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
@@ -513,7 +542,7 @@ def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
         text = decode(text, file)
     elif len(text) > MAX_INPUT_BYTES and len(text.encode("utf-8")) > MAX_INPUT_BYTES:
         raise SpecError(file, [_too_large(file)])
-    if not any(s in text for s in _SLOW) and sum(map(text.count, "[{-?:")) <= FAST_INDICATORS:
+    if _fast(text):
         try:
             budget = [
                 MAX_NODES // 2,

@@ -68,6 +68,51 @@ def test_a_problem_still_names_its_line_and_column():
     assert "spec.yaml:6:1: " in str(err.value)
 
 
+def test_a_spec_whose_comments_hold_yaml_indicators_takes_the_fast_path(monkeypatch):
+    """'>', '|', '!' and '<<' in a comment are no syntax: such a spec is read by the C parser (the
+    examples' comments say "maxReplicas > 1" and "publishers/<namespace>/models")."""
+    text = (ROOT / "examples" / "metrics-pdb-keda.yaml").read_text()
+    assert "> 1" in text
+    text += "# | >- !tag <<: *x\n  # indented: |\nextra: 1 # trailing > comment\n"
+
+    def refuse(text, file):
+        raise AssertionError("read by the round-trip loader")
+
+    monkeypatch.setattr(source, "_load_round_trip", refuse)
+    (doc,) = source.load_documents(text, "spec.yaml")
+    assert doc.data["extra"] == 1
+
+
+@pytest.mark.parametrize("text", [
+    "a: |\n  x\n",  # a block scalar
+    "a: >- # folded\n  x\n",  # its header, then a comment
+    "a: |#\n  x\n",  # libyaml takes this header, ruamel.yaml refuses it
+    "a: b\n# c\nd: !t x\n",  # a tag after a comment line
+    "a: &x {b: 1}\nc:\n  <<: *x # merged\n",  # a merge key before a comment
+    "a: 'it # is' |\n",  # a quote before the '#': nothing is cut
+])
+def test_yaml_indicators_outside_comments_still_take_the_exact_path(text, monkeypatch):
+    calls = []
+    exact = source._load_round_trip
+    monkeypatch.setattr(source, "_load_round_trip", lambda t, f: calls.append(t) or exact(t, f))
+    try:
+        source.load_documents(text, "x.yaml")
+    except SpecError:
+        pass
+    assert calls == [text]
+
+
+COMMENTED = ["a", "b: ", "- ", "\n", "\n  ", "|", ">", "|-", "!", "!!str ", "<<: ", "*x", "&x ", "#", " #", " # |", "\t#",
+             "'", '"', "[", "]", "{", "}", ",", ":", " ", "1"]
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(COMMENTED), min_size=1, max_size=16).map("".join))
+def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
+    """Fuzzed near-YAML rich in comments, quotes and the indicators read only outside comments."""
+    test_edge_inputs_read_as_the_round_trip_loader_reads_them(text)
+
+
 @pytest.mark.parametrize("text", [
     "a: 1\na: 2\n",  # duplicate key: the round-trip loader's error
     "a: [1\n",  # malformed
