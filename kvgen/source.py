@@ -430,6 +430,18 @@ def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
         raise SpecError(file, [_reader_problem(exc, text, file)]) from None
     except YAMLError as exc:
         raise SpecError(file, [Problem((), f"malformed YAML: {exc}")]) from None
+    except AssertionError:  # ruamel.yaml's own check, failed on comments it cannot place ("\n\n| #", fuzzed)
+        raise SpecError(
+            file,
+            [
+                Problem(
+                    (),
+                    "the YAML reader (ruamel.yaml) failed on this input: it could not place a comment, "
+                    "likely one on a block scalar's header line (| or >)",
+                    "move that comment to a line of its own, or check that this is a kvgen spec",
+                )
+            ],
+        ) from None
     docs = []
     lines = tuple(text.splitlines())
     problems: list[Problem] = []

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from ruamel.yaml import YAML
 
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT, run_kvgen
 from kvgen import render, source
 from kvgen.compiler import compile_document, compile_text
 from kvgen.errors import SpecError
@@ -100,6 +100,15 @@ def test_yaml_indicators_outside_comments_still_take_the_exact_path(text, monkey
     except SpecError:
         pass
     assert calls == [text]
+
+
+def test_a_comment_the_round_trip_loader_cannot_place_is_a_problem_not_a_crash():
+    """Found by the fuzzing below: ruamel.yaml's round-trip loader fails its own assertion here."""
+    with pytest.raises(SpecError) as err:
+        source.load_documents("\n\n| #\n", "x.yaml")
+    assert "could not place a comment" in str(err.value)
+    result = run_kvgen("validate", "-", input="\n\n| #\n", env={"KVGEN_REPLAY": "off"})
+    assert result.returncode == 1 and "internal error" not in result.stderr
 
 
 COMMENTED = ["a", "b: ", "- ", "\n", "\n  ", "|", ">", "|-", "!", "!!str ", "<<: ", "*x", "&x ", "#", " #", " # |", "\t#",
