@@ -84,14 +84,19 @@ def _is_size(field: Any) -> bool:
     return annotation == spec_module.Size or spec_module.Size in typing.get_args(annotation)
 
 
+@cache
+def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """(attribute, key, is a size) for each field of a model class: worked out once per class."""
+    return tuple((name, field.alias or name, _is_size(field)) for name, field in model.model_fields.items())
+
+
 def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
     """Every size set in the spec (a ``Size`` field anywhere in the models), with its path."""
-    for name, field in type(model).model_fields.items():
+    for name, key, is_size in _fields(type(model)):
         value = getattr(model, name)
-        key = field.alias or name
         if value is None:
             continue
-        if _is_size(field):
+        if is_size:
             yield (*path, key), value
         elif isinstance(value, BaseModel):
             yield from sizes(value, (*path, key))

@@ -114,12 +114,19 @@ def _load_all() -> Any:
         yaml.MappingNode: yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     }
 
+    plain_tags: dict[str, str] = {}  # a plain scalar's tag depends on its text alone: the same keys recur
+
     class Loader(yaml.CSafeLoader):
         yaml_implicit_resolvers: dict[Any, Any] = {}
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             if kind is yaml.ScalarNode and implicit[0]:  # a plain scalar: the resolvers decide
-                return super().resolve(kind, value, implicit)
+                tag = plain_tags.get(value)
+                if tag is None:
+                    tag = super().resolve(kind, value, implicit)
+                    if len(value) <= 64 and len(plain_tags) < 4096:
+                        plain_tags[value] = tag
+                return tag
             return defaults[kind]  # what BaseResolver.resolve returns for the rest (no path resolvers here)
 
     for versions, tag, regexp, first in implicit_resolvers:
