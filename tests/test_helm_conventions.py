@@ -7,6 +7,7 @@ from one file, `helm lint --strict`, chart-testing values, `helm test`, packagin
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 
 import helm_python
@@ -223,6 +224,53 @@ def test_helm_cli_names_validate_yaml_for_a_deployment_spec(tmp_path):
     assert result.returncode != 0
     assert "execution error at (kvgen/templates/validate.yaml:" in result.stderr
     assert "parallelism: tensor 3 x pipeline 1 x data 1 needs 3 GPUs per node" in result.stderr
+
+
+# ----------------------------------------------------------------------------- one context per render
+
+
+PLANS = "kvgen-test/plans"  # a root key of the test copy below: how many times the context was planned
+
+
+def counting_chart(tmp_path):
+    """A copy of the chart that counts, on the root context, every time the context is computed
+    (kvgen.plan, where the work is), and two more templates: templates/tests/zz-first.txt, which Helm
+    renders first (deepest directory first, then names in reverse order: engine.go sortTemplates),
+    and templates/0-last.txt, rendered last; each prints .Values, the last also the count."""
+    root = tmp_path / "kvgen"
+    shutil.copytree(helm.CHART, root)
+    context = root / "templates" / "_context.tpl"
+    plan = '{{- include "kvgen.plan" $s -}}'
+    text = context.read_text()
+    assert text.count(plan) == 1
+    count = f'{{{{- $_ := set . "{PLANS}" (add1 (index . "{PLANS}")) -}}}}'
+    context.write_text(text.replace(plan, count + plan))
+    (root / "templates" / "tests" / "zz-first.txt").write_text("{{ toJson .Values }}")
+    (root / "templates" / "0-last.txt").write_text(f'{{{{ toJson .Values }}}} {{{{ index . "{PLANS}" }}}}')
+    return helm_python.Chart.load(str(root))
+
+
+def test_the_context_is_computed_once_per_render_and_kept_off_the_values(tmp_path):
+    # every object template, NOTES.txt, validate.yaml and the test pod include kvgen.context: once
+    # computed, the others read it (templates/_context.tpl); before, each computed it again (16 times)
+    rendered = helm.render(values_of(DEPLOYMENT_SPEC), chart_=counting_chart(tmp_path))
+    first = rendered["kvgen/templates/tests/zz-first.txt"]
+    values, count = rendered["kvgen/templates/0-last.txt"].rsplit(" ", 1)
+    assert count == "1"
+    assert values == first  # nothing kept under .Values
+
+
+def test_values_with_problems_fail_from_validate_yaml_once_with_every_problem(tmp_path):
+    # the test pod's template renders before validate.yaml and keeps {}: validate.yaml computes again
+    values = values_of(DEPLOYMENT_SPEC)
+    values["instance"] = {"type": "no-such-node"}
+    values["model"] = {"id": values["model"]["id"] + "x"}
+    with pytest.raises(helm_python.HelmRenderError) as err:
+        helm.render(values, chart_=counting_chart(tmp_path))
+    message = str(err.value)
+    assert message.count("problem(s) in the values") == 1 and "kvgen: 2 problem(s)" in message
+    assert "kvgen/templates/validate.yaml" in message and "test-health" not in message
+    assert "model.id:" in message and "instance.type:" in message
 
 
 # ----------------------------------------------------------------------------- lint, ci values, helm test

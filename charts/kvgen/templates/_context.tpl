@@ -7,8 +7,39 @@ Python face (kvgen.context.vllmArgs: vllm_args). Values with problems give {} (t
 render nothing), except in templates/validate.yaml, where kvgen.plan fails listing every
 problem: the error always names that file, whichever template Helm renders first.
 Usage: {{- $c := include "kvgen.context" . | fromJson -}}
+
+Computed once per render. Every object template (and NOTES.txt, validate.yaml, tests/) starts
+with that include, so the first template that asks keeps the context, as its JSON, under a
+private key of the root context ($, not .Values), and every later one reads it there: 16
+computations became one (issue 11). Safe because Helm runs every template of one chart with one
+and the same root map, fresh for each render. Helm v4 pkg/engine/engine.go (v4.2.3, the engine
+helm-python-sdk embeds; the same in v4.1.4, the CLI the tests run, and in v3.19): recAllTpls
+(lines 534-582) makes one map `next` per chart and hands it to each of the chart's templates
+(`vals: next`, line 577); render (lines 302-305) executes each file with that map, only setting
+its "Template" key. `helm template`, install and upgrade (pkg/action/action.go renderResources,
+lines 304-314) and `helm lint` (pkg/chart/v2/lint/rules/template.go, line 138) call
+engine.Render once per render; a parent chart and each subchart get maps of their own. Of what
+differs per file (.Template), the context reads only whether it is validate.yaml (failHere):
+there a kept {} (values with problems) is computed again, so that file still fails listing every
+problem, whichever template Helm renders first (templates/tests/ come first).
 */}}
 {{- define "kvgen.context" -}}
+{{- $key := "kvgen.context (computed once per render)" -}}
+{{- $kept := index . $key -}}
+{{- if and $kept (not (and (eq $kept "{}") (hasSuffix "/templates/validate.yaml" .Template.Name))) -}}
+{{- $kept -}}
+{{- else -}}
+{{- $json := include "kvgen.buildContext" . -}}
+{{- $_ := set . $key $json -}}
+{{- $json -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.buildContext: kvgen.context computed (kvgen.context keeps it for the rest of the render).
+Usage: {{- $json := include "kvgen.buildContext" . -}}
+*/}}
+{{- define "kvgen.buildContext" -}}
 {{- $s := dict "V" .Values "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace .Values.namespace) -}}
 {{- $_ := set $s "release" (dict "name" .Release.Name "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
