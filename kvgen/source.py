@@ -43,6 +43,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner
 
 from kvgen.errors import KvgenError, Location, Path, Problem, SpecError
@@ -502,9 +503,29 @@ def _copy_key(key: Any, budget: list[int]) -> str:
     return text
 
 
+class _PlainTags(VersionedResolver):
+    """ruamel.yaml's resolver, remembering the tag of each plain scalar's text: on the fast path
+    (no %YAML directive reaches it: YAML 1.2 only, and no path resolvers) the tag depends on the
+    text alone, and keys and values recur from spec to spec in a batch."""
+
+    _tags: dict[str, Any] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not ScalarNode or not implicit[0]:
+            return super().resolve(kind, value, implicit)
+        tag = self._tags.get(value)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(value) <= 64 and len(self._tags) < 4096:
+                self._tags[value] = tag
+        return tag
+
+
 @cache
 def _safe_loader() -> Any:
-    return YAML(typ="safe")  # the C parser (ruamel.yaml.clib) when it is installed
+    yaml = YAML(typ="safe")  # the C parser (ruamel.yaml.clib) when it is installed
+    yaml.Resolver = _PlainTags
+    return yaml
 
 
 # Every level of nesting starts with one of "[{-?:", so this many of them bound the depth the C
