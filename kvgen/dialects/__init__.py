@@ -83,10 +83,12 @@ def foreign(data: Any) -> str | None:
         if keys == ["catalog"]:
             return "a kvgen catalog file (give it with --catalog FILE)"
         spec_keys = _spec_keys() - _GENERIC_KEYS
+        if any(k in spec_keys for k in keys):  # a spec key (the typo search below is not needed then)
+            return None
+        # typos for at least half the keys: a GitHub workflow's `jobs` is close to `probes`, but its
+        # name, on and jobs are not a spec with a typo
         near = [k for k in keys if k not in spec_keys and suggest(k, spec_keys)]
-        # a spec key, or typos for at least half the keys: a GitHub workflow's `jobs` is close to
-        # `probes`, but its name, on and jobs are not a spec with a typo
-        if any(k in spec_keys for k in keys) or (near and 2 * len(near) >= len(keys)):
+        if near and 2 * len(near) >= len(keys):
             return None
         shown = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
         return f"not a kvgen spec (no model; keys {shown})" if keys else "an empty mapping"
