@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kvgen import context as layout
-from kvgen import kube, render
+from kvgen import kube, parallel, render
 from kvgen import plan as planning
 from kvgen.context_types import Context
 from kvgen.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
@@ -34,10 +34,14 @@ class Compiled:
     objects: list[dict[str, Any]]
     context: Context  # what the templates laid out (the chart computes the same)
     conversion: Converted | None = None  # set when the spec was translated from KAITO or KServe
+    _yaml: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def yaml(self) -> str:
-        return render.to_yaml(self.objects)
+        """The objects as YAML (written once: a worker process writes it before sending this back)."""
+        if self._yaml is None:
+            self._yaml = render.to_yaml(self.objects)
+        return self._yaml
 
 
 @dataclass
@@ -203,19 +207,37 @@ def compile_inputs(
     options: Options = NO_OPTIONS,
     progress: Progress | None = None,
     skippable: frozenset[str] = frozenset(),
+    jobs: int | None = 1,
 ) -> Output:
     """Compile every spec of every input. Raises InputErrors with the problems of all of them.
-    Inputs named in ``skippable`` (found in a directory) are left out when nothing in them is kvgen's."""
+    Inputs named in ``skippable`` (found in a directory) are left out when nothing in them is kvgen's.
+    ``jobs``: worker processes for a large batch (None: one per CPU; kvgen.parallel), 1 for serial."""
     units, warnings, errors, skipped = _translate(inputs, options, skippable)
     results: list[Compiled] = []
+    jobs = parallel.jobs_for(len(units), jobs)
+
+    def compile_one(unit: Unit) -> Compiled | SpecError:
+        try:
+            compiled = compile_unit(unit, k8s_version, options.namespace)
+        except SpecError as exc:
+            return exc
+        if jobs > 1:  # sent back from a worker: the YAML written there, the conversion left here
+            compiled.yaml  # noqa: B018 (the property stores the text)
+            compiled.conversion = None
+        return compiled
+
+    outcomes = map(compile_one, units) if jobs == 1 else parallel.imap_ordered(compile_one, units, jobs)
     if progress is not None:
-        progress.start(len(units))
+        progress.start(len(units))  # after the workers are forked: the bar's thread is not theirs
     try:
-        for unit in units:
-            try:
-                results.append(compile_unit(unit, k8s_version, options.namespace))
-            except SpecError as exc:
-                errors.append(exc)
+        for outcome, unit in zip(
+            outcomes, units, strict=True
+        ):  # the results first: the workers' pool closes at their end
+            if isinstance(outcome, SpecError):
+                errors.append(outcome)
+            else:
+                outcome.conversion = unit.conversion
+                results.append(outcome)
             if progress is not None:
                 progress.advance()
     finally:
