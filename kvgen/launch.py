@@ -4,7 +4,14 @@ Kept apart from kvgen.cli so that a replayed run imports neither typer nor the c
 
 from __future__ import annotations
 
+import gc
 import sys
+
+# kvgen is a short-lived process that allocates a great deal (imports, pydantic building the spec's
+# models, a batch's objects) and frees little of it before it exits, so the cyclic collector's
+# default thresholds (700, 10, 10) run it hundreds of times for next to nothing: about 4% of a
+# single render, 14% of a 1,000-spec batch (scripts/bench). Peak memory is unchanged.
+GC_THRESHOLDS = (50_000, 50, 100)
 
 
 def _cli() -> None:
@@ -14,6 +21,7 @@ def _cli() -> None:
 
 
 def main() -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
     from kvgen import replay
 
     try:
