@@ -171,13 +171,15 @@ def test_no_key_for_runs_that_are_not_recorded(tmp_path, monkeypatch, argv, env,
 
 def test_old_records_are_removed_beyond_the_limit(tmp_path, monkeypatch):
     monkeypatch.setenv("KVGEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(replay, "MAX_ENTRIES", 3)
-    for i in range(5):
+    monkeypatch.setattr(replay, "MAX_ENTRIES", 8)
+    counts = []
+    for i in range(9):
         replay.store(f"{i:064x}", 0, f"out {i}", "")
         os.utime(tmp_path / "runs" / f"{i:064x}.json", ns=(i * 10**9, i * 10**9))
-    replay.store(f"{9:064x}", 0, "newest", "")
-    names = sorted(p.name[-6:] for p in _records(tmp_path))
-    assert len(names) == 3 and f"{9:064x}.json"[-6:] in names and f"{0:064x}.json"[-6:] not in names
+        counts.append(len(_records(tmp_path)))
+    assert counts == [1, 2, 3, 4, 5, 6, 7, 8, 6]  # the 9th record: the oldest removed down to 3/4 of the limit
+    names = {p.name for p in _records(tmp_path)}
+    assert names == {f"{i:064x}.json" for i in range(3, 9)}
 
 
 def test_a_corrupt_or_foreign_record_is_not_replayed(tmp_path, monkeypatch):
