@@ -9,7 +9,8 @@ unit order, so the output is the same bytes as a serial run's, and every problem
 
 Serial when: the batch is small (fewer than MIN_UNITS_PER_JOB units per worker), one job is asked
 for (--jobs 1, KVGEN_JOBS=1), or the platform cannot fork (Windows; macOS forks unsafely). A worker
-ignores Ctrl-C; the parent stops them all and reports the interrupt as a serial run does.
+ignores Ctrl-C: the parent drops the shares not started, lets the running ones end (a fraction of a
+second) and reports the interrupt as a serial run does. A worker that dies fails the batch.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def jobs_for(units: int, requested: int | None = None) -> int:
 
 
 def _ignore_interrupts() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers on Ctrl-C
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
 def _run_share(bounds: tuple[int, int]) -> list[Any]:
@@ -83,9 +84,11 @@ def imap_ordered(function: Callable[[T], R], items: Sequence[T], jobs: int) -> I
 
     The workers are forked here, before this returns (so before the caller starts a thread, such as
     a progress bar's); they inherit ``function`` and ``items``, are sent only index ranges, and
-    pickle each result back. Shares are small, so results arrive steadily and a slow spec does not
-    leave a worker idle for long."""
+    pickle each result back. Shares are small, so results arrive steadily, a slow spec does not
+    leave a worker idle for long, and Ctrl-C waits for a fraction of a second at most. A worker
+    that dies (the OOM killer) fails the batch (BrokenProcessPool: an internal error), not hangs."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     global _work
     share = max(1, min(MIN_UNITS_PER_JOB // 2, len(items) // (jobs * 8)))
@@ -94,20 +97,18 @@ def imap_ordered(function: Callable[[T], R], items: Sequence[T], jobs: int) -> I
         stream.flush()
     _work = (function, items)
     try:
-        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_ignore_interrupts)
+        # with fork, the first submit forks every worker, before the executor starts its thread
+        executor = ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), _ignore_interrupts)
+        futures = [executor.submit(_run_share, b) for b in bounds]
     finally:
         _work = None  # the workers have their copy
-    return _results(pool, pool.imap(_run_share, bounds))
+    return _results(executor, futures)
 
 
-def _results(pool: Any, shares: Iterator[list[R]]) -> Iterator[R]:
+def _results(executor: Any, futures: list[Any]) -> Iterator[R]:
     try:
-        for results in shares:
-            yield from results
-    except BaseException:
-        pool.terminate()
-        raise
-    else:
-        pool.close()
+        for future in futures:
+            yield from future.result()
     finally:
-        pool.join()
+        # done, or stopped (Ctrl-C, a failure): the shares not started are dropped, the running ones end
+        executor.shutdown(wait=True, cancel_futures=True)

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def batch(directory: Path, count: int, bad: tuple[int, ...] = ()) -> list[Path]:
 
 def test_results_come_back_in_order_from_forked_workers():
     items = list(range(300))
-    got = list(parallel.imap_ordered(lambda i: (i * i, os.getpid()), items, 2))
+    got = list(parallel.imap_ordered(lambda i: (time.sleep(0.005), i * i, os.getpid())[1:], items, 2))
     assert [r for r, _ in got] == [i * i for i in items]
     pids = {pid for _, pid in got}
     assert len(pids) == 2 and os.getpid() not in pids
@@ -129,20 +130,24 @@ def test_ctrl_c_stops_the_workers_and_exits_130(tmp_path):
     specs = tmp_path / "specs"
     batch(specs, 200)
     pids = tmp_path / "pids"
-    # a real SIGINT to the parent once the first results are back; it must stop every worker
+    # a real SIGINT to the parent once the first results are back; every worker must end with it
     code = textwrap.dedent(f"""\
         import os, signal, sys
-        import multiprocessing.pool
+        from concurrent.futures import Future, ProcessPoolExecutor
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a shell; a background job inherits SIG_IGN
-        real = multiprocessing.pool.Pool.imap
-        def imap(self, *args, **kwargs):
+        submit, result = ProcessPoolExecutor.submit, Future.result
+        def recording(self, *args):
+            future = submit(self, *args)
             with open({str(pids)!r}, "w") as fh:
-                fh.write(" ".join(str(p.pid) for p in self._pool))
-            results = real(self, *args, **kwargs)
-            yield next(results)
-            os.kill(os.getpid(), signal.SIGINT)
-            yield from results
-        multiprocessing.pool.Pool.imap = imap
+                fh.write(" ".join(map(str, self._processes)))
+            return future
+        calls = []
+        def interrupting(self, *args):
+            calls.append(1)
+            if len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+            return result(self, *args)
+        ProcessPoolExecutor.submit, Future.result = recording, interrupting
         from kvgen import cli
         sys.argv = ["kvgen", "render", "-j", "2", {str(specs)!r}]
         cli.main()
@@ -155,6 +160,20 @@ def test_ctrl_c_stops_the_workers_and_exits_130(tmp_path):
     workers = [int(p) for p in pids.read_text().split()]
     assert len(workers) == 2
     assert not [p for p in workers if Path(f"/proc/{p}").exists()], "a worker outlived kvgen"
+
+
+def test_a_worker_that_dies_fails_the_batch_instead_of_hanging():
+    # as when the OOM killer ends a worker: multiprocessing.Pool would wait for its results forever
+    code = textwrap.dedent("""\
+        import os
+        from kvgen import parallel
+        try:
+            list(parallel.imap_ordered(lambda i: os._exit(9) if i == 150 else i, list(range(300)), 2))
+        except Exception as exc:
+            print(type(exc).__name__)
+        """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.stdout.strip() == "BrokenProcessPool", result.stderr
 
 
 def test_no_worker_is_forked_for_a_small_batch(tmp_path, monkeypatch):
