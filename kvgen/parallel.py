@@ -100,6 +100,8 @@ def imap_ordered(function: Callable[[T], R], items: Sequence[T], jobs: int) -> I
         # with fork, the first submit forks every worker, before the executor starts its thread
         executor = ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), _ignore_interrupts)
         futures = [executor.submit(_run_share, b) for b in bounds]
+    except OSError:  # no POSIX semaphores (a sandbox without /dev/shm), no fork allowed: compile here
+        return map(function, items)
     finally:
         _work = None  # the workers have their copy
     return _results(executor, futures)

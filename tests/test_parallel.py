@@ -176,6 +176,17 @@ def test_a_worker_that_dies_fails_the_batch_instead_of_hanging():
     assert result.stdout.strip() == "BrokenProcessPool", result.stderr
 
 
+def test_a_platform_that_refuses_the_workers_compiles_serially(monkeypatch):
+    # a sandbox without /dev/shm: multiprocessing cannot make its semaphores (OSError ENOSYS)
+    import concurrent.futures
+
+    def refused(*args, **kwargs):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
+    assert list(parallel.imap_ordered(lambda i: (i, os.getpid()), list(range(120)), 2)) == [(i, os.getpid()) for i in range(120)]
+
+
 def test_no_worker_is_forked_for_a_small_batch(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler.parallel, "imap_ordered", lambda *a: pytest.fail("forked for a small batch"))
     paths = batch(tmp_path, 20)
