@@ -76,6 +76,7 @@ def environment() -> Any:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        auto_reload=False,  # the templates do not change during a run: no stat of each one per spec
         bytecode_cache=_bytecode_cache(),
     )
     env.filters["json"] = _json
