@@ -115,6 +115,8 @@ def _load_all() -> Any:
         yaml.MappingNode: yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     }
 
+    from kvgen.plain_tags import remember
+
     plain_tags: dict[str, str] = {}  # a plain scalar's tag depends on its text alone: the same keys recur
 
     class Loader(yaml.CSafeLoader):
@@ -123,11 +125,7 @@ def _load_all() -> Any:
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             if kind is yaml.ScalarNode and implicit[0]:  # a plain scalar: the resolvers decide
                 tag = plain_tags.get(value)
-                if tag is None:
-                    tag = super().resolve(kind, value, implicit)
-                    if len(value) <= 64 and len(plain_tags) < 4096:
-                        plain_tags[value] = tag
-                return tag
+                return remember(plain_tags, value, super().resolve(kind, value, implicit)) if tag is None else tag
             return defaults[kind]  # what BaseResolver.resolve returns for the rest (no path resolvers here)
 
     for versions, tag, regexp, first in implicit_resolvers:

@@ -47,6 +47,7 @@ from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner
 
 from kvgen.errors import KvgenError, Location, Path, Problem, SpecError
+from kvgen.plain_tags import remember
 
 MAX_INPUT_BYTES = 1024 * 1024  # per input file; a spec is a few KB, a KServe resource tens of KB
 MAX_DEPTH = 100  # nesting levels; the deepest real field (an affinity term's values) is about 12
@@ -514,11 +515,7 @@ class _PlainTags(VersionedResolver):
         if kind is not ScalarNode or not implicit[0]:
             return super().resolve(kind, value, implicit)
         tag = self._tags.get(value)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
-            if len(value) <= 64 and len(self._tags) < 4096:
-                self._tags[value] = tag
-        return tag
+        return remember(self._tags, value, super().resolve(kind, value, implicit)) if tag is None else tag
 
 
 @cache
