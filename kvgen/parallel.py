@@ -64,8 +64,11 @@ def jobs_for(units: int, requested: int | None = None) -> int:
     """How many worker processes compile ``units`` units: ``requested`` (--jobs / KVGEN_JOBS), else
     the available CPUs up to MAX_AUTO_JOBS; never more than one per MIN_UNITS_PER_JOB units; 1 (serial,
     in this process) when the platform cannot fork."""
+    most = units // MIN_UNITS_PER_JOB
+    if most < 2 or requested == 1:  # a small batch (every single render) asks nothing of the system
+        return 1
     wanted = requested if requested is not None else min(available_cpus(), MAX_AUTO_JOBS)
-    jobs = max(1, min(wanted, units // MIN_UNITS_PER_JOB))
+    jobs = min(wanted, most)
     return jobs if jobs > 1 and _can_fork() else 1
 
 
