@@ -17,6 +17,9 @@ spec:
   {{- end }}
   # vLLM and LMCache never call the Kubernetes API: no token unless pod.serviceAccount.automountToken
   automountServiceAccountToken: {{ toJson $pod.automountServiceAccountToken }}
+  # no service links: a Service named vllm would give every container VLLM_PORT=tcp://IP:8000,
+  # which vLLM reads as its own port setting and refuses at start (vllm/envs.py get_vllm_port)
+  enableServiceLinks: false
   {{- if $pod.imagePullSecrets }}
   imagePullSecrets:
     {{- toYaml $pod.imagePullSecrets | nindent 4 }}
