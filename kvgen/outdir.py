@@ -33,6 +33,10 @@ from kvgen.safedir import HOW_TO_RESOLVE, ROOT, Found, OutDirError, SafeDir, loc
 from kvgen.signals import Deferred
 
 _MANIFEST = PurePosixPath(manifest.NAME)
+_FORM = (
+    "kvgen writes its own kustomization.yaml, and in <name>.yaml objects labelled "
+    "app.kubernetes.io/managed-by: kvgen and app.kubernetes.io/instance: <name>"
+)
 
 
 @dataclass
@@ -112,10 +116,18 @@ def _planned(
             s.changes.unchanged += 1
         else:
             s.changes.changed.append((rel, found.data.decode("utf-8", "replace"), text))
-            # an earlier kvgen's kustomization (no manifest yet) carries the marker: kvgen's own
-            migrating = owned is None and rel.name == tree.KUSTOMIZATION and found.data.startswith(tree.MARKER.encode())
-            if migrating or (owned is not None and owned.get(rel) == manifest.digest(found.data)):
+            # kvgen's own only in kvgen's form: an earlier kvgen's kustomization (no manifest yet), or what
+            # the manifest lists with this digest (the manifest is input: it may claim a file of yours)
+            kvgens = tree.written_by_kvgen(rel, found.data)
+            migrating = owned is None and rel.name == tree.KUSTOMIZATION and kvgens
+            listed = owned is not None and owned.get(rel) == manifest.digest(found.data)
+            if migrating or (listed and kvgens):
                 s.writes.append((rel, new, found.mode))
+            elif listed:
+                s.refusals.append(
+                    f"{s.show(rel)} is listed in {manifest.NAME} with its sha256, but does not hold what kvgen "
+                    f"writes ({_FORM}); kvgen does not replace files it did not write: {HOW_TO_RESOLVE}"
+                )
             elif owned is not None and rel in owned:
                 s.refusals.append(
                     f"{s.show(rel)} was changed since kvgen wrote it (its sha256 differs from "
@@ -129,12 +141,27 @@ def _planned(
 
 
 def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
-    """Files kvgen wrote and no longer produces: deleted only while their digest matches."""
+    """Files the manifest lists that are no longer produced. The manifest is input (a pull request may
+    edit it), so a file is deleted only when kvgen can tell it wrote it: a name kvgen writes
+    (``tree.layout_reason``), the listed digest, and kvgen's form (``tree.written_by_kvgen``)."""
     for rel, digest in sorted(stale.items()):
+        reason = tree.layout_reason(rel)
+        if reason is not None:
+            s.warnings.append(
+                f"{s.show(_MANIFEST)} lists {str(rel)!r}, which is not a file kvgen writes ({reason}): left "
+                f"alone, and left out of the new {manifest.NAME}"
+            )
+            continue
         found = d.read(rel)
-        if found.kind == "file" and manifest.digest(found.data) == digest:
+        matches = found.kind == "file" and manifest.digest(found.data) == digest
+        if matches and tree.written_by_kvgen(rel, found.data):
             s.changes.stale.append((rel, found.data.decode("utf-8", "replace")))
             s.deletes.append((rel, digest))
+        elif matches:
+            s.warnings.append(
+                f"{s.show(_MANIFEST)} lists {str(rel)!r} with its sha256, but it does not hold what kvgen writes "
+                f"({_FORM}): left alone, and left out of the new {manifest.NAME}"
+            )
         elif found.kind == "file":
             s.warnings.append(
                 f"{s.show(rel)} is no longer produced but was changed since kvgen wrote it: left in "
