@@ -49,6 +49,7 @@ class Survey:
     warnings: list[str] = field(default_factory=list)
     writes: list[tuple[PurePosixPath, bytes, int | None]] = field(default_factory=list)  # path, content, old mode
     deletes: list[tuple[PurePosixPath, str]] = field(default_factory=list)  # path, its digest
+    prunable: set[PurePosixPath] = field(default_factory=set)  # directories removed once emptied (_prunable)
     manifest_text: str = ""
     manifest_current: bool = False
 
@@ -148,8 +149,8 @@ def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
         reason = tree.layout_reason(rel)
         if reason is not None:
             s.warnings.append(
-                f"{s.show(_MANIFEST)} lists {str(rel)!r}, which is not a file kvgen writes ({reason}): left "
-                f"alone, and left out of the new {manifest.NAME}"
+                f"{s.show(_MANIFEST)} lists {str(rel)!r}, which kvgen does not remove ({reason}): left alone, "
+                f"and left out of the new {manifest.NAME}"
             )
             continue
         found = d.read(rel)
@@ -169,6 +170,27 @@ def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
             )
         elif found.kind != "absent":
             s.warnings.append(f"{s.show(rel)} is no longer produced and is no longer a regular file: left alone")
+
+
+def _prunable(d: SafeDir, s: Survey, owned: dict[PurePosixPath, str]) -> set[PurePosixPath]:
+    """The directories of the previous tree this render removes once its deletions leave them empty:
+    each one whose stale kustomization.yaml it deletes and that its parent's kustomization.yaml (kvgen's
+    form, unedited by the manifest's digest) lists. A directory of yours, even holding a copy of a file
+    kvgen wrote, is never removed."""
+    out = set()
+    for rel, _digest in s.deletes:
+        if rel.name != tree.KUSTOMIZATION or rel.parent == ROOT:
+            continue
+        parent = rel.parent.parent / tree.KUSTOMIZATION
+        found = d.read(parent)
+        if (
+            found.kind == "file"
+            and owned.get(parent) == manifest.digest(found.data)
+            and tree.written_by_kvgen(parent, found.data)
+            and f"  - {rel.parent.name}" in found.data.decode("utf-8").split("\n")
+        ):
+            out.add(rel.parent)
+    return out
 
 
 def _extras(d: SafeDir | None, s: Survey, fatal: _Fatal, extras: list[str]) -> None:
@@ -191,6 +213,7 @@ def _survey(d: SafeDir | None, root: Path, files: dict[PurePosixPath, str], extr
     _planned(d, s, fatal, files, owned)
     if owned is not None and d is not None:  # a manifest was read, so OUT exists
         _stale(d, s, {rel: digest for rel, digest in owned.items() if rel not in files})
+        s.prunable = _prunable(d, s, owned)
     _extras(d, s, fatal, extras)
     fatal.raise_any()
     if owned is None and d is not None:
@@ -280,7 +303,7 @@ def write(
             except OSError as exc:
                 raise commit.os_error(d, None, exc, "nothing was changed") from None
             staged = commit.stage(d, s.writes, s.manifest_text, pending)
-            commit.commit(d, staged, s.deletes)
+            commit.commit(d, staged, s.deletes, s.prunable)
             return s
         except BaseException:
             if fresh:  # made by this render, which failed: removed again when empty, as if never made

@@ -61,9 +61,9 @@ def layout_reason(rel: PurePosixPath) -> str | None:
         return f"it {reason}"
     hidden = [p for p in rel.parts[:-1] if p.startswith(".")]
     if hidden:
-        return f"it is below the hidden directory {hidden[0]}"
+        return f"it is below the hidden directory {hidden[0]}; kvgen removes nothing there"
     if rel.name != KUSTOMIZATION and not _RENDERED.fullmatch(rel.name):
-        return f"kvgen names its files {KUSTOMIZATION} or <spec name>.yaml"
+        return f"kvgen's files are named {KUSTOMIZATION} or <spec name>.yaml"
     return None
 
 

@@ -624,7 +624,7 @@ def test_a_manifest_listing_your_files_with_their_sha256_never_deletes_them(spec
     assert (out / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
     for name in ("README.md", ".git/config"):
         for stderr in (check.stderr, result.stderr):
-            assert f"kvgen: warning: {out.as_posix()}/{MANIFEST} lists {name!r}, which is not a file kvgen writes" in stderr
+            assert f"kvgen: warning: {out.as_posix()}/{MANIFEST} lists {name!r}, which kvgen does not remove" in stderr
         assert name not in manifest_of(out)["files"]
     assert_consistent(out, ignore=("README.md", ".git/config"))
     assert render(specs, out, "--check").returncode == 0
