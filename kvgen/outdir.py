@@ -3,12 +3,16 @@
 The guarantees (also in the README, "Output directory guarantees"):
 
 - kvgen creates, replaces or deletes only regular files inside OUT that it wrote itself. What it
-  wrote is recorded in ``OUT/.kvgen-manifest.json`` (``kvgen.manifest``) with each file's sha256.
-  A file it wants to write that holds something else is replaced only when the manifest lists it
-  with the same digest (kvgen's, unedited); a file the manifest does not list (yours, including a
-  ``kustomization.yaml``) or one edited since is refused, naming the file, and nothing is written.
-  A file identical to what kvgen renders now is adopted: replacing it loses nothing. A file no
-  longer produced is deleted only when the manifest lists it and its digest still matches.
+  wrote is recorded in ``OUT/.kvgen-manifest.json`` (``kvgen.manifest``) with each file's sha256,
+  but the manifest is input (a pull request can edit it), so it is never enough alone. A file is
+  kvgen's only when its name is one kvgen writes (``tree.layout_reason``: kustomization.yaml or
+  <spec name>.yaml, below no hidden directory), the manifest lists it with its digest, and it has
+  kvgen's form (``tree.written_by_kvgen``). A file kvgen wants to write that holds something else
+  is replaced only when it is kvgen's; otherwise (yours, a hand-written ``kustomization.yaml``, one
+  edited since) it is refused, naming the file, and nothing is written. A file identical to what
+  kvgen renders now is adopted: replacing it loses nothing. A file no longer produced is deleted
+  only when it is kvgen's; any other manifest entry is left alone with a warning. A directory is
+  removed only when emptied by those deletions and listed by the previous tree's kustomization.
 - Nothing is reached through a symbolic link (``kvgen.safedir``), and paths come from the plan and
   the validated manifest only, never with ``..`` or an absolute path.
 - All new contents are staged as temporary files, then committed in one short step with signals

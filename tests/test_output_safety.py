@@ -628,3 +628,57 @@ def test_a_manifest_listing_your_files_with_their_sha256_never_deletes_them(spec
         assert name not in manifest_of(out)["files"]
     assert_consistent(out, ignore=("README.md", ".git/config"))
     assert render(specs, out, "--check").returncode == 0
+
+
+def test_a_manifest_claiming_your_file_where_kvgen_writes_never_replaces_it(specs, tmp_path):
+    root = tmp_path / "rendered"
+    root.mkdir()
+    mine = "# mine\nresources:\n  - namespace.yaml\n"
+    (root / "kustomization.yaml").write_text(mine)
+    digest = "sha256:" + hashlib.sha256(mine.encode()).hexdigest()
+    (root / MANIFEST).write_text(json.dumps({"files": {"kustomization.yaml": digest}, "version": 1}))
+    before = snapshot(root)
+    result = render(specs, root)
+    assert result.returncode == 1
+    assert (f"error: {root.as_posix()}/kustomization.yaml is listed in {MANIFEST} with its sha256, but does not "
+            "hold what kvgen writes") in result.stderr
+    assert snapshot(root) == before
+
+
+def test_a_manifest_claiming_your_yaml_file_with_its_sha256_leaves_it(specs, out):
+    """namespace.yaml and prod/extra.yaml have names kvgen could write, but not its content."""
+    (out / "namespace.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: llm\n")
+    (out / "prod" / "extra.yaml").write_text((out / PVC_REF).read_text())  # kvgen's objects, another name
+    body = manifest_of(out)
+    for name in ("namespace.yaml", "prod/extra.yaml"):
+        body["files"][name] = "sha256:" + hashlib.sha256((out / name).read_bytes()).hexdigest()
+    (out / MANIFEST).write_text(json.dumps(body))
+    result = render(specs, out)
+    assert result.returncode == 0, result.stderr
+    for name in ("namespace.yaml", "prod/extra.yaml"):
+        assert (out / name).exists()
+        assert f"{MANIFEST} lists {name!r} with its sha256, but it does not hold what kvgen writes" in result.stderr
+    assert_consistent(out, ignore=("namespace.yaml", "prod/extra.yaml"))
+
+
+def test_kvgen_tells_its_own_files_by_name_and_form(out):
+    for rel, text in snapshot(out).items():
+        if rel != MANIFEST:
+            assert tree.layout_reason(PurePosixPath(rel)) is None
+            assert tree.written_by_kvgen(PurePosixPath(rel), text.encode()), rel
+    for golden in sorted(GOLDEN.glob("*.yaml")):
+        data = golden.read_bytes()
+        name = next(line.split(": ")[1] for line in data.decode().splitlines() if "app.kubernetes.io/instance" in line)
+        assert tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), data), golden.name
+        assert not tree.written_by_kvgen(PurePosixPath(f"{name}-copy.yaml"), data)
+        docs = data.decode().split("\n---\n")
+        unlabelled = "\n---\n".join([*docs[:-1], docs[-1].replace("managed-by: kvgen", "managed-by: me")])
+        assert not tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), unlabelled.encode())
+    k = tree.kustomization(["a.yaml", "prod"])
+    assert tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), k.encode())
+    for other in (k + "namespace: x\n", k.replace("  - a.yaml", "- a.yaml"), k[:-1], "resources: []\n", k + "\n"):
+        assert not tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), other.encode()), other
+    assert not tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), b"\xff" + k.encode())
+    for rel in ("README.md", ".git/config", ".git/hooks/kustomization.yaml", "prod/.cache/a.yaml", "A.yaml", "a.yml",
+                ".kvgen-tmp-1", "-a.yaml"):
+        assert tree.layout_reason(PurePosixPath(rel)) is not None, rel
