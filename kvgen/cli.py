@@ -417,8 +417,9 @@ def render(
             help="Write a tree into this directory instead of stdout (-o is a directory here, as helm template "
             "--output-dir; render's output is always YAML): one <name>.yaml per spec (in the spec file's "
             "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. kvgen "
-            "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files (exit 1 "
-            "naming any other file in its way); files it wrote that are no longer produced are removed.",
+            "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files, when "
+            "they still have its names, sha256 and form (exit 1 naming any other file in its way; the manifest is "
+            "not trusted alone); files it wrote that are no longer produced are removed.",
         ),
     ] = None,
     check: Annotated[

@@ -3,9 +3,9 @@
 Staging writes each new content to a temporary ``.kvgen-tmp-*`` file next to its target and
 fsyncs it; any failure (a full disk, a read-only directory) or a signal there removes them all
 again, with the directories made for them, so the old tree is untouched. The commit renames them
-over their targets, deletes the stale files (re-checking each digest), fsyncs the directories and
-renames the manifest last. It has no signal checkpoint (``kvgen.signals``), so a signal waits
-until the new tree is complete.
+over their targets, deletes the stale files (re-checking each digest) and the directories of the
+previous tree they leave empty, fsyncs the directories and renames the manifest last. It has no
+signal checkpoint (``kvgen.signals``), so a signal waits until the new tree is complete.
 """
 
 from __future__ import annotations
@@ -95,8 +95,11 @@ def _discard(d: SafeDir, staged: list[_Staged]) -> None:
             pass
 
 
-def commit(d: SafeDir, staged: list[_Staged], deletes: list[tuple[PurePosixPath, str]]) -> None:
-    """Renames, deletions, then the manifest: no checkpoint here, so a signal waits until the end."""
+def commit(
+    d: SafeDir, staged: list[_Staged], deletes: list[tuple[PurePosixPath, str]], prunable: set[PurePosixPath]
+) -> None:
+    """Renames, deletions (with the directories in prunable they leave empty), then the manifest: no
+    checkpoint here, so a signal waits until the end."""
     *files, last = staged
     done = 0
     try:
@@ -109,7 +112,7 @@ def commit(d: SafeDir, staged: list[_Staged], deletes: list[tuple[PurePosixPath,
             if found.kind != "file" or manifest.digest(found.data) != digest:
                 continue  # changed since the survey: leave it
             os.unlink(rel.name, dir_fd=d.fds[rel.parent])
-            touched.add(_prune(d, rel.parent))
+            touched.add(_prune(d, rel.parent, prunable))
         for rel in touched:
             while rel not in d.fds:  # pruned: its parent holds the change
                 rel = rel.parent
@@ -128,9 +131,9 @@ def commit(d: SafeDir, staged: list[_Staged], deletes: list[tuple[PurePosixPath,
         ) from None
 
 
-def _prune(d: SafeDir, rel: PurePosixPath) -> PurePosixPath:
-    """Remove directory rel and its parents while they are empty; the first one kept."""
-    while rel != ROOT:
+def _prune(d: SafeDir, rel: PurePosixPath, prunable: set[PurePosixPath]) -> PurePosixPath:
+    """Remove directory rel and its parents while they are empty and in prunable; the first one kept."""
+    while rel != ROOT and rel in prunable:
         try:
             os.rmdir(rel.name, dir_fd=d.fds[rel.parent])
         except OSError:

@@ -1,7 +1,9 @@
 """kvgen's record of the files it wrote into an output directory: ``OUT/.kvgen-manifest.json``.
 
 kvgen replaces or deletes a file in OUT only when this manifest lists it and the file's sha256
-still matches, so a file you wrote (or edited after kvgen wrote it) is never lost. The manifest
+still matches, so a file you wrote (or edited after kvgen wrote it) is never lost. The manifest is
+itself input (a pull request may edit it), so that is necessary, never sufficient: ``kvgen.outdir``
+also requires a name and a content of kvgen's own (``kvgen.tree``). The manifest
 is deterministic (sorted keys, no timestamps), meant to be committed with the rendered tree:
 
     {"files": {"kustomization.yaml": "sha256:...", "prod/a.yaml": "sha256:..."},

@@ -3,12 +3,16 @@
 The guarantees (also in the README, "Output directory guarantees"):
 
 - kvgen creates, replaces or deletes only regular files inside OUT that it wrote itself. What it
-  wrote is recorded in ``OUT/.kvgen-manifest.json`` (``kvgen.manifest``) with each file's sha256.
-  A file it wants to write that holds something else is replaced only when the manifest lists it
-  with the same digest (kvgen's, unedited); a file the manifest does not list (yours, including a
-  ``kustomization.yaml``) or one edited since is refused, naming the file, and nothing is written.
-  A file identical to what kvgen renders now is adopted: replacing it loses nothing. A file no
-  longer produced is deleted only when the manifest lists it and its digest still matches.
+  wrote is recorded in ``OUT/.kvgen-manifest.json`` (``kvgen.manifest``) with each file's sha256,
+  but the manifest is input (a pull request can edit it), so it is never enough alone. A file is
+  kvgen's only when its name is one kvgen writes (``tree.layout_reason``: kustomization.yaml or
+  <spec name>.yaml, below no hidden directory), the manifest lists it with its digest, and it has
+  kvgen's form (``tree.written_by_kvgen``). A file kvgen wants to write that holds something else
+  is replaced only when it is kvgen's; otherwise (yours, a hand-written ``kustomization.yaml``, one
+  edited since) it is refused, naming the file, and nothing is written. A file identical to what
+  kvgen renders now is adopted: replacing it loses nothing. A file no longer produced is deleted
+  only when it is kvgen's; any other manifest entry is left alone with a warning. A directory is
+  removed only when emptied by those deletions and listed by the previous tree's kustomization.
 - Nothing is reached through a symbolic link (``kvgen.safedir``), and paths come from the plan and
   the validated manifest only, never with ``..`` or an absolute path.
 - All new contents are staged as temporary files, then committed in one short step with signals
@@ -33,6 +37,10 @@ from kvgen.safedir import HOW_TO_RESOLVE, ROOT, Found, OutDirError, SafeDir, loc
 from kvgen.signals import Deferred
 
 _MANIFEST = PurePosixPath(manifest.NAME)
+_FORM = (
+    "kvgen writes its own kustomization.yaml, and in <name>.yaml objects labelled "
+    "app.kubernetes.io/managed-by: kvgen and app.kubernetes.io/instance: <name>"
+)
 
 
 @dataclass
@@ -45,6 +53,7 @@ class Survey:
     warnings: list[str] = field(default_factory=list)
     writes: list[tuple[PurePosixPath, bytes, int | None]] = field(default_factory=list)  # path, content, old mode
     deletes: list[tuple[PurePosixPath, str]] = field(default_factory=list)  # path, its digest
+    prunable: set[PurePosixPath] = field(default_factory=set)  # directories removed once emptied (_prunable)
     manifest_text: str = ""
     manifest_current: bool = False
 
@@ -112,10 +121,18 @@ def _planned(
             s.changes.unchanged += 1
         else:
             s.changes.changed.append((rel, found.data.decode("utf-8", "replace"), text))
-            # an earlier kvgen's kustomization (no manifest yet) carries the marker: kvgen's own
-            migrating = owned is None and rel.name == tree.KUSTOMIZATION and found.data.startswith(tree.MARKER.encode())
-            if migrating or (owned is not None and owned.get(rel) == manifest.digest(found.data)):
+            # kvgen's own only in kvgen's form: an earlier kvgen's kustomization (no manifest yet), or what
+            # the manifest lists with this digest (the manifest is input: it may claim a file of yours)
+            kvgens = tree.written_by_kvgen(rel, found.data)
+            migrating = owned is None and rel.name == tree.KUSTOMIZATION and kvgens
+            listed = owned is not None and owned.get(rel) == manifest.digest(found.data)
+            if migrating or (listed and kvgens):
                 s.writes.append((rel, new, found.mode))
+            elif listed:
+                s.refusals.append(
+                    f"{s.show(rel)} is listed in {manifest.NAME} with its sha256, but does not hold what kvgen "
+                    f"writes ({_FORM}); kvgen does not replace files it did not write: {HOW_TO_RESOLVE}"
+                )
             elif owned is not None and rel in owned:
                 s.refusals.append(
                     f"{s.show(rel)} was changed since kvgen wrote it (its sha256 differs from "
@@ -129,12 +146,27 @@ def _planned(
 
 
 def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
-    """Files kvgen wrote and no longer produces: deleted only while their digest matches."""
+    """Files the manifest lists that are no longer produced. The manifest is input (a pull request may
+    edit it), so a file is deleted only when kvgen can tell it wrote it: a name kvgen writes
+    (``tree.layout_reason``), the listed digest, and kvgen's form (``tree.written_by_kvgen``)."""
     for rel, digest in sorted(stale.items()):
+        reason = tree.layout_reason(rel)
+        if reason is not None:
+            s.warnings.append(
+                f"{s.show(_MANIFEST)} lists {str(rel)!r}, which kvgen does not remove ({reason}): left alone, "
+                f"and left out of the new {manifest.NAME}"
+            )
+            continue
         found = d.read(rel)
-        if found.kind == "file" and manifest.digest(found.data) == digest:
+        matches = found.kind == "file" and manifest.digest(found.data) == digest
+        if matches and tree.written_by_kvgen(rel, found.data):
             s.changes.stale.append((rel, found.data.decode("utf-8", "replace")))
             s.deletes.append((rel, digest))
+        elif matches:
+            s.warnings.append(
+                f"{s.show(_MANIFEST)} lists {str(rel)!r} with its sha256, but it does not hold what kvgen writes "
+                f"({_FORM}): left alone, and left out of the new {manifest.NAME}"
+            )
         elif found.kind == "file":
             s.warnings.append(
                 f"{s.show(rel)} is no longer produced but was changed since kvgen wrote it: left in "
@@ -142,6 +174,27 @@ def _stale(d: SafeDir, s: Survey, stale: dict[PurePosixPath, str]) -> None:
             )
         elif found.kind != "absent":
             s.warnings.append(f"{s.show(rel)} is no longer produced and is no longer a regular file: left alone")
+
+
+def _prunable(d: SafeDir, s: Survey, owned: dict[PurePosixPath, str]) -> set[PurePosixPath]:
+    """The directories of the previous tree this render removes once its deletions leave them empty:
+    each one whose stale kustomization.yaml it deletes and that its parent's kustomization.yaml (kvgen's
+    form, unedited by the manifest's digest) lists. A directory of yours, even holding a copy of a file
+    kvgen wrote, is never removed."""
+    out = set()
+    for rel, _digest in s.deletes:
+        if rel.name != tree.KUSTOMIZATION or rel.parent == ROOT:
+            continue
+        parent = rel.parent.parent / tree.KUSTOMIZATION
+        found = d.read(parent)
+        if (
+            found.kind == "file"
+            and owned.get(parent) == manifest.digest(found.data)
+            and tree.written_by_kvgen(parent, found.data)
+            and f"  - {rel.parent.name}" in found.data.decode("utf-8").split("\n")
+        ):
+            out.add(rel.parent)
+    return out
 
 
 def _extras(d: SafeDir | None, s: Survey, fatal: _Fatal, extras: list[str]) -> None:
@@ -164,6 +217,7 @@ def _survey(d: SafeDir | None, root: Path, files: dict[PurePosixPath, str], extr
     _planned(d, s, fatal, files, owned)
     if owned is not None and d is not None:  # a manifest was read, so OUT exists
         _stale(d, s, {rel: digest for rel, digest in owned.items() if rel not in files})
+        s.prunable = _prunable(d, s, owned)
     _extras(d, s, fatal, extras)
     fatal.raise_any()
     if owned is None and d is not None:
@@ -253,7 +307,7 @@ def write(
             except OSError as exc:
                 raise commit.os_error(d, None, exc, "nothing was changed") from None
             staged = commit.stage(d, s.writes, s.manifest_text, pending)
-            commit.commit(d, staged, s.deletes)
+            commit.commit(d, staged, s.deletes, s.prunable)
             return s
         except BaseException:
             if fresh:  # made by this render, which failed: removed again when empty, as if never made

@@ -26,7 +26,7 @@ from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
 from conftest import GOLDEN, ROOT, run_kvgen
-from kvgen import outdir
+from kvgen import outdir, tree
 from kvgen.cli import app
 
 EXAMPLES = ROOT / "examples"
@@ -74,9 +74,10 @@ def manifest_of(root: Path) -> dict:
     return json.loads((root / MANIFEST).read_text())
 
 
-def assert_consistent(root: Path) -> None:
-    """The manifest lists exactly kvgen's files, with their digests; no temporary file is left."""
-    files = {k: v for k, v in snapshot(root).items() if k != MANIFEST}
+def assert_consistent(root: Path, ignore: tuple[str, ...] = ()) -> None:
+    """The manifest lists exactly kvgen's files (all but the ignored ones, yours), with their digests;
+    no temporary file is left."""
+    files = {k: v for k, v in snapshot(root).items() if k != MANIFEST and k not in ignore}
     listed = manifest_of(root)["files"]
     assert listed == {k: "sha256:" + hashlib.sha256(v.encode()).hexdigest() for k, v in files.items()}
     assert not [p for p in root.rglob(".kvgen-tmp-*")]
@@ -297,10 +298,18 @@ def test_a_file_where_a_directory_must_go_is_a_usage_error(specs, tmp_path):
 # ----------------------------------------------------------------------------- atomic: full disk, read-only
 
 
-PLAN_A = {PurePosixPath("kustomization.yaml"): "resources:\n  - a.yaml\n  - sub\n", PurePosixPath("a.yaml"): "a: 1\n",
-          PurePosixPath("sub/kustomization.yaml"): "resources:\n  - b.yaml\n", PurePosixPath("sub/b.yaml"): "b: 1\n"}
-PLAN_B = {PurePosixPath("kustomization.yaml"): "resources:\n  - a.yaml\n  - new\n", PurePosixPath("a.yaml"): "a: 2\n" * 500,
-          PurePosixPath("new/kustomization.yaml"): "resources:\n  - c.yaml\n", PurePosixPath("new/c.yaml"): "c: 2\n"}
+def rendered(name: str, data: str) -> str:
+    """A <name>.yaml in the form kvgen renders (one object labelled as kvgen's), data its ConfigMap data."""
+    return (f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n"
+            f"    app.kubernetes.io/instance: {name}\n    app.kubernetes.io/managed-by: kvgen\ndata:\n{data}")
+
+
+def entry(subdir: str, name: str, data: str) -> tree.Entry:
+    return tree.Entry(PurePosixPath(subdir), name, rendered(name, data), f"{subdir}/{name}")
+
+
+PLAN_A = tree.plan([entry(".", "a", "  a: '1'\n"), entry("sub", "b", "  b: '1'\n")])
+PLAN_B = tree.plan([entry(".", "a", "".join(f"  a{i}: '2'\n" for i in range(500))), entry("new", "c", "  c: '2'\n")])
 
 
 @pytest.fixture
@@ -592,3 +601,84 @@ def test_kustomize_resource_through_a_link_is_refused(specs, tmp_path):
     assert result.returncode == 1
     assert "rendered/extras is a symbolic link" in result.stderr
 
+
+
+# ----------------------------------------------------------------------------- the manifest is input (issue 20)
+
+
+def test_a_manifest_listing_your_files_with_their_sha256_never_deletes_them(specs, out):
+    """Issue 20: a pull request that edits only the manifest to list README.md and .git/config (with
+    their real sha256) made the next render delete both, and the emptied .git/, with exit 0."""
+    (out / "README.md").write_text("# rendered manifests\n")
+    (out / ".git").mkdir()
+    (out / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    body = manifest_of(out)
+    for name in ("README.md", ".git/config"):
+        body["files"][name] = "sha256:" + hashlib.sha256((out / name).read_bytes()).hexdigest()
+    (out / MANIFEST).write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+    check = render(specs, out, "--check")
+    assert check.returncode == 5, check.stderr  # the manifest is not the one kvgen writes
+    result = render(specs, out)
+    assert result.returncode == 0, result.stderr
+    assert (out / "README.md").read_text() == "# rendered manifests\n"
+    assert (out / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    for name in ("README.md", ".git/config"):
+        for stderr in (check.stderr, result.stderr):
+            assert f"kvgen: warning: {out.as_posix()}/{MANIFEST} lists {name!r}, which kvgen does not remove" in stderr
+        assert name not in manifest_of(out)["files"]
+    assert_consistent(out, ignore=("README.md", ".git/config"))
+    assert render(specs, out, "--check").returncode == 0
+
+
+def test_a_manifest_claiming_your_file_where_kvgen_writes_never_replaces_it(specs, tmp_path):
+    root = tmp_path / "rendered"
+    root.mkdir()
+    mine = "# mine\nresources:\n  - namespace.yaml\n"
+    (root / "kustomization.yaml").write_text(mine)
+    digest = "sha256:" + hashlib.sha256(mine.encode()).hexdigest()
+    (root / MANIFEST).write_text(json.dumps({"files": {"kustomization.yaml": digest}, "version": 1}))
+    before = snapshot(root)
+    result = render(specs, root)
+    assert result.returncode == 1
+    assert (f"error: {root.as_posix()}/kustomization.yaml is listed in {MANIFEST} with its sha256, but does not "
+            "hold what kvgen writes") in result.stderr
+    assert snapshot(root) == before
+
+
+def test_a_manifest_claiming_your_yaml_file_with_its_sha256_leaves_it(specs, out):
+    """namespace.yaml and prod/extra.yaml have names kvgen could write, but not its content."""
+    (out / "namespace.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: llm\n")
+    (out / "prod" / "extra.yaml").write_text((out / PVC_REF).read_text())  # kvgen's objects, another name
+    body = manifest_of(out)
+    for name in ("namespace.yaml", "prod/extra.yaml"):
+        body["files"][name] = "sha256:" + hashlib.sha256((out / name).read_bytes()).hexdigest()
+    (out / MANIFEST).write_text(json.dumps(body))
+    result = render(specs, out)
+    assert result.returncode == 0, result.stderr
+    for name in ("namespace.yaml", "prod/extra.yaml"):
+        assert (out / name).exists()
+        assert f"{MANIFEST} lists {name!r} with its sha256, but it does not hold what kvgen writes" in result.stderr
+    assert_consistent(out, ignore=("namespace.yaml", "prod/extra.yaml"))
+
+
+def test_kvgen_tells_its_own_files_by_name_and_form(out):
+    for rel, text in snapshot(out).items():
+        if rel != MANIFEST:
+            assert tree.layout_reason(PurePosixPath(rel)) is None
+            assert tree.written_by_kvgen(PurePosixPath(rel), text.encode()), rel
+    for golden in sorted(GOLDEN.glob("*.yaml")):
+        data = golden.read_bytes()
+        name = next(line.split(": ")[1] for line in data.decode().splitlines() if "app.kubernetes.io/instance" in line)
+        assert tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), data), golden.name
+        assert not tree.written_by_kvgen(PurePosixPath(f"{name}-copy.yaml"), data)
+        docs = data.decode().split("\n---\n")
+        unlabelled = "\n---\n".join([*docs[:-1], docs[-1].replace("managed-by: kvgen", "managed-by: me")])
+        assert not tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), unlabelled.encode())
+    k = tree.kustomization(["a.yaml", "prod"])
+    assert tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), k.encode())
+    for other in (k + "namespace: x\n", k.replace("  - a.yaml", "- a.yaml"), k[:-1], "resources: []\n", k + "\n"):
+        assert not tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), other.encode()), other
+    assert not tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), b"\xff" + k.encode())
+    for rel in ("README.md", ".git/config", ".git/hooks/kustomization.yaml", "prod/.cache/a.yaml", "A.yaml", "a.yml",
+                ".kvgen-tmp-1", "-a.yaml"):
+        assert tree.layout_reason(PurePosixPath(rel)) is not None, rel
