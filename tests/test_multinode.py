@@ -181,3 +181,49 @@ def test_the_readme_warns_that_the_servers_are_reachable_and_why_they_must_be():
     for words in ("lmcache.mp.server_urls", "--host 0.0.0.0", "no authentication", "NetworkPolicy",
                   "lmcache_mp_connector.py"):
         assert words in section, words
+
+
+ROUTING = ROOT / "tests" / "contract" / "lmcache_routing.py"
+ROUTED = {  # (spec, the rendered first group's server_urls are read from its leader pod)
+    "dense-lws-2": spec(**{**MULTI, "parallelism": {"tensor": 16, "nodes": 2}}, multiNode={"engine": "leaderworkerset"}),
+    "dense-sts-4": spec(**MULTI),
+    "mla-sts-2": spec(**MLA),
+    "mla-lws-2": spec(**MLA, multiNode={"engine": "leaderworkerset"}),
+}
+
+
+@pytest.mark.contract
+def test_lmcache_routes_every_rank_to_its_own_pods_server_and_every_lookup_can_hit(tmp_path):
+    """In the contract venv, LMCache 0.5.6's own ParallelStrategy and lookup fan-out, fed the rendered
+    server_urls: every rank reaches the server of its own pod (the one its KV caches are registered
+    with over CUDA IPC), and each server holds every KV rank the scheduler's lookup asks it for, for a
+    dense model (each node's ranks) and an MLA model (one writer per server). With the single loopback
+    server kvgen rendered before, LMCache counted one server for the whole world: the lookup asked
+    rank 0's server for every node's ranks."""
+    import os
+    import subprocess
+
+    import contract_support as cs
+
+    python = cs.contract_python_or_skip()
+    cases = []
+    for case, values in ROUTED.items():
+        c = compile_spec(values)
+        (host, _s, template, injected), *_ = _pods(c.objects)
+        urls = _kv_extra(_expanded_args(_container(template, "vllm"), {}, injected))["lmcache.mp.server_urls"]
+        p = c.plan.spec.parallelism
+        cases.append({"id": case, "server_urls": urls, "tp": p.tensor, "nodes": p.nodes, "mla": c.plan.model.mla,
+                      "pods": [f"tcp://{h}.{s}:{LMCACHE_PORT}" for h, s, _t, _i in _pods(c.objects)]})
+    batch, output = tmp_path / "cases.json", tmp_path / "routes.json"
+    batch.write_text(json.dumps({"cases": cases}), encoding="utf-8")
+    env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "LMCACHE_DISABLE_BANNER": "1", "PYTHONPATH": ""}
+    run = subprocess.run([python, str(ROUTING), str(batch), str(output)], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    routes = json.loads(output.read_text(encoding="utf-8"))
+    for case in cases:
+        servers = routes[case["id"]]
+        assert list(servers) == case["pods"], case["id"]  # one server per node, in node-rank order
+        for node, (url, s) in enumerate(servers.items()):
+            assert s["nodes"] == [node], (case["id"], url)  # only its own pod's ranks reach it
+            assert s["lookup"] and set(s["lookup"]) <= set(s["written"]), (case["id"], url, s)
