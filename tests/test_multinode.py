@@ -227,3 +227,19 @@ def test_lmcache_routes_every_rank_to_its_own_pods_server_and_every_lookup_can_h
         for node, (url, s) in enumerate(servers.items()):
             assert s["nodes"] == [node], (case["id"], url)  # only its own pod's ranks reach it
             assert s["lookup"] and set(s["lookup"]) <= set(s["written"]), (case["id"], url, s)
+
+
+@pytest.mark.parametrize("offloading, uri, warned", [
+    ({}, None, True),  # the sidecar, weights in the emptyDir
+    ({"lmcache": {"gpuAccess": "in-container"}}, None, False),  # no sidecar: a server restart is vLLM's
+    ({}, "pvc://models/llama-70b", False),  # weights on a claim survive the group's recreation
+    ({"enabled": False}, None, False),
+])
+def test_a_leaderworkerset_with_the_sidecar_warns_that_its_restart_recreates_the_group(offloading, uri, warned):
+    model = {"id": "meta-llama/Llama-3.1-70B-Instruct", **({"uri": uri} if uri else {})}
+    values = spec(**{**MULTI, "model": model}, multiNode={"engine": "leaderworkerset"}, kvCacheOffloading=offloading)
+    ours = [w for w in compile_spec(values).plan.warnings if "recreates the whole group" in w]
+    assert len(ours) == int(warned)
+    if warned:
+        assert "model.uri pvc://" in ours[0] and "LMCache sidecar" in ours[0]
+    assert [w for w in helm.notes_warnings(helm.notes(values)) if "recreates the whole group" in w] == ours
