@@ -11,13 +11,16 @@ a LeaderWorkerSet group's leader <lws>-<group>, workers <lws>-<group>-<index>, i
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
+import contract_support as cs
 import helm
+import pytest
 from conftest import ROOT, compile_spec, spec
+
 from kvgen import catalog, contract
 
 NODES = 4
@@ -200,11 +203,6 @@ def test_lmcache_routes_every_rank_to_its_own_pods_server_and_every_lookup_can_h
     dense model (each node's ranks) and an MLA model (one writer per server). With the single loopback
     server kvgen rendered before, LMCache counted one server for the whole world: the lookup asked
     rank 0's server for every node's ranks."""
-    import os
-    import subprocess
-
-    import contract_support as cs
-
     python = cs.contract_python_or_skip()
     cases = []
     for case, values in ROUTED.items():
