@@ -98,6 +98,10 @@ refused; the native backend's shared tier is a ReadWriteMany claim as a secondar
 statefulset`, one server), or one LeaderWorkerSet (`leaderworkerset`, `leaderworkerset.x-k8s.io/v1`,
 the LWS controller must be installed): `replicas` groups of `parallelism.nodes` pods, recreated
 together when one restarts, ranks from the `LWS_WORKER_INDEX` and `LWS_LEADER_ADDRESS` it injects.
+With the `lmcache` backend each pod runs its own LMCache server, bound to `0.0.0.0` (its request port
+5555 has no authentication: admit it from the server's own pods only, with a NetworkPolicy), and vLLM
+is told every node's server in node-rank order (`lmcache.mp.server_urls`; the project README,
+"Multi-node servers").
 
 ## Operations objects
 
@@ -223,8 +227,8 @@ helm test gemma -n llm            # a pod asks vLLM's /health through the Servic
 - **Namespace.** The values' `namespace`, else the release's (`helm install -n`,
   `helm template --namespace`). `kvgen render` writes no `metadata.namespace` for a spec without
   one (kustomize or Argo CD place the objects) unless given `--namespace NS`. A multi-node
-  server's ranks meet at `<name>-0.<name>-headless`, which the pods' DNS search path completes in
-  whatever namespace they run.
+  server's ranks meet at `<name>-0.<name>-headless`, and its LMCache servers are named the same
+  way, both completed by the pods' DNS search path in whatever namespace they run.
 - **Labels.** Every object carries `app.kubernetes.io/name` (`vllm`), `instance` (the release),
   `version` (the vLLM image tag), `component` (`inference`, `prefill` or `decode`), `part-of`
   (the objects' name), `managed-by` (`Helm`; `kvgen render` writes `kvgen` and the spec's name as

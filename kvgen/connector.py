@@ -48,17 +48,31 @@ def launcher_path() -> str:
     return f"{launcher['dir']}/{launcher['file']}"
 
 
-def lmcache_kv_transfer_config() -> dict[str, Any]:
+def lmcache_kv_transfer_config(server_urls: list[str] | None = None) -> dict[str, Any]:
+    """The LMCacheMPConnector's config: the pod's own server on loopback, or ``server_urls``, one
+    server per node in node-rank order (a server spanning several nodes: ``lmcache_server_urls``)."""
     lm = wiring()["lmcache"]
+    extra: dict[str, Any]
+    if server_urls:
+        extra = {"lmcache.mp.server_urls": server_urls}
+    else:
+        # keep the tcp:// scheme: the connector joins host and port into a ZMQ endpoint
+        extra = {"lmcache.mp.host": f"tcp://{lm['host']}", "lmcache.mp.port": lm["port"]}
     return {
         "kv_connector": catalog.runtime()["connectors"]["lmcache"],
         "kv_role": "kv_both",
-        "kv_connector_extra_config": {
-            # keep the tcp:// scheme: the connector joins host and port into a ZMQ endpoint
-            "lmcache.mp.host": f"tcp://{lm['host']}",
-            "lmcache.mp.port": lm["port"],
-        },
+        "kv_connector_extra_config": extra,
     }
+
+
+def lmcache_server_urls(hosts: list[str]) -> list[str]:
+    """``lmcache.mp.server_urls`` of a server spanning several nodes: one MP server per node, ``hosts``
+    in node-rank order. LMCache 0.5.6 (integration/vllm/lmcache_mp_connector.py) gives worker rank
+    ``r`` the server ``server_urls[r // (world_size // len(server_urls))]``, and vLLM numbers the ranks
+    node by node (``node_rank * local_world_size + local_rank``, v1/executor/multiproc_executor.py), so
+    entry ``i`` must be node ``i``'s pod; the scheduler (rank 0's pod) looks up every entry."""
+    port = wiring()["lmcache"]["port"]
+    return [f"tcp://{host}:{port}" for host in hosts]
 
 
 CPU_SPEC, TIERING_SPEC = "CPUOffloadingSpec", "TieringOffloadingSpec"
@@ -141,15 +155,18 @@ def lmcache_server_argv(
     init_gib: int,
     remote: dict[str, Any] | None = None,
     scraped: bool = False,
+    multi_node: bool = False,
 ) -> list[str]:
     """`lmcache server ...` without --l1-size-gb, which the launcher adds at start-up; ``remote`` is
     the --l2-adapter object of kvCacheOffloading.remote (kvgen.remote.adapter), after the disk tiers.
-    ``scraped``: a PodMonitor scrapes its /metrics, so its HTTP front end listens on the pod IP too."""
+    ``scraped``: a PodMonitor scrapes its /metrics, so its HTTP front end listens on the pod IP too.
+    ``multi_node``: rank 0's scheduler reaches this server from another pod, so it binds every
+    interface (``wiring.lmcache.multiNodeHost``), not loopback."""
     rt = catalog.runtime()["lmcache"]
     lm = wiring()["lmcache"]
     argv = [
         rt["server"], "server",
-        "--host", lm["host"],
+        "--host", lm["multiNodeHost"] if multi_node else lm["host"],
         "--port", str(lm["port"]),
         *(["--http-host", lm["metricsHost"]] if scraped else []),
         "--chunk-size", str(lm["chunkSize"]),

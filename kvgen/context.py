@@ -137,7 +137,7 @@ def vllm_args(plan: Plan) -> VllmArgs:
         tail.append(f"--gpu-memory-utilization={number(spec.vllm.gpu_memory_utilization)}")
     kv_config = None
     if backend == "lmcache":
-        kv_config = connector.lmcache_kv_transfer_config()
+        kv_config = connector.lmcache_kv_transfer_config(connector.lmcache_server_urls(lmcache_server_hosts(plan)))
     elif backend == "native":
         o = spec.kv_cache_offloading
         kv_config = connector.native_kv_transfer_config(
@@ -155,6 +155,23 @@ def vllm_args(plan: Plan) -> VllmArgs:
     return {"head": head, "tail": tail}
 
 
+def lmcache_server_hosts(plan: Plan) -> list[str]:
+    """A server spanning several nodes: the DNS name of every node's pod, in node-rank order, each
+    pod running its own LMCache server (none for a single-node server: its server is on loopback).
+    The StatefulSets' pods are <sts>-<ordinal>.<headless Service>; a LeaderWorkerSet group's are
+    <lws>-<group> (the leader) and <lws>-<group>-<index>, all in the subdomain <lws>, the group's
+    index from ``lws.groupIndexEnv`` (``env``). The pods' DNS search path adds the namespace."""
+    spec, nodes = plan.spec, plan.spec.parallelism.nodes
+    if not plan.multi_node:
+        return []
+    if plan.lws:
+        lws = connector.wiring()["lws"]
+        leader = f"{spec.name}-$({lws['groupIndexEnv']})"
+        return [f"{leader}.{spec.name}", *(f"{leader}-{rank}.{spec.name}" for rank in range(1, nodes))]
+    headless = headless_name(plan)
+    return [f"{spec.name}-0.{headless}", *(f"{spec.name}{WORKER_SUFFIX}-{rank}.{headless}" for rank in range(1, nodes))]
+
+
 def env(plan: Plan) -> list[KubeObject]:
     """The vLLM container's environment: kvgen's variables, then the spec's."""
     spec = plan.spec
@@ -162,6 +179,10 @@ def env(plan: Plan) -> list[KubeObject]:
     if plan.multi_node and not plan.lws:
         index = connector.wiring()["labels"]["podIndex"]
         out.append({"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{index}']"}}})
+    if plan.lws and plan.backend == "lmcache":  # the group's index names its pods in lmcache.mp.server_urls
+        lws = connector.wiring()["lws"]
+        field = f"metadata.labels['{lws['groupIndexLabel']}']"
+        out.append({"name": lws["groupIndexEnv"], "valueFrom": {"fieldRef": {"fieldPath": field}}})
     if spec.model.hf_token_secret:
         ref = spec.model.hf_token_secret
         key_ref: dict[str, Any] = {"name": ref.name, "key": ref.key}
@@ -261,7 +282,12 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
     capacities = [t.get("capacity") for t in disk]
     tier = remote.adapter(o.remote) if o.remote is not None else None
     args += connector.lmcache_server_argv(
-        o.eviction_policy, capacities, sizing.LMCACHE_L1_INIT_GIB, tier, scraped=lmcache_scraped(plan)
+        o.eviction_policy,
+        capacities,
+        sizing.LMCACHE_L1_INIT_GIB,
+        tier,
+        scraped=lmcache_scraped(plan),
+        multi_node=plan.multi_node,
     )
     if plan.in_container:  # no sidecar: the launcher runs `lmcache server`, waits for it, then vLLM
         args += [w["launcher"]["then"], *catalog.runtime()["vllm"]["entrypoint"]]
@@ -474,6 +500,7 @@ def workloads(
                 "name": spec.object_name,
                 "replicas": spec.replicas,
                 "size": spec.parallelism.nodes,
+                "restartPolicy": w["lws"]["restartPolicy"],  # README "Multi-node servers": chosen knowingly
                 "pod": pod("leader"),
                 "workerPod": pod("worker"),
             }

@@ -106,6 +106,7 @@ class Workload(TypedDict):
     progressDeadlineSeconds: NotRequired[int]  # a Deployment: the startup budget plus a margin
     ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
     size: NotRequired[int]  # LeaderWorkerSet: pods per group (the server's nodes)
+    restartPolicy: NotRequired[str]  # LeaderWorkerSet: wiring.lws.restartPolicy (files/runtime.yaml)
     pod: Pod  # LeaderWorkerSet: the leader's (rank 0)
     workerPod: NotRequired[Pod]  # LeaderWorkerSet: ranks 1..
 

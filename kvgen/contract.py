@@ -600,6 +600,8 @@ _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 POD_INDEX_FIELD = "metadata.labels['apps.kubernetes.io/pod-index']"
 # what the LWS controller's pod webhook puts in every container's env (wiring.lws in files/runtime.yaml)
 LWS_LEADER_ADDRESS, LWS_WORKER_INDEX = "LWS_LEADER_ADDRESS", "LWS_WORKER_INDEX"
+# the label the LWS controller gives every pod of group N (wiring.lws.groupIndexLabel), read by a fieldRef
+LWS_GROUP_INDEX_FIELD = "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"
 
 
 def expand_env(
@@ -607,8 +609,9 @@ def expand_env(
 ) -> str:
     """Kubernetes' $(VAR) expansion of container args, for the values knowable offline: a literal
     ``value``, the StatefulSet pod index (its first ordinal), and ``injected`` (what a controller's
-    webhook adds, as the LWS controller adds LWS_WORKER_INDEX). Anything else stays as written,
-    as Kubernetes leaves an unresolvable reference."""
+    webhook adds, as the LWS controller adds LWS_WORKER_INDEX; a field path there is the value of a
+    fieldRef to it, as the LWS group index label). Anything else stays as written, as Kubernetes
+    leaves an unresolvable reference."""
 
     def resolve(match: re.Match[str]) -> str:
         if injected and match.group(1) in injected:
@@ -621,6 +624,8 @@ def expand_env(
             field_path = ((env.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
             if field_path == POD_INDEX_FIELD:
                 return str(((workload.get("spec") or {}).get("ordinals") or {}).get("start", 0))
+            if injected and isinstance(field_path, str) and field_path in injected:
+                return injected[field_path]
         return match.group(0)
 
     return _ENV_REF.sub(resolve, arg)
@@ -638,7 +643,11 @@ def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], 
     leader = f"{name}-0.{name}.{obj['metadata'].get('namespace', 'default')}"  # <lws>-<group>.<subdomain>.<ns>
     t = obj["spec"]["leaderWorkerTemplate"]
     return [
-        (f"{name}/{role}", t[f"{role}Template"], {LWS_LEADER_ADDRESS: leader, LWS_WORKER_INDEX: index})
+        (
+            f"{name}/{role}",
+            t[f"{role}Template"],
+            {LWS_LEADER_ADDRESS: leader, LWS_WORKER_INDEX: index, LWS_GROUP_INDEX_FIELD: "0"},
+        )
         for role, index in (("leader", "0"), ("worker", "1"))
     ]
 

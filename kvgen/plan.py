@@ -227,6 +227,16 @@ LOAD_BALANCER_WARNING = (
 )
 
 
+# README "Multi-node servers": the LeaderWorkerSet's restart policy (files/runtime.yaml wiring.lws.restartPolicy)
+def lws_sidecar_restart_warning() -> str:
+    policy = catalog.runtime()["wiring"]["lws"]["restartPolicy"]
+    return (
+        "multiNode.engine leaderworkerset recreates the whole group when any container restarts, the LMCache sidecar "
+        f"included (restartPolicy {policy}; LWS v0.10 counts init containers' restarts), and every pod "
+        "of it downloads the weights again into its emptyDir model cache; keep them on a claim (model.uri pvc://...)"
+    )
+
+
 TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # what huggingface_hub reads a token from
 
 
@@ -291,6 +301,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
             f"multiNode.engine {spec.multi_node.engine} applies to a server spanning several nodes "
             "(parallelism.nodes > 1); this single-node server is a Deployment"
         )
+    lws = spec.parallelism.nodes > 1 and spec.multi_node.engine == "leaderworkerset"
+    if lws and access is not None and access.mode != "in-container" and not spec.model.uri:
+        warnings.append(lws_sidecar_restart_warning())
     gated = gated_warning(spec)
     if gated:
         warnings.append(gated)

@@ -113,6 +113,10 @@ WIRING_CHANGES = {
     "  tierMountPrefix: /mnt/kv-cache-": "  tierMountPrefix: /kv/tier-",
     "  modelCacheMount: /root/.cache": "  modelCacheMount: /cache",
     "  masterPort: &masterPort 29500": "  masterPort: &masterPort 29600",
+    "    multiNodeHost: 0.0.0.0": "    multiNodeHost: 10.0.0.9",
+    "    groupIndexLabel: leaderworkerset.sigs.k8s.io/group-index": "    groupIndexLabel: example.com/group",
+    "    groupIndexEnv: KVGEN_LWS_GROUP_INDEX": "    groupIndexEnv: EXAMPLE_GROUP",
+    "    restartPolicy: RecreateGroupOnPodRestart": "    restartPolicy: None",
     "    name: app.kubernetes.io/name": "    name: example.com/name",
     "    nodeRole: kvgen.dev/node-role": "    nodeRole: example.com/rank",
     "    podIndex: apps.kubernetes.io/pod-index": "    podIndex: example.com/index",
@@ -132,12 +136,18 @@ WIRED = {
                ['\\"root_dir\\":\\"/kv/tier-0\\"', '"/cache"']),
     "multi-node": (spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
                         parallelism={"tensor": 8, "nodes": 2}),
-                   ["--master-port=29600", '"port": 29600', '"example.com/rank"', "metadata.labels['example.com/index']"]),
+                   ["--master-port=29600", '"port": 29600', '"example.com/rank"', "metadata.labels['example.com/index']",
+                    '"10.0.0.9"', "tcp://demo-worker-1.demo-headless:6555"]),
+    "multi-node-lws": (spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+                            parallelism={"tensor": 8, "nodes": 2}, multiNode={"engine": "leaderworkerset"}),
+                       ['"restartPolicy": "None"', '"EXAMPLE_GROUP"', "metadata.labels['example.com/group']",
+                        "tcp://demo-$(EXAMPLE_GROUP)-1.demo:6555", '"10.0.0.9"']),
 }
 # today's values: none may be left in a context built from the changed file
 GONE = ["5555", "8080", "/healthcheck", "127.0.0.1", '"256"', "0.8", "/opt/kvgen", '"--then"', "/mnt/kv-cache-", "/root/.cache",
         "29500", "app.kubernetes.io/name", "kvgen.dev/node-role", "apps.kubernetes.io/pod-index", "node.kubernetes.io/instance-type",
-        "kvgen.dev/kv-cache-offloading\"", "lmcache-launcher-sha256", '"defaultMode": 365']
+        "kvgen.dev/kv-cache-offloading\"", "lmcache-launcher-sha256", '"defaultMode": 365', "KVGEN_LWS_GROUP_INDEX",
+        "leaderworkerset.sigs.k8s.io/group-index", "RecreateGroupOnPodRestart"]
 
 
 @pytest.fixture

@@ -86,7 +86,10 @@ def test_rendered_vllm_line_passes_vllm(live, r):
 def test_rendered_lmcache_line_passes_lmcache(live, r):
     facts = _ok(live, r.id)
     spec = r.compiled.spec
-    assert (facts["host"], facts["port"]) == ("127.0.0.1", 5555)  # where LMCacheMPConnector looks
+    # where LMCacheMPConnector looks: loopback, or (a server spanning nodes) every interface, its
+    # pod named in lmcache.mp.server_urls
+    host = "0.0.0.0" if spec.parallelism.nodes > 1 else "127.0.0.1"
+    assert (facts["host"], facts["port"]) == (host, 5555)
     assert facts["eviction_policy"] == spec.kv_cache_offloading.eviction_policy.upper()
     # the size the launcher computed is the size LMCache will use (no lazy/init facts: without
     # CUDA, LMCache turns lazy allocation off)

@@ -46,11 +46,13 @@ def test_one_leaderworkerset_replaces_the_statefulset_pair_and_the_headless_serv
 
 
 def _normalized(pod_spec):
-    """A pod spec with what differs by engine on purpose taken out: how ranks find each other."""
+    """A pod spec with what differs by engine on purpose taken out: how ranks find each other and
+    every node's LMCache server (lmcache.mp.server_urls: tests/test_multinode.py)."""
     pod = copy.deepcopy(pod_spec)
     for c in [*pod.get("initContainers", []), *pod["containers"]]:
-        c["args"] = [a for a in c.get("args", []) if not a.startswith(("--node-rank=", "--master-addr="))]
-        c["env"] = [e for e in c.get("env", []) if e["name"] != "NODE_RANK"]
+        c["args"] = [a for a in c.get("args", [])
+                     if not a.startswith(("--node-rank=", "--master-addr=", "--kv-transfer-config="))]
+        c["env"] = [e for e in c.get("env", []) if e["name"] not in ("NODE_RANK", "KVGEN_LWS_GROUP_INDEX")]
     return pod
 
 

@@ -134,7 +134,27 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- if gt $s.inst.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
 {{- $kv := dict -}}
 {{- if eq $s.backend "lmcache" -}}
-{{- $kv = dict "kv_connector" $s.rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" (dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port) -}}
+{{- $extra := dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port -}}
+{{/* a server spanning several nodes: one LMCache server per node, every node's pod named in node-rank
+     order (kvgen/context.py lmcache_server_hosts, kvgen/connector.py lmcache_server_urls) */}}
+{{- if gt (int64 $p.nodes) 1 -}}
+{{- $urls := list -}}
+{{- range $rank := until (int $p.nodes) -}}
+{{- $host := "" -}}
+{{- if eq $v.multiNode.engine "leaderworkerset" -}}
+{{- $host = printf "%s-$(%s)" $v.name $s.W.lws.groupIndexEnv -}}
+{{- if gt $rank 0 -}}{{- $host = printf "%s-%d" $host $rank -}}{{- end -}}
+{{- $host = printf "%s.%s" $host $v.name -}}
+{{- else if eq $rank 0 -}}
+{{- $host = printf "%s-0.%s-headless" $v.name $v.name -}}
+{{- else -}}
+{{- $host = printf "%s-worker-%d.%s-headless" $v.name $rank $v.name -}}
+{{- end -}}
+{{- $urls = append $urls (printf "tcp://%s:%d" $host (int64 $s.W.lmcache.port)) -}}
+{{- end -}}
+{{- $extra = dict "lmcache.mp.server_urls" $urls -}}
+{{- end -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
 {{- else if eq $s.backend "native" -}}
 {{- $count := len $o.secondary -}}
 {{- $specName := ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $count 0) -}}
@@ -170,6 +190,8 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- $v := $s.V -}}
 {{- $env := list -}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
+{{/* the group's index names its pods in lmcache.mp.server_urls (kvgen.context.vllmArgs) */}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") (eq $s.backend "lmcache") -}}{{- $env = append $env (dict "name" $s.W.lws.groupIndexEnv "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.lws.groupIndexLabel)))) -}}{{- end -}}
 {{- with $v.model.hfTokenSecret -}}
 {{- $ref := dict "name" .name "key" .key -}}
 {{- if include "kvgen.isSet" (list . "optional") -}}{{- $_ := set $ref "optional" .optional -}}{{- end -}}
@@ -258,7 +280,8 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
 {{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
 {{- if $inContainer -}}{{- $args = append $args (printf "--health-url=%s" (include "kvgen.lmcacheHealthUrl" $s.W)) -}}{{- end -}}
-{{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" $lm.host "--port" (toString (int64 $lm.port))) -}}
+{{/* a server spanning several nodes: rank 0's scheduler reaches every node's server (kvgen/connector.py) */}}
+{{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" (ternary $lm.multiNodeHost $lm.host (gt (int64 $s.V.parallelism.nodes) 1)) "--port" (toString (int64 $lm.port))) -}}
 {{- if $s.lmcacheScraped -}}{{- $args = concat $args (list "--http-host" $lm.metricsHost) -}}{{- end -}}
 {{- $args = concat $args (list "--chunk-size" (toString (int64 $lm.chunkSize)) "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $s.C.lmcache.l1InitGiB)) "--eviction-policy" (upper $s.V.kvCacheOffloading.evictionPolicy)) -}}
 {{- range $n, $t := $s.tiers -}}
@@ -436,7 +459,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 {{/* multiNode.engine leaderworkerset: the same two pods, as one group of parallelism.nodes per replica */}}
 {{- if eq $v.multiNode.engine "leaderworkerset" -}}
-{{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "pod" $lws.pod "workerPod" $lws.workerPod) -}}
+{{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "restartPolicy" $s.W.lws.restartPolicy "pod" $lws.pod "workerPod" $lws.workerPod) -}}
 {{- end -}}
 {{- else -}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels))) $base -}}

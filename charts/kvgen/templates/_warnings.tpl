@@ -25,6 +25,10 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and (ne $v.multiNode.engine "statefulset") (eq (int64 $v.parallelism.nodes) 1) -}}
 {{- $out = append $out (printf "multiNode.engine %s applies to a server spanning several nodes (parallelism.nodes > 1); this single-node server is a Deployment" $v.multiNode.engine) -}}
 {{- end -}}
+{{/* a LeaderWorkerSet with the LMCache sidecar and weights downloaded into the emptyDir (kvgen/plan.py lws_sidecar_restart_warning) */}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") $s.gpuAccess (ne $s.gpuAccess.mode "in-container") (not $v.model.uri) -}}
+{{- $out = append $out (printf "multiNode.engine leaderworkerset recreates the whole group when any container restarts, the LMCache sidecar included (restartPolicy %s; LWS v0.10 counts init containers' restarts), and every pod of it downloads the weights again into its emptyDir model cache; keep them on a claim (model.uri pvc://...)" ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.lws.restartPolicy) -}}
+{{- end -}}
 {{/* a gated model without a Hugging Face token (kvgen/plan.py gated_warning; files/models.yaml gated:) */}}
 {{- $token := not (empty $v.model.hfTokenSecret) -}}
 {{- range $e := default list $v.vllm.env -}}{{- if has (toString $e.name) (list "HF_TOKEN" "HUGGING_FACE_HUB_TOKEN") -}}{{- $token = true -}}{{- end -}}{{- end -}}
