@@ -22,12 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from test_remote_tier import SECRETS, valkey_server  # noqa: F401 (a fixture)
-
 import contract_support as cs
+import pytest
 from emulator import endpoints
 from emulator.engines import standin, wrappers
+from test_remote_tier import SECRETS, valkey_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.emulator
 PARSERD = Path(__file__).resolve().parent / "emulator" / "parserd.py"
@@ -79,10 +78,16 @@ def engines(parserd: str, tmp_path: Path) -> Iterator[Any]:
         return Engine(proc, report)
 
     yield start
-    for proc in started:
+    statuses = []
+    for proc in reversed(started):  # workers before their master (a worker that loses it exits 1)
         if proc.poll() is None:
             proc.terminate()
-            assert proc.wait(timeout=10) == 0  # SIGTERM: exit 0
+            try:
+                statuses.append(proc.wait(timeout=30))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                statuses.append("killed")
+    assert all(status == 0 for status in statuses), statuses  # SIGTERM: exit 0
 
 
 class Engine:
@@ -234,6 +239,10 @@ def test_multi_node_ranks_meet_at_the_master_address(engines):
     report = leader.started()
     assert [p["node_rank"] for p in report["peers"]] == [1]
     assert "http" not in [listen["what"] for listen in worker.report()["listening"]]  # headless: no API server
+    leader.proc.terminate()
+    assert leader.proc.wait(timeout=30) == 0
+    assert worker.proc.wait(timeout=30) == 1  # it lost its master, as a vLLM worker would
+    assert "lost the master" in worker.proc.communicate()[1]
 
 
 def test_a_worker_whose_master_never_comes_fails_loudly(engines):

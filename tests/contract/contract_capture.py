@@ -63,8 +63,8 @@ import dataclasses
 import enum
 import functools
 import importlib
-import importlib.metadata as md
 import importlib.abc
+import importlib.metadata as md
 import importlib.util
 import inspect
 import io

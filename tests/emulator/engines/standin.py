@@ -169,9 +169,9 @@ def serve_http(what: str, host: str | None, port: int, routes: list[dict[str, An
             if self.command != "HEAD":
                 self.wfile.write(data)
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer  # noqa: N815
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = bind(http.server.ThreadingHTTPServer, host, port, Handler)
@@ -458,7 +458,8 @@ def vllm_serve(argv: list[str]) -> None:
 def main(argv: list[str]) -> int:
     global ENGINE
     ENGINE = argv[0] if argv else ""
-    REPORT.update({"engine": ENGINE, "argv": argv[1:], "pid": os.getpid()})
+    REPORT.update({"engine": ENGINE, "argv": argv[1:], "pid": os.getpid(), "started": False,
+                   **{key: [] for key in ("checked", "listening", "reached", "peers", "clients")}})
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     try:
