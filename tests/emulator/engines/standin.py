@@ -54,6 +54,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +140,12 @@ def route_table(routes: list[dict[str, Any]]) -> list[tuple[re.Pattern[str], str
     return [(re.compile(r["regex"]), r["path"], None if r["methods"] is None else set(r["methods"])) for r in routes]
 
 
+Answer = Callable[[], tuple[int, str, str]]  # (status, content type, body)
+
+
 def serve_http(what: str, host: str | None, port: int, routes: list[dict[str, Any]],
-               special: dict[str, Any]) -> None:
-    """Serve exactly ``routes`` on host:port: ``special`` path -> (status, content type, body);
+               special: dict[tuple[str, str], Answer]) -> None:
+    """Serve exactly ``routes`` on host:port: ``special`` (method, route path) -> its answer;
     other captured GET routes 200 with a small JSON body, other captured methods 501, a known
     path with another method 405, anything else 404."""
     table = route_table(routes)
@@ -174,19 +178,17 @@ def serve_http(what: str, host: str | None, port: int, routes: list[dict[str, An
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = bind(http.server.ThreadingHTTPServer, host, port, Handler)
+    server = bind(host, port, Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     record("listening", {"what": what, "host": host, "port": port})
 
 
-def bind(cls: Any, host: str | None, port: int, handler: Any) -> Any:
-    """A server of ``cls`` on host:port (None or "": every IPv4 address), loud when it cannot."""
-    cls.allow_reuse_address = True
-    cls.daemon_threads = True
+def bind(host: str | None, port: int, handler: Any) -> http.server.ThreadingHTTPServer:
+    """An HTTP server on host:port (None or "": every IPv4 address), loud when it cannot listen."""
     try:
         family = socket.getaddrinfo(host or "0.0.0.0", port, type=socket.SOCK_STREAM)[0][0]
-        cls.address_family = family
-        return cls((host or "0.0.0.0", port), handler)
+        server = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": family, "daemon_threads": True})
+        return server((host or "0.0.0.0", port), handler)  # type: ignore[no-any-return]
     except OSError as exc:
         raise Refused(f"cannot listen on {host or '0.0.0.0'}:{port}: {exc}") from None
 
