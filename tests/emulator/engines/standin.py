@@ -398,11 +398,8 @@ def rendezvous(facts: dict[str, Any]) -> None:
                 missing = sorted(set(range(1, nnodes)) - set(joined))
                 raise Refused(f"node ranks {missing} did not join on port {port} within {timeout():g} s")
         return
-    try:
-        resolved = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0][4][0]
-    except OSError as exc:
-        raise Refused(f"--master-addr {addr} does not resolve: {exc}") from None
-    sock = connect(f"the master (node rank 0) {addr}", addr, port)
+    sock = connect(f"the master (node rank 0) {addr}", addr, port)  # resolved on each try (/etc/hosts, DNS)
+    resolved = sock.getpeername()[0]
     sock.sendall(json.dumps({"node_rank": rank}).encode() + b"\n")
     reader = sock.makefile("rb")
     if reader.readline() != b"ok\n":
