@@ -18,11 +18,20 @@ It writes two snapshots, named with the versions:
   dest, action, type, choices and nargs; the ``--no-``/``--disable-`` forms included), the
   ``KVTransferConfig`` fields, the registered connector names, the ``OffloadingConnector``
   extra-config keys, spec names, eviction policies and secondary tier types with each tier's
-  keys, and the keys vLLM's own ``LMCacheMPConnector`` reads.
+  keys, and the keys vLLM's own ``LMCacheMPConnector`` reads; ``endpoints``: the HTTP routes of
+  the OpenAI-compatible server (its FastAPI app as ``build_app`` makes it for a text-generation
+  model, no engine started), the health and metrics paths and the ``--host``/``--port`` defaults.
 - ``lmcache-<version>.json``: the ``lmcache server`` options (built the way the real
   ``lmcache`` command builds its parser), the required flag pair and the conflicting flags,
   the L2 adapter types with the keys of ``fs``, ``fs_native`` and ``resp``, and the ``lmcache.mp.*``
-  extra-config keys LMCache's ``LMCacheMPConnector`` reads on the vLLM side.
+  extra-config keys LMCache's ``LMCacheMPConnector`` reads on the vLLM side; ``endpoints``: the
+  MP server's HTTP API routes (``lmcache/v1/multiprocess/http_server.py``'s app with every
+  auto-discovered router), the health and metrics paths and the defaults of ``--host``,
+  ``--port``, ``--http-host`` and ``--http-port``.
+
+Routes are read from the apps' route tables (path, Starlette's regex, methods; a mount takes any
+method). Server-only modules absent from the contract venv get placeholders while the apps are
+built (see ``SERVER_ONLY_MODULES``); each snapshot lists the ones used.
 
 and ``charts/kvgen/files/hybrid-architectures.yaml``: the registry architectures whose model
 class implements vLLM's ``IsHybrid`` (a static scan of the model sources, see ``capture_hybrid``),
@@ -54,7 +63,9 @@ import dataclasses
 import enum
 import functools
 import importlib
+import importlib.abc
 import importlib.metadata as md
+import importlib.util
 import inspect
 import io
 import json
@@ -63,6 +74,7 @@ import pkgutil
 import re
 import sys
 import sysconfig
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -341,6 +353,170 @@ class HandListed:
         return sorted(self.items, key=lambda h: h["source"])
 
 
+# ----------------------------------------------------------------------------- HTTP endpoints
+
+
+def describe_routes(app: Any) -> list[dict[str, Any]]:
+    """Every route a Starlette/FastAPI ``app`` registers, as its router matches them: the path,
+    the regex Starlette matches it with, and the methods (None for a mount: any method)."""
+    out = []
+    for route in app.routes:
+        methods = getattr(route, "methods", None)
+        out.append({
+            "path": route.path,
+            "regex": route.path_regex.pattern,
+            "methods": sorted(methods) if methods is not None else None,
+            "kind": type(route).__name__,
+        })
+    return sorted(out, key=lambda r: (r["path"], r["methods"] or []))
+
+
+def parser_default(parser: argparse.ArgumentParser, option: str) -> Any:
+    return jsonable(parser._option_string_actions[option].default)
+
+
+def endpoint_paths(routes: list[dict[str, Any]], fact: HandListed, roles: dict[str, tuple[str, str, str]]) -> dict[str, str]:
+    """{role: path} for hand-listed paths (health, metrics), each anchored and checked to be a route."""
+    out = {}
+    for role, (path, module, needle) in roles.items():
+        fact(f"{role} endpoint: {path}", module, needle)
+        if not any(r["path"] == path for r in routes):
+            raise CaptureError(f"the {role} path {path} is not among the captured routes")
+        out[role] = path
+    return out
+
+
+# Imported by the servers' modules but not installed in the contract venv (its requirements are
+# the parsers' closure): the web server (uvicorn) and its file watcher (watchfiles), an HTTP
+# client (httpx), a JSON encoder (orjson), AWS's SageMaker hosting helpers and the Prometheus
+# instrumentator. Placeholders let the modules import and the apps be built; the snapshot names
+# them. Routes such a package would add itself are therefore missing: the instrumentator's own
+# GET /metrics (vLLM mounts /metrics anyway) and whatever SageMaker's bootstrap adds.
+SERVER_ONLY_MODULES = ("httpx", "model_hosting_container_standards", "model_hosting_container_standards.sagemaker",
+                       "orjson", "prometheus_fastapi_instrumentator", "uvicorn", "watchfiles")
+
+
+class _AnyMeta(type):
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything
+
+
+class _Anything(metaclass=_AnyMeta):
+    """Every attribute of a placeholder module: a base class, a decorator (``f(x)`` returns ``x``,
+    as does ``bootstrap(app)``), a decorator factory or a builder whose every method returns it."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is _Anything and len(args) == 1 and not kwargs:
+            return args[0]
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return args[0] if len(args) == 1 and not kwargs else self
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self
+
+
+class _Placeholder(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything
+
+
+class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Last on sys.meta_path: imports of SERVER_ONLY_MODULES that nothing else found get a
+    placeholder, and are recorded."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in SERVER_ONLY_MODULES:
+            return None
+        self.used.add(name)
+        return importlib.util.spec_from_loader(name, self, is_package=True)
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return _Placeholder(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__path__ = []  # a package: its submodules are placeholders too
+
+
+@contextlib.contextmanager
+def server_imports() -> Any:
+    """Placeholders for the SERVER_ONLY_MODULES that are not installed; yields the sorted list of
+    those imported, filled in when the block ends. Library output and warnings are silenced."""
+    import warnings
+
+    finder = _PlaceholderFinder()
+    used: list[str] = []
+    sys.meta_path.append(finder)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield used
+    finally:
+        sys.meta_path.remove(finder)
+        for name in finder.used:
+            sys.modules.pop(name, None)
+        used.extend(sorted(finder.used))
+
+
+def vllm_endpoints(root: argparse.ArgumentParser, serve: argparse.ArgumentParser, fact: HandListed) -> dict[str, Any]:
+    """The OpenAI-compatible server's routes as ``vllm serve`` builds its app (build_app, for a
+    text-generation model: vLLM's fallback task list), without an engine, and where it listens."""
+    from vllm.tasks import FALLBACK_SUPPORTED_TASKS
+
+    args = root.parse_args(["serve", "model"])
+    with server_imports() as placeholders:
+        from vllm.entrypoints.launchers.app import build_app
+
+        app = build_app(args, supported_tasks=FALLBACK_SUPPORTED_TASKS)
+    routes = describe_routes(app)
+    paths = endpoint_paths(routes, fact, {
+        "health": ("/health", "vllm.entrypoints.serve.instrumentator.health", '@router.get("/health"'),
+        "metrics": ("/metrics", "vllm.entrypoints.serve.instrumentator.metrics", 'Mount("/metrics"'),
+    })
+    return {
+        "app": f"{rel(module_file('vllm.entrypoints.launchers.app'))} (build_app)",
+        "supported_tasks": list(FALLBACK_SUPPORTED_TASKS),
+        "placeholders": placeholders,
+        "routes": routes,
+        **paths,
+        "defaults": {"host": parser_default(serve, "--host"), "port": parser_default(serve, "--port")},
+    }
+
+
+def lmcache_endpoints(server: argparse.ArgumentParser, fact: HandListed) -> dict[str, Any]:
+    """The MP server's HTTP API (its FastAPI app with every auto-discovered router) and where
+    `lmcache server` listens by default."""
+    with server_imports() as placeholders:
+        http_server = importlib.import_module("lmcache.v1.multiprocess.http_server")
+    routes = describe_routes(http_server.app)
+    paths = endpoint_paths(routes, fact, {
+        "health": ("/healthcheck", "lmcache.v1.multiprocess.http_apis.info_api", '@router.get("/healthcheck")'),
+        "metrics": ("/metrics", "lmcache.v1.internal_api_server.common.metrics_api", '@router.get("/metrics")'),
+    })
+    return {
+        "app": f"{rel(module_file(http_server.__name__))} (app)",
+        "placeholders": placeholders,
+        "routes": routes,
+        **paths,
+        "defaults": {key.removeprefix("--").replace("-", "_"): parser_default(server, key)
+                     for key in ("--host", "--port", "--http-host", "--http-port")},
+    }
+
+
+
 # ----------------------------------------------------------------------------- vLLM
 
 
@@ -487,8 +663,11 @@ def capture_vllm() -> dict[str, Any]:
         "extra_config_keys": scan_constants([builtin], r"lmcache\.mp\.[a-z0-9_.]+"),
     }
 
+    endpoints = vllm_endpoints(root, serve, fact)
+
     return {
         "serve": serve_info,
+        "endpoints": endpoints,
         "kv_transfer_config": kv_transfer,
         "connectors": connectors,
         "offloading_connector": offloading,
@@ -614,8 +793,11 @@ def capture_lmcache() -> dict[str, Any]:
         mp_keys.setdefault(f"lmcache.mp.lazy_offload_{f.name}", []).append(loc)
     mp_keys = {k: sorted(set(v), key=lambda s: _line_order(s.split(" ")[0])) for k, v in sorted(mp_keys.items())}
 
+    endpoints = lmcache_endpoints(server, fact)
+
     return {
         "server": server_info,
+        "endpoints": endpoints,
         "requires": requires,
         "conflicts": conflicts,
         "l2_adapters": l2,

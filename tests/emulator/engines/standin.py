@@ -1,0 +1,482 @@
+"""A stand-in for `vllm serve` and `lmcache server` in the pod emulator (standard library only).
+
+It runs with the container's own python3 (no vLLM, no LMCache), put on the container's PATH by
+two wrapper scripts (tests/emulator/engines/wrappers.py) as ``vllm`` and ``lmcache``:
+
+    standin.py vllm serve MODEL [options]       (the vLLM image's entrypoint is `vllm serve`)
+    standin.py lmcache server [options]
+
+Its configuration comes from the wrapper, never from the pod:
+
+- ``KVGEN_EMU_PARSERD``: the socket of tests/emulator/parserd.py, which parses the command line
+  with the real vLLM 0.33.0 / LMCache 0.5.6 parsers and returns what they understood;
+- ``KVGEN_EMU_ENDPOINTS``: a JSON file of both engines' HTTP routes and listen defaults, captured
+  from their source (tests/emulator/endpoints.py builds it from the contract snapshots);
+- ``KVGEN_EMU_REPORT``: where it writes, once started, a JSON report of what it checked, where it
+  listens and which peers it reached (rewritten when a client connects);
+- ``KVGEN_EMU_TIMEOUT``: seconds to wait for a peer (default 20).
+
+A command line the real parser refuses exits 2 with the parser's message (argparse's own exit);
+any other problem the real engine would hit at start-up, or a peer it cannot reach, exits 1 with
+a message on stderr. SIGTERM and SIGINT exit 0.
+
+vllm serve: an OffloadingConnector's ``cpu_bytes_to_use`` must fit in /dev/shm's free space and
+each secondary tier's ``root_dir`` must be a writable directory; an LMCacheMPConnector (alone or
+inside a MultiConnector) must reach the LMCache servers its extra config names, the way LMCache's
+vLLM-side connector picks them (``lmcache.mp.server_urls``, else ``lmcache.mp.host`` +
+``lmcache.mp.port``; the scheduler on the API node reaches every server, each node's workers the
+server of their block of ranks); a model given as a path must exist. With ``--nnodes N > 1``
+node rank 0 listens on ``--master-port`` and waits for the N-1 other ranks, which resolve
+``--master-addr`` and connect to it (a rank whose master goes away exits 1). Ranks that are not
+``--headless`` then serve the captured vLLM routes on ``--host``:``--port``.
+
+lmcache server: listens on ``--host``:``--port`` (the ZMQ endpoint; a plain TCP listener) and
+serves the captured MP HTTP API on ``--http-host``:``--http-port``; every ``fs``/``fs_native``
+L2 adapter's ``base_path`` must be a writable directory; every ``resp`` adapter's server must
+answer AUTH (with LMCache's precedence: the adapter's own username/password, else
+LMCACHE_RESP_USERNAME / LMCACHE_RESP_PASSWORD) and PING with +PONG.
+
+Stricter than the engines on two points, on purpose: vLLM and LMCache create a missing tier
+directory (no volume mounted there: the cache lands in the container's root file system), and
+LMCache keeps running when its resp workers fail AUTH (no store ever completes).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ENGINE = "standin"
+REPORT: dict[str, Any] = {}
+REPORT_LOCK = threading.Lock()
+
+
+class Refused(Exception):
+    """A start-up failure: message to stderr, exit status."""
+
+    def __init__(self, message: str, status: int = 1, verbatim: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.verbatim = verbatim  # already the engine's own message ("vllm: error: ...")
+
+
+def env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise Refused(f"{name} is not set (the wrapper sets it)")
+    return value
+
+
+def timeout() -> float:
+    return float(os.environ.get("KVGEN_EMU_TIMEOUT", "20"))
+
+
+def write_report() -> None:
+    """The report, replaced in one step (a reader never sees half of it)."""
+    path = Path(env("KVGEN_EMU_REPORT"))
+    with REPORT_LOCK:
+        text = json.dumps(REPORT, indent=1, sort_keys=True, default=str)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def record(key: str, item: Any) -> None:
+    with REPORT_LOCK:
+        REPORT.setdefault(key, []).append(item)
+
+
+# ----------------------------------------------------------------------------- the real parsers
+
+
+def parse(kind: str, argv: list[str]) -> dict[str, Any]:
+    """The facts the real parser (via parserd) read from ``argv``; Refused when it refused it."""
+    path = env("KVGEN_EMU_PARSERD")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(120)
+            s.connect(path)
+            s.sendall(json.dumps({"kind": kind, "argv": argv}).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError as exc:
+        raise Refused(f"the parser daemon at {path} did not answer: {exc}") from None
+    result: dict[str, Any] = json.loads(data)
+    if not result["ok"]:
+        if result["stage"] == "parse":  # argparse prints "prog: error: ..." and exits 2
+            raise Refused(result["error"], 2, verbatim=True)
+        raise Refused(f"{result['stage']}: {result['error']}")  # a later stage raises: exit 1
+    facts: dict[str, Any] = result["facts"]
+    return facts
+
+
+def endpoints(kind: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(Path(env("KVGEN_EMU_ENDPOINTS")).read_text(encoding="utf-8"))
+    return data[kind]  # type: ignore[no-any-return]
+
+
+# ----------------------------------------------------------------------------- HTTP
+
+
+def route_table(routes: list[dict[str, Any]]) -> list[tuple[re.Pattern[str], str, set[str] | None]]:
+    """(the regex Starlette matches the path with, the path, its methods or None: any) of each route."""
+    return [(re.compile(r["regex"]), r["path"], None if r["methods"] is None else set(r["methods"])) for r in routes]
+
+
+Answer = Callable[[], tuple[int, str, str]]  # (status, content type, body)
+
+
+def serve_http(what: str, host: str | None, port: int, routes: list[dict[str, Any]],
+               special: dict[tuple[str, str], Answer]) -> None:
+    """Serve exactly ``routes`` on host:port: ``special`` (method, route path) -> its answer;
+    other captured GET routes 200 with a small JSON body, other captured methods 501, a known
+    path with another method 405, anything else 404."""
+    table = route_table(routes)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            path = urllib.parse.urlsplit(self.path).path
+            matches = [(template, methods) for rx, template, methods in table if rx.match(path)]
+            serving = [template for template, methods in matches if methods is None or self.command in methods]
+            if not matches:
+                status, ctype, body = 404, "application/json", json.dumps({"detail": "Not Found"})
+            elif not serving:
+                status, ctype, body = 405, "application/json", json.dumps({"detail": "Method Not Allowed"})
+            elif (self.command, serving[0]) in special:
+                status, ctype, body = special[(self.command, serving[0])]()
+            elif self.command in ("GET", "HEAD"):
+                status, ctype, body = 200, "application/json", json.dumps({"standin": ENGINE, "route": serving[0]})
+            else:
+                status, ctype, body = 501, "application/json", json.dumps({"detail": f"the {ENGINE} stand-in runs no model"})
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = bind(host, port, Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    record("listening", {"what": what, "host": host, "port": port})
+
+
+def bind(host: str | None, port: int, handler: Any) -> http.server.ThreadingHTTPServer:
+    """An HTTP server on host:port (None or "": every IPv4 address), loud when it cannot listen."""
+    try:
+        family = socket.getaddrinfo(host or "0.0.0.0", port, type=socket.SOCK_STREAM)[0][0]
+        server = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": family, "daemon_threads": True})
+        return server((host or "0.0.0.0", port), handler)  # type: ignore[no-any-return]
+    except OSError as exc:
+        raise Refused(f"cannot listen on {host or '0.0.0.0'}:{port}: {exc}") from None
+
+
+def listen_tcp(what: str, host: str | None, port: int, on_client: Any) -> socket.socket:
+    """A plain TCP listener; ``on_client(conn, address)`` runs in a thread per connection."""
+    try:
+        family = socket.getaddrinfo(host or "0.0.0.0", port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host or "0.0.0.0", port))
+        sock.listen(64)
+    except OSError as exc:
+        raise Refused(f"cannot listen on {host or '0.0.0.0'}:{port} ({what}): {exc}") from None
+
+    def accept() -> None:
+        while True:
+            conn, address = sock.accept()
+            threading.Thread(target=on_client, args=(conn, address), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    record("listening", {"what": what, "host": host, "port": port})
+    return sock
+
+
+def connect(what: str, host: str, port: int) -> socket.socket:
+    """A TCP connection to host:port, retried until KVGEN_EMU_TIMEOUT; Refused when it never opens."""
+    deadline = time.monotonic() + timeout()
+    while True:
+        try:
+            sock = socket.create_connection((host, port), timeout=5)
+            sock.settimeout(None)
+            return sock
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise Refused(f"cannot reach {what} at {host}:{port} within {timeout():g} s: {exc}") from None
+            time.sleep(0.2)
+
+
+# ----------------------------------------------------------------------------- file systems
+
+
+def writable_dir(what: str, path: str) -> None:
+    """``path`` must be an existing directory a file can be written in."""
+    if not os.path.isdir(path):
+        raise Refused(f"{what}: {path} is not a directory (no volume mounted there?)")
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise Refused(f"{what}: cannot write in {path}: {exc}") from None
+    record("checked", {"what": what, "path": path, "device": os.stat(path).st_dev})
+
+
+# ----------------------------------------------------------------------------- lmcache server
+
+
+def resp_command(sock: socket.socket, *words: str) -> str:
+    """Send one RESP command (an array of bulk strings) and read the first line of the reply."""
+    data = f"*{len(words)}\r\n".encode() + b"".join(
+        f"${len(w.encode())}\r\n".encode() + w.encode() + b"\r\n" for w in words
+    )
+    sock.sendall(data)
+    line = b""
+    while not line.endswith(b"\r\n"):
+        chunk = sock.recv(1)
+        if not chunk:
+            raise Refused("the RESP server closed the connection")
+        line += chunk
+    return line[:-2].decode(errors="replace")
+
+
+def resp_check(remote: dict[str, Any]) -> None:
+    """AUTH and PING the way LMCache's resp adapter (its native client) would authenticate."""
+    # lmcache/v1/distributed/l2_adapters/resp_l2_adapter.py: config first, the environment second
+    host = remote.get("host") or os.environ.get("LMCACHE_RESP_HOST", "")
+    port = int(remote.get("port") or os.environ.get("LMCACHE_RESP_PORT", "0"))
+    username = remote.get("username") or os.environ.get("LMCACHE_RESP_USERNAME", "")
+    password = remote.get("password") or os.environ.get("LMCACHE_RESP_PASSWORD", "")
+    where = f"the resp L2 adapter's server {host}:{port}"
+    sock = connect(where, host, port)
+    with sock:
+        sock.settimeout(timeout())
+        if password:
+            answer = resp_command(sock, "AUTH", *([username] if username else []), password)
+            if answer != "+OK":
+                raise Refused(f"{where}: AUTH as {username or 'default'} failed: {answer}")
+        answer = resp_command(sock, "PING")
+        if answer != "+PONG":
+            raise Refused(f"{where}: PING answered {answer}")
+    record("reached", {"what": "resp", "host": host, "port": port, "username": username or None,
+                       "authenticated": bool(password)})
+
+
+def lmcache_server(argv: list[str]) -> None:
+    if argv[:1] != ["server"]:
+        raise Refused(f"the stand-in runs only `lmcache server`, not {argv[:1]}", 2)
+    facts = parse("lmcache", ["lmcache", *argv])
+    REPORT["facts"] = redacted(facts)
+    for kind, path in zip(facts["l2_adapters"], facts["l2_base_paths"], strict=True):
+        if kind in ("fs", "fs_native"):
+            writable_dir(f"the {kind} L2 adapter's base_path", path)
+    for remote in facts["l2_remotes"]:
+        resp_check(remote)
+
+    def client(conn: socket.socket, address: Any) -> None:
+        record("clients", {"host": address[0], "port": address[1]})
+        if REPORT.get("started"):
+            write_report()
+        with conn:
+            while conn.recv(65536):
+                pass
+
+    listen_tcp("mp", facts["host"], facts["port"], client)
+    api = endpoints("lmcache")
+    metrics = "# HELP lmcache_standin_up The LMCache stand-in is up.\n# TYPE lmcache_standin_up gauge\nlmcache_standin_up 1.0\n"
+    special = {
+        ("GET", api["health"]): lambda: (200, "application/json", json.dumps({"status": "healthy"})),
+        ("GET", api["metrics"]): lambda: (200, "text/plain; version=0.0.4; charset=utf-8", metrics),
+    }
+    serve_http("http", facts["http_host"], facts["http_port"], api["routes"], special)
+
+
+def redacted(facts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(facts)
+    if "l2_remotes" in out:
+        out["l2_remotes"] = [{**r, "password": "<set>" if r.get("password") else ""} for r in out["l2_remotes"]]
+    return out
+
+
+# ----------------------------------------------------------------------------- vllm serve
+
+
+def connectors(kv: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """(connector, extra config) of a kv-transfer config and of a MultiConnector's children."""
+    if not kv or not kv.get("kv_connector"):
+        return []
+    extra = dict(kv.get("kv_connector_extra_config") or {})
+    if kv["kv_connector"] == "MultiConnector":
+        return [c for child in extra.get("connectors", []) for c in connectors(child)]
+    return [(kv["kv_connector"], extra)]
+
+
+def lmcache_urls(extra: dict[str, Any]) -> list[str]:
+    """The server URLs LMCache's vLLM-side connector uses (integration/vllm/lmcache_mp_connector.py)."""
+    urls = extra.get("lmcache.mp.server_urls")
+    if urls:
+        items = urls if isinstance(urls, list) else str(urls).split(",")
+        found = [u.strip() for u in items if u.strip()]
+    else:
+        found = [f"{extra.get('lmcache.mp.host', 'tcp://localhost')}:{extra.get('lmcache.mp.port', 5555)}"]
+    return [u if "://" in u else f"tcp://{u}" for u in found]
+
+
+def lmcache_targets(facts: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """The servers this node reaches: all of them from the API node (the scheduler), and the one of
+    each local worker (worker id // (world size // number of servers))."""
+    urls = lmcache_urls(extra)
+    world = facts["tensor_parallel_size"] * facts["pipeline_parallel_size"]
+    nnodes, rank = facts.get("nnodes") or 1, facts.get("node_rank") or 0
+    per_node = max(1, world // nnodes)
+    per_server = max(1, world // len(urls))
+    mine = {min(len(urls) - 1, w // per_server) for w in range(rank * per_node, (rank + 1) * per_node)}
+    return urls if not facts["headless"] else [urls[i] for i in sorted(mine)]
+
+
+def reach_lmcache(url: str) -> None:
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme != "tcp" or not parsed.hostname or not parsed.port:
+        raise Refused(f"LMCache server URL {url!r}: the stand-in reaches tcp://HOST:PORT only")
+    sock = connect(f"the LMCache server {url}", parsed.hostname, parsed.port)
+    sock.close()
+    record("reached", {"what": "lmcache", "url": url})
+
+
+def offloading(extra: dict[str, Any]) -> None:
+    need = int(extra.get("cpu_bytes_to_use", 0))
+    st = os.statvfs("/dev/shm")
+    free = st.f_bavail * st.f_frsize
+    if need > free:
+        raise Refused(f"OffloadingConnector cpu_bytes_to_use={need} does not fit in /dev/shm ({free} bytes free)")
+    record("checked", {"what": "cpu_bytes_to_use", "bytes": need, "shm_free": free})
+    for tier in extra.get("secondary_tiers", []):
+        if "root_dir" in tier:
+            writable_dir(f"the {tier.get('type')} secondary tier's root_dir", tier["root_dir"])
+
+
+def rendezvous(facts: dict[str, Any]) -> None:
+    """Rank 0 waits for the other nodes on the master port; the others connect to it."""
+    nnodes, rank = facts["nnodes"], facts["node_rank"]
+    addr, port = facts["master_addr"], facts["master_port"]
+    if rank == 0:
+        joined: dict[int, Any] = {}
+        arrived = threading.Condition()
+
+        def worker(conn: socket.socket, address: Any) -> None:
+            hello = json.loads(conn.makefile("rb").readline() or b"{}")
+            with arrived:
+                joined[int(hello.get("node_rank", -1))] = conn
+                arrived.notify_all()
+            conn.sendall(b"ok\n")
+            record("peers", {"node_rank": hello.get("node_rank"), "host": address[0]})
+
+        listen_tcp("master", "0.0.0.0", port, worker)
+        with arrived:
+            if not arrived.wait_for(lambda: set(joined) >= set(range(1, nnodes)), timeout()):
+                missing = sorted(set(range(1, nnodes)) - set(joined))
+                raise Refused(f"node ranks {missing} did not join on port {port} within {timeout():g} s")
+        return
+    sock = connect(f"the master (node rank 0) {addr}", addr, port)  # resolved on each try (/etc/hosts, DNS)
+    resolved = sock.getpeername()[0]
+    sock.sendall(json.dumps({"node_rank": rank}).encode() + b"\n")
+    reader = sock.makefile("rb")
+    if reader.readline() != b"ok\n":
+        raise Refused(f"the master at {addr}:{port} did not accept node rank {rank}")
+    record("reached", {"what": "master", "host": addr, "address": resolved, "port": port})
+
+    def watch() -> None:
+        reader.read()  # returns when the master's end closes
+        print(f"{ENGINE}: error: lost the master {addr}:{port}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def vllm_serve(argv: list[str]) -> None:
+    if argv[:1] != ["serve"]:
+        raise Refused(f"the stand-in runs only `vllm serve`, not {argv[:1]}", 2)
+    facts = parse("vllm", argv[1:])
+    REPORT["facts"] = facts
+    model = facts["model"]
+    if model.startswith("/") and not os.path.exists(model):
+        raise Refused(f"the model path {model} does not exist")
+    found = connectors({"kv_connector": facts["kv_connector"], "kv_connector_extra_config": facts["kv_connector_extra_config"]})
+    for name, extra in found:
+        if name == "OffloadingConnector":
+            offloading(extra)
+    if (facts.get("nnodes") or 1) > 1:
+        rendezvous(facts)
+    for name, extra in found:
+        if name == "LMCacheMPConnector":
+            for url in lmcache_targets(facts, extra):
+                reach_lmcache(url)
+    if facts["headless"]:
+        return
+    api = endpoints("vllm")
+    names = facts["served_model_name"] or [model]
+    names = [names] if isinstance(names, str) else names
+    models = {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "vllm", "root": model} for n in names]}
+    labels = f'model_name="{names[0]}",engine="0"'
+    metrics = ("# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+               "# TYPE vllm:num_requests_waiting gauge\n"
+               f"vllm:num_requests_waiting{{{labels}}} 0.0\n")
+    special = {
+        ("GET", api["health"]): lambda: (200, "application/json", ""),
+        ("GET", "/v1/models"): lambda: (200, "application/json", json.dumps(models)),
+        ("GET", api["metrics"]): lambda: (200, "text/plain; version=0.0.4; charset=utf-8", metrics),
+    }
+    port = facts["port"] if facts["port"] is not None else api["defaults"]["port"]
+    serve_http("http", facts["host"], port, api["routes"], special)
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv: list[str]) -> int:
+    global ENGINE
+    ENGINE = argv[0] if argv else ""
+    REPORT.update({"engine": ENGINE, "argv": argv[1:], "pid": os.getpid(), "started": False,
+                   **{key: [] for key in ("checked", "listening", "reached", "peers", "clients")}})
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+    try:
+        if ENGINE == "vllm":
+            vllm_serve(argv[1:])
+        elif ENGINE == "lmcache":
+            lmcache_server(argv[1:])
+        else:
+            raise Refused(f"unknown engine {ENGINE!r} (vllm or lmcache)", 2)
+        REPORT["started"] = True
+        write_report()
+    except Refused as exc:
+        print(exc if exc.verbatim else f"{ENGINE}: error: {exc}", file=sys.stderr, flush=True)
+        return exc.status
+    print(f"{ENGINE} stand-in started", file=sys.stderr, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
