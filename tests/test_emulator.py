@@ -224,21 +224,6 @@ def test_the_launcher_that_shipped_is_caught(cluster):
     assert not any(e.get("container") == "vllm" and e["event"] == "started" for e in pod.events)
 
 
-@emulator
-def test_the_baked_in_launcher_of_the_runtime_image_runs_too(cluster):
-    """examples/lmcache-in-container.yaml runs the launcher from kvgen's runtime image; the old one
-    baked into the image fails the same way, the current one starts."""
-    example = ROOT / "examples" / "lmcache-in-container.yaml"
-    (compiled,) = _compile(example)
-    objects = _objects(compiled.yaml)
-    if any(o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("lmcache-launcher") for o in objects):
-        pytest.fail("this example is expected to take the launcher from the image")
-    bad = _start(cluster, objects, compiled, files={"/opt/kvgen/lmcache_launcher.py": OLD_LAUNCHER.read_text()},
-                 timeout=40)
-    assert not bad.ready
-    assert "cannot start" in bad.pods[0].log("vllm"), bad.describe()
-
-
 def _sample_specs():
     from test_chart_property import specs
 

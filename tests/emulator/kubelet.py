@@ -45,6 +45,7 @@ from typing import Any
 
 import yaml
 
+from emulator.engines import wrappers
 from kvgen import quantity
 
 HERE = Path(__file__).resolve().parent
@@ -678,15 +679,12 @@ class Cluster:
 
 
 def _wrapper(engine: str) -> str:
-    """The engine on the image's PATH: the stand-in, with the emulator's own settings."""
-    return (
-        "#!/bin/sh\n"
-        "export KVGEN_EMU_PARSERD=/opt/kvgen-emulator-run/parserd.sock\n"
-        "export KVGEN_EMU_ENDPOINTS=/opt/kvgen-emulator-run/endpoints.json\n"
-        f"export KVGEN_EMU_REPORT=/opt/kvgen-emulator-state/{engine}.json\n"
-        "export KVGEN_EMU_TIMEOUT=${KVGEN_EMU_TIMEOUT:-20}\n"
-        f'exec /usr/bin/python3 /opt/kvgen-emulator/engines/standin.py {engine} "$@"\n'
-    )
+    """The engine on the image's PATH: the stand-in, with the emulator's settings (paths as the
+    container sees them: the run directory and this container's state directory)."""
+    env = {"KVGEN_EMU_PARSERD": "/opt/kvgen-emulator-run/parserd.sock",
+           "KVGEN_EMU_ENDPOINTS": "/opt/kvgen-emulator-run/endpoints.json",
+           "KVGEN_EMU_REPORT": f"/opt/kvgen-emulator-state/{engine}.json", "KVGEN_EMU_TIMEOUT": "20"}
+    return wrappers.script(engine, env, HOST_PYTHON, "/opt/kvgen-emulator/engines/standin.py")
 
 
 def node_for(instance: Any) -> dict[str, Any]:

@@ -358,7 +358,11 @@ def main() -> int:
                     event("exited-after-ready", container=c.name, code=c.exited(), log=c.tail())
             time.sleep(0.1)
         return 0
-    except PodFailed as exc:
+    except Exception as exc:  # PodFailed, or a fault of the emulator itself: either way the pod did not start
+        if not isinstance(exc, PodFailed):
+            import traceback
+
+            exc = PodFailed(f"emulator error: {traceback.format_exc()}")
         event("failed", why=str(exc))
         Path(PLAN["outcome"]).write_text(json.dumps({"ready": False, "why": str(exc)}))
         while not stopping:  # held until the host tears the pod down, so its logs stay readable

@@ -28,7 +28,9 @@ vLLM-side connector picks them (``lmcache.mp.server_urls``, else ``lmcache.mp.ho
 server of their block of ranks); a model given as a path must exist. With ``--nnodes N > 1``
 node rank 0 listens on ``--master-port`` and waits for the N-1 other ranks, which resolve
 ``--master-addr`` and connect to it (a rank whose master goes away exits 1). Ranks that are not
-``--headless`` then serve the captured vLLM routes on ``--host``:``--port``.
+``--headless`` then serve the captured vLLM routes on ``--host``:``--port``. A ``VLLM_PORT`` in
+the environment that is not an integer (a Service named vllm, through the kubelet's service
+links) is refused with vLLM's own message (vllm/envs.py get_vllm_port).
 
 lmcache server: listens on ``--host``:``--port`` (the ZMQ endpoint; a plain TCP listener) and
 serves the captured MP HTTP API on ``--http-host``:``--http-port``; every ``fs``/``fs_native``
@@ -414,11 +416,28 @@ def rendezvous(facts: dict[str, Any]) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def vllm_port_env() -> None:
+    """vLLM 0.33 reads VLLM_PORT as the first port of its own (vllm/envs.py get_vllm_port, used for
+    the engine's distributed init even on one GPU) and refuses a value that is not an integer,
+    which is what a Service named `vllm` injects through the kubelet's service links."""
+    port = os.environ.get("VLLM_PORT")
+    if port is None:
+        return
+    try:
+        int(port)
+    except ValueError:
+        if "://" in port:
+            raise Refused(f"ValueError: VLLM_PORT '{port}' appears to be a URI. This may be caused by a Kubernetes "
+                          "service discovery issue, check the warning in: https://docs.vllm.ai/en/stable/serving/env_vars.html") from None
+        raise Refused(f"ValueError: VLLM_PORT '{port}' must be a valid integer") from None
+
+
 def vllm_serve(argv: list[str]) -> None:
     if argv[:1] != ["serve"]:
         raise Refused(f"the stand-in runs only `vllm serve`, not {argv[:1]}", 2)
     facts = parse("vllm", argv[1:])
     REPORT["facts"] = facts
+    vllm_port_env()
     model = facts["model"]
     if model.startswith("/") and not os.path.exists(model):
         raise Refused(f"the model path {model} does not exist")
