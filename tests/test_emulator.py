@@ -276,3 +276,22 @@ def test_nothing_outlives_a_pod(cluster):
     for port in (8000, 5555):
         with socket.socket() as s:
             assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+@emulator
+def test_a_server_named_vllm_starts_because_service_links_are_off(cluster):
+    """A Service named `vllm` gives every pod of the namespace VLLM_PORT=tcp://IP:8000 through the
+    kubelet's service links, and vLLM refuses to start on it (vllm/envs.py get_vllm_port). kvgen
+    turns service links off; with them on, the same pod must fail in the emulator."""
+    text = (ROOT / "examples" / "native-arc-eviction.yaml").read_text()
+    name = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("name:"))
+    (compiled,) = compile_text(text.replace(f"name: {name}\n", "name: vllm\n", 1), "vllm.yaml", "1.33")
+    objects = _objects(compiled.yaml)
+    assert any(o["kind"] == "Service" and o["metadata"]["name"] == "vllm" for o in objects)
+    assert_runs(_start(cluster, objects, compiled), compiled)
+    for o in objects:
+        if o["kind"] == "Deployment":
+            del o["spec"]["template"]["spec"]["enableServiceLinks"]
+    group = _start(cluster, objects, compiled, timeout=40)
+    assert not group.ready
+    assert "VLLM_PORT 'tcp://" in group.pods[0].log("vllm") and "appears to be a URI" in group.pods[0].log("vllm")
