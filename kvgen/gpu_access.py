@@ -55,6 +55,25 @@ def resolve(spec: Spec, backend: str | None) -> GpuAccess | None:
     )
 
 
+def env(access: GpuAccess | None) -> list[dict[str, Any]]:
+    """Variables both containers get in this mode (dra: NVIDIA_VISIBLE_DEVICES=void, so that only the
+    claim's CDI devices reach them; files/gpu-access.yaml says why)."""
+    if access is None:
+        return []
+    return [dict(e) for e in modes()[access.mode].get("env") or ()]
+
+
+def tolerations(spec: Spec, access: GpuAccess | None) -> list[dict[str, Any]]:
+    """The pod's tolerations: the spec's, then the mode's (dra: the nvidia.com/gpu taint, which
+    managed clusters tolerate only for pods requesting nvidia.com/gpu) for each key the spec's do
+    not tolerate already."""
+    out = list(spec.scheduling.tolerations)
+    if access is None:
+        return out
+    keys = {t.get("key") for t in out}
+    return out + [dict(t) for t in modes()[access.mode].get("tolerations") or () if t["key"] not in keys]
+
+
 def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
     """A mode the target Kubernetes version cannot run is an error: below the mode's
     minKubeVersion (visible-devices 1.29 for its native sidecar, dra 1.34)."""

@@ -665,16 +665,23 @@ class Probe(Model):
     timeout_seconds: int = Field(
         ge=1, le=3600, description="timeoutSeconds: how long one probe may take (a saturated vLLM answers slowly)."
     )
-    failure_threshold: int = Field(ge=1, le=100000, description="failureThreshold: failures in a row that count.")
 
 
 class StartupProbe(Probe):
     """Until vLLM first answers /health (downloading and loading the weights): period x failures
-    is the start-up budget (30 minutes by default); the Deployment's progressDeadlineSeconds follows it."""
+    is the start-up budget; the Deployment's progressDeadlineSeconds follows it. By default the
+    budget is sized from the model's weights (README "Probes")."""
 
     period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
-    failure_threshold: int = Field(180, ge=1, le=100000, description="failureThreshold.")
+    failure_threshold: int | None = Field(
+        None,
+        ge=1,
+        le=100000,
+        description="failureThreshold. Default: the start-up budget sized from the model's weights (downloaded, "
+        "unless model.uri, and read at the rates of files/sizing.yaml startup, plus the engine's start; never below "
+        "30 minutes) divided by periodSeconds. Set it to choose the budget yourself.",
+    )
 
 
 class ReadinessProbe(Probe):
@@ -682,7 +689,7 @@ class ReadinessProbe(Probe):
 
     period_seconds: int = Field(5, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
-    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold: failures in a row that count.")
 
 
 class LivenessProbe(Probe):
@@ -690,7 +697,7 @@ class LivenessProbe(Probe):
 
     period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(10, ge=1, le=3600, description="timeoutSeconds.")
-    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold: failures in a row that count.")
 
 
 class Probes(Model):
