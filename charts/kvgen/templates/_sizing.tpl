@@ -68,7 +68,7 @@ Usage: include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) */}
 {{- range $n, $arg := $args -}}
 {{- $parts := splitn "=" 2 (toString $arg) -}}
 {{- if has ($parts._0 | replace "_" "-") $names -}}
-{{- if hasKey $parts "_1" -}}{{- $found = $parts._1 -}}
+{{- if eq (len $parts) 2 -}}{{- $found = $parts._1 -}}
 {{- else if lt (add $n 1) (len $args) -}}{{- $found = toString (index $args (add $n 1)) -}}
 {{- else -}}{{- $found = "" -}}
 {{- end -}}
