@@ -203,6 +203,7 @@ def resolve_model(
         "weights",
         "sliding_layers",
         "sliding_window",
+        "multimodal",
     ):
         value = getattr(spec_model, field)
         if value is not None:

@@ -293,6 +293,7 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
             "architecture": m.architecture,
             "hybrid": m.hybrid,
             "mla": m.mla,
+            "multimodal": m.multimodal,
             "weightsBytes": m.weights_bytes,
             "layers": m.layers,
             "attentionLayers": m.attention_layers,
@@ -306,6 +307,7 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
             "type": i.type,
             "gpus": i.gpus,
             "gpuMemoryBytes": i.gpu_memory_bytes,
+            "gpuReportedBytes": i.gpu_usable_bytes,  # as CUDA reports it: what vLLM x gpuMemoryUtilization
             "memoryBytes": i.memory_bytes,
             "localDiskBytes": i.local_disk_bytes,
             "ephemeralStorageBytes": i.ephemeral_bytes or None,

@@ -384,3 +384,14 @@ def test_the_chart_sizes_the_startup_budget_as_kvgen(more):
     big = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
            "parallelism": {"tensor": 8}}
     _both(spec(**{**big, **more}))
+
+
+def test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal():
+    inline = {"id": "example/vlm", "architecture": "LlavaForConditionalGeneration", "layers": 32, "kvHeads": 8,
+              "headDim": 128, "weights": "15Gi", "maxModelLen": 4096, "multimodal": True}
+    assert _mm(compile_spec(spec(model=inline))) == 4 * GiB
+    assert _mm(compile_spec(spec(model={**inline, "multimodal": False}))) == 0
+    off = spec(**GEMMA, catalog={"models": {"google/gemma-4-12B-it": {"multimodal": False}}})
+    assert _mm(compile_spec(off)) == 0
+    _both(spec(model=inline))
+    _both(off)

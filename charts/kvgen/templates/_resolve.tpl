@@ -28,7 +28,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
 {{- $m := deepCopy $row -}}
 {{- if hasKey $own $spec.id -}}{{- $m = mergeOverwrite (deepCopy (default dict (index $builtin $spec.id))) (deepCopy (index $own $spec.id)) -}}{{- end -}}
-{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
 {{- $missing := list -}}
