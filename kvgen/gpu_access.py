@@ -2,11 +2,14 @@
 
 - ``visible-devices``: a native sidecar with ``NVIDIA_VISIBLE_DEVICES=all`` and no GPU request;
 - ``dra``: one DRA ResourceClaim (from a ResourceClaimTemplate) for the pod's GPUs, listed by
-  the vLLM container and the sidecar alike (Kubernetes 1.34+);
+  the vLLM container and the sidecar alike (Kubernetes 1.34+); both containers get
+  ``NVIDIA_VISIBLE_DEVICES=void`` (the image's ``all`` would hand them every GPU where the
+  runtime honours it) and the pod tolerates the ``nvidia.com/gpu`` taint (it requests no
+  ``nvidia.com/gpu``, so managed clusters add no toleration);
 - ``in-container``: no sidecar; kvgen's launcher supervises ``lmcache server`` and vLLM inside
   the vLLM container.
 
-The texts and version floors are data (``charts/kvgen/files/gpu-access.yaml``, read by the
+The texts, version floors, variables and tolerations are data (``charts/kvgen/files/gpu-access.yaml``, read by the
 chart too); the mode names are the spec's. The Helm chart's counterpart is
 ``charts/kvgen/templates/_gpuaccess.tpl``.
 """

@@ -282,9 +282,18 @@ def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused
     compile_spec(spec(model=model, instance={**disk, "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False}))  # fits 24 GiB
 
 
-@pytest.mark.parametrize("instance", [A10G["instance"], {"type": "Standard_NC80adis_H100_v5"}, {"type": "g5.xlarge", "gpuMemory": "24Gi"}])
-def test_the_chart_plans_from_the_reported_gpu_memory_as_kvgen(instance):
-    _both(spec(instance=instance, kvCacheOffloading={"enabled": False}))
+@pytest.mark.parametrize(
+    "model, instance",
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", A10G["instance"]),  # a reading in MiB
+        ("google/gemma-4-31B-it", {"type": "Standard_NC80adis_H100_v5"}),  # a share of gpuMemory (H100 NVL)
+        ("google/gemma-4-31B-it", {"type": "Standard_NC80adis_H100_v5", "gpuMemory": "94Gi"}),  # the spec's own figure
+    ],
+)
+def test_the_chart_plans_from_the_reported_gpu_memory_as_kvgen(model, instance):
+    c = compile_spec(spec(model={"id": model}, instance=instance, kvCacheOffloading={"enabled": False}))
+    assert c.plan.context.flag  # the planned length depends on the GPU memory
+    _both(spec(model={"id": model}, instance=instance, kvCacheOffloading={"enabled": False}))
 
 
 def test_every_catalog_gpu_model_has_a_reported_memory_with_a_source():
