@@ -95,19 +95,38 @@ def extra_arg(spec: Spec, *names: str) -> str | None:
     return found
 
 
-def mm_processor_cache(spec: Spec, model: ModelInfo) -> tuple[int, int]:
-    """(bytes of one multimodal processor cache, processes holding one): vLLM 0.33's
-    mm_processor_cache_gb (--mm-processor-cache-gb, default 4; 0 disables it), held by the engine
-    core with one API server and by every API server when there are more (--api-server-count, by
-    default parallelism.data): sizing.yaml multimodal. (0, 0) for a model that takes no images."""
+@dataclass(frozen=True)
+class MMCache:
+    """vLLM 0.33's multimodal processor cache: ``bytes`` of one cache, held by ``holders``
+    processes; ``in_shm``: one shared-memory ring in /dev/shm (--mm-processor-cache-type shm)."""
+
+    bytes: int = 0
+    holders: int = 0
+    in_shm: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.bytes * self.holders
+
+
+def mm_processor_cache(spec: Spec, model: ModelInfo) -> MMCache:
+    """The multimodal processor cache of a model that takes images (sizing.yaml multimodal):
+    mm_processor_cache_gb (--mm-processor-cache-gb, default 4; 0 disables it). With one API
+    server and no data parallelism the engine core holds it (lru) or one shared-memory ring in
+    /dev/shm does (--mm-processor-cache-type shm); with more API servers (--api-server-count, by
+    default parallelism.data) every API server holds a full one and the type is not used."""
     if not model.multimodal:
-        return 0, 0
+        return MMCache()
     value = extra_arg(spec, "--mm-processor-cache-gb") or ""
     # a value vLLM would refuse is reported by the extraArgs check; the default stands here
     gib_ = float(value) if re.fullmatch(r"[0-9]+(\.[0-9]*)?|\.[0-9]+", value) else float(MM_PROCESSOR_CACHE_GIB)
+    size = int(gib_ * GiB)
+    if not size:
+        return MMCache()
     servers = extra_arg(spec, "--api-server-count", "-asc") or ""
     count = int(servers) if re.fullmatch(r"[0-9]+", servers) else spec.parallelism.data
-    return int(gib_ * GiB), max(1, count)
+    ipc = max(1, count) == 1 and spec.parallelism.data == 1  # factories.py _get_cache_type: IPC caching
+    return MMCache(size, max(1, count), ipc and extra_arg(spec, "--mm-processor-cache-type") == "shm")
 
 
 def kube_reserved(memory: int) -> int:
@@ -283,6 +302,9 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     factor = NATIVE_HYBRID_CPU_TIER_FACTOR if model.hybrid else NATIVE_CPU_TIER_FACTOR
     if backend == "native":
         shm += int(cpu_tier * factor)
+    mm = mm_processor_cache(spec, model)
+    if mm.in_shm:  # the multimodal cache's shared-memory ring
+        shm += mm.total
     shm = _override(res.shm, round_up_gib(shm))
 
     # model cache
@@ -304,9 +326,8 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
             MemoryItem("vllm", "model-loading", model.weights_bytes),
             MemoryItem("vllm", "cpu-backend-kv", CPU_BACKEND_KV_SPACE_GIB * GiB),
         ]
-    mm_cache, mm_holders = mm_processor_cache(spec, model)
-    if mm_cache:  # the multimodal processor cache, in each process that holds one
-        items.append(MemoryItem("vllm", "mm-processor-cache", mm_cache * mm_holders))
+    if mm.total:  # the multimodal processor cache, in each process that holds one (or once, in /dev/shm)
+        items.append(MemoryItem("vllm", "mm-processor-cache", mm.total))
     items.append(MemoryItem("vllm", "shm", shm_base))
     if backend == "native":
         items.append(MemoryItem("vllm", "cpu-tier", cpu_tier * factor))

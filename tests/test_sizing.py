@@ -344,7 +344,20 @@ def test_a_text_model_has_no_processor_cache():
     assert catalog.models()["google/gemma-4-12B-it"]["multimodal"]
 
 
-@pytest.mark.parametrize("args", [[], ["--api-server-count=2"], ["--mm-processor-cache-gb", "0.5"], ["--mm-processor-cache-gb=0"]])
+def test_a_shared_memory_processor_cache_is_in_dev_shm_once():
+    """--mm-processor-cache-type shm: one ring of the cache's size in shared memory (vLLM's
+    ShmObjectStoreSenderCache), which the pod's /dev/shm emptyDir must hold, charged once."""
+    c = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-type=shm", "--mm-processor-cache-gb=2"]}))
+    lru = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-gb=2"]}))
+    assert _mm(c) == _mm(lru) == 2 * GiB and mem(c, "vllm") == mem(lru, "vllm")
+    assert volume(c, "dshm")["emptyDir"]["sizeLimit"] == "3Gi" and volume(lru, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
+    # two API servers: no IPC cache, so vLLM ignores the type and each server holds its own
+    two = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-type", "shm", "-asc=2"]}))
+    assert _mm(two) == 8 * GiB and volume(two, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
+
+
+@pytest.mark.parametrize("args", [[], ["--api-server-count=2"], ["--mm-processor-cache-gb", "0.5"], ["--mm-processor-cache-gb=0"],
+                                  ["--mm-processor-cache-type=shm"], ["--mm-processor-cache-type=shm", "-asc", "2"]])
 def test_the_chart_budgets_the_processor_cache_as_kvgen(args):
     _both(spec(**GEMMA, vllm={"extraArgs": args}))
 

@@ -77,6 +77,31 @@ Usage: include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) */}
 {{- $found -}}
 {{- end -}}
 
+{{/* kvgen.mmCache: vLLM's multimodal processor cache of a model that takes images (kvgen/sizing.py
+mm_processor_cache), as JSON {total, inShm}: --mm-processor-cache-gb (default files/sizing.yaml
+multimodal), times the processes holding one (the API servers: --api-server-count, by default
+parallelism.data; at least one), in /dev/shm with --mm-processor-cache-type shm when one API server
+and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list $v $m $C) | fromJson */}}
+{{- define "kvgen.mmCache" -}}
+{{- $v := index . 0 -}}{{- $m := index . 1 -}}{{- $C := index . 2 -}}
+{{- $out := dict "total" 0 "inShm" false -}}
+{{- if $m.multimodal -}}
+{{- $mmGiB := float64 $C.multimodal.processorCacheGiB -}}
+{{- $value := include "kvgen.extraArg" (list $v (list "--mm-processor-cache-gb")) -}}
+{{- if regexMatch "^[0-9]+(\\.[0-9]*)?$|^\\.[0-9]+$" $value -}}{{- $mmGiB = float64 $value -}}{{- end -}}
+{{- $size := mulf $mmGiB 1073741824.0 | int64 -}}
+{{- if gt $size 0 -}}
+{{- $holders := int64 $v.parallelism.data -}}
+{{- $servers := include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) -}}
+{{- if regexMatch "^[0-9]+$" $servers -}}{{- $holders = int64 $servers -}}{{- end -}}
+{{- $holders = max 1 $holders -}}
+{{- $ipc := and (eq $holders 1) (eq (int64 $v.parallelism.data) 1) -}}
+{{- $out = dict "total" (mul $size $holders) "inShm" (and $ipc (eq (include "kvgen.extraArg" (list $v (list "--mm-processor-cache-type"))) "shm")) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
 {{- define "kvgen.size" -}}
 {{- $s := . -}}
 {{- $v := $s.V -}}
@@ -142,6 +167,8 @@ Usage: include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) */}
 {{- if $m.hybrid -}}{{- $factor = $C.native.hybridCpuTierFactor -}}{{- end -}}
 {{- $shm := $shmBase -}}
 {{- if eq $backend "native" -}}{{- $shm = add $shm (mulf $cpuTier $factor | int64) -}}{{- end -}}
+{{- $mm := include "kvgen.mmCache" (list $v $m $C) | fromJson -}}
+{{- if $mm.inShm -}}{{- $shm = add $shm (int64 $mm.total) -}}{{- end -}}
 {{- $shm = include "kvgen.roundUpGiB" $shm | int64 -}}
 {{- if include "kvgen.isSet" (list $res "shm") -}}{{- $shm = include "kvgen.bytes" $res.shm | int64 -}}{{- end -}}
 
@@ -158,17 +185,8 @@ Usage: include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) */}
 {{- else -}}
 {{- $vllmMem = add (add (mul (int64 $C.vllm.podOverheadGiB) $GiB) $m.weights) (mul (int64 $C.vllm.cpuBackendKvSpaceGiB) $GiB) | float64 -}}
 {{- end -}}
-{{/* the multimodal processor cache, in each process holding one (kvgen/sizing.py mm_processor_cache) */}}
-{{- if $m.multimodal -}}
-{{- $mmGiB := float64 $C.multimodal.processorCacheGiB -}}
-{{- $value := include "kvgen.extraArg" (list $v (list "--mm-processor-cache-gb")) -}}
-{{- if regexMatch "^[0-9]+(\\.[0-9]*)?$|^\\.[0-9]+$" $value -}}{{- $mmGiB = float64 $value -}}{{- end -}}
-{{- $holders := int64 $p.data -}}
-{{- $servers := include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) -}}
-{{- if regexMatch "^[0-9]+$" $servers -}}{{- $holders = int64 $servers -}}{{- end -}}
-{{- $mmCache := mulf $mmGiB 1073741824.0 | int64 -}}
-{{- if gt $mmCache 0 -}}{{- $vllmMem = addf $vllmMem (mul $mmCache (max 1 $holders)) -}}{{- end -}}
-{{- end -}}
+{{/* the multimodal processor cache, in each process holding one, or once in /dev/shm (kvgen/sizing.py mm_processor_cache) */}}
+{{- if gt (int64 $mm.total) 0 -}}{{- $vllmMem = addf $vllmMem (int64 $mm.total) -}}{{- end -}}
 {{- $vllmMem = addf $vllmMem $shmBase -}}
 {{- if eq $backend "native" -}}{{- $vllmMem = addf $vllmMem (mulf $cpuTier $factor) -}}{{- end -}}
 {{- $vllmMem = include "kvgen.roundUpGiB" $vllmMem | int64 -}}
