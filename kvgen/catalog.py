@@ -116,6 +116,7 @@ class ModelInfo:
     sliding_window: int | None = None  # their window, in tokens
     full_kv_heads: int | None = None  # full-attention layers' geometry when it differs (Gemma 4)
     full_head_dim: int | None = None
+    multimodal: bool = False  # takes images/audio: vLLM keeps a multimodal processor cache in host memory
 
     @property
     def full_layers(self) -> int:
@@ -153,6 +154,9 @@ class InstanceInfo:
     arch: str
     local_disk_bytes: int
     mig: str | None
+    # the memory a GPU reports to CUDA (instances.yaml gpuModels), what vLLM multiplies by
+    # gpu_memory_utilization; 0: the gpuMemory as given (a spec's own figure, a MIG profile, an unlisted model)
+    gpu_reported_bytes: int = 0
     ephemeral_bytes: int = 0  # the kubelet's ephemeral storage (the OS/boot disk by default); 0: unknown
     ephemeral_explicit: bool = False  # set by the spec's instance.ephemeralStorage
     # a row with a nodeSelector (or cloud: false) is not a cloud instance type: its nodes carry no
@@ -164,6 +168,12 @@ class InstanceInfo:
     @property
     def node_known(self) -> bool:
         return self.memory_bytes > 0
+
+    @property
+    def gpu_usable_bytes(self) -> int:
+        """Device memory as the GPU reports it (vLLM's total_memory): what planning multiplies by
+        gpuMemoryUtilization."""
+        return self.gpu_reported_bytes or self.gpu_memory_bytes
 
     @property
     def gpu_memory_known(self) -> bool:
@@ -193,6 +203,7 @@ def resolve_model(
         "weights",
         "sliding_layers",
         "sliding_window",
+        "multimodal",
     ):
         value = getattr(spec_model, field)
         if value is not None:
@@ -258,6 +269,7 @@ def resolve_model(
         sliding_window=int(window) if window and sliding_layers else None,
         full_kv_heads=merged.get("fullKvHeads"),
         full_head_dim=merged.get("fullHeadDim"),
+        multimodal=bool(merged.get("multimodal", False)),
     )
     if spec_model.max_model_len and info.max_model_len and spec_model.max_model_len > info.max_model_len:
         problems.append(
@@ -268,6 +280,17 @@ def resolve_model(
             )
         )
     return info, problems
+
+
+def gpu_reported_memory(gpu_model: str | None, gpu_memory: int) -> int:
+    """The total a GPU of ``gpu_model`` reports to CUDA (instances.yaml gpuModels): its reading in
+    MiB, or its share of ``gpu_memory``; 0 when the model is not listed."""
+    row = (load("instances.yaml").get("gpuModels") or {}).get(gpu_model or "")
+    if not row or not gpu_memory:
+        return 0
+    if row.get("mib") is not None:
+        return int(row["mib"]) * quantity.MiB
+    return int(gpu_memory * float(row["share"]))
 
 
 def _mig_memory(profile: str) -> int:
@@ -309,6 +332,10 @@ def resolve_instance(
         gpus=int(merged["gpus"]),
         gpu_model=merged.get("gpuModel"),
         gpu_memory_bytes=gpu_memory,
+        # the catalog's GPU as the device reports it, unless the spec gives its own gpuMemory (or a MIG profile)
+        gpu_reported_bytes=0
+        if mig or spec_instance.gpu_memory is not None
+        else gpu_reported_memory(merged.get("gpuModel"), gpu_memory),
         memory_bytes=quantity.to_bytes(merged["memory"]) if merged.get("memory") is not None else 0,
         cpu=int(merged["cpu"]) if merged.get("cpu") is not None else None,
         arch=str(merged.get("arch") or "amd64"),

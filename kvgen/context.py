@@ -198,6 +198,7 @@ def env(plan: Plan) -> list[KubeObject]:
         out.append({"name": "HF_HUB_OFFLINE", "value": "1"})
     if not plan.instance.gpus:
         out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(sizing.CPU_BACKEND_KV_SPACE_GIB)})
+    out += gpu_access.env(plan.gpu_access)  # dra: only the claimed GPUs (files/gpu-access.yaml)
     out += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
     return out
 
@@ -307,13 +308,19 @@ def _lmcache_port() -> KubeObject:
 
 
 def probes(plan: Plan) -> ProbeSet:
-    """vLLM's probe timings (spec probes)."""
+    """vLLM's probe timings (spec probes; the startup probe's failureThreshold sized from the
+    weights unless the spec sets it: kvgen.sizing.startup_failure_threshold)."""
     p = plan.spec.probes
+    thresholds = {
+        "startup": sizing.startup_failure_threshold(plan.spec, plan.model),
+        "readiness": p.readiness.failure_threshold,
+        "liveness": p.liveness.failure_threshold,
+    }
     return {  # type: ignore[return-value]
         name: {
             "periodSeconds": t.period_seconds,
             "timeoutSeconds": t.timeout_seconds,
-            "failureThreshold": t.failure_threshold,
+            "failureThreshold": thresholds[name],
         }
         for name, t in (("startup", p.startup), ("readiness", p.readiness), ("liveness", p.liveness))
     }
@@ -384,6 +391,8 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
+    else:  # dra: only the claimed GPUs (files/gpu-access.yaml)
+        variables += gpu_access.env(plan.gpu_access)
     variables += remote.env(plan.spec.kv_cache_offloading.remote)  # the remote tier's password, from its Secret
     if variables:
         c["env"] = variables
@@ -449,8 +458,9 @@ def workloads(
         }
         if node_selector:
             out["nodeSelector"] = node_selector
-        if spec.scheduling.tolerations:
-            out["tolerations"] = spec.scheduling.tolerations
+        tolerations = gpu_access.tolerations(spec, plan.gpu_access)  # dra: the GPU taint too
+        if tolerations:
+            out["tolerations"] = tolerations
         if spec.scheduling.affinity:
             out["affinity"] = spec.scheduling.affinity
         if spec.scheduling.priority_class_name:
@@ -484,7 +494,7 @@ def workloads(
 
     if not plan.multi_node:
         startup = spec.probes.startup
-        budget = startup.period_seconds * startup.failure_threshold
+        budget = startup.period_seconds * sizing.startup_failure_threshold(spec, plan.model)
         deployment: Workload = {
             "kind": "Deployment",
             "name": spec.object_name,

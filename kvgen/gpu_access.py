@@ -2,11 +2,14 @@
 
 - ``visible-devices``: a native sidecar with ``NVIDIA_VISIBLE_DEVICES=all`` and no GPU request;
 - ``dra``: one DRA ResourceClaim (from a ResourceClaimTemplate) for the pod's GPUs, listed by
-  the vLLM container and the sidecar alike (Kubernetes 1.34+);
+  the vLLM container and the sidecar alike (Kubernetes 1.34+); both containers get
+  ``NVIDIA_VISIBLE_DEVICES=void`` (the image's ``all`` would hand them every GPU where the
+  runtime honours it) and the pod tolerates the ``nvidia.com/gpu`` taint (it requests no
+  ``nvidia.com/gpu``, so managed clusters add no toleration);
 - ``in-container``: no sidecar; kvgen's launcher supervises ``lmcache server`` and vLLM inside
   the vLLM container.
 
-The texts and version floors are data (``charts/kvgen/files/gpu-access.yaml``, read by the
+The texts, version floors, variables and tolerations are data (``charts/kvgen/files/gpu-access.yaml``, read by the
 chart too); the mode names are the spec's. The Helm chart's counterpart is
 ``charts/kvgen/templates/_gpuaccess.tpl``.
 """
@@ -53,6 +56,25 @@ def resolve(spec: Spec, backend: str | None) -> GpuAccess | None:
     return GpuAccess(
         lm.gpu_access, row["summary"], row["requirement"], lm.device_class_name if lm.gpu_access == "dra" else None
     )
+
+
+def env(access: GpuAccess | None) -> list[dict[str, Any]]:
+    """Variables both containers get in this mode (dra: NVIDIA_VISIBLE_DEVICES=void, so that only the
+    claim's CDI devices reach them; files/gpu-access.yaml says why)."""
+    if access is None:
+        return []
+    return [dict(e) for e in modes()[access.mode].get("env") or ()]
+
+
+def tolerations(spec: Spec, access: GpuAccess | None) -> list[dict[str, Any]]:
+    """The pod's tolerations: the spec's, then the mode's (dra: the nvidia.com/gpu taint, which
+    managed clusters tolerate only for pods requesting nvidia.com/gpu) for each key the spec's do
+    not tolerate already."""
+    out = list(spec.scheduling.tolerations)
+    if access is None:
+        return out
+    keys = {t.get("key") for t in out}
+    return out + [dict(t) for t in modes()[access.mode].get("tolerations") or () if t["key"] not in keys]
 
 
 def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:

@@ -11,6 +11,7 @@ an error that says what to change.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from kvgen import catalog, quantity
@@ -54,6 +55,79 @@ KV_BUDGET_PERCENT = _C["gpu"]["kvBudgetPercent"]
 
 EPHEMERAL_EVICTION_PERCENT = _C["ephemeral"]["evictionPercent"]
 
+MM_PROCESSOR_CACHE_GIB = _C["multimodal"]["processorCacheGiB"]
+
+STARTUP_DOWNLOAD_RATE = _C["startup"]["downloadMiBPerSecond"] * MiB  # bytes per second
+STARTUP_LOAD_RATE = _C["startup"]["loadMiBPerSecond"] * MiB
+STARTUP_ENGINE_SECONDS = _C["startup"]["engineSeconds"]
+STARTUP_FLOOR_SECONDS = _C["startup"]["floorSeconds"]
+
+
+def startup_budget(spec: Spec, model: ModelInfo) -> int:
+    """Seconds vLLM may take to first answer /health: the weights downloaded (none from a
+    model.uri claim) and read at sizing.yaml's rates, plus the engine's start, at least the floor.
+    Whole seconds, each part rounded up (the chart's kvgen.startupProbe does the same)."""
+    downloaded = 0 if spec.model.uri else model.weights_bytes
+    seconds = (
+        -(-downloaded // STARTUP_DOWNLOAD_RATE) + -(-model.weights_bytes // STARTUP_LOAD_RATE) + STARTUP_ENGINE_SECONDS
+    )
+    return max(STARTUP_FLOOR_SECONDS, seconds)
+
+
+def startup_failure_threshold(spec: Spec, model: ModelInfo) -> int:
+    """vLLM's startupProbe failureThreshold: the spec's, else the sized budget over periodSeconds (rounded up)."""
+    startup = spec.probes.startup
+    if startup.failure_threshold is not None:
+        return startup.failure_threshold
+    return -(-startup_budget(spec, model) // startup.period_seconds)
+
+
+def extra_arg(spec: Spec, *names: str) -> str | None:
+    """The value vllm.extraArgs gives the option ``names`` (--name=value or --name value, with
+    underscores or dashes; the last one wins, as in argparse); None when it is not there. The
+    chart's kvgen.extraArg reads the same."""
+    args = list(spec.vllm.extra_args)
+    found = None
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name.replace("_", "-") in names:
+            found = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+    return found
+
+
+@dataclass(frozen=True)
+class MMCache:
+    """vLLM 0.33's multimodal processor cache: ``bytes`` of one cache, held by ``holders``
+    processes; ``in_shm``: one shared-memory ring in /dev/shm (--mm-processor-cache-type shm)."""
+
+    bytes: int = 0
+    holders: int = 0
+    in_shm: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.bytes * self.holders
+
+
+def mm_processor_cache(spec: Spec, model: ModelInfo) -> MMCache:
+    """The multimodal processor cache of a model that takes images (sizing.yaml multimodal):
+    mm_processor_cache_gb (--mm-processor-cache-gb, default 4; 0 disables it). With one API
+    server and no data parallelism the engine core holds it (lru) or one shared-memory ring in
+    /dev/shm does (--mm-processor-cache-type shm); with more API servers (--api-server-count, by
+    default parallelism.data) every API server holds a full one and the type is not used."""
+    if not model.multimodal:
+        return MMCache()
+    value = extra_arg(spec, "--mm-processor-cache-gb") or ""
+    # a value vLLM would refuse is reported by the extraArgs check; the default stands here
+    gib_ = float(value) if re.fullmatch(r"[0-9]+(\.[0-9]*)?|\.[0-9]+", value) else float(MM_PROCESSOR_CACHE_GIB)
+    size = int(gib_ * GiB)
+    if not size:
+        return MMCache()
+    servers = extra_arg(spec, "--api-server-count", "-asc") or ""
+    count = int(servers) if re.fullmatch(r"[0-9]+", servers) else spec.parallelism.data
+    ipc = max(1, count) == 1 and spec.parallelism.data == 1  # factories.py _get_cache_type: IPC caching
+    return MMCache(size, max(1, count), ipc and extra_arg(spec, "--mm-processor-cache-type") == "shm")
+
 
 def kube_reserved(memory: int) -> int:
     reserved = 0.0
@@ -83,7 +157,8 @@ def ephemeral_allocatable(disk: int) -> int:
 
 
 def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
-    """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory x gpuMemoryUtilization, less
+    """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory as the device reports it
+    (instances.yaml gpuModels; vLLM requests that total x gpu_memory_utilization) x gpuMemoryUtilization, less
     the weights this GPU holds (tensor x pipeline split), KAITO's overhead estimate (2.3 GiB + 5%
     of those weights), and a 10% hold-back (sizing.yaml gpu.kvBudgetPercent). kvgen explain's
     "GPU after weights" and the context-length planning (kvgen.kvcache) both use it. Integer
@@ -92,7 +167,7 @@ def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
         return 0
     p = spec.parallelism
     ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
-    usable = instance.gpu_memory_bytes * ppm // 1_000_000
+    usable = instance.gpu_usable_bytes * ppm // 1_000_000
     weights = model.weights_bytes // (p.tensor * p.pipeline)
     left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
     return max(0, left) * KV_BUDGET_PERCENT // 100
@@ -121,7 +196,7 @@ class MemoryItem:
     """One part of a container's computed memory (``kvgen explain`` shows them)."""
 
     container: str  # vllm | lmcache-mp-server
-    item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, shm, cpu-tier, rounding
+    item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, mm-processor-cache, shm, cpu-tier, rounding
     bytes: float
     soft: bool = False  # reclaimable page cache: shown by explain, not requested
 
@@ -227,6 +302,9 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     factor = NATIVE_HYBRID_CPU_TIER_FACTOR if model.hybrid else NATIVE_CPU_TIER_FACTOR
     if backend == "native":
         shm += int(cpu_tier * factor)
+    mm = mm_processor_cache(spec, model)
+    if mm.in_shm:  # the multimodal cache's shared-memory ring
+        shm += mm.total
     shm = _override(res.shm, round_up_gib(shm))
 
     # model cache
@@ -248,6 +326,8 @@ def plan(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
             MemoryItem("vllm", "model-loading", model.weights_bytes),
             MemoryItem("vllm", "cpu-backend-kv", CPU_BACKEND_KV_SPACE_GIB * GiB),
         ]
+    if mm.total:  # the multimodal processor cache, in each process that holds one (or once, in /dev/shm)
+        items.append(MemoryItem("vllm", "mm-processor-cache", mm.total))
     items.append(MemoryItem("vllm", "shm", shm_base))
     if backend == "native":
         items.append(MemoryItem("vllm", "cpu-tier", cpu_tier * factor))
@@ -404,7 +484,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
         problems.append(Problem(path, message, hint))
     if instance.gpus and instance.gpu_memory_known:
         per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
-        usable = instance.gpu_memory_bytes * spec.vllm.gpu_memory_utilization
+        usable = instance.gpu_usable_bytes * spec.vllm.gpu_memory_utilization
         if per_gpu_weights + GPU_BASE_OVERHEAD > usable:
             problems.append(
                 Problem(

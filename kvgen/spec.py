@@ -190,6 +190,12 @@ class ModelSpec(Model):
         description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid). Derived from the architecture "
         "(charts/kvgen/files/hybrid-architectures.yaml); false on a hybrid architecture is an error.",
     )
+    multimodal: bool | None = Field(
+        None,
+        description="Inline model: takes images or audio (its config.json has a vision_config or audio_config). vLLM "
+        "then keeps a multimodal processor cache in host memory (--mm-processor-cache-gb, 4 GiB by default), which "
+        "kvgen adds to the vLLM container. Overrides the catalog.",
+    )
     weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
     sliding_layers: int | None = Field(
         None,
@@ -208,7 +214,11 @@ class InstanceSpec(Model):
     )
     gpus: int | None = Field(None, ge=0, description="GPUs (or MIG devices) per node; 0 for a CPU-only node.")
     gpu_model: str | None = Field(None, description="GPU model name, informational.")
-    gpu_memory: Size | None = Field(None, description="Memory of one GPU, e.g. 80Gi.")
+    gpu_memory: Size | None = Field(
+        None,
+        description="Memory of one GPU, e.g. 80Gi, taken as what the GPU reports to CUDA. Without it a catalog type's "
+        "GPU is planned from the memory its model reports (files/instances.yaml gpuModels), below the marketed size.",
+    )
     memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
     cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")
     arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
@@ -665,16 +675,23 @@ class Probe(Model):
     timeout_seconds: int = Field(
         ge=1, le=3600, description="timeoutSeconds: how long one probe may take (a saturated vLLM answers slowly)."
     )
-    failure_threshold: int = Field(ge=1, le=100000, description="failureThreshold: failures in a row that count.")
 
 
 class StartupProbe(Probe):
     """Until vLLM first answers /health (downloading and loading the weights): period x failures
-    is the start-up budget (30 minutes by default); the Deployment's progressDeadlineSeconds follows it."""
+    is the start-up budget; the Deployment's progressDeadlineSeconds follows it. By default the
+    budget is sized from the model's weights (README "Probes")."""
 
     period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
-    failure_threshold: int = Field(180, ge=1, le=100000, description="failureThreshold.")
+    failure_threshold: int | None = Field(
+        None,
+        ge=1,
+        le=100000,
+        description="failureThreshold. Default: the start-up budget sized from the model's weights (downloaded, "
+        "unless model.uri, and read at the rates of files/sizing.yaml startup, plus the engine's start; never below "
+        "30 minutes) divided by periodSeconds. Set it to choose the budget yourself.",
+    )
 
 
 class ReadinessProbe(Probe):
@@ -682,7 +699,7 @@ class ReadinessProbe(Probe):
 
     period_seconds: int = Field(5, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
-    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold: failures in a row that count.")
 
 
 class LivenessProbe(Probe):
@@ -690,7 +707,7 @@ class LivenessProbe(Probe):
 
     period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(10, ge=1, le=3600, description="timeoutSeconds.")
-    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold: failures in a row that count.")
 
 
 class Probes(Model):
@@ -811,6 +828,7 @@ class CatalogModel(Model):
     head_dim: int | None = Field(None, ge=1, description="Head dimension (MLA: kv_lora_rank + qk_rope_head_dim).")
     mla: bool | None = Field(None, description="DeepSeek-style MLA.")
     hybrid: bool | None = Field(None, description="Hybrid Mamba / linear-attention model.")
+    multimodal: bool | None = Field(None, description="Takes images or audio (vLLM's multimodal processor cache).")
     sliding_layers: int | None = Field(None, ge=0, description="Attention layers with a sliding window.")
     sliding_window: int | None = Field(None, ge=1, description="Their window, in tokens.")
     full_kv_heads: int | None = Field(None, ge=1, description="KV heads of full-attention layers where they differ.")
@@ -830,7 +848,11 @@ class CatalogInstance(Model):
         None, description="azure, aws or gcp; false for your own nodes (no instance-type pin)."
     )
     gpus: int | None = Field(None, ge=0, description="GPUs per node.")
-    gpu_model: str | None = Field(None, description="GPU model name, informational.")
+    gpu_model: str | None = Field(
+        None,
+        description="GPU model name. One of files/instances.yaml gpuModels plans from the memory that GPU reports to "
+        "CUDA rather than gpuMemory.",
+    )
     gpu_memory: Size | None = Field(None, description="Memory of one GPU.")
     memory: Size | None = Field(None, description="Host RAM.")
     cpu: int | None = Field(None, ge=1, description="CPUs.")

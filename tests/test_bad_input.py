@@ -150,7 +150,7 @@ HINTS = {
     "unknown-key": "did you mean 'kvCacheOffloading'?",
     "unknown-instance-type": "did you mean 'Standard_NC24ads_A100_v4'?",
     "pod-does-not-fit-node": "lower kvCacheOffloading.cpu to at most",
-    "max-model-len-does-not-fit": "set model.maxModelLen to at most 22592",
+    "max-model-len-does-not-fit": "set model.maxModelLen to at most 19712",
     "emptydir-tier-beyond-the-kubelet-disk": "pvc.spec tier on a local-NVMe storage class",
     "literal-hf-token-in-env": "set model.hfTokenSecret",
     "literal-api-key-env": "valueFrom: {secretKeyRef:",

@@ -43,7 +43,7 @@ WARNINGS = {
     r"acme/mamba is not in the catalog: kvgen does not know its context length; set model\.maxModelLen":
         spec(model={**INLINE_MODEL, "id": "acme/mamba", "architecture": "MambaForCausalLM", "attentionLayers": 0},
              kvCacheOffloading={"enabled": False}),
-    r"Qwen/Qwen3-32B supports 40960 tokens, but one sequence of that needs .* kvgen passes --max-model-len=22592":
+    r"Qwen/Qwen3-32B supports 40960 tokens, but one sequence of that needs .* kvgen passes --max-model-len=19712":
         spec(model={"id": "Qwen/Qwen3-32B"}),
     r"Qwen/Qwen3-32B supports 40960 tokens, but .* of the KV cache of vLLM's CPU backend and VLLM_CPU_KVCACHE_SPACE gives .*, the longest that fits \(set model\.maxModelLen to choose a length\)":
         spec(model={"id": "Qwen/Qwen3-32B"}, instance={"gpus": 0, "memory": "256Gi", "cpu": 32}),

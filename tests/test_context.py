@@ -25,9 +25,10 @@ from kvgen import explain
 from kvgen.errors import SpecError
 
 GiB = 1024**3
-A100 = 80 * GiB * 920_000 // 1_000_000  # one A100 80GB x gpuMemoryUtilization 0.92
+# one A100 80GB as CUDA reports it (81,050 MiB, not 80 GiB: instances.yaml gpuModels) x gpuMemoryUtilization 0.92
+A100 = 81050 * 1024**2 * 920_000 // 1_000_000
 OVERHEAD = int(2.3 * GiB)  # KAITO's estimator: 2.3 GiB per GPU ...
-assert (A100, OVERHEAD) == (79_027_398_246, 2_469_606_195)
+assert (A100, OVERHEAD) == (78_188_118_016, 2_469_606_195)
 
 
 def flag(c) -> int | None:
@@ -48,19 +49,19 @@ def test_dense_qwen3_32b_on_one_a100_serves_the_longest_context_that_fits():
     """Qwen3-32B (64 layers, 8 KV heads x 128, 62 GiB, 40960 tokens) on Standard_NC24ads_A100_v4."""
     weights = 62 * GiB
     budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == (79_027_398_246 - 66_571_993_088 - 2_469_606_195 - 3_328_599_654) * 90 // 100 == 5_991_479_378
+    assert budget == (78_188_118_016 - 66_571_993_088 - 2_469_606_195 - 3_328_599_654) * 90 // 100 == 5_236_127_171
     per_token = 64 * 2 * 8 * 128 * 2  # layers x (K, V) x KV heads x head dim x bf16
     assert per_token == 262_144
-    longest = budget // per_token - 256  # 22855 - 256
-    assert longest == 22_599 and longest // 16 * 16 == 22_592
+    longest = budget // per_token - 256  # 19974 - 256
+    assert longest == 19_718 and longest // 16 * 16 == 19_712
     data = spec(model={"id": "Qwen/Qwen3-32B"})
     c = compile_spec(data)
-    assert flag(c) == 22_592
-    assert c.plan.context.budget == budget and c.plan.context.fits == 22_592
+    assert flag(c) == 19_712
+    assert c.plan.context.budget == budget and c.plan.context.fits == 19_712
     (warning,) = [w for w in c.plan.warnings if "--max-model-len" in w]
-    assert "supports 40960 tokens" in warning and "--max-model-len=22592" in warning
+    assert "supports 40960 tokens" in warning and "--max-model-len=19712" in warning
     # one more block would not fit: vLLM would refuse it
-    assert c.plan.context.cost.bytes_for(22_592) <= budget < c.plan.context.cost.bytes_for(22_592 + 16)
+    assert c.plan.context.cost.bytes_for(19_712) <= budget < c.plan.context.cost.bytes_for(19_712 + 16)
     same_in_chart(data)
 
 
@@ -70,15 +71,15 @@ def test_a_spec_length_that_does_not_fit_names_the_longest_that_does():
     (problem,) = err.value.problems
     assert problem.path == ("model", "maxModelLen")
     assert "32768 tokens do not fit the GPU KV cache of Standard_NC24ads_A100_v4" in problem.message
-    assert "at most 22592" in problem.hint
+    assert "at most 19712" in problem.hint
     # one that fits is passed as written, without a warning
     c = compile_spec(spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 16384}))
     assert flag(c) == 16_384 and not any("--max-model-len" in w for w in c.plan.warnings)
 
 
 def test_a_model_whose_full_context_fits_gets_no_flag():
-    """Llama-3.1-8B on one A100: (79,027,398,246 - 15 GiB - 2.3 GiB - 5%) x 90% = 53.7 GB, room for
-    ~409k tokens of 128 KiB: its own 131072 fit, and vLLM is left to serve them (golden files stay)."""
+    """Llama-3.1-8B on one A100: (78,188,118,016 - 15 GiB - 2.3 GiB - 5%) x 90% = 52.9 GB, room for
+    ~404k tokens of 128 KiB: its own 131072 fit, and vLLM is left to serve them (golden files stay)."""
     c = compile_spec(spec())
     assert flag(c) is None and c.plan.context.served == 131_072
     assert c.plan.context.cost.bytes_for(131_072) <= c.plan.context.budget
@@ -90,18 +91,18 @@ def test_a_model_whose_full_context_fits_gets_no_flag():
 def test_mla_deepseek_v3_is_not_sharded_across_tensor_parallel_ranks():
     """DeepSeek-V3 (MLA, 61 layers x (512 + 64), 642 GiB, 163840 tokens) on Standard_ND96isr_H200_v5,
     TP 8, gpuMemoryUtilization 0.68: each rank holds the whole latent."""
-    usable = 141 * GiB * 680_000 // 1_000_000
+    usable = 143155 * 1024**2 * 680_000 // 1_000_000  # an H200 reports 143,155 MiB (instances.yaml gpuModels)
     weights = 642 * GiB // 8
-    assert (usable, weights) == (102_950_366_085, 86_167_781_376)
+    assert (usable, weights) == (102_074_050_150, 86_167_781_376)
     budget = (usable - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == (102_950_366_085 - 86_167_781_376 - 2_469_606_195 - 4_308_389_068) * 90 // 100 == 9_004_130_501
+    assert budget == (102_074_050_150 - 86_167_781_376 - 2_469_606_195 - 4_308_389_068) * 90 // 100 == 8_215_446_159
     per_token = 61 * 576 * 2  # no K/V factor 2, not divided by TP
     assert per_token == 70_272
-    assert budget // per_token - 256 == 127_876
+    assert budget // per_token - 256 == 116_653
     data = spec(model={"id": "deepseek-ai/DeepSeek-V3"}, instance={"type": "Standard_ND96isr_H200_v5"},
                 parallelism={"tensor": 8}, vllm={"gpuMemoryUtilization": 0.68})
     c = compile_spec(data)
-    assert flag(c) == 127_872
+    assert flag(c) == 116_640
     same_in_chart(data)
 
 
@@ -113,17 +114,17 @@ def test_sliding_window_gemma_4_31b_costs_its_sliding_layers_at_most_the_window(
     59 GiB; 262144 tokens) on one A100. In flight: 2 batches x 2048 tokens (an A100's default)."""
     weights = 59 * GiB
     budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == 9_035_537_449
+    assert budget == 8_280_185_242
     full = 10 * 2 * 4 * 512 * 2  # 81,920 bytes per token
     sliding = 50 * 2 * 16 * 256 * 2  # 819,200 bytes per token while a token is inside the window
     kept = 1024 - 1 + 2 * 2048  # 5119 tokens a sliding layer keeps at most
-    # costed as full attention (the old way), only 9,760 tokens would fit
-    assert (budget // (full + sliding) - 256) // 16 * 16 == 9_760
+    # costed as full attention (the old way), only 8,928 tokens would fit
+    assert (budget // (full + sliding) - 256) // 16 * 16 == 8_928
     longest = (budget - sliding * (kept + 256)) // full - 256
-    assert longest == 56_291 and longest // 16 * 16 == 56_288
+    assert longest == 47_070 and longest // 16 * 16 == 47_056
     data = spec(model={"id": "google/gemma-4-31B-it"})
     c = compile_spec(data)
-    assert flag(c) == 56_288
+    assert flag(c) == 47_056
     same_in_chart(data)
 
 
@@ -133,7 +134,7 @@ def test_sliding_window_gemma_4_12b_serves_its_full_context():
     attention, not one did (the issue's "0 full-length sequences")."""
     weights = 23 * GiB
     budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == 45_564_234_301
+    assert budget == 44_808_882_094
     full, sliding, kept = 8 * 2 * 2 * 512 * 2, 40 * 2 * 8 * 256 * 2, 1024 - 1 + 2 * 2048
     one = full * (262_144 + 256) + sliding * (kept + 256)
     assert one == 10_359_603_200 and budget // one == 4
@@ -149,7 +150,7 @@ def test_max_num_batched_tokens_in_extra_args_widens_what_a_sliding_layer_keeps(
     c = compile_spec(data)
     kept = 1024 - 1 + 2 * 16384  # 33791 tokens: longer than what fits, so every layer costs the whole sequence
     assert c.plan.context.cost.sliding_cap == kept
-    assert flag(c) == (9_035_537_449 // (81_920 + 819_200) - 256) // 16 * 16 == 9_760
+    assert flag(c) == (8_280_185_242 // (81_920 + 819_200) - 256) // 16 * 16 == 8_928
     same_in_chart(data)
 
 
@@ -162,14 +163,14 @@ def test_hybrid_qwen3_5_27b_counts_attention_layers_and_a_fixed_state():
     as 1 GiB (sizing.yaml context.hybridStateGiB)."""
     weights = 51 * GiB
     budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == (79_027_398_246 - 54_760_833_024 - 2_469_606_195 - 2_738_041_651) * 90 // 100 == 17_153_025_638
+    assert budget == (78_188_118_016 - 54_760_833_024 - 2_469_606_195 - 2_738_041_651) * 90 // 100 == 16_397_673_431
     per_token = 16 * 2 * 4 * 256 * 2
     assert per_token == 65_536
     longest = (budget - 1 * GiB) // per_token - 256
-    assert longest == 245_094 and longest // 16 * 16 == 245_088
+    assert longest == 233_568 and longest // 16 * 16 == 233_568
     data = spec(model={"id": "Qwen/Qwen3.5-27B"})
     c = compile_spec(data)
-    assert flag(c) == 245_088 and c.plan.context.cost.state == GiB
+    assert flag(c) == 233_568 and c.plan.context.cost.state == GiB
     same_in_chart(data)
 
 
@@ -193,8 +194,9 @@ def test_explain_gpu_tier_and_context_planning_share_one_budget():
 
 
 def test_no_context_fits_is_an_error_not_a_flag():
-    # gemma-4-31B on one A100 at 0.78: the weights (59 GiB) and 2.3 GiB fit 67,001,489,817 bytes,
-    # but with 5% of the weights on top nothing is left: 67,001,489,817 - 63,350,767,616 - 2,469,606,195 - 3,167,538,380 < 0
+    # gemma-4-31B on one A100 at 0.78: the weights (59 GiB) and 2.3 GiB fit 66,289,926,144 bytes (81,050 MiB
+    # as CUDA reports it x 0.78), but with 5% of the weights on top nothing is left:
+    # 66,289,926,144 - 63,350,767,616 - 2,469,606,195 - 3,167,538,380 < 0
     with pytest.raises(SpecError) as err:
         compile_spec(spec(model={"id": "google/gemma-4-31B-it"}, vllm={"gpuMemoryUtilization": 0.78}))
     assert any("not even 16 tokens" in p.message for p in err.value.problems)

@@ -41,28 +41,28 @@ def allocatable(ram_gib: int) -> int:
 @pytest.mark.parametrize("path", [GEMMA, GEMMA_SEED], ids=["native", "kaito-seed"])
 def test_gemma_tokens_per_tier_match_the_hand_computation(path):
     """gemma-4-12B-it (40 sliding layers of 8 KV heads x 256, 8 full layers of 2 KV heads x 512,
-    window 1024, 23 GiB of weights, 262144 tokens) on Standard_NC24ads_A100_v4 (1 x 80 GiB A100,
-    220 GiB RAM), TP 1, bf16 KV, utilization 0.25."""
+    window 1024, 23 GiB of weights, 262144 tokens) on Standard_NC24ads_A100_v4 (1 x 80 GiB A100, which
+    reports 81,050 MiB to CUDA; 220 GiB RAM), TP 1, bf16 KV, utilization 0.25."""
     r = report_of(path)
     per_token = 8 * 2 * 2 * 512 * 2 + 40 * 2 * 8 * 256 * 2  # every layer x (K, V) x KV heads x head dim x 2 bytes
     assert per_token == 360_448
     assert r["kvCache"]["bytesPerTokenPerGpu"] == r["kvCache"]["podBytesPerToken"] == per_token
-    # GPU: 80 GiB x 0.84 (KAITO's gpu-memory-utilization for an A100), minus the weights, 2.3 GiB and 5%
-    # of the weights (KAITO's estimator), x 90%
-    gpu = (80 * GiB * 840_000 // 1_000_000 - 23 * GiB - int(2.3 * GiB) - 23 * GiB * 5 // 100) * 90 // 100
-    assert gpu == 39_379_481_395 and gpu // per_token == 109_251
+    # GPU: 81,050 MiB (as the A100 reports it) x 0.84 (KAITO's gpu-memory-utilization for an A100), minus
+    # the weights, 2.3 GiB and 5% of the weights (KAITO's estimator), x 90%
+    gpu = (81_050 * MiB * 840_000 // 1_000_000 - 23 * GiB - int(2.3 * GiB) - 23 * GiB * 5 // 100) * 90 // 100
+    assert gpu == 38_689_811_989 and gpu // per_token == 107_338
     # CPU (LMCache L1): allocatable RAM x 0.25 / TP 1, whole MiB
     cpu = int(allocatable(220) * 0.25) // MiB * MiB
     assert cpu == 53_438 * MiB and cpu // per_token == 155_456
     t = tiers(r)
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 109_251)
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 107_338)
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["kind"]) == (cpu, 155_456, "lmcache")
     # the model's 262144 tokens fit: a sliding layer keeps at most 1023 + 2 x 2048 in-flight tokens,
     # so one sequence costs 32,768 x (262,144 + 256) + 327,680 x (5,119 + 256) bytes: 3 fit the GPU
     assert r["kvCache"]["maxModelLen"] == 262_144 and r["kvCache"]["context"]["flag"] is None
     assert t["gpu"]["sequences"] == gpu // (32_768 * (262_144 + 256) + 327_680 * (5_119 + 256)) == 3
     assert t["cpu"]["sequences"] == 155_456 // 262_144 == 0
-    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 36.7 GiB: no mirror warning
+    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 36.0 GiB: no mirror warning
     assert not any("not larger than the GPU KV cache" in w for w in r["warnings"])
 
 
@@ -70,30 +70,31 @@ def test_gemma_with_a_shorter_max_model_len_counts_full_length_sequences():
     c = compile_spec(spec(model={"id": "google/gemma-4-12B-it", "maxModelLen": 32768}, kvCacheOffloading={"cpuMemoryUtilization": 0.25}))
     t = tiers(explain.report(c.plan))
     one = 32_768 * (32_768 + 256) + 327_680 * (5_119 + 256)  # what one sequence of 32768 tokens costs on the GPU
-    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (45_564_234_301 // one, 155_456 // 32768) == (16, 4)
+    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (44_808_882_094 // one, 155_456 // 32768) == (15, 4)
 
 
 def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
     """DeepSeek-V3 (MLA: 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64), no K/V factor 2,
     one copy per tensor-parallel rank; 642 GiB of weights) on Standard_ND96isr_H200_v5
-    (8 x 141 GiB H200, 1850 GiB RAM), TP 8, max-model-len 65536, utilization 0.5."""
+    (8 x 141 GiB H200, which report 143,155 MiB to CUDA; 1850 GiB RAM), TP 8, max-model-len 65536,
+    utilization 0.5."""
     r = report_of(DEEPSEEK)
     per_rank = 61 * (512 + 64) * 2
     assert per_rank == 70_272 and r["kvCache"]["bytesPerTokenPerGpu"] == per_rank  # not divided by TP
     pod = per_rank * 8
     assert r["kvCache"]["podBytesPerToken"] == pod == 562_176
     weights_per_gpu = 642 * GiB // 8
-    per_gpu = (141 * GiB * 920_000 // 1_000_000 - weights_per_gpu - int(2.3 * GiB) - weights_per_gpu * 5 // 100) * 90 // 100
-    assert per_gpu == 41_706_011_493
+    per_gpu = (143_155 * MiB * 920_000 // 1_000_000 - weights_per_gpu - int(2.3 * GiB) - weights_per_gpu * 5 // 100) * 90 // 100
+    assert per_gpu == 40_638_967_972
     gpu = per_gpu * 8
     cpu = int(allocatable(1850) * 0.5 / 8) // MiB * MiB  # KAITO: available x utilization / TP
     t = tiers(r)
     # full-length sequences on the GPU: one of 65536 tokens costs 70,272 x (65,536 + 256) bytes on every rank
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (gpu, 593_494, per_gpu // (70_272 * 65_792))
-    assert t["gpu"]["sequences"] == 9
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (gpu, 578_309, per_gpu // (70_272 * 65_792))
+    assert t["gpu"]["sequences"] == 8
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, 215_605, 3)
-    assert gpu // pod == 593_494 and cpu // pod == 215_605
-    # a 113 GiB CPU tier behind 311 GiB of GPU KV cache only mirrors it: explain says so
+    assert gpu // pod == 578_309 and cpu // pod == 215_605
+    # a 113 GiB CPU tier behind 303 GiB of GPU KV cache only mirrors it: explain says so
     assert r["kvCache"]["cpuLargerThanGpu"] is False
     assert any("is not larger than the GPU KV cache" in w for w in r["warnings"])
 
@@ -148,10 +149,11 @@ def test_gemma_memory_and_disk_budget():
     assert [i["item"] for i in mem["items"] if i["soft"]] == ["model-loading"] and mem["softBytes"] == 23 * GiB
     assert items[("vllm", "runtime")] == 4 * GiB and items[("vllm", "gpu-workers")] == 4 * GiB
     assert items[("vllm", "shm")] == 1 * GiB
+    assert items[("vllm", "mm-processor-cache")] == 4 * GiB  # gemma takes images: vLLM's processor cache, in the engine core
     assert items[("lmcache-mp-server", "cpu-tier")] == 53_438 * MiB
     assert items[("lmcache-mp-server", "runtime")] == 5 * GiB
     assert mem["allocatableBytes"] == allocatable(220)
-    assert mem["requestBytes"] == (9 + 58) * GiB and mem["fits"]
+    assert mem["requestBytes"] == (13 + 58) * GiB and mem["fits"]
     disk = r["disk"]
     assert disk["localDiskBytes"] == 960 * GiB  # NVMe, not the kubelet's on a default AKS pool
     assert disk["ephemeralStorageBytes"] == 512 * GiB and disk["ephemeralStorageSource"] == "default OS disk"
@@ -227,8 +229,8 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
         assert set(r["memory"]) >= {"allocatableBytes", "requestBytes", "freeBytes", "fits", "containers", "items"}
         assert set(r["disk"]) >= {"localDiskBytes", "ephemeralStorageBytes", "allocatableBytes", "requestBytes", "fits", "items", "claims"}
         assert set(r["kvCache"]["context"]) >= {"modelMaxLen", "requested", "fits", "served", "flag", "planned", "budgetBytesPerGpu"}
-    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [109_251, 155_456]
-    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [593_494, 215_605]
+    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [107_338, 155_456]
+    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [578_309, 215_605]
 
 
 def test_json_of_a_translated_input_says_where_it_came_from():
@@ -236,7 +238,7 @@ def test_json_of_a_translated_input_says_where_it_came_from():
     r = json.loads(result.stdout)
     assert r["input"]["format"] == "kaito" and r["input"]["kind"] == "InferenceSet"
     assert any("spec.labelSelector" in w for w in r["input"]["warnings"])
-    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [109_251, 155_456]
+    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [107_338, 155_456]
 
 
 def test_text_output_has_tables_and_a_bar_per_budget():
@@ -244,9 +246,9 @@ def test_text_output_has_tables_and_a_bar_per_budget():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Sizing: memory budget of one pod" in out and "Disk budget" in out and "KV-cache capacity" in out
-    assert "memory █" in out and "67.0 GiB of 208.7 GiB (32%)" in out
+    assert "memory █" in out and "71.0 GiB of 208.7 GiB (34%)" in out
     assert "disk   █" in out and "25.0 GiB of 460.8 GiB (5%)" in out
-    assert "109,251" in out and "155,456" in out
+    assert "107,338" in out and "155,456" in out
     assert "(23.0 GiB)" in out  # the soft page cache, in parentheses
 
 
@@ -257,4 +259,4 @@ def test_svg_is_written(tmp_path):
     json.loads(result.stdout)  # stdout stays machine-readable
     svg = target.read_text()
     assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
-    assert "KV-cache" in svg and "593,494" in svg
+    assert "KV-cache" in svg and "578,309" in svg

@@ -78,7 +78,49 @@ def test_dra_claims_the_pods_gpus_once_and_both_containers_list_the_claim():
     for c_ in (vllm, side):
         assert c_["resources"]["claims"] == [{"name": "gpus"}]
         assert gpu_requests(c_) == {}  # no device-plugin request: the claim is the pod's GPUs
-    assert "env" not in side  # no NVIDIA_VISIBLE_DEVICES: the DRA driver exposes the claimed GPUs
+
+
+VOID = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def test_dra_turns_off_the_images_nvidia_visible_devices_all_in_both_containers():
+    """The vLLM image sets NVIDIA_VISIBLE_DEVICES=all: where the runtime honours it, each container
+    would see every GPU of the node besides its claim's; void leaves only the claim's CDI devices."""
+    c = compile_spec(spec(**QWEN_TP2, **lmcache("dra"), vllm={"env": [{"name": "FOO", "value": "1"}]}), "1.34")
+    vllm, side = container(c, "vllm"), container(c, "lmcache-mp-server")
+    assert side["env"] == [VOID]
+    assert vllm["env"][-2:] == [VOID, {"name": "FOO", "value": "1"}]  # the spec's variables come after (and win)
+    visible = compile_spec(spec(**QWEN_TP2), "1.34")  # visible-devices: the sidecar's `all`, vLLM untouched
+    assert VOID not in container(visible, "vllm").get("env", [])
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in container(visible, "lmcache-mp-server")["env"]
+
+
+def test_dra_pods_tolerate_the_gpu_taint_that_managed_clusters_tolerate_only_for_gpu_requests():
+    c = compile_spec(spec(**QWEN_TP2, **lmcache("dra")), "1.34")
+    assert pod_of(c)["tolerations"] == [GPU_TOLERATION]
+    own = {"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"}
+    c = compile_spec(spec(**QWEN_TP2, **lmcache("dra"), scheduling={"tolerations": [own]}), "1.34")
+    assert pod_of(c)["tolerations"] == [own, GPU_TOLERATION]  # the spec's first
+    mine = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    c = compile_spec(spec(**QWEN_TP2, **lmcache("dra"), scheduling={"tolerations": [mine]}), "1.34")
+    assert pod_of(c)["tolerations"] == [mine]  # the spec's own toleration of the key stands alone
+    assert "tolerations" not in pod_of(compile_spec(spec(**QWEN_TP2), "1.34"))  # a device-plugin request: none added
+
+
+def test_dra_on_multi_node_workers_turns_off_the_images_variable_and_tolerates_the_taint():
+    c = compile_spec(spec(**MULTI_NODE, **lmcache("dra")), "1.35")
+    for index in (0, 1):
+        pod = pod_of(c, index)
+        assert pod["tolerations"] == [GPU_TOLERATION]
+        assert VOID in next(x for x in pod["containers"] if x["name"] == "vllm")["env"]
+
+
+@pytest.mark.parametrize("scheduling", [{}, {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]},
+                                        {"tolerations": [{"key": "a", "operator": "Exists"}]}])
+def test_the_chart_turns_off_the_variable_and_adds_the_toleration_as_kvgen(scheduling):
+    values = spec(**QWEN_TP2, **lmcache("dra"), vllm={"env": [{"name": "FOO", "value": "1"}]}, scheduling=scheduling)
+    assert helm.by_identity(helm.objects(values, kube_version="1.34")) == helm.by_identity(compile_spec(values, "1.34").objects)
 
 
 def test_dra_device_class_is_configurable():

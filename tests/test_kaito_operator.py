@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from conftest import container, kv_transfer_config, workload
-from kvgen import quantity
+from kvgen import catalog, quantity
 from kvgen.compiler import InputErrors, compile_inputs
 from kvgen.dialects import Options
 from kvgen.dialects import kaito_sizing as ks
@@ -162,10 +162,20 @@ def test_a_32b_model_on_one_a100_node_needs_two():
     assert any("as a Ray cluster" in w.render() for w in out.input_warnings)
 
 
-def test_a_model_too_big_for_its_count_gets_more_nodes():
+def test_a_model_too_big_for_its_count_gets_more_nodes(monkeypatch):
     """preset_inferences_test.go TestGeneratePresetInference "test-model-download-distributed/vllm":
     count 2 on NV36ads_A10_v5 becomes 4 (--pipeline-parallel-size=4); Qwen3-32B likewise, with KAITO's
-    0.82 for the A10 (--gpu-memory-utilization=0.82 in that case's command)."""
+    0.82 for the A10 (--gpu-memory-utilization=0.82 in that case's command). KAITO's estimator counts
+    the A10's 24 GiB; vLLM gets what the A10 reports (22.06 GiB, instances.yaml gpuModels) x 0.82 =
+    18.1 GiB, of which a quarter of the weights (15.5 GiB) and KAITO's overhead (2.3 GiB + 5%) leave no
+    KV cache: kvgen refuses the plan KAITO would start. Told the A10's 24 GiB, it renders KAITO's."""
+    assert ks.estimate_nodes("64Gi", 0, nap("Standard_NV36ads_A10_v5"), None, 2) == 4
+    (problem,) = problems(workspace("Qwen/Qwen3-32B", "count: 2\ninstanceType: Standard_NV36ads_A10_v5\n"))
+    assert "not even 16 tokens of Qwen/Qwen3-32B fit the GPU KV cache of Standard_NV36ads_A10_v5" in problem
+    # a --catalog row naming a GPU model without a reading: its gpuMemory is taken as it is
+    monkeypatch.setattr(catalog, "_overlay", {"models": {}, "instances": {}})
+    monkeypatch.setattr(catalog, "_merged", {})
+    catalog.use_rows({"instances": {"Standard_NV36ads_A10_v5": {"gpuModel": "an A10 as KAITO counts it"}}})
     c = one(workspace("Qwen/Qwen3-32B", "count: 2\ninstanceType: Standard_NV36ads_A10_v5\n"))
     assert (c.spec.parallelism.nodes, c.spec.parallelism.pipeline) == (4, 4)
     assert "--gpu-memory-utilization=0.82" in args(c)

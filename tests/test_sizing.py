@@ -233,3 +233,187 @@ def test_lmcache_backend_needs_kubernetes_1_29():
     compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}), version="1.28")
     compile_spec(spec(kvCacheOffloading={"enabled": False}), version="1.28")
     compile_spec(spec(kvCacheOffloading={"lmcache": {"gpuAccess": "in-container"}}), version="1.28")
+
+
+# ----------------------------------------------------------------------------- GPU memory as the device reports it
+
+MiB = 1024**2
+# 1 x A10G 24 GB, which reports 22,589 MiB to CUDA (instances.yaml gpuModels); 16 GiB of RAM: no CPU tier
+A10G = {"instance": {"type": "g5.xlarge"}, "kvCacheOffloading": {"enabled": False}}
+
+
+def _both(values: dict, version: str = "1.33"):
+    """kvgen's objects and the chart's, by identity: they must be the same."""
+    import helm
+
+    ours = helm.by_identity(compile_spec(values, version).objects)
+    assert helm.by_identity(helm.objects(values, kube_version=version)) == ours
+    return ours
+
+
+def test_gpu_memory_is_planned_from_what_the_device_reports_not_the_marketed_size():
+    c = compile_spec(spec(**A10G))
+    assert c.plan.instance.gpu_memory_bytes == 24 * GiB  # as the cloud documents it
+    assert c.plan.instance.gpu_usable_bytes == 22589 * MiB  # as CUDA reports it (vLLM's total_memory)
+    weights = 15 * GiB  # Llama-3.1-8B
+    ppm = round(c.plan.spec.vllm.gpu_memory_utilization * 1_000_000)
+    usable = 22589 * MiB * ppm // 1_000_000
+    left = usable - weights - sizing.GPU_BASE_OVERHEAD - weights * sizing.GPU_OVERHEAD_WEIGHT_PERCENT // 100
+    assert c.plan.sizing.gpu_kv_cache == left * sizing.KV_BUDGET_PERCENT // 100
+    # --max-model-len planned from that budget: 128 KiB a token (32 layers x 8 KV x 128 x 2 x 2 B)
+    fits = (c.plan.context.budget // (128 * 1024) - 256) // 16 * 16
+    assert f"--max-model-len={fits}" in container(c, "vllm")["args"]
+
+
+def test_a_spec_that_gives_its_own_gpu_memory_is_taken_at_its_word():
+    c = compile_spec(spec(instance={"type": "g5.xlarge", "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False}))
+    assert c.plan.instance.gpu_usable_bytes == 24 * GiB
+
+
+def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused():
+    # 18.5 GiB + 2.3 GiB = 20.8 GiB: below 24 GiB x 0.92 = 22.1, above 22,589 MiB x 0.92 = 20.3
+    model = {"id": "example/18g", "architecture": "LlamaForCausalLM", "layers": 32, "kvHeads": 8, "headDim": 128,
+             "weights": "18944Mi", "maxModelLen": 1024}
+    disk = {"type": "g5.xlarge", "ephemeralStorage": "200Gi"}
+    with pytest.raises(SpecError) as err:
+        compile_spec(spec(model=model, instance=disk, kvCacheOffloading={"enabled": False}))
+    (problem,) = [p for p in err.value.problems if p.path == ("parallelism", "tensor")]
+    assert "offers 20.3 GiB" in problem.message
+    compile_spec(spec(model=model, instance={**disk, "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False}))  # fits 24 GiB
+
+
+@pytest.mark.parametrize(
+    "model, instance",
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", A10G["instance"]),  # a reading in MiB
+        ("google/gemma-4-31B-it", {"type": "Standard_NC80adis_H100_v5"}),  # a share of gpuMemory (H100 NVL)
+        ("google/gemma-4-31B-it", {"type": "Standard_NC80adis_H100_v5", "gpuMemory": "94Gi"}),  # the spec's own figure
+    ],
+)
+def test_the_chart_plans_from_the_reported_gpu_memory_as_kvgen(model, instance):
+    c = compile_spec(spec(model={"id": model}, instance=instance, kvCacheOffloading={"enabled": False}))
+    assert c.plan.context.flag  # the planned length depends on the GPU memory
+    _both(spec(model={"id": model}, instance=instance, kvCacheOffloading={"enabled": False}))
+
+
+def test_every_catalog_gpu_model_has_a_reported_memory_with_a_source():
+    table = catalog.load("instances.yaml")["gpuModels"]
+    for row in catalog.instances().values():
+        if row["gpus"]:
+            entry = table[row["gpuModel"]]
+            assert entry["source"] and (("mib" in entry) != ("share" in entry)), row["gpuModel"]
+            reported = catalog.gpu_reported_memory(row["gpuModel"], quantity.to_bytes(row["gpuMemory"]))
+            assert 0.9 * quantity.to_bytes(row["gpuMemory"]) < reported < quantity.to_bytes(row["gpuMemory"])
+
+
+# ----------------------------------------------------------------------------- the multimodal processor cache
+
+GEMMA = {"model": {"id": "google/gemma-4-12B-it"}}
+
+
+def _mm(c) -> int:
+    return sum(i.bytes for i in c.plan.sizing.memory_items if i.item == "mm-processor-cache")
+
+
+@pytest.mark.parametrize(
+    "args, cache",
+    [
+        ([], 4 * GiB),  # vLLM's default, held by the engine core (one API server)
+        (["--mm-processor-cache-gb=0"], 0),  # disabled
+        (["--mm-processor-cache-gb", "1.5"], int(1.5 * GiB)),
+        (["--api-server-count=3"], 3 * 4 * GiB),  # every API server holds one, the engine core none
+        (["-asc", "2", "--mm_processor_cache_gb=2"], 2 * 2 * GiB),
+    ],
+)
+def test_a_multimodal_model_budgets_its_processor_cache_in_the_vllm_container(args, cache):
+    c = compile_spec(spec(**GEMMA, vllm={"extraArgs": args}))
+    assert _mm(c) == cache
+    plain = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-gb=0"]}))
+    assert mem(c, "vllm") == mem(plain, "vllm") + sizing.round_up_gib(cache)  # plain is whole GiB
+    assert mem(c, "vllm", "limits") == mem(c, "vllm")
+
+
+def test_data_parallel_api_servers_each_hold_a_cache():
+    c = compile_spec(spec(**GEMMA, instance={"type": "Standard_NC48ads_A100_v4"}, parallelism={"data": 2}))
+    assert _mm(c) == 2 * 4 * GiB  # vLLM starts one API server per data-parallel rank (internal load balancing)
+
+
+def test_a_text_model_has_no_processor_cache():
+    assert _mm(compile_spec(spec())) == 0
+    assert not catalog.models()["meta-llama/Llama-3.1-8B-Instruct"]["multimodal"]
+    assert catalog.models()["google/gemma-4-12B-it"]["multimodal"]
+
+
+def test_a_shared_memory_processor_cache_is_in_dev_shm_once():
+    """--mm-processor-cache-type shm: one ring of the cache's size in shared memory (vLLM's
+    ShmObjectStoreSenderCache), which the pod's /dev/shm emptyDir must hold, charged once."""
+    c = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-type=shm", "--mm-processor-cache-gb=2"]}))
+    lru = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-gb=2"]}))
+    assert _mm(c) == _mm(lru) == 2 * GiB and mem(c, "vllm") == mem(lru, "vllm")
+    assert volume(c, "dshm")["emptyDir"]["sizeLimit"] == "3Gi" and volume(lru, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
+    # two API servers: no IPC cache, so vLLM ignores the type and each server holds its own
+    two = compile_spec(spec(**GEMMA, vllm={"extraArgs": ["--mm-processor-cache-type", "shm", "-asc=2"]}))
+    assert _mm(two) == 8 * GiB and volume(two, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
+
+
+@pytest.mark.parametrize("args", [[], ["--api-server-count=2"], ["--mm-processor-cache-gb", "0.5"], ["--mm-processor-cache-gb=0"],
+                                  ["--mm-processor-cache-type=shm"], ["--mm-processor-cache-type=shm", "-asc", "2"]])
+def test_the_chart_budgets_the_processor_cache_as_kvgen(args):
+    _both(spec(**GEMMA, vllm={"extraArgs": args}))
+
+
+# ----------------------------------------------------------------------------- the startup budget
+
+
+def _startup(c) -> tuple[int, int | None]:
+    probe = container(c, "vllm")["startupProbe"]
+    deployment = workload(c)
+    return probe["periodSeconds"] * probe["failureThreshold"], deployment["spec"].get("progressDeadlineSeconds")
+
+
+def test_a_small_model_keeps_the_thirty_minute_floor():
+    budget, deadline = _startup(compile_spec(spec()))
+    assert budget == 1800 and deadline == 1800 + 600
+
+
+def test_a_large_model_gets_the_time_its_weights_take():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+                          parallelism={"tensor": 8}))
+    weights = 132 * GiB
+    seconds = math.ceil(weights / (100 * MiB)) + math.ceil(weights / (125 * MiB)) + 600
+    budget, deadline = _startup(c)
+    assert budget == math.ceil(seconds / 10) * 10 and budget > 1800
+    assert deadline == budget + 600
+
+
+def test_weights_on_a_claim_are_not_downloaded():
+    big = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
+           "parallelism": {"tensor": 8}}
+    hub = _startup(compile_spec(spec(**big)))[0]
+    claim = _startup(compile_spec(spec(**{**big, "model": {**big["model"], "uri": "pvc://models/llama"}})))[0]
+    assert claim == max(1800, math.ceil((math.ceil(132 * GiB / (125 * MiB)) + 600) / 10) * 10) < hub
+
+
+def test_an_explicit_failure_threshold_is_the_budget():
+    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+                          parallelism={"tensor": 8}, probes={"startup": {"failureThreshold": 90, "periodSeconds": 20}}))
+    assert _startup(c) == (1800, 2400)
+
+
+@pytest.mark.parametrize("more", [{}, {"probes": {"startup": {"failureThreshold": 7}}}, {"probes": {"startup": {"periodSeconds": 7}}},
+                                  {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct", "uri": "pvc://m/x"}}])
+def test_the_chart_sizes_the_startup_budget_as_kvgen(more):
+    big = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
+           "parallelism": {"tensor": 8}}
+    _both(spec(**{**big, **more}))
+
+
+def test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal():
+    inline = {"id": "example/vlm", "architecture": "LlavaForConditionalGeneration", "layers": 32, "kvHeads": 8,
+              "headDim": 128, "weights": "15Gi", "maxModelLen": 4096, "multimodal": True}
+    assert _mm(compile_spec(spec(model=inline))) == 4 * GiB
+    assert _mm(compile_spec(spec(model={**inline, "multimodal": False}))) == 0
+    off = spec(**GEMMA, catalog={"models": {"google/gemma-4-12B-it": {"multimodal": False}}})
+    assert _mm(compile_spec(off)) == 0
+    _both(spec(model=inline))
+    _both(off)

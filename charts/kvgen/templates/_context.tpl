@@ -202,6 +202,8 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{/* the weights are on the claim: never ask the Hub (air-gapped clusters) */}}
 {{- if $v.model.uri -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
 {{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
+{{/* dra: only the claimed GPUs (files/gpu-access.yaml; kvgen/gpu_access.py env) */}}
+{{- $env = concat $env (include "kvgen.gpuAccessEnv" $s | fromJsonArray) -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
 {{- $_ := set $s "env" $env -}}
 {{- end -}}
@@ -344,7 +346,9 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $probes := dict -}}
 {{- range $name := list "startup" "readiness" "liveness" -}}
 {{- $t := index $s.V.probes $name -}}
-{{- $_ := set $probes $name (dict "periodSeconds" (int64 $t.periodSeconds) "timeoutSeconds" (int64 $t.timeoutSeconds) "failureThreshold" (int64 $t.failureThreshold)) -}}
+{{- $threshold := int64 0 -}}
+{{- if eq $name "startup" -}}{{- $threshold = include "kvgen.startupThreshold" $s | int64 -}}{{- else -}}{{- $threshold = int64 $t.failureThreshold -}}{{- end -}}
+{{- $_ := set $probes $name (dict "periodSeconds" (int64 $t.periodSeconds) "timeoutSeconds" (int64 $t.timeoutSeconds) "failureThreshold" $threshold) -}}
 {{- end -}}
 {{- $_ := set $c "probes" $probes -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
@@ -365,6 +369,9 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- $env := list -}}
 {{- if not $s.gpus.claims -}}
 {{- $env = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}
+{{- else -}}
+{{/* dra: only the claimed GPUs (files/gpu-access.yaml) */}}
+{{- $env = include "kvgen.gpuAccessEnv" $s | fromJsonArray -}}
 {{- end -}}
 {{/* the remote tier's password, from its Secret */}}
 {{- $env = concat $env (include "kvgen.remoteEnv" $s | fromJsonArray) -}}
@@ -419,7 +426,8 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) (deepCopy $s.inst.nodeSelector) $nodeSelector -}}
 {{- $base := dict "annotations" $annotations "vllm" $s.vllm "volumes" $s.volumes -}}
 {{- if $nodeSelector -}}{{- $_ := set $base "nodeSelector" $nodeSelector -}}{{- end -}}
-{{- with $v.scheduling.tolerations -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}
+{{/* the spec's tolerations, then the mode's (dra: the GPU taint; kvgen/gpu_access.py tolerations) */}}
+{{- with include "kvgen.gpuAccessTolerations" $s | fromJsonArray -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}
 {{- with $v.scheduling.affinity -}}{{- $_ := set $base "affinity" . -}}{{- end -}}
 {{- with $v.scheduling.priorityClassName -}}{{- $_ := set $base "priorityClassName" . -}}{{- end -}}
 {{- with $v.scheduling.topologySpreadConstraints -}}{{- $_ := set $base "spreadFrom" . -}}{{- end -}}
@@ -466,7 +474,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
 {{- $startup := $v.probes.startup -}}
-{{- $_ := set $deployment "progressDeadlineSeconds" (add (mul (int64 $startup.periodSeconds) (int64 $startup.failureThreshold)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{- $_ := set $deployment "progressDeadlineSeconds" (add (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
 {{- $workloads = list $deployment -}}
 {{- end -}}
 {{- $_ := set $s "workloads" $workloads -}}

@@ -22,3 +22,30 @@ on install and `--kube-version` for `helm template`.
 {{- end -}}
 {{- $_ := set $s "gpuAccess" $access -}}
 {{- end -}}
+
+{{/* kvgen.gpuAccessEnv: the variables both containers get in the mode in force, as a JSON list
+(kvgen/gpu_access.py env; files/gpu-access.yaml modes.MODE.env). */}}
+{{- define "kvgen.gpuAccessEnv" -}}
+{{- $s := . -}}
+{{- $env := list -}}
+{{- with $s.gpuAccess.mode -}}
+{{- $env = default list (index ($s.F.Get "files/gpu-access.yaml" | fromYaml).modes .).env -}}
+{{- end -}}
+{{- toJson $env -}}
+{{- end -}}
+
+{{/* kvgen.gpuAccessTolerations: the pod's tolerations, as a JSON list: the values' scheduling.tolerations,
+then the mode's (files/gpu-access.yaml modes.MODE.tolerations) for each key they do not tolerate already
+(kvgen/gpu_access.py tolerations). */}}
+{{- define "kvgen.gpuAccessTolerations" -}}
+{{- $s := . -}}
+{{- $out := default list $s.V.scheduling.tolerations -}}
+{{- with $s.gpuAccess.mode -}}
+{{- $keys := list -}}
+{{- range $t := $out -}}{{- $keys = append $keys (toString $t.key) -}}{{- end -}}
+{{- range $t := default list (index ($s.F.Get "files/gpu-access.yaml" | fromYaml).modes .).tolerations -}}
+{{- if not (has (toString $t.key) $keys) -}}{{- $out = append $out $t -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}

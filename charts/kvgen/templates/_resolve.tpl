@@ -28,7 +28,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
 {{- $m := deepCopy $row -}}
 {{- if hasKey $own $spec.id -}}{{- $m = mergeOverwrite (deepCopy (default dict (index $builtin $spec.id))) (deepCopy (index $own $spec.id)) -}}{{- end -}}
-{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
 {{- $missing := list -}}
@@ -70,7 +70,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if include "kvgen.isSet" (list $m "fullHeadDim") -}}{{- $fullHeadDim = int64 $m.fullHeadDim -}}{{- end -}}
 {{- $maxLen := int64 0 -}}
 {{- if include "kvgen.isSet" (list $m "maxModelLen") -}}{{- $maxLen = int64 $m.maxModelLen -}}{{- end -}}
-{{- $info := dict "id" $spec.id "architecture" $architecture "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (or $hybridArch (eq (toString $m.hybrid) "true")) "weights" (include "kvgen.bytes" $m.weights | int64) "slidingLayers" $sliding "slidingWindow" $window "fullKvHeads" $fullKvHeads "fullHeadDim" $fullHeadDim "maxModelLen" $maxLen -}}
+{{- $info := dict "id" $spec.id "architecture" $architecture "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (or $hybridArch (eq (toString $m.hybrid) "true")) "weights" (include "kvgen.bytes" $m.weights | int64) "slidingLayers" $sliding "slidingWindow" $window "fullKvHeads" $fullKvHeads "fullHeadDim" $fullHeadDim "maxModelLen" $maxLen "multimodal" (eq (toString $m.multimodal) "true") -}}
 {{- $_ := set $s "model" $info -}}
 {{- if and (include "kvgen.isSet" (list $spec "maxModelLen")) (include "kvgen.isSet" (list $m "maxModelLen")) -}}
 {{- if gt (int64 $spec.maxModelLen) (int64 $m.maxModelLen) -}}
@@ -136,7 +136,16 @@ dict built by kvgen.context and records results or problems in it.
 {{- if include "kvgen.isSet" (list $m "gpuModel") -}}{{- $gpuModel = toString $m.gpuModel -}}{{- end -}}
 {{- $memory := int64 0 -}}
 {{- if include "kvgen.isSet" (list $m "memory") -}}{{- $memory = include "kvgen.bytes" $m.memory | int64 -}}{{- end -}}
-{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
+{{/* the GPU as the device reports it to CUDA (files/instances.yaml gpuModels; kvgen/catalog.py gpu_reported_memory),
+unless the values give their own gpuMemory or a MIG profile: what planning multiplies by gpuMemoryUtilization */}}
+{{- $gpuUsable := $gpuMemory -}}
+{{- $reported := index (default dict ($s.F.Get "files/instances.yaml" | fromYaml).gpuModels) $gpuModel -}}
+{{- if and $reported (not $mig) (not (include "kvgen.isSet" (list $spec "gpuMemory"))) (gt $gpuMemory 0) -}}
+{{- if include "kvgen.isSet" (list $reported "mib") -}}{{- $gpuUsable = mul (int64 $reported.mib) 1048576 -}}
+{{- else -}}{{- $gpuUsable = mulf $gpuMemory (float64 $reported.share) | int64 -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "gpuUsable" $gpuUsable "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
 {{- end -}}
 {{- end -}}
 

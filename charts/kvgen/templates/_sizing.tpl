@@ -58,6 +58,50 @@ and its warnings when they look too small. Usage: include "kvgen.container" (lis
 {{- toJson $out -}}
 {{- end -}}
 
+{{/* kvgen.extraArg: the value vllm.extraArgs gives one of the option names (--name=value or --name value,
+underscores read as dashes; the last one wins), "" when none (kvgen/sizing.py extra_arg).
+Usage: include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) */}}
+{{- define "kvgen.extraArg" -}}
+{{- $args := default list (index . 0).vllm.extraArgs -}}
+{{- $names := index . 1 -}}
+{{- $found := "" -}}
+{{- range $n, $arg := $args -}}
+{{- $parts := splitn "=" 2 (toString $arg) -}}
+{{- if has ($parts._0 | replace "_" "-") $names -}}
+{{- if eq (len $parts) 2 -}}{{- $found = $parts._1 -}}
+{{- else if lt (add $n 1) (len $args) -}}{{- $found = toString (index $args (add $n 1)) -}}
+{{- else -}}{{- $found = "" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $found -}}
+{{- end -}}
+
+{{/* kvgen.mmCache: vLLM's multimodal processor cache of a model that takes images (kvgen/sizing.py
+mm_processor_cache), as JSON {total, inShm}: --mm-processor-cache-gb (default files/sizing.yaml
+multimodal), times the processes holding one (the API servers: --api-server-count, by default
+parallelism.data; at least one), in /dev/shm with --mm-processor-cache-type shm when one API server
+and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list $v $m $C) | fromJson */}}
+{{- define "kvgen.mmCache" -}}
+{{- $v := index . 0 -}}{{- $m := index . 1 -}}{{- $C := index . 2 -}}
+{{- $out := dict "total" 0 "inShm" false -}}
+{{- if $m.multimodal -}}
+{{- $mmGiB := float64 $C.multimodal.processorCacheGiB -}}
+{{- $value := include "kvgen.extraArg" (list $v (list "--mm-processor-cache-gb")) -}}
+{{- if regexMatch "^[0-9]+(\\.[0-9]*)?$|^\\.[0-9]+$" $value -}}{{- $mmGiB = float64 $value -}}{{- end -}}
+{{- $size := mulf $mmGiB 1073741824.0 | int64 -}}
+{{- if gt $size 0 -}}
+{{- $holders := int64 $v.parallelism.data -}}
+{{- $servers := include "kvgen.extraArg" (list $v (list "--api-server-count" "-asc")) -}}
+{{- if regexMatch "^[0-9]+$" $servers -}}{{- $holders = int64 $servers -}}{{- end -}}
+{{- $holders = max 1 $holders -}}
+{{- $ipc := and (eq $holders 1) (eq (int64 $v.parallelism.data) 1) -}}
+{{- $out = dict "total" (mul $size $holders) "inShm" (and $ipc (eq (include "kvgen.extraArg" (list $v (list "--mm-processor-cache-type"))) "shm")) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
 {{- define "kvgen.size" -}}
 {{- $s := . -}}
 {{- $v := $s.V -}}
@@ -123,6 +167,8 @@ and its warnings when they look too small. Usage: include "kvgen.container" (lis
 {{- if $m.hybrid -}}{{- $factor = $C.native.hybridCpuTierFactor -}}{{- end -}}
 {{- $shm := $shmBase -}}
 {{- if eq $backend "native" -}}{{- $shm = add $shm (mulf $cpuTier $factor | int64) -}}{{- end -}}
+{{- $mm := include "kvgen.mmCache" (list $v $m $C) | fromJson -}}
+{{- if $mm.inShm -}}{{- $shm = add $shm (int64 $mm.total) -}}{{- end -}}
 {{- $shm = include "kvgen.roundUpGiB" $shm | int64 -}}
 {{- if include "kvgen.isSet" (list $res "shm") -}}{{- $shm = include "kvgen.bytes" $res.shm | int64 -}}{{- end -}}
 
@@ -139,6 +185,8 @@ and its warnings when they look too small. Usage: include "kvgen.container" (lis
 {{- else -}}
 {{- $vllmMem = add (add (mul (int64 $C.vllm.podOverheadGiB) $GiB) $m.weights) (mul (int64 $C.vllm.cpuBackendKvSpaceGiB) $GiB) | float64 -}}
 {{- end -}}
+{{/* the multimodal processor cache, in each process holding one, or once in /dev/shm (kvgen/sizing.py mm_processor_cache) */}}
+{{- if gt (int64 $mm.total) 0 -}}{{- $vllmMem = addf $vllmMem (int64 $mm.total) -}}{{- end -}}
 {{- $vllmMem = addf $vllmMem $shmBase -}}
 {{- if eq $backend "native" -}}{{- $vllmMem = addf $vllmMem (mulf $cpuTier $factor) -}}{{- end -}}
 {{- $vllmMem = include "kvgen.roundUpGiB" $vllmMem | int64 -}}
@@ -201,7 +249,7 @@ and its warnings when they look too small. Usage: include "kvgen.container" (lis
 {{- end -}}
 {{- if and (gt $i.gpus 0) $gpuMemoryKnown -}}
 {{- $perGpuWeights := divf $m.weights (mul $tp (int64 $p.pipeline)) -}}
-{{- $usable := mulf $i.gpuMemory $v.vllm.gpuMemoryUtilization -}}
+{{- $usable := mulf $i.gpuUsable $v.vllm.gpuMemoryUtilization -}}
 {{- $gpuOverhead := mulf $C.gpu.baseOverheadGiB $GiB | int64 -}}
 {{- if gt (addf $perGpuWeights $gpuOverhead) $usable -}}
 {{- include "kvgen.problem" (list $s "parallelism.tensor" (printf "%s needs %.1f GiB of weights per GPU at tensor %d x pipeline %d, but a GPU of %s offers %.1f GiB (gpuMemoryUtilization %s)" $m.id (divf ($perGpuWeights | int64) 1073741824.0) $tp (int64 $p.pipeline) $where (divf ($usable | int64) 1073741824.0) (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs") -}}
@@ -233,7 +281,7 @@ and its warnings when they look too small. Usage: include "kvgen.container" (lis
 
 {{/*
 kvgen.gpuKvBudget: the KV-cache bytes planned on ONE GPU (kvgen/sizing.py gpu_kv_budget): GPU
-memory x gpuMemoryUtilization (in parts per million), less the weights per GPU, KAITO's overhead
+memory as the device reports it (inst.gpuUsable) x gpuMemoryUtilization (in parts per million), less the weights per GPU, KAITO's overhead
 (2.3 GiB + 5% of those weights), times 90%. Integer arithmetic, as in kvgen.
 */}}
 {{- define "kvgen.gpuKvBudget" -}}
@@ -241,7 +289,7 @@ memory x gpuMemoryUtilization (in parts per million), less the weights per GPU, 
 {{- $i := $s.inst -}}{{- $p := $s.V.parallelism -}}
 {{- if eq $i.gpus 0 -}}0{{- else -}}
 {{- $ppm := floor (addf (mulf $s.V.vllm.gpuMemoryUtilization 1000000.0) 0.5) | int64 -}}
-{{- $usable := div (mul $i.gpuMemory $ppm) 1000000 -}}
+{{- $usable := div (mul $i.gpuUsable $ppm) 1000000 -}}
 {{- $weights := div $s.model.weights (mul (int64 $p.tensor) (int64 $p.pipeline)) -}}
 {{- $overhead := mulf $C.gpu.baseOverheadGiB 1073741824.0 | int64 -}}
 {{- $left := sub (sub (sub $usable $weights) $overhead) (div (mul $weights (int64 $C.gpu.overheadWeightPercent)) 100) -}}
@@ -382,4 +430,27 @@ Usage: {{ include "kvgen.sequenceBytes" (list $F $S $cap $R $state $length) | in
 {{- $q := div $a $b -}}
 {{- if and (lt $a 0) (ne (mod $a $b) 0) -}}{{- $q = sub $q 1 -}}{{- end -}}
 {{- $q -}}
+{{- end -}}
+
+{{/*
+kvgen.startupThreshold: vLLM's startupProbe failureThreshold (kvgen/sizing.py startup_failure_threshold):
+probes.startup.failureThreshold when set, else the start-up budget over periodSeconds, rounded up. The
+budget: the weights downloaded (none from a model.uri claim) and read at files/sizing.yaml startup's
+rates, each in whole seconds rounded up, plus the engine's start, at least the floor.
+*/}}
+{{- define "kvgen.startupThreshold" -}}
+{{- $s := . -}}
+{{- $t := $s.V.probes.startup -}}
+{{- if include "kvgen.isSet" (list $t "failureThreshold") -}}{{- int64 $t.failureThreshold -}}
+{{- else -}}
+{{- $X := ($s.F.Get "files/sizing.yaml" | fromYaml).startup -}}
+{{- $weights := int64 $s.model.weights -}}
+{{- $downloaded := ternary (int64 0) $weights (not (empty $s.V.model.uri)) -}}
+{{- $down := mul (int64 $X.downloadMiBPerSecond) 1048576 -}}
+{{- $load := mul (int64 $X.loadMiBPerSecond) 1048576 -}}
+{{- $seconds := add (div (add $downloaded (sub $down 1)) $down) (div (add $weights (sub $load 1)) $load) (int64 $X.engineSeconds) -}}
+{{- $budget := max (int64 $X.floorSeconds) $seconds -}}
+{{- $period := int64 $t.periodSeconds -}}
+{{- div (add $budget (sub $period 1)) $period -}}
+{{- end -}}
 {{- end -}}
