@@ -510,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
         args, server, then = parse(list(sys.argv[1:] if argv is None else argv))
         if args.probe:
             return probe(args)
+        _check_options(args)  # every option in range before anything is read
         url = None
         if args.lmcache_min or args.lmcache_below or then is not None:
             found = installed_lmcache()
