@@ -25,16 +25,29 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
-def lmcache_health_url() -> str:
-    """The server's HTTP front end (LMCache's default 127.0.0.1:8080): 200 on /healthcheck once
-    the engine is initialised, 503 before."""
+def lmcache_http_url() -> str:
+    """The server's HTTP front end (LMCache's default 127.0.0.1:8080)."""
     lm = wiring()["lmcache"]
-    return f"http://{lm['host']}:{lm['httpPort']}{lm['healthPath']}"
+    return f"http://{lm['host']}:{lm['httpPort']}"
 
 
-def lmcache_health_probe() -> str:
-    """The sidecar's startup probe: a Python one-liner (the image has no curl guarantee)."""
-    return f"import urllib.request; urllib.request.urlopen('{lmcache_health_url()}', timeout=2)"
+def lmcache_health_args() -> list[str]:
+    """The launcher's options that find the health endpoint: the front end and, per LMCache
+    version that moved it, the path (200 once the engine is initialised, 503 before)."""
+    paths = [f"--health-path={p['since']}:{p['path']}" for p in wiring()["lmcache"]["healthPaths"]]
+    return [f"--http-url={lmcache_http_url()}", *paths]
+
+
+def lmcache_version_args() -> list[str]:
+    """The launcher's options that bound the LMCache version it accepts in the image."""
+    supported = catalog.runtime()["lmcache"]["supported"]
+    return [f"--lmcache-min={supported['min']}", f"--lmcache-below={supported['below']}"]
+
+
+def lmcache_health_probe() -> list[str]:
+    """The sidecar's startup and liveness probes: the launcher in probe mode, which picks the
+    health path of the installed LMCache (the image has no curl guarantee)."""
+    return [catalog.runtime()["lmcache"]["python"], launcher_path(), "--probe", *lmcache_health_args()]
 
 
 def tier_path(index: int) -> str:

@@ -276,9 +276,13 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         args.append(f"--max-bytes={s.l1_cap}")
     # the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container
     reserve = sizing.LMCACHE_SERVER_OVERHEAD + (s.vllm.limit if plan.in_container else 0)
-    args += [f"--reserve-bytes={reserve}", f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}"]
+    args += [
+        f"--reserve-bytes={reserve}",
+        f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}",
+        *connector.lmcache_version_args(),
+    ]
     if plan.in_container:
-        args.append(f"--health-url={connector.lmcache_health_url()}")
+        args += connector.lmcache_health_args()
     args.append("--")
     capacities = [t.get("capacity") for t in disk]
     tier = remote.adapter(o.remote) if o.remote is not None else None
@@ -399,7 +403,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     if lmcache_scraped(plan):
         c["ports"] = [_lmcache_port()]
     c["resources"] = resources(plan.server_size, None, devices.get("claims"))
-    c["probeCommand"] = [catalog.runtime()["lmcache"]["python"], "-c", connector.lmcache_health_probe()]
+    c["probeCommand"] = connector.lmcache_health_probe()
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
     c["securityContext"] = pod_settings.container_security_context(plan.spec)
     return c  # type: ignore[return-value]

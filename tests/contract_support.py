@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+import lmcache_dist
 from conftest import BASE, EXAMPLES, ROOT, dump, kube_version_of
 from kvgen import catalog, connector, contract, quantity
 from kvgen.compiler import Compiled, compile_text
@@ -120,10 +121,12 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
         (root / "sys" / "fs" / "cgroup").mkdir(parents=True)
         (root / "sys" / "fs" / "cgroup" / "memory.max").write_text(f"{limit}\n")
         (root / connector.wiring()["launcher"]["file"]).write_text(script)
+        # the image's LMCache: the pinned version (the runtime image carries it)
+        site = lmcache_dist.install(root / "site-packages", catalog.runtime()["lmcache"]["version"])
         result = subprocess.run(
             [sys.executable, str(root / connector.wiring()["launcher"]["file"]), f"--proc-root={root}", "--dry-run",
              *line.launcher_args, "--", *line.argv],
-            capture_output=True, text=True,
+            capture_output=True, text=True, env=lmcache_dist.env(site),
         )
     if result.returncode != 0:
         raise LauncherRefused(f"{line.id}: the launcher would not start the server: {result.stderr.strip()}")

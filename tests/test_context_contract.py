@@ -105,7 +105,8 @@ WIRING_CHANGES = {
     "    chunkSize: 256": "    chunkSize: 512",
     "    host: 127.0.0.1 ": "    host: 127.0.0.2 ",
     "    httpPort: &lmcacheHttpPort 8080": "    httpPort: &lmcacheHttpPort 8090",
-    "    healthPath: /healthcheck": "    healthPath: /ready",
+    '{since: "0.4.4", path: /api/healthcheck}': '{since: "0.4.4", path: /api/ready}',
+    '{since: "0.4.5", path: /healthcheck}': '{since: "0.4.5", path: /ready}',
     "triggerWatermark: 0.8, ratio: 0.2": "triggerWatermark: 0.7, ratio: 0.3",
     "    dir: /opt/kvgen": "    dir: /opt/kv",
     "    mode: 365": "    mode: 320",
@@ -127,11 +128,11 @@ WIRING_CHANGES = {
 # one spec per place the wiring reaches, with the new values that must show in its context
 WIRED = {
     "sidecar": (spec(kvCacheOffloading={"secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}]}),
-                ['"6555"', '"512"', "tcp://127.0.0.2", "127.0.0.2:8090/ready", "trigger_watermark\\\":0.7", "eviction_ratio\\\":0.3",
+                ['"6555"', '"512"', "tcp://127.0.0.2", "--http-url=http://127.0.0.2:8090", "--health-path=0.4.5:/ready", "--health-path=0.4.4:/api/ready", "trigger_watermark\\\":0.7", "eviction_ratio\\\":0.3",
                  '"/opt/kv/lmcache_launcher.py"', '"defaultMode": 320', '"/kv/tier-0"', '"/cache"', '"example.com/name"',
                  '"example.com/instance"', '"example.com/offloading"', '"example.com/launcher"']),
     "in-container": (spec(kvCacheOffloading={"lmcache": {"gpuAccess": "in-container"}}),
-                     ['"--and-then"', '"6555"', "--health-url=http://127.0.0.2:8090/ready", '"mountPath": "/opt/kv"']),
+                     ['"--and-then"', '"6555"', "--http-url=http://127.0.0.2:8090", "--health-path=0.4.5:/ready", '"mountPath": "/opt/kv"']),
     "native": (spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "10Gi"}}}]}),
                ['\\"root_dir\\":\\"/kv/tier-0\\"', '"/cache"']),
     "multi-node": (spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},

@@ -185,7 +185,9 @@ def test_in_container_runs_the_server_inside_the_vllm_container_under_the_launch
     args = vllm["args"]
     launcher, rest = args[: args.index("--")], args[args.index("--") + 1 :]
     server, main = rest[: rest.index("--then")], rest[rest.index("--then") + 1 :]
-    assert "--health-url=http://127.0.0.1:8080/healthcheck" in launcher
+    # the health endpoint per LMCache version (0.4.4 /api/healthcheck, 0.4.5 on /healthcheck) and the range it accepts
+    assert launcher[-5:] == ["--lmcache-min=0.4.4", "--lmcache-below=0.6.0", "--http-url=http://127.0.0.1:8080",
+                             "--health-path=0.4.4:/api/healthcheck", "--health-path=0.4.5:/healthcheck"]
     side_args = container(sidecar_mode, "lmcache-mp-server")["args"]
     assert server == side_args[side_args.index("--") + 1 :]  # the same `lmcache server` command
     assert main == ["vllm", "serve", *container(sidecar_mode, "vllm")["args"]]  # the same vLLM command line

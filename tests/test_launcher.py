@@ -4,9 +4,11 @@ cgroup trees, in dry-run mode: it prints the argv it would exec."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
+import lmcache_dist
 import pytest
 
 from conftest import ROOT
@@ -255,3 +257,198 @@ def test_any_bytes_in_proc_files_exit_0_or_2_without_traceback(tmp_path_factory)
         assert code in (0, 2)
 
     check()
+
+
+# --- issue 19: the server command is found on PATH, as in the pod --------------------------
+
+
+def _lmcache_on_path(tmp_path):
+    """A bare `lmcache` in a PATH directory (as pip installs it in the vLLM image), printing its
+    pid and argv; and an empty working directory (the image's WORKDIR holds no `lmcache`)."""
+    bin_dir, cwd = tmp_path / "bin", tmp_path / "workdir"
+    bin_dir.mkdir()
+    cwd.mkdir()
+    stub = bin_dir / "lmcache"
+    stub.write_text(f"#!{sys.executable}\nimport json, os, sys\nprint(json.dumps([os.getpid(), sys.argv]))\n")
+    stub.chmod(0o755)
+    return bin_dir, cwd
+
+
+def test_a_bare_server_command_is_found_on_path_as_in_the_pod(tmp_path):
+    """The rendered sidecar runs `... -- lmcache server ...`; os.execv alone does not search PATH
+    and failed with 'No such file or directory' from the image's WORKDIR."""
+    root = node(tmp_path, 400, v2="max")
+    bin_dir, cwd = _lmcache_on_path(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--", *SERVER],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+        env={**os.environ, "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", os.defpath)])},
+    )
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    pid, argv = json.loads(out)
+    assert pid == proc.pid  # replaced itself, no child
+    assert argv == [str(bin_dir / "lmcache"), *SERVER[1:], "--l1-size-gb", "200.00"]
+    assert f"starting the LMCache server: {bin_dir / 'lmcache'}" in err  # says what it found
+
+
+def test_a_server_command_not_on_path_is_one_error_line(tmp_path):
+    root = node(tmp_path, 400, v2="max")
+    bin_dir, cwd = _lmcache_on_path(tmp_path)
+    (bin_dir / "lmcache").unlink()
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--", *SERVER],
+        capture_output=True, text=True, cwd=cwd, env={**os.environ, "PATH": str(bin_dir)},
+    )
+    _one_error_line(r, f"cannot start lmcache: lmcache is not on PATH ({bin_dir})")
+
+
+# --- issue 19: the LMCache in the image, its version and its health path ---------------------
+
+VERSIONS = ["--lmcache-min=0.4.4", "--lmcache-below=0.6.0"]  # as kvgen renders them (runtime.yaml)
+HEALTH = ["--health-path=0.4.4:/api/healthcheck", "--health-path=0.4.5:/healthcheck"]
+
+
+def with_lmcache(tmp_path, version: str | None, *args: str, dry_run: bool = True):
+    """The launcher run with lmcache ``version`` installed (None: no LMCache at all)."""
+    site = tmp_path / "site-packages"
+    site.mkdir(exist_ok=True)
+    if version is not None:
+        lmcache_dist.install(site, version)
+    root = node(tmp_path, 400, v2="max")
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", *(["--dry-run"] if dry_run else []), "--utilization=0.5",
+         *args, "--", *SERVER],
+        capture_output=True, text=True, env=lmcache_dist.env(site),
+    )
+
+
+@pytest.mark.parametrize("version", ["0.4.4", "0.4.7", "0.5.6", "0.5.7.dev3+cu129"])
+def test_an_lmcache_in_the_supported_range_starts(tmp_path, version):
+    r = with_lmcache(tmp_path, version, *VERSIONS)
+    assert l1(r) == "200.00"
+    assert f"LMCache {version} installed (kvgen supports >=0.4.4,<0.6.0)" in r.stderr
+
+
+@pytest.mark.parametrize("version", ["0.4.3", "0.3.15", "0.6.0", "0.6.0rc1", "1.0"])
+def test_an_lmcache_outside_the_supported_range_is_one_line_naming_both(tmp_path, version):
+    r = with_lmcache(tmp_path, version, *VERSIONS)
+    _one_error_line(r, f"LMCache {version} is installed; kvgen supports LMCache >=0.4.4,<0.6.0")
+
+
+@pytest.mark.parametrize("version, message", [
+    (None, "LMCache is not installed in this Python"),
+    ("unknown", "LMCache 'unknown' is not a version kvgen can compare; kvgen supports LMCache >=0.4.4,<0.6.0"),
+])
+def test_no_lmcache_or_an_unreadable_version_is_one_line(tmp_path, version, message):
+    _one_error_line(with_lmcache(tmp_path, version, *VERSIONS), message)
+
+
+class _Server:
+    """A loopback HTTP server answering 200 on ``path`` only (404 elsewhere), as LMCache does."""
+
+    def __init__(self, path: str):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self.send_response(200 if self.path == path else 404)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def probe(tmp_path, version: str | None, url: str, *extra: str):
+    site = tmp_path / "site-packages"
+    site.mkdir(exist_ok=True)
+    if version is not None:
+        lmcache_dist.install(site, version)
+    return subprocess.run([sys.executable, str(LAUNCHER), "--probe", f"--http-url={url}", *HEALTH, *extra],
+                          capture_output=True, text=True, env=lmcache_dist.env(site), timeout=60)
+
+
+@pytest.mark.parametrize("version, served", [("0.4.4", "/api/healthcheck"), ("0.4.5", "/healthcheck"), ("0.5.6", "/healthcheck")])
+def test_the_probe_asks_the_installed_lmcache_its_own_health_path(tmp_path, version, served):
+    """0.4.4 serves /api/healthcheck, 0.4.5 on /healthcheck: the probe passes against the path
+    the installed version serves, and fails against the other."""
+    right, wrong = _Server(served), _Server("/healthcheck" if served != "/healthcheck" else "/api/healthcheck")
+    try:
+        ok, bad = probe(tmp_path, version, right.url), probe(tmp_path, version, wrong.url)
+    finally:
+        right.close()
+        wrong.close()
+    assert ok.returncode == 0 and ok.stdout == ok.stderr == "", ok.stderr
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    (line,) = bad.stderr.strip().splitlines()
+    assert line.startswith(f"LMCache {version} not healthy at {wrong.url}{served}: ") and "404" in line
+
+
+def test_the_probe_fails_with_one_line_when_nothing_listens(tmp_path):
+    server = _Server("/healthcheck")
+    server.close()  # the port is free again: connection refused
+    r = probe(tmp_path, "0.5.6", server.url)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("version, message", [(None, "LMCache is not installed"), ("0.4.3", "older than any known health path")])
+def test_the_probe_without_a_usable_lmcache_fails_with_one_line(tmp_path, version, message):
+    server = _Server("/healthcheck")
+    try:
+        r = probe(tmp_path, version, server.url)
+    finally:
+        server.close()
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("LMCache health probe failed: ") and message in line
+
+
+def test_the_rendered_sidecar_probes_are_the_launcher_with_the_rendered_health_paths():
+    """kvgen's sidecar probe command runs this launcher (its ConfigMap) with runtime.yaml's paths."""
+    from kvgen import connector
+
+    command = connector.lmcache_health_probe()
+    assert command[:3] == ["python3", "/opt/kvgen/lmcache_launcher.py", "--probe"]
+    assert command[3:] == ["--http-url=http://127.0.0.1:8080", *HEALTH]
+
+
+# --- issue 20 class 7: every number bounded, no /proc read blocks ----------------------------
+
+
+def test_a_401_digit_memavailable_is_one_error_line(tmp_path):
+    root = node(tmp_path, None, v2="max")
+    (root / "proc" / "meminfo").write_text(f"MemAvailable: {'9' * 401} kB\n")
+    _one_error_line(launch(root, "--utilization=0.5"), "MemAvailable has 401 digits")
+
+
+@pytest.mark.parametrize("option", [f"--initial-gb={10**400}", f"--initial-gb={2**20 + 1}", f"--reserve-bytes={10**400}",
+                                    f"--max-bytes={10**400}", f"--tensor-parallel-size={10**400}"])
+def test_a_huge_size_option_is_one_error_line(tmp_path, option):
+    _one_error_line(launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", option), f"{option.split('=')[0]} must be at most")
+
+
+@pytest.mark.parametrize("where", ["proc/meminfo", "sys/fs/cgroup/memory.max"])
+def test_a_fifo_in_place_of_a_proc_file_is_refused_without_blocking(tmp_path, where):
+    root = node(tmp_path, 400, v2="max")
+    (root / where).unlink()
+    os.mkfifo(root / where)  # nobody writes: a blocking open or read would wait forever
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--dry-run", "--utilization=0.5", "--", *SERVER],
+        capture_output=True, text=True, timeout=30,
+    )
+    _one_error_line(r, f"{root / where} is not a regular file")
+
+
+def test_a_directory_in_place_of_meminfo_is_one_error_line(tmp_path):
+    root = node(tmp_path, None, v2="max")
+    (root / "proc" / "meminfo").mkdir()
+    _one_error_line(launch(root, "--utilization=0.5"), "meminfo")

@@ -13,12 +13,16 @@ import subprocess
 import sys
 import time
 
+import lmcache_dist
 import pytest
 
 from conftest import ROOT
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
 STANDIN = ROOT / "tests" / "data" / "standin.py"
+# as kvgen renders them (runtime.yaml: lmcache.supported, wiring.lmcache.healthPaths)
+VERSIONS = ["--lmcache-min=0.4.4", "--lmcache-below=0.6.0"]
+HEALTH_PATHS = ["--health-path=0.4.4:/api/healthcheck", "--health-path=0.4.5:/healthcheck"]
 
 
 def free_port() -> int:
@@ -30,20 +34,23 @@ def free_port() -> int:
 class Pod:
     """One launcher run: the server and vLLM stand-ins, their state files, the launcher process."""
 
-    def __init__(self, tmp_path, server=(), vllm=(), health_timeout=10, grace=2, then_command=None):
+    def __init__(self, tmp_path, server=(), vllm=(), health_timeout=10, grace=2, then_command=None, lmcache="0.5.6",
+                 health_path="/healthcheck"):
         self.state = tmp_path / "state"
         self.state.mkdir()
         (tmp_path / "proc").mkdir()  # no meminfo, no cgroup: --max-bytes alone sizes L1
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/healthcheck"
-        server_cmd = [sys.executable, str(STANDIN), "server", str(self.state), f"port={self.port}", *server]
+        self.url = f"http://127.0.0.1:{self.port}{health_path}"
+        server_cmd = [sys.executable, str(STANDIN), "server", str(self.state), f"port={self.port}",
+                      f"health-path={health_path}", *server]
         vllm_cmd = then_command or [sys.executable, str(STANDIN), "vllm", str(self.state), f"probe={self.url}", *vllm]
         self.argv = [
-            sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", f"--max-bytes={2 * 1024**3}",
-            f"--health-url={self.url}", f"--health-timeout={health_timeout}", f"--grace-period={grace}",
-            "--poll-interval=0.05", "--", *server_cmd, "--then", *vllm_cmd,
+            sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", f"--max-bytes={2 * 1024**3}", *VERSIONS,
+            f"--http-url=http://127.0.0.1:{self.port}", *HEALTH_PATHS, f"--health-timeout={health_timeout}",
+            f"--grace-period={grace}", "--poll-interval=0.05", "--", *server_cmd, "--then", *vllm_cmd,
         ]
-        self.proc = subprocess.Popen(self.argv, stderr=subprocess.PIPE, text=True)
+        site = lmcache_dist.install(tmp_path / "site-packages", lmcache)  # the image's LMCache
+        self.proc = subprocess.Popen(self.argv, stderr=subprocess.PIPE, text=True, env=lmcache_dist.env(site))
 
     def wait_for(self, name: str, timeout: float = 10) -> str:
         path = self.state / name
@@ -205,3 +212,48 @@ def test_supervision_times_must_be_positive(tmp_path, option):
     r = subprocess.run([sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", "--max-bytes=2147483648", option,
                         "--", "lmcache", "server", "--then", "vllm", "serve"], capture_output=True, text=True)
     assert r.returncode == 2 and "must be greater than 0" in r.stderr
+
+
+# --- issue 19: the health path of the LMCache installed; issue 20: bounded times --------------
+
+
+def test_with_lmcache_0_4_4_the_launcher_waits_on_api_healthcheck(tmp_path):
+    """LMCache 0.4.4 (vLLM's CUDA 12 images) serves /api/healthcheck, not /healthcheck: the
+    launcher picks the path for the version it finds, so vLLM starts."""
+    pod = Pod(tmp_path, lmcache="0.4.4", health_path="/api/healthcheck")
+    server, vllm = pod.pid("server"), pod.pid("vllm")
+    assert pod.wait_for("vllm.probe") == "200"
+    pod.proc.send_signal(signal.SIGTERM)
+    code, err = pod.finish()
+    assert code == 128 + signal.SIGTERM, err
+    assert f"LMCache server is healthy (http://127.0.0.1:{pod.port}/api/healthcheck)" in err
+    assert gone(server) and gone(vllm)
+
+
+def _refused(tmp_path, *options: str, lmcache: str | None = None):
+    """The launcher in-container, refusing to start: one line, exit 2, no child. With ``lmcache``
+    that version is installed and the rendered version options given; without, neither (the
+    time checks come first)."""
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    site = lmcache_dist.install(tmp_path / "site-packages", lmcache) if lmcache else tmp_path
+    rendered = [*VERSIONS, *HEALTH_PATHS] if lmcache else []
+    r = subprocess.run([sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", "--max-bytes=2147483648", *rendered,
+                        *options, "--", sys.executable, str(STANDIN), "server", str(tmp_path), "--then",
+                        sys.executable, str(STANDIN), "vllm", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60, env=lmcache_dist.env(site))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert not (tmp_path / "server.pid").exists() and not (tmp_path / "vllm.pid").exists()  # nothing started
+    return line
+
+
+def test_an_lmcache_outside_the_range_starts_neither_child(tmp_path):
+    line = _refused(tmp_path, lmcache="0.6.1")
+    assert line.endswith("LMCache MP server not started: LMCache 0.6.1 is installed; kvgen supports LMCache >=0.4.4,<0.6.0")
+
+
+@pytest.mark.parametrize("option", ["--poll-interval=inf", "--health-timeout=inf", "--grace-period=inf",
+                                    "--health-timeout=nan", "--poll-interval=1e308", "--grace-period=3601"])
+def test_supervision_times_must_be_finite_and_bounded(tmp_path, option):
+    line = _refused(tmp_path, option)
+    assert f"{option.split('=')[0]} must be " in line

@@ -3,8 +3,9 @@
     standin.py ROLE STATE_DIR [key=value ...] [--anything ...]
 
 Writes STATE_DIR/ROLE.pid and ROLE.argv at start and ROLE.term when SIGTERM or SIGINT arrives
-(then exits 0, unless ignore-term=1). Keys: port=N serve 200 on /healthcheck after
-healthy-after=S seconds (never with healthy-after=never); probe=URL fetch URL once at start and
+(then exits 0, unless ignore-term=1). Keys: port=N serve 200 on /healthcheck (or on
+health-path=PATH, as LMCache 0.4.4 serves /api/healthcheck) after healthy-after=S seconds
+(never with healthy-after=never); probe=URL fetch URL once at start and
 write the HTTP status (or the error) to ROLE.probe; exit-after=S exit=CODE exit with CODE after S
 seconds (exit=kill: SIGKILL itself). Arguments starting with -- are recorded and ignored.
 """
@@ -41,7 +42,8 @@ class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 (http.server's name)
         after = opts.get("healthy-after", "0")
         ready = after != "never" and time.monotonic() - start >= float(after)
-        self.send_response(200 if ready and self.path == "/healthcheck" else 503)
+        path = opts.get("health-path", "/healthcheck")
+        self.send_response((200 if ready else 503) if self.path == path else 404)
         self.end_headers()
 
     def log_message(self, *args):
@@ -49,6 +51,9 @@ class Health(http.server.BaseHTTPRequestHandler):
 
 
 if "port" in opts:
+    # the pid first: a launcher that sees the server healthy may stop it at once (its vLLM cannot
+    # start), and the test must still learn the pid
+    (state / f"{role}.pid").write_text(str(os.getpid()))
     server = http.server.HTTPServer(("127.0.0.1", int(opts["port"])), Health)
     threading.Thread(target=server.serve_forever, daemon=True).start()
 if "probe" in opts:

@@ -11,20 +11,38 @@ Standard library only, so any image with Python and LMCache runs it unchanged.
 Without --utilization the L1 is --max-bytes, still capped by the cgroup limit. The server
 starts with a 1 GiB pinned pool and grows it lazily to L1 (--l1-use-lazy).
 
-Any invalid input (an option out of range, an unreadable or non-ASCII /proc/meminfo or cgroup
-file, an L1 below the initial size, a server binary that cannot be started) is logged on one
-line and the launcher exits with status 2: the sidecar then restarts and the pod never becomes
-ready, rather than serving with a cache it cannot hold. It never prints a traceback.
+Any invalid input (an option out of range or not finite, an unreadable, non-ASCII or
+non-regular /proc/meminfo or cgroup file, a number in them too large to be a memory size, an L1
+below the initial size, an LMCache outside the supported versions, a server command not found
+on PATH) is logged on one line and the launcher exits with status 2: the sidecar then restarts
+and the pod never becomes ready, rather than serving with a cache it cannot hold. It never
+prints a traceback. The /proc and cgroup files are opened without blocking and read only when
+they are regular files (a FIFO or a device there is refused, not waited on).
+
+LMCache version: the launcher reads the version of the `lmcache` distribution installed in its
+own Python (importlib.metadata; the image's python3, where LMCache is pip-installed). With
+--lmcache-min/--lmcache-below (kvgen renders both, from runtime.yaml's lmcache.supported) a
+version outside [min, below) is refused with one line naming it and the range. The server's
+health path moved between versions (LMCache 0.4.4: /api/healthcheck; 0.4.5 on: /healthcheck):
+each --health-path=SINCE:PATH says PATH is served from version SINCE on, and the launcher polls
+--http-url plus the path of the newest SINCE not above the installed version.
 
 The L1 size is passed with two decimals, rounded down, so it never exceeds the cap.
 
-Sidecar (gpuAccess visible-devices, dra): the launcher replaces itself with the server.
+Sidecar (gpuAccess visible-devices, dra): the launcher replaces itself with the server. A
+bare command name is looked up on PATH (as a shell would; os.execv alone would not), and the
+path found is logged.
 
     lmcache_launcher.py [options] -- lmcache server --host ... (no --l1-size-gb)
 
+Probe (the sidecar's startup and liveness probes): exit 0 when the installed LMCache's health
+path answers 200 within --probe-timeout seconds, else 1 with one line on stderr.
+
+    lmcache_launcher.py --probe --http-url=URL --health-path=SINCE:PATH ...
+
 In-container (gpuAccess in-container): the launcher stays, as the container's main process,
 and supervises two children: it starts the server, waits until --health-url answers 200 (at
-most --health-timeout seconds), then starts the command after --then (vLLM).
+most --health-timeout seconds; the URL as in Probe), then starts the command after --then (vLLM).
 
     lmcache_launcher.py [options] -- lmcache server ... --then vllm serve MODEL ...
 
@@ -41,10 +59,15 @@ Exit 2, as above, for invalid input or a command that cannot be started.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import logging
+import math
 import os
+import re
+import shutil
 import signal
+import stat
 import sys
 import time
 import urllib.request
@@ -53,6 +76,15 @@ GIB = 1024**3
 EXIT_INVALID = 2
 EXIT_FAILED = 1  # the server never became healthy, or a child exited with status 0
 THEN = "--then"  # separates the server command from the command run once it is healthy
+EXIT_UNHEALTHY = 1  # --probe: the server did not answer 200
+# Bounds on every number the launcher reads, so that none overflows a float or a sleep.
+MAX_BYTES = 1 << 62  # 4 EiB: more than any node holds; cgroup v1's "no limit" is about 8 EiB
+MAX_KIB_DIGITS = 19  # MemAvailable in kB: at most 19 digits (still below 2**64 kB)
+MAX_INITIAL_GB = 1 << 20  # 1 PiB
+MAX_TP = 1 << 16
+# seconds: (option, least exclusive, most inclusive)
+TIME_BOUNDS = (("--health-timeout", "health_timeout", 86400.0), ("--grace-period", "grace_period", 3600.0),
+               ("--poll-interval", "poll_interval", 60.0), ("--probe-timeout", "probe_timeout", 60.0))
 log = logging.getLogger("kvgen.lmcache_launcher")
 
 
@@ -61,9 +93,24 @@ class LaunchError(Exception):
 
 
 def _read(path: str) -> str:
-    """The file as text; LaunchError when it is not ASCII (OSError is left to the caller)."""
-    with open(path, "rb") as fh:
-        raw = fh.read(1 << 20)
+    """The file as text (its first MiB); LaunchError when it is not a regular file or not ASCII
+    (OSError, e.g. a missing file, is left to the caller). Opened with O_NONBLOCK, so a FIFO or
+    a device in its place is refused instead of hanging the launcher."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LaunchError(f"{path} is not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size < 1 << 20:
+            chunk = os.read(fd, (1 << 20) - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        raw = b"".join(chunks)
+    finally:
+        os.close(fd)
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
@@ -80,10 +127,11 @@ def available_memory(proc_root: str) -> int:
     for line in text.splitlines():
         if line.startswith("MemAvailable:"):
             parts = line.split()
-            try:
-                return int(parts[1]) * 1024  # reported in kB (KiB)
-            except (IndexError, ValueError):
+            if len(parts) < 2 or not re.fullmatch(r"[0-9]+", parts[1]):
                 break
+            if len(parts[1]) > MAX_KIB_DIGITS:
+                raise LaunchError(f"{path}: MemAvailable has {len(parts[1])} digits, more than any memory size")
+            return int(parts[1]) * 1024  # reported in kB (KiB)
     raise LaunchError(f"{path} has no readable MemAvailable line")
 
 
@@ -102,10 +150,9 @@ def cgroup_limit(proc_root: str) -> tuple[int | None, str]:
             continue
         if raw == "max":
             return None, f"cgroup {version}: no limit"
-        try:
-            value = int(raw)
-        except ValueError:
-            raise LaunchError(f"{path} holds {raw!r}, not a byte count") from None
+        if not re.fullmatch(r"-?[0-9]{1,30}", raw):
+            raise LaunchError(f"{path} holds {raw[:40]!r}, not a byte count")
+        value = int(raw)
         if value >= _V1_UNLIMITED:
             return None, f"cgroup {version}: no limit"
         return value, f"cgroup {version}: limit {value / GIB:.2f} GB"
@@ -115,21 +162,33 @@ def cgroup_limit(proc_root: str) -> tuple[int | None, str]:
 def _check_options(args: argparse.Namespace) -> None:
     if args.utilization is not None and not 0 <= args.utilization <= 1:
         raise LaunchError(f"utilization must be within [0, 1], got {args.utilization}")
-    for option, value, least in (
-        ("--tensor-parallel-size", args.tensor_parallel_size, 1),
-        ("--initial-gb", args.initial_gb, 1),
-        ("--reserve-bytes", args.reserve_bytes, 0),
-        ("--max-bytes", args.max_bytes, 1),
+    for option, value, least, most in (
+        ("--tensor-parallel-size", args.tensor_parallel_size, 1, MAX_TP),
+        ("--initial-gb", args.initial_gb, 1, MAX_INITIAL_GB),
+        ("--reserve-bytes", args.reserve_bytes, 0, MAX_BYTES),
+        ("--max-bytes", args.max_bytes, 1, MAX_BYTES),
     ):
         if value is not None and value < least:
-            raise LaunchError(f"{option} must be at least {least}, got {value}")
-    for option, value in (
-        ("--health-timeout", args.health_timeout),
-        ("--grace-period", args.grace_period),
-        ("--poll-interval", args.poll_interval),
-    ):
+            raise LaunchError(f"{option} must be at least {least}, got {_short(value)}")
+        if value is not None and value > most:
+            raise LaunchError(f"{option} must be at most {most}, got {_short(value)}")
+    check_times(args)
+
+
+def _short(value: object) -> str:
+    """A number for a log line: a huge one is shortened, not printed in full."""
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
+
+
+def check_times(args: argparse.Namespace) -> None:
+    """Every time option finite, above 0 and at most its bound (time.sleep(inf) overflows)."""
+    for option, name, most in TIME_BOUNDS:
+        value = getattr(args, name)
         if not value > 0:
             raise LaunchError(f"{option} must be greater than 0, got {value}")
+        if not (math.isfinite(value) and value <= most):
+            raise LaunchError(f"{option} must be at most {most:g} seconds, got {value}")
 
 
 def hundredths_of_gib(size: int) -> int:
@@ -174,8 +233,35 @@ class _Parser(argparse.ArgumentParser):
         raise LaunchError(message)
 
 
+def _parser() -> _Parser:
+    p = _Parser(prog="lmcache_launcher.py", description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--utilization", type=float, help="share of available host RAM (KAITO kv_cache_cpu_memory_utilization)")
+    p.add_argument("--tensor-parallel-size", type=int, default=1)
+    p.add_argument("--max-bytes", type=int, help="upper bound for L1 in bytes")
+    p.add_argument("--reserve-bytes", type=int, default=0, help="container memory kept for the server process itself")
+    p.add_argument("--initial-gb", type=int, default=1, help="pinned pool allocated at start (--l1-init-size-gb)")
+    p.add_argument("--proc-root", default="/", help="root for /proc and /sys (tests)")
+    p.add_argument("--dry-run", action="store_true", help="print the server argv as JSON instead of starting it")
+    p.add_argument("--lmcache-min", type=parse_version, help="the oldest LMCache version supported (inclusive)")
+    p.add_argument("--lmcache-below", type=parse_version, help="the first LMCache version not supported")
+    p.add_argument("--http-url", default="http://127.0.0.1:8080", help="the server's HTTP front end (scheme, host, port)")
+    p.add_argument("--health-path", action="append", default=[], type=_health_path, metavar="SINCE:PATH",
+                   help="from LMCache version SINCE on, the health check is served at PATH (repeat per change)")
+    p.add_argument("--health-timeout", type=float, default=300.0, help=f"with {THEN}: seconds to wait for the server")
+    p.add_argument("--grace-period", type=float, default=25.0,
+                   help=f"with {THEN}: seconds the children get to stop before they are killed")
+    p.add_argument("--poll-interval", type=float, default=1.0, help=f"with {THEN}: seconds between checks")
+    p.add_argument("--probe", action="store_true", help="check the server's health once: exit 0 (200) or 1")
+    p.add_argument("--probe-timeout", type=float, default=2.0, help="seconds one health request may take")
+    return p
+
+
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str], list[str] | None]:
-    """(options, the server command, the command after --then or None)."""
+    """(options, the server command, the command after --then or None); --probe takes no command."""
+    if "--probe" in argv and "--" not in argv:
+        args = _parser().parse_args(argv)
+        check_times(args)
+        return args, [], None
     if "--" not in argv:
         raise LaunchError("missing '--' before the LMCache server command")
     split = argv.index("--")
@@ -186,26 +272,102 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str], list[str] | N
         server, then = server[:split], server[split + 1 :]
         if not then:
             raise LaunchError(f"no command after {THEN}")
-    p = _Parser(prog="lmcache_launcher.py", description=__doc__.splitlines()[0])
-    p.add_argument("--utilization", type=float, help="share of available host RAM (KAITO kv_cache_cpu_memory_utilization)")
-    p.add_argument("--tensor-parallel-size", type=int, default=1)
-    p.add_argument("--max-bytes", type=int, help="upper bound for L1 in bytes")
-    p.add_argument("--reserve-bytes", type=int, default=0, help="container memory kept for the server process itself")
-    p.add_argument("--initial-gb", type=int, default=1, help="pinned pool allocated at start (--l1-init-size-gb)")
-    p.add_argument("--proc-root", default="/", help="root for /proc and /sys (tests)")
-    p.add_argument("--dry-run", action="store_true", help="print the server argv as JSON instead of starting it")
-    p.add_argument("--health-url", default="http://127.0.0.1:8080/healthcheck",
-                   help=f"with {THEN}: the server is ready when this answers 200 (LMCache's /healthcheck)")
-    p.add_argument("--health-timeout", type=float, default=300.0, help=f"with {THEN}: seconds to wait for the server")
-    p.add_argument("--grace-period", type=float, default=25.0,
-                   help=f"with {THEN}: seconds the children get to stop before they are killed")
-    p.add_argument("--poll-interval", type=float, default=1.0, help=f"with {THEN}: seconds between checks")
-    args = p.parse_args(own)
+    args = _parser().parse_args(own)
+    if args.probe:
+        raise LaunchError("--probe takes no server command")
     if not server:
         raise LaunchError("no LMCache server command after '--'")
     if "--l1-size-gb" in server:
         raise LaunchError("the server command must not carry --l1-size-gb; the launcher computes it")
     return args, server, then
+
+
+# ----------------------------------------------------------------------------- LMCache's version
+
+Version = tuple[int, ...]
+
+
+def parse_version(text: str) -> Version:
+    """The release numbers of a version (``0.5.6``, ``0.5.7.dev3+cu129`` -> (0, 5, 7)); a
+    pre-release sorts as its release (0.6.0rc1 is refused by a range ending below 0.6.0)."""
+    match = re.match(r"v?([0-9]{1,6}(?:\.[0-9]{1,6}){0,3})(?![0-9])", text.strip())
+    if match is None:
+        raise LaunchError(f"{text[:40]!r} is not a version")
+    release = tuple(int(part) for part in match.group(1).split("."))
+    return release + (0,) * (3 - len(release))
+
+
+def show(version: Version) -> str:
+    return ".".join(map(str, version))
+
+
+def _health_path(text: str) -> tuple[Version, str]:
+    since, sep, path = text.partition(":")
+    if not sep or not path.startswith("/"):
+        raise LaunchError(f"--health-path takes SINCE:PATH (e.g. 0.4.5:/healthcheck), got {text[:60]!r}")
+    return parse_version(since), path
+
+
+def installed_lmcache() -> str:
+    """The version of the lmcache distribution this Python imports (the image's pip install)."""
+    try:
+        version = importlib.metadata.version("lmcache")
+    except importlib.metadata.PackageNotFoundError:
+        raise LaunchError(f"LMCache is not installed in this Python ({sys.executable})") from None
+    except Exception as exc:  # a broken METADATA file: one line, not a traceback
+        raise LaunchError(f"cannot read LMCache's version: {exc}") from None
+    if not isinstance(version, str) or not version:
+        raise LaunchError("LMCache's metadata carries no version")
+    return version
+
+
+def supported_range(args: argparse.Namespace) -> str:
+    parts = ([f">={show(args.lmcache_min)}"] if args.lmcache_min else []) + (
+        [f"<{show(args.lmcache_below)}"] if args.lmcache_below else [])
+    return ",".join(parts)
+
+
+def check_lmcache(args: argparse.Namespace, found: str) -> Version:
+    """The installed version, refused outside --lmcache-min/--lmcache-below."""
+    try:
+        version = parse_version(found)
+    except LaunchError:
+        raise LaunchError(f"LMCache {found[:40]!r} is not a version kvgen can compare; "
+                          f"kvgen supports LMCache {supported_range(args) or 'any version'}") from None
+    if (args.lmcache_min and version < args.lmcache_min) or (args.lmcache_below and version >= args.lmcache_below):
+        raise LaunchError(f"LMCache {found} is installed; kvgen supports LMCache {supported_range(args)}")
+    return version
+
+
+def health_url(args: argparse.Namespace, version: Version, found: str) -> str:
+    """--http-url plus the health path of the newest --health-path not above ``version``."""
+    if not args.health_path:
+        raise LaunchError("no --health-path given")
+    known = [(since, path) for since, path in args.health_path if since <= version]
+    if not known:
+        oldest = min(since for since, _ in args.health_path)
+        raise LaunchError(f"LMCache {found} is older than any known health path (from {show(oldest)})")
+    return args.http_url.rstrip("/") + max(known)[1]
+
+
+def probe(args: argparse.Namespace) -> int:
+    """One health check (the sidecar's startup and liveness probes): 0 when it answers 200."""
+    found = installed_lmcache()
+    url = health_url(args, check_lmcache(args, found), found)
+    problem = health_problem(url, args.probe_timeout)
+    if problem is None:
+        return 0
+    print(f"LMCache {found} not healthy at {url}: {problem}", file=sys.stderr)
+    return EXIT_UNHEALTHY
+
+
+def resolve(command: str) -> str:
+    """``command`` as the exec will find it: a name without a slash is searched on PATH."""
+    found = shutil.which(command, path=os.environ.get("PATH", os.defpath))
+    if found is None:
+        where = "is not an executable file" if "/" in command else f"is not on PATH ({os.environ.get('PATH', os.defpath)})"
+        raise LaunchError(f"cannot start {command}: {command} {where}")
+    return found
 
 
 def exit_status(code: int) -> int:
@@ -222,12 +384,17 @@ def _describe(code: int) -> str:
     return f"status {code}"
 
 
-def healthy(url: str, timeout: float) -> bool:
+def health_problem(url: str, timeout: float) -> str | None:
+    """None when ``url`` answers 200 within ``timeout`` seconds, else what went wrong."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (a loopback URL kvgen sets)
-            return response.status == 200
-    except Exception:  # refused, 503 (an HTTPError), a timeout, a malformed reply: not yet
-        return False
+            return None if response.status == 200 else f"HTTP {response.status}"
+    except Exception as exc:  # refused, 503 (an HTTPError), a timeout, a malformed reply: not yet
+        return str(exc)[:200] or type(exc).__name__
+
+
+def healthy(url: str, timeout: float) -> bool:
+    return health_problem(url, timeout) is None
 
 
 class Supervisor:
@@ -294,7 +461,7 @@ class Supervisor:
         self._wait(self.grace)
 
 
-def supervise(args: argparse.Namespace, server: list[str], then: list[str]) -> int:
+def supervise(args: argparse.Namespace, server: list[str], then: list[str], url: str) -> int:
     sup = Supervisor(args.grace_period, args.poll_interval)
 
     def on_signal(signum, _frame):
@@ -320,8 +487,8 @@ def supervise(args: argparse.Namespace, server: list[str], then: list[str]) -> i
             sup.stop()
             return exit_status(code) or EXIT_FAILED
         if not main_started:
-            if healthy(args.health_url, min(2.0, args.health_timeout)):
-                log.info("LMCache server is healthy (%s)", args.health_url)
+            if healthy(url, min(2.0, args.health_timeout)):
+                log.info("LMCache server is healthy (%s)", url)
                 try:
                     sup.start(then[0], then)
                 except LaunchError as exc:
@@ -331,7 +498,7 @@ def supervise(args: argparse.Namespace, server: list[str], then: list[str]) -> i
                 main_started = True
                 continue
             if time.monotonic() >= deadline:
-                log.error("LMCache server not healthy at %s after %gs: stopping it", args.health_url, args.health_timeout)
+                log.error("LMCache server not healthy at %s after %gs: stopping it", url, args.health_timeout)
                 sup.stop()
                 return EXIT_FAILED
         time.sleep(args.poll_interval)
@@ -341,14 +508,29 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(asctime)s lmcache_launcher] %(message)s", stream=sys.stderr)
     try:
         args, server, then = parse(list(sys.argv[1:] if argv is None else argv))
+        if args.probe:
+            return probe(args)
+        _check_options(args)  # every option in range before anything is read
+        url = None
+        if args.lmcache_min or args.lmcache_below or then is not None:
+            found = installed_lmcache()
+            version = check_lmcache(args, found)
+            if then is not None:
+                url = health_url(args, version, found)
+            log.info("LMCache %s installed (kvgen supports %s)", found, supported_range(args) or "any version")
         hundredths, why = l1_size(args)
+        if not args.dry_run and then is None:
+            executable = resolve(server[0])
     except LaunchError as exc:
+        if args_probe(argv):
+            print(f"LMCache health probe failed: {exc}", file=sys.stderr)
+            return EXIT_UNHEALTHY
         log.error("LMCache MP server not started: %s", exc)
         return EXIT_INVALID
     utilization = "none" if args.utilization is None else f"{args.utilization:g}"
     log.info(
-        "Offload KV cache to LMCache MP server: %.2f GB initial, %s GB final (utilization=%s, tp=%d)",
-        float(args.initial_gb), gib_text(hundredths), utilization, args.tensor_parallel_size,
+        "Offload KV cache to LMCache MP server: %d.00 GB initial, %s GB final (utilization=%s, tp=%d)",
+        args.initial_gb, gib_text(hundredths), utilization, args.tensor_parallel_size,
     )
     log.info("L1 bounded by: %s", why)
     command = [*server, "--l1-size-gb", gib_text(hundredths)]
@@ -356,19 +538,27 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(command))
         return 0
     if then is not None:
+        assert url is not None
         try:
-            return supervise(args, command, then)
+            return supervise(args, command, then, url)
         except LaunchError as exc:
             log.error("LMCache MP server not started: %s", exc)
             return EXIT_INVALID
+    log.info("starting the LMCache server: %s (the command %s, looked up on PATH)", executable, command[0])
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        os.execv(command[0], command)
+        os.execv(executable, command)
     except OSError as exc:
-        log.error("LMCache MP server not started: cannot start %s: %s", command[0], exc.strerror or exc)
+        log.error("LMCache MP server not started: cannot start %s (%s): %s", command[0], executable, exc.strerror or exc)
         return EXIT_INVALID
     return 0  # not reached
+
+
+def args_probe(argv: list[str] | None) -> bool:
+    """--probe among the launcher's own options (a probe failing on bad input exits 1, not 2)."""
+    own = list(sys.argv[1:] if argv is None else argv)
+    return "--probe" in (own[: own.index("--")] if "--" in own else own)
 
 
 if __name__ == "__main__":

@@ -281,7 +281,9 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $reserve := mul (int64 $s.C.lmcache.serverOverheadGiB) 1073741824 -}}
 {{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
 {{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
-{{- if $inContainer -}}{{- $args = append $args (printf "--health-url=%s" (include "kvgen.lmcacheHealthUrl" $s.W)) -}}{{- end -}}
+{{/* the LMCache versions the launcher accepts in the image */}}
+{{- $args = concat $args (list (printf "--lmcache-min=%s" $s.rt.lmcache.supported.min) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
+{{- if $inContainer -}}{{- $args = concat $args (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray) -}}{{- end -}}
 {{/* a server spanning several nodes: rank 0's scheduler reaches every node's server (kvgen/connector.py) */}}
 {{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" (ternary $lm.multiNodeHost $lm.host (gt (int64 $s.V.parallelism.nodes) 1)) "--port" (toString (int64 $lm.port))) -}}
 {{- if $s.lmcacheScraped -}}{{- $args = concat $args (list "--http-host" $lm.metricsHost) -}}{{- end -}}
@@ -380,7 +382,8 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- $_ := set $c "ports" (list (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP")) -}}
 {{- end -}}
 {{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
-{{- $_ := set $c "probeCommand" (list $s.rt.lmcache.python "-c" (printf "import urllib.request; urllib.request.urlopen('%s', timeout=2)" (include "kvgen.lmcacheHealthUrl" $s.W))) -}}
+{{/* the startup and liveness probes: the launcher in probe mode, which picks the installed LMCache's health path */}}
+{{- $_ := set $c "probeCommand" (concat (list $s.rt.lmcache.python (printf "%s/%s" $s.W.launcher.dir $s.W.launcher.file) "--probe") (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray)) -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
 {{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}

@@ -83,10 +83,13 @@ kvgen.roundUpGiB: bytes rounded up to a whole GiB.
 {{- end -}}
 
 {{/*
-kvgen.lmcacheHealthUrl: the LMCache MP server's health endpoint, from the wiring
-(http://host:httpPort/healthPath; kvgen's connector.lmcache_health_url).
-Usage: {{ include "kvgen.lmcacheHealthUrl" $s.W }}
+kvgen.lmcacheHealthArgs: the launcher's options that find the LMCache MP server's health endpoint:
+--http-url=http://host:httpPort and one --health-path=since:path per LMCache version that moved it
+(kvgen's connector.lmcache_health_args). A JSON list.
+Usage: {{ include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray }}
 */}}
-{{- define "kvgen.lmcacheHealthUrl" -}}
-{{- printf "http://%s:%d%s" .lmcache.host (int64 .lmcache.httpPort) .lmcache.healthPath -}}
+{{- define "kvgen.lmcacheHealthArgs" -}}
+{{- $args := list (printf "--http-url=http://%s:%d" .lmcache.host (int64 .lmcache.httpPort)) -}}
+{{- range $p := .lmcache.healthPaths -}}{{- $args = append $args (printf "--health-path=%s:%s" $p.since $p.path) -}}{{- end -}}
+{{- toJson $args -}}
 {{- end -}}

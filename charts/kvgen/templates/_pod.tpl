@@ -75,13 +75,25 @@ spec:
         {{- toYaml $pod.sidecar.resources | nindent 8 }}
       securityContext:
         {{- toYaml $pod.sidecar.securityContext | nindent 8 }}
+      # the launcher in probe mode: 200 on the installed LMCache's health path. Startup: up to
+      # 5 minutes for the engine to initialise (the pinned L1 pool is allocated then).
       startupProbe:
         exec:
           command:
             {{- toYaml $pod.sidecar.probeCommand | nindent 12 }}
         periodSeconds: 2
-        timeoutSeconds: 3
+        timeoutSeconds: 5
         failureThreshold: 150
+      # Liveness: a server that stops answering for about a minute (6 checks 10 s apart, each
+      # allowed 5 s) is hung, and the kubelet restarts it. LMCache's health handler only checks
+      # that its engine exists ("for k8s liveness/readiness probes"), so a busy server answers.
+      livenessProbe:
+        exec:
+          command:
+            {{- toYaml $pod.sidecar.probeCommand | nindent 12 }}
+        periodSeconds: 10
+        timeoutSeconds: 5
+        failureThreshold: 6
       volumeMounts:
         {{- toYaml $pod.sidecar.volumeMounts | nindent 8 }}
   {{- end }}
