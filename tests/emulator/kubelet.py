@@ -170,7 +170,8 @@ def pods_of(objects: list[dict[str, Any]]) -> list[Pod]:
         if kind == "Deployment":
             pods.append(_template_pod(f"{name}-emu-0", f"{name}-emu-0", None, ns, spec["template"]))
         elif kind == "StatefulSet":
-            for ordinal in range(int(spec.get("replicas", 1))):
+            start = int((spec.get("ordinals") or {}).get("start", 0))  # spec.ordinals.start (1.31+ GA)
+            for ordinal in range(start, start + int(spec.get("replicas", 1))):
                 pod_name = f"{name}-{ordinal}"
                 pod = _template_pod(pod_name, pod_name, spec.get("serviceName"), ns, spec["template"])
                 pod.labels["statefulset.kubernetes.io/pod-name"] = pod_name
