@@ -41,7 +41,7 @@ from ruamel.yaml.composer import Composer, MaxDepthExceededError
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
-from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner
@@ -174,8 +174,56 @@ class _Composer(Composer):
         return node
 
 
+_YAML_TAG = "tag:yaml.org,2002:"
+# Explicit tags on a scalar that kvgen takes when the text reads as that type anyway (a float also
+# from an integer's text); !!str takes any scalar. Every other tag (!!binary, a custom tag, and any
+# tag on a node of the wrong kind: !!set or !!omap on a scalar, !!int on a list) is a problem.
+_SCALAR_TAGS = frozenset(_YAML_TAG + t for t in ("int", "float", "bool", "null", "timestamp", "merge"))
+_COLLECTION_TAGS = {MappingNode: _YAML_TAG + "map", SequenceNode: _YAML_TAG + "seq"}
+
+
+def _shown(tag: str) -> str:
+    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
+
+
+class Misfit:
+    """A value whose explicit YAML tag kvgen does not take, or that its text does not fit
+    (``!!int lmcache``, ``!!set 5``): ``_Plain`` reports it as a problem at its path."""
+
+    def __init__(self, tag: str, reason: str):
+        self.tag = tag
+        self.reason = reason
+
+
 class _Constructor(RoundTripConstructor):
-    """Round-trip construction, with 64-bit integers and timestamps kept as written."""
+    """Round-trip construction, with 64-bit integers and timestamps kept as written, and explicit
+    tags checked against their node before any of ruamel's constructors sees them (those raise
+    ValueError, KeyError or AttributeError on a value that does not fit its tag)."""
+
+    def construct_non_recursive_object(self, node: Any, tag: Any = None) -> Any:
+        name = str(node.tag if tag is None else tag)
+        if isinstance(node, ScalarNode):
+            if name == _YAML_TAG + "str":
+                return str(node.value)  # plain or quoted, or !!str on any scalar: the text itself
+            if name not in _SCALAR_TAGS:
+                return Misfit(name, f"a YAML {_shown(name)} value is not supported here")
+            implicit = str(self.resolver.resolve(ScalarNode, node.value, (True, False)))
+            if implicit != name and not (name == _YAML_TAG + "float" and implicit == _YAML_TAG + "int"):
+                what = {
+                    "int": "an integer",
+                    "float": "a number",
+                    "bool": "a boolean",
+                    "null": "null",
+                    "timestamp": "a date",
+                    "merge": "a merge key (<<)",
+                }
+                fits = what[name[len(_YAML_TAG) :]]
+                shown = repr(node.value) if node.value else "an empty value"
+                return Misfit(name, f"{shown} is tagged {_shown(name)} but is not {fits}")
+        elif _COLLECTION_TAGS.get(type(node)) != name:
+            kind = "mapping" if isinstance(node, MappingNode) else "list"
+            return Misfit(name, f"a YAML {_shown(name)} {kind} is not supported here")
+        return super().construct_non_recursive_object(node, tag)
 
     def construct_yaml_int(self, node: Any) -> Any:
         text = str(node.value)
@@ -322,11 +370,14 @@ class _Plain:
         if isinstance(node, CommentedMap):
             out = {}
             for key, value in node.items():
-                child = (*path, str(key))
+                child = (*path, str(key) if not isinstance(key, Misfit) else f"({_shown(key.tag)} key)")
                 try:
-                    self.positions[child] = node.lc.key(key)
+                    self._position(child, node.lc.key(key))
                 except (KeyError, TypeError):  # keys from merges have no position of their own
                     pass
+                if isinstance(key, Misfit):
+                    self._misfit(child, key)
+                    continue
                 if _SURROGATE.search(str(key)):
                     self._surrogate(child, "key")
                 out[str(key)] = self(value, child)
@@ -336,7 +387,7 @@ class _Plain:
             for i, value in enumerate(node):
                 child = (*path, i)
                 try:
-                    self.positions[child] = node.lc.item(i)
+                    self._position(child, node.lc.item(i))
                 except (KeyError, TypeError, IndexError):
                     pass
                 out_list.append(self(value, child))
@@ -354,6 +405,9 @@ class _Plain:
             return float(node)
         if node is None:
             return None
+        if isinstance(node, Misfit):
+            self._misfit(path, node)
+            return None
         tag = getattr(getattr(node, "tag", None), "value", None) or _TAGS.get(type(node).__name__, type(node).__name__)
         self.problems.append(
             Problem(
@@ -364,6 +418,22 @@ class _Plain:
             )
         )
         return None
+
+    def _position(self, path: Path, at: Any) -> None:
+        """Record ``at`` for ``path`` when it is a (line, column); ruamel records None for the
+        keys of some collections (an !!omap's)."""
+        if isinstance(at, (tuple, list)) and len(at) == 2 and all(type(n) is int for n in at):
+            self.positions[path] = (at[0], at[1])
+
+    def _misfit(self, path: Path, misfit: Misfit) -> None:
+        self.problems.append(
+            Problem(
+                path,
+                misfit.reason,
+                "drop the tag, or write a string, number, boolean, list or mapping (quote it to make it a string)",
+                self._locate(path),
+            )
+        )
 
     def _surrogate(self, path: Path, what: str) -> None:
         """A lone UTF-16 surrogate, from an escape such as "\\ud800": not a character, and no
