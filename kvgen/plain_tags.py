@@ -91,3 +91,20 @@ def yaml11_differs(value: str, tag12: str) -> str | None:
         octal = int(value.replace("_", "").lstrip("+-"), 8) * (-1 if value.startswith("-") else 1)
         return f"the integer {int(value.replace('_', ''), 10)} to YAML 1.2 (kvgen) but octal {octal} to YAML 1.1 (Helm, kubectl)"
     return None
+
+
+def for_yaml11_readers(yaml: Any) -> None:
+    """Make a ruamel.yaml dumper write what YAML 1.1 readers load as YAML 1.2 readers do: strings they
+    read otherwise quoted (``dump_resolver``), and floats with a dot (1.0e+20: 1e+20 is a string to them)."""
+    base = yaml.Representer
+
+    class Representer(base):  # type: ignore[misc, valid-type]
+        def represent_float(self, data: Any) -> Any:
+            node = super().represent_float(data)
+            if "e" in node.value and "." not in node.value:
+                node.value = node.value.replace("e", ".0e", 1)
+            return node
+
+    Representer.add_representer(float, Representer.represent_float)
+    yaml.Resolver = dump_resolver()
+    yaml.Representer = Representer

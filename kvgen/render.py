@@ -255,23 +255,11 @@ STYLE = {"width": 4096, "mapping": 2, "sequence": 4, "offset": 2}
 def _ruamel_dumper(explicit_start: bool) -> Any:
     """The reference: ruamel.yaml's round-trip dumper in kvgen's output style."""
     from ruamel.yaml import YAML
-    from ruamel.yaml.representer import RoundTripRepresenter
 
-    from kvgen.plain_tags import dump_resolver
-
-    class Representer(RoundTripRepresenter):
-        def represent_float(self, data: Any) -> Any:
-            """A float as YAML 1.1 needs it too: 1.0e+20, not 1e+20 (a string to a YAML 1.1 reader)."""
-            node = super().represent_float(data)
-            if "e" in node.value and "." not in node.value:
-                node.value = node.value.replace("e", ".0e", 1)
-            return node
-
-    Representer.add_representer(float, Representer.represent_float)
+    from kvgen.plain_tags import for_yaml11_readers
 
     dumper = YAML(typ="rt")
-    dumper.Resolver = dump_resolver()  # strings that YAML 1.1 reads otherwise (on, yes, 010) are quoted
-    dumper.Representer = Representer
+    for_yaml11_readers(dumper)  # strings that YAML 1.1 reads otherwise (on, yes, 010) quoted; floats 1.0e+20
     dumper.default_flow_style = False
     dumper.width = STYLE["width"]  # never fold a long argument (a --kv-transfer-config JSON) across lines
     dumper.indent(mapping=STYLE["mapping"], sequence=STYLE["sequence"], offset=STYLE["offset"])

@@ -220,6 +220,9 @@ class Misfit:
         self.hint = hint
         self.code = code
 
+    def __str__(self) -> str:  # in ruamel's messages ("found duplicate key ... with value ...")
+        return self.text if self.text is not None else _shown(self.tag)
+
 
 class _Constructor(RoundTripConstructor):
     """Round-trip construction, with 64-bit integers and timestamps kept as written, and explicit

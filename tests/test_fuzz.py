@@ -264,6 +264,7 @@ def mutated(draw) -> tuple[str, bytes]:
 
 
 _load_output = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML12 = YAML(typ="safe")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=False,
@@ -278,6 +279,8 @@ def test_mutated_specs_exit_0_or_1_and_accepted_output_is_yaml(case):
     assert "Traceback" not in result.output and "internal error" not in result.output, result.output
     if result.exit_code == 0:
         objects = [d for d in yaml.load_all(result.stdout, Loader=_load_output) if d is not None]
+        # the same data to a YAML 1.1 reader (PyYAML, as kubectl reads it) and a YAML 1.2 reader (ruamel.yaml)
+        assert objects == [d for d in _YAML12.load_all(result.stdout) if d is not None], result.stdout
         assert objects and all(isinstance(o, dict) and o.get("kind") and o.get("metadata", {}).get("name")
                                for o in objects), result.stdout
 
@@ -288,6 +291,7 @@ import helm_python  # noqa: E402
 
 import helm as chart  # noqa: E402
 from kvgen import quantity  # noqa: E402
+from kvgen.source import load_documents  # noqa: E402
 
 LABEL_VALUE = __import__("re").compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 INT32_MAX = 2**31 - 1
@@ -330,8 +334,9 @@ def test_accepted_native_specs_are_valid_kubernetes_and_the_chart_renders_the_sa
         version = "1.34.0" if obj["kind"] == "ResourceClaimTemplate" else "1.33.0"
         validate_strictly(obj, version)
         assert _api_server_rules(obj) == [], (obj["kind"], obj["metadata"]["name"])
-    # read as kvgen reads it (YAML 1.2, ruamel.yaml): PyYAML refuses some flow mappings kvgen accepts ({0?: null})
-    docs = [d for d in YAML(typ="safe", pure=True).load_all(data.decode("utf-8")) if d is not None]
+    # read as kvgen reads it (YAML 1.2, its tags): PyYAML refuses some flow mappings kvgen accepts ({0?: null}),
+    # and ruamel.yaml's safe loader makes a date of `!!timestamp 2001-12-14`, which kvgen keeps as written
+    docs = [d.data for d in load_documents(data, "fuzz.yaml")]
     if len(docs) != 1 or not isinstance(docs[0], dict) or "apiVersion" in docs[0]:
         return  # KAITO / KServe input: the chart takes native specs only
     if any(o["kind"] == "ResourceClaimTemplate" for o in objects):

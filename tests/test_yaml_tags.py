@@ -261,3 +261,40 @@ def test_every_example_renders_to_what_yaml_1_1_and_yaml_1_2_read_alike():
         result = CliRunner().invoke(app, ["render", str(example), "--quiet", "--kube-version", kube_version_of(example)])
         assert result.exit_code == 0, (example, result.output)
         assert _readers_agree(result.stdout)
+
+
+@pytest.mark.parametrize("written, accepted", [("on", False), ('"on"', True), ("'y'", True), ("y", False)])
+def test_helm_and_kvgen_agree_on_a_value_yaml_1_1_reads_otherwise(tmp_path, written, accepted):
+    """The real helm reads the values file as YAML 1.1: `name: on` is a boolean, which the chart's
+    schema refuses; kvgen refuses it too. Quoted, both accept it and both outputs read the same in
+    YAML 1.1 and 1.2."""
+    helm_cli = pytest.importorskip("helm_cli")
+    import helm
+
+    text = replace_once(NATIVE, "name: qwen3-32b-tp2\n", f"name: {written}\n")
+    f, result = render(tmp_path, text)
+    chart = helm_cli.run("template", "prod", str(helm.CHART), "-f", str(f))
+    assert (result.exit_code == 0, chart.returncode == 0) == (accepted, accepted), (result.output, chart.stderr)
+    if accepted:
+        name = written.strip("'\"")
+        for out in (result.stdout, chart.stdout):
+            assert name in {o["metadata"]["name"] for o in _readers_agree(out)}
+    else:
+        assert "got boolean, want string" in chart.stderr
+        assert f"name: {written!r} written plain is a string to YAML 1.2 (kvgen) but a boolean" in result.stderr
+
+
+def test_convert_writes_a_native_spec_that_yaml_1_1_and_kvgen_read_alike(tmp_path):
+    """`kvgen convert` writes a native spec, which is also a Helm values file: a name "on" is quoted,
+    so Helm reads a string and kvgen reads its own output back."""
+    text = replace_once((EXAMPLES / "seeds" / "kserve-qwen2-7b.yaml").read_text(),
+                        "  name: qwen2-7b-kv-cache-offloading\n", '  name: "on"\n')
+    f = tmp_path / "isvc.yaml"
+    f.write_text(text)
+    result = CliRunner().invoke(app, ["convert", str(f)])
+    assert result.exit_code == 0, result.output
+    assert "name: 'on'\n" in result.stdout
+    [native] = _readers_agree(result.stdout)
+    assert native["name"] == "on"
+    _, again = render(tmp_path, result.stdout, "--instance", "Standard_NC24ads_A100_v4")
+    assert again.exit_code == 0, again.output
