@@ -24,8 +24,13 @@ way it can be wrong is a problem with its ``file:line``, never a crash:
   alias counted as the whole subtree it repeats: aliases are allowed, but an alias bomb is
   refused while it is parsed, before anything is copied (and parsing stays within seconds);
 - integers must fit in 64 bits (what Kubernetes and Helm hold); timestamps stay the strings
-  they were written as (as Helm reads them); other YAML types (``!!binary``, ``!!set``, custom
-  tags) are refused.
+  they were written as (as Helm reads them); other YAML types (``!!binary``, ``!!set``,
+  ``!!omap``, custom tags) are refused;
+- an explicit tag is taken only where the value fits it (``!!int "8"``; not ``!!int lmcache``,
+  nor ``!!set 5``): the misfit is a problem at its path, before any of ruamel's constructors sees it;
+- a plain scalar that YAML 1.1 (Helm's and kubectl's reader) reads otherwise than YAML 1.2 (``on``
+  a boolean, ``010`` octal 8, ``1:20`` sexagesimal) is a problem with the code ``YAML11_CODE``:
+  the two faces of kvgen would read different values from the same file.
 """
 
 from __future__ import annotations
