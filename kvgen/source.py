@@ -148,7 +148,8 @@ class _Composer(Composer):
         self.nodes = 0
         self.chars = 0
         self.subtrees: dict[int, tuple[int, int]] = {}  # anchored node -> (nodes, chars) it holds
-        self.ambiguous: dict[int, str] = {}  # plain scalar node -> what YAML 1.1 reads it as, if not as 1.2 does
+        # plain scalar node's id -> (the node, kept so that its id is not reused; what YAML 1.1 reads it as)
+        self.ambiguous: dict[int, tuple[Any, str]] = {}
 
     def _grow(self, nodes: int, chars: int, mark: Any, alias: str | None = None) -> None:
         self.nodes += nodes
@@ -182,7 +183,7 @@ class _Composer(Composer):
         ):
             other = yaml11_differs(node.value, str(node.tag))
             if other is not None:
-                self.ambiguous[id(node)] = other
+                self.ambiguous[id(node)] = (node, other)
         return node
 
     def compose_node(self, parent: Any, index: Any) -> Any:
@@ -237,8 +238,9 @@ class _Constructor(RoundTripConstructor):
     def construct_non_recursive_object(self, node: Any, tag: Any = None) -> Any:
         name = str(node.tag if tag is None else tag)
         if isinstance(node, ScalarNode):
-            other = self.composer.ambiguous.get(id(node))
-            if other is not None:
+            node_other = self.composer.ambiguous.get(id(node))
+            if node_other is not None and node_other[0] is node:
+                other = node_other[1]
                 return Misfit(
                     name,
                     f"{node.value!r} written plain is {other}",
