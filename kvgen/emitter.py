@@ -10,7 +10,9 @@ and leaves every scalar's text to ruamel.yaml: a scalar it has not seen is dumpe
 ruamel dumper in the same context (a mapping key, a mapping value, a sequence item) and the
 text is remembered, so each distinct key or value costs one ruamel call per process. Strings
 of letters, digits and ``._/-`` that start with a letter are plain whenever ruamel's own
-resolver reads them back as strings; that is decided without a dump.
+resolver, and a YAML 1.1 reader (kubectl, Helm: ``on``, ``y``, ``no`` are booleans to them),
+read them back as strings; that is decided without a dump. ruamel's dumper is given the same
+YAML 1.1 check (``kvgen.plain_tags.for_yaml11_readers``), so every scalar it writes loads alike.
 
 Anything outside the shapes kvgen renders (a ``None``, a list in a list, a multi-line string
 in a list or kept with trailing newlines, a scalar too long for one line, a non-string key)
