@@ -15,7 +15,7 @@ objects must also pass strict kubernetes-validate and a few API-server rules rea
 accepted by the Helm chart with the same objects. The examples render to the same bytes in two
 processes with different hash seeds.
 
-    pytest -m fuzz                                # the default ~2,000 cases (CI)
+    pytest -m fuzz                                # the default 1,700 cases (CI)
     KVGEN_FUZZ_EXAMPLES=10000 pytest -m fuzz      # a longer local run
 """
 
@@ -41,7 +41,8 @@ from kvgen.cli import app
 
 pytestmark = pytest.mark.fuzz
 
-EXAMPLES = int(os.environ.get("KVGEN_FUZZ_EXAMPLES", "2000"))
+# 1,700 in the time 2,000 took before the tag layer (a tagged input takes the round-trip loader)
+EXAMPLES = int(os.environ.get("KVGEN_FUZZ_EXAMPLES", "1700"))
 INSTANCE = "Standard_NC24ads_A100_v4"  # for KServe resources that name none (ignored otherwise)
 SEED_FILES = sorted((ROOT / "examples").glob("*.yaml")) + sorted((ROOT / "examples" / "seeds").glob("*.yaml"))
 
