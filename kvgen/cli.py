@@ -579,7 +579,10 @@ def _yaml_text(data: Any) -> str:
 
     from ruamel.yaml import YAML
 
+    from kvgen.plain_tags import for_yaml11_readers
+
     dumper = YAML(typ="safe", pure=True)
+    for_yaml11_readers(dumper)  # a native spec is a Helm values file too: YAML 1.1 must read it as kvgen does
     dumper.default_flow_style = False
     # ruamel.yaml initialises it to None ("default: sort") without an annotation, so mypy infers None
     dumper.sort_base_mapping_type_on_output = False  # type: ignore[assignment]

@@ -10,7 +10,9 @@ and leaves every scalar's text to ruamel.yaml: a scalar it has not seen is dumpe
 ruamel dumper in the same context (a mapping key, a mapping value, a sequence item) and the
 text is remembered, so each distinct key or value costs one ruamel call per process. Strings
 of letters, digits and ``._/-`` that start with a letter are plain whenever ruamel's own
-resolver reads them back as strings; that is decided without a dump.
+resolver, and a YAML 1.1 reader (kubectl, Helm: ``on``, ``y``, ``no`` are booleans to them),
+read them back as strings; that is decided without a dump. ruamel's dumper is given the same
+YAML 1.1 check (``kvgen.plain_tags.for_yaml11_readers``), so every scalar it writes loads alike.
 
 Anything outside the shapes kvgen renders (a ``None``, a list in a list, a multi-line string
 in a list or kept with trailing newlines, a scalar too long for one line, a non-string key)
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgen.errors import KvgenError
+from kvgen.plain_tags import STR, yaml11_tag
 
 LONGEST = 2000  # longer scalars could be folded at ruamel's width of 4096 columns: not ours
 SIMPLE_KEY = 100  # ruamel writes a key of 128 characters or more as an explicit "? key"
@@ -97,7 +100,8 @@ class Emitter:
     # ------------------------------------------------------------------ ruamel, once per scalar
 
     def _plain_ok(self, text: str) -> bool:
-        """``text`` is written plain: ruamel's analysis allows it, and its resolver reads it back as a string."""
+        """``text`` is written plain: ruamel's analysis allows it, and both its YAML 1.2 resolver and
+        a YAML 1.1 reader (kubectl, Helm) read it back as a string."""
         if not _SIMPLE.fullmatch(text):
             return False
         if self._resolver is None:
@@ -107,7 +111,7 @@ class Emitter:
             self._resolver = (VersionedResolver(), ScalarNode)
             self._str_tag = VersionedResolver.DEFAULT_SCALAR_TAG
         resolver, node = self._resolver
-        return resolver.resolve(node, text, (True, False)) == self._str_tag
+        return resolver.resolve(node, text, (True, False)) == self._str_tag and yaml11_tag(text) == STR
 
     def _one_line(self, out: str, prefix: str, suffix: str = "\n") -> str:
         if not (out.startswith(prefix) and out.endswith(suffix)) or len(out) < len(prefix) + len(suffix):

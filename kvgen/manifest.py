@@ -62,6 +62,8 @@ def loads(text: str) -> dict[PurePosixPath, str]:
         data = json.loads(text)
     except ValueError as exc:
         raise ManifestError(f"is not JSON ({exc})") from None
+    except RecursionError:  # json nests recursively: 100,000 "[" exhaust Python's stack
+        raise ManifestError(f"is not a version-{VERSION} kvgen manifest (JSON nested too deep)") from None
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("files"), dict):
         raise ManifestError(f"is not a version-{VERSION} kvgen manifest (an object with 'version' and 'files')")
     out: dict[PurePosixPath, str] = {}

@@ -256,7 +256,10 @@ def _ruamel_dumper(explicit_start: bool) -> Any:
     """The reference: ruamel.yaml's round-trip dumper in kvgen's output style."""
     from ruamel.yaml import YAML
 
+    from kvgen.plain_tags import for_yaml11_readers
+
     dumper = YAML(typ="rt")
+    for_yaml11_readers(dumper)  # strings that YAML 1.1 reads otherwise (on, yes, 010) quoted; floats 1.0e+20
     dumper.default_flow_style = False
     dumper.width = STYLE["width"]  # never fold a long argument (a --kv-transfer-config JSON) across lines
     dumper.indent(mapping=STYLE["mapping"], sequence=STYLE["sequence"], offset=STYLE["offset"])
@@ -274,7 +277,7 @@ def ruamel_yaml(objs: list[Any], explicit_start: bool = True) -> str:
 def _memo_sources() -> tuple[bytes, ...]:
     import ruamel.yaml
 
-    return (b"emitter-memo 1", ruamel.yaml.__version__.encode(), json.dumps(STYLE, sort_keys=True).encode())
+    return (b"emitter-memo 3", ruamel.yaml.__version__.encode(), json.dumps(STYLE, sort_keys=True).encode())
 
 
 @cache

@@ -24,13 +24,19 @@ way it can be wrong is a problem with its ``file:line``, never a crash:
   alias counted as the whole subtree it repeats: aliases are allowed, but an alias bomb is
   refused while it is parsed, before anything is copied (and parsing stays within seconds);
 - integers must fit in 64 bits (what Kubernetes and Helm hold); timestamps stay the strings
-  they were written as (as Helm reads them); other YAML types (``!!binary``, ``!!set``, custom
-  tags) are refused.
+  they were written as (as Helm reads them); other YAML types (``!!binary``, ``!!set``,
+  ``!!omap``, custom tags) are refused;
+- an explicit tag is taken only where the value fits it (``!!int "8"``; not ``!!int lmcache``,
+  nor ``!!set 5``): the misfit is a problem at its path, before any of ruamel's constructors sees it;
+- a plain scalar that YAML 1.1 (Helm's and kubectl's reader) reads otherwise than YAML 1.2 (``on``
+  a boolean, ``010`` octal 8, ``1:20`` sexagesimal) is a problem with the code ``YAML11_CODE``:
+  the two faces of kvgen would read different values from the same file.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 from functools import cache
 from typing import Any
@@ -41,19 +47,21 @@ from ruamel.yaml.composer import Composer, MaxDepthExceededError
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
-from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner
 
 from kvgen.errors import KvgenError, Location, Path, Problem, SpecError
-from kvgen.plain_tags import remember
+from kvgen.plain_tags import remember, yaml11_differs
 
 MAX_INPUT_BYTES = 1024 * 1024  # per input file; a spec is a few KB, a KServe resource tens of KB
 MAX_DEPTH = 100  # nesting levels; the deepest real field (an affinity term's values) is about 12
 MAX_NODES = 20_000  # YAML nodes per input, aliases expanded; a spec has ~100, a KServe resource a few hundred
 MAX_EXPANDED = MAX_INPUT_BYTES  # characters of all scalars per input, aliases expanded
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # Kubernetes' and Helm's integers are int64
+# the code of a problem with a plain scalar that YAML 1.1 (Helm, kubectl) reads otherwise than kvgen (on, 010)
+YAML11_CODE = "yaml-1.1-differs"
 _MAX_INT_TEXT = 40  # longer integer literals are out of range without converting them
 
 BOMS = {
@@ -130,13 +138,18 @@ class InputBoundError(KvgenError, ConstructorError):
 class _Composer(Composer):
     """ruamel's composer, measuring the input as if every alias were expanded: the nodes and
     the scalar characters, an alias counting the whole subtree it repeats. Refuses an input
-    beyond MAX_NODES or MAX_EXPANDED while it is parsed (an alias bomb costs nothing)."""
+    beyond MAX_NODES or MAX_EXPANDED while it is parsed (an alias bomb costs nothing). Records
+    the plain scalars that YAML 1.1 reads otherwise (``on``, ``010``: see ``YAML11_CODE``)."""
+
+    check_yaml11 = True
 
     def __init__(self, loader: Any = None) -> None:
         super().__init__(loader)
         self.nodes = 0
         self.chars = 0
         self.subtrees: dict[int, tuple[int, int]] = {}  # anchored node -> (nodes, chars) it holds
+        # plain scalar node's id -> (the node, kept so that its id is not reused; what YAML 1.1 reads it as)
+        self.ambiguous: dict[int, tuple[Any, str]] = {}
 
     def _grow(self, nodes: int, chars: int, mark: Any, alias: str | None = None) -> None:
         self.nodes += nodes
@@ -159,6 +172,20 @@ class _Composer(Composer):
                 mark,
             )
 
+    def compose_scalar_node(self, anchor: Any) -> Any:
+        event = self.parser.peek_event()
+        node = super().compose_scalar_node(anchor)
+        if (
+            self.check_yaml11
+            and event.ctag is None
+            and event.style is None
+            and self.resolver.processing_version != (1, 1)
+        ):
+            other = yaml11_differs(node.value, str(node.tag))
+            if other is not None:
+                self.ambiguous[id(node)] = (node, other)
+        return node
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.parser.check_event(AliasEvent):
             event = self.parser.peek_event()
@@ -174,8 +201,75 @@ class _Composer(Composer):
         return node
 
 
+_YAML_TAG = "tag:yaml.org,2002:"
+# Explicit tags on a scalar that kvgen takes when the text reads as that type anyway (a float also
+# from an integer's text); !!str takes any scalar. Every other tag (!!binary, a custom tag, and any
+# tag on a node of the wrong kind: !!set or !!omap on a scalar, !!int on a list) is a problem.
+_SCALAR_TAGS = frozenset(_YAML_TAG + t for t in ("int", "float", "bool", "null", "timestamp", "merge"))
+_COLLECTION_TAGS = {MappingNode: _YAML_TAG + "map", SequenceNode: _YAML_TAG + "seq"}
+
+
+def _shown(tag: str) -> str:
+    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
+
+
+class Misfit:
+    """A value whose explicit YAML tag kvgen does not take, or that its text does not fit
+    (``!!int lmcache``, ``!!set 5``): ``_Plain`` reports it as a problem at its path."""
+
+    def __init__(
+        self, tag: str, reason: str, text: str | None = None, code: str | None = None, hint: str | None = None
+    ):
+        self.tag = tag
+        self.reason = reason
+        self.text = text  # a scalar's text, which names it as a key
+        self.hint = hint
+        self.code = code
+
+    def __str__(self) -> str:  # in ruamel's messages ("found duplicate key ... with value ...")
+        return self.text if self.text is not None else _shown(self.tag)
+
+
 class _Constructor(RoundTripConstructor):
-    """Round-trip construction, with 64-bit integers and timestamps kept as written."""
+    """Round-trip construction, with 64-bit integers and timestamps kept as written, and explicit
+    tags checked against their node before any of ruamel's constructors sees them (those raise
+    ValueError, KeyError or AttributeError on a value that does not fit its tag)."""
+
+    def construct_non_recursive_object(self, node: Any, tag: Any = None) -> Any:
+        name = str(node.tag if tag is None else tag)
+        if isinstance(node, ScalarNode):
+            node_other = self.composer.ambiguous.get(id(node))
+            if node_other is not None and node_other[0] is node:
+                other = node_other[1]
+                return Misfit(
+                    name,
+                    f"{node.value!r} written plain is {other}",
+                    node.value,
+                    YAML11_CODE,
+                    f"write it in quotes for the string ({json.dumps(node.value)}); true or false for a boolean; "
+                    "a number without a leading zero",
+                )
+            if name == _YAML_TAG + "str":
+                return str(node.value)  # plain or quoted, or !!str on any scalar: the text itself
+            if name not in _SCALAR_TAGS:
+                return Misfit(name, f"a YAML {_shown(name)} value is not supported here", node.value)
+            implicit = str(self.resolver.resolve(ScalarNode, node.value, (True, False)))
+            if implicit != name and not (name == _YAML_TAG + "float" and implicit == _YAML_TAG + "int"):
+                what = {
+                    "int": "an integer",
+                    "float": "a number",
+                    "bool": "a boolean",
+                    "null": "null",
+                    "timestamp": "a date",
+                    "merge": "a merge key (<<)",
+                }
+                fits = what[name[len(_YAML_TAG) :]]
+                shown = repr(node.value) if node.value else "an empty value"
+                return Misfit(name, f"{shown} is tagged {_shown(name)} but is not {fits}", node.value)
+        elif _COLLECTION_TAGS.get(type(node)) != name:
+            kind = "mapping" if isinstance(node, MappingNode) else "list"
+            return Misfit(name, f"a YAML {_shown(name)} {kind} is not supported here")
+        return super().construct_non_recursive_object(node, tag)
 
     def construct_yaml_int(self, node: Any) -> Any:
         text = str(node.value)
@@ -212,10 +306,14 @@ for _tag in ("int", "timestamp"):
     _Constructor.add_default_constructor(_tag)
 
 
-def _yaml() -> YAML:
+class _Composer12(_Composer):
+    check_yaml11 = False
+
+
+def _yaml(check_yaml11: bool = True) -> YAML:
     yaml = YAML(typ="rt")
     yaml.Scanner = _Scanner
-    yaml.Composer = _Composer
+    yaml.Composer = _Composer if check_yaml11 else _Composer12
     yaml.Constructor = _Constructor
     yaml.max_depth = MAX_DEPTH
     return yaml
@@ -322,11 +420,14 @@ class _Plain:
         if isinstance(node, CommentedMap):
             out = {}
             for key, value in node.items():
-                child = (*path, str(key))
+                child = (*path, str(key) if not isinstance(key, Misfit) else key.text or f"({_shown(key.tag)} key)")
                 try:
-                    self.positions[child] = node.lc.key(key)
+                    self._position(child, node.lc.key(key))
                 except (KeyError, TypeError):  # keys from merges have no position of their own
                     pass
+                if isinstance(key, Misfit):
+                    self._misfit(child, key)
+                    continue
                 if _SURROGATE.search(str(key)):
                     self._surrogate(child, "key")
                 out[str(key)] = self(value, child)
@@ -336,7 +437,7 @@ class _Plain:
             for i, value in enumerate(node):
                 child = (*path, i)
                 try:
-                    self.positions[child] = node.lc.item(i)
+                    self._position(child, node.lc.item(i))
                 except (KeyError, TypeError, IndexError):
                     pass
                 out_list.append(self(value, child))
@@ -354,6 +455,9 @@ class _Plain:
             return float(node)
         if node is None:
             return None
+        if isinstance(node, Misfit):
+            self._misfit(path, node)
+            return None
         tag = getattr(getattr(node, "tag", None), "value", None) or _TAGS.get(type(node).__name__, type(node).__name__)
         self.problems.append(
             Problem(
@@ -364,6 +468,24 @@ class _Plain:
             )
         )
         return None
+
+    def _position(self, path: Path, at: Any) -> None:
+        """Record ``at`` for ``path`` when it is a (line, column); ruamel records None for the
+        keys of some collections (an !!omap's)."""
+        if isinstance(at, (tuple, list)) and len(at) == 2 and all(type(n) is int for n in at):
+            self.positions[path] = (at[0], at[1])
+
+    def _misfit(self, path: Path, misfit: Misfit) -> None:
+        self.problems.append(
+            Problem(
+                path,
+                misfit.reason,
+                misfit.hint
+                or "drop the tag, or write a string, number, boolean, list or mapping (quote it to make it a string)",
+                self._locate(path),
+                code=misfit.code,
+            )
+        )
 
     def _surrogate(self, path: Path, what: str) -> None:
         """A lone UTF-16 surrogate, from an escape such as "\\ud800": not a character, and no
@@ -393,10 +515,10 @@ def _reader_problem(exc: ReaderError, text: str, file: str) -> Problem:
     )
 
 
-def _load_round_trip(text: str, file: str) -> list[SourceDoc]:
+def _load_round_trip(text: str, file: str, check_yaml11: bool = True) -> list[SourceDoc]:
     """Every non-empty document with the position of every key and item (ruamel's round-trip
     loader, pure Python, with the bounds above), or a SpecError naming file:line."""
-    yaml = _yaml()
+    yaml = _yaml(check_yaml11)
     try:
         raw = list(yaml.load_all(io.StringIO(text)))
     except MaxDepthExceededError as exc:
@@ -504,6 +626,9 @@ def _copy_key(key: Any, budget: list[int]) -> str:
     return text
 
 
+AMBIGUOUS = "tag:kvgen,2026:yaml-1.1-differs"
+
+
 class _PlainTags(VersionedResolver):
     """ruamel.yaml's resolver, remembering the tag of each plain scalar's text: on the fast path
     (no %YAML directive reaches it: YAML 1.2 only, and no path resolvers) the tag depends on the
@@ -515,7 +640,12 @@ class _PlainTags(VersionedResolver):
         if kind is not ScalarNode or not implicit[0]:
             return super().resolve(kind, value, implicit)
         tag = self._tags.get(value)
-        return remember(self._tags, value, super().resolve(kind, value, implicit)) if tag is None else tag
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if yaml11_differs(value, str(tag)) is not None:
+                tag = AMBIGUOUS  # no constructor: the round-trip loader reads it and says where it is
+            remember(self._tags, value, tag)
+        return tag
 
 
 @cache
@@ -563,11 +693,14 @@ def _fast(text: str) -> bool:
     return not any(s in code for s in _SLOW_OUTSIDE_COMMENTS)
 
 
-def load_documents(text: str | bytes, file: str) -> list[SourceDoc]:
+def load_documents(text: str | bytes, file: str, check_yaml11: bool = True) -> list[SourceDoc]:
     """All non-empty documents of a YAML stream, or a SpecError naming file:line.
 
     The data comes from the safe loader (C parser) when it reads the input as the round-trip
-    loader would; positions come from the round-trip loader on first use."""
+    loader would; positions come from the round-trip loader on first use. A plain scalar that
+    YAML 1.1 reads otherwise is a problem (code ``YAML11_CODE``) unless ``check_yaml11`` is false."""
+    if not check_yaml11:
+        return _load_round_trip(decode(text, file) if isinstance(text, bytes) else text, file, False)
     if isinstance(text, bytes):
         text = decode(text, file)
     elif len(text) > MAX_INPUT_BYTES and len(text.encode("utf-8")) > MAX_INPUT_BYTES:

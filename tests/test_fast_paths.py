@@ -131,6 +131,7 @@ def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
     "--- 1\n--- \n---\n[a, b]\n...\n--- {x: 1}\n",  # several documents, some empty
     "%YAML 1.1\n---\na: yes\nb: 017\n",  # YAML 1.1 by directive
     "a: 017\nb: 0o17\nc: 0x1F\nd: 1_000\ne: .inf\nf: 1e3\ng: on\nh: ~\ni: ''\nj: '1'\n1: x\ntrue: y\n~: z\n",
+    "a: on\nb: [y, '1:20', 1:20, \"010\", 010]\n",  # what YAML 1.1 reads otherwise: a problem on both paths
     "x: &a [1, 2]\ny: *a\n",  # aliases: copied, not shared
     "a: " + "[" * 1500 + "]" * 1500 + "\n",  # nested beyond MAX_DEPTH, within what the C parser may compose
     "a:\n" + "".join("  " * i + "- \n" for i in range(1, 120)),  # block nesting beyond MAX_DEPTH

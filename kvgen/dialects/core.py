@@ -268,17 +268,23 @@ class SpecBuilder:
 def embedded_location(doc: SourceDoc, key_path: Path, inner: SourceDoc, inner_path: Path) -> Location:
     """The file:line of ``inner_path`` inside YAML that is embedded as a literal block (``key: |``)
     at ``key_path`` of ``doc``. Falls back to the key's own line for other scalar styles."""
+    return embedded_at(doc, key_path, inner.locate(inner_path))
+
+
+def embedded_at(doc: SourceDoc, key_path: Path, inner: Location | None) -> Location:
+    """The file:line of ``inner`` (a location in the text of the YAML embedded at ``key_path``,
+    as its reader reports it) in ``doc``'s file; the key's own line when the text is not a
+    literal block or ``inner`` is None."""
     outer = doc.locate(key_path)
-    if key_path in doc.positions and doc.lines:
+    if inner is not None and key_path in doc.positions and doc.lines:
         line0 = doc.positions[key_path][0]
         text = doc.lines[line0] if line0 < len(doc.lines) else ""
         if re.search(r":\s*\|[-+0-9]*\s*(#.*)?$", text):
-            inner_loc = inner.locate(inner_path)
-            target = line0 + inner_loc.line  # content starts on the line after the key
+            target = line0 + inner.line  # content starts on the line after the key
             first = next((ln for ln in doc.lines[line0 + 1 :] if ln.strip()), "")
             indent = len(first) - len(first.lstrip(" "))  # the block's indentation
             if target < len(doc.lines):
-                return Location(doc.file, target + 1, indent + inner_loc.column)
+                return Location(doc.file, target + 1, indent + inner.column)
     return outer
 
 
@@ -312,6 +318,7 @@ __all__ = [
     "Origin",
     "SpecBuilder",
     "Tracker",
+    "embedded_at",
     "embedded_location",
     "integer",
     "mapping",

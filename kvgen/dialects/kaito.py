@@ -31,7 +31,7 @@ from typing import Any
 
 from kvgen import catalog, quantity
 from kvgen.dialects import kaito_names, kaito_sizing, shape, vllm_args
-from kvgen.dialects.core import Converted, SpecBuilder, Tracker, embedded_location, integer, mapping
+from kvgen.dialects.core import Converted, SpecBuilder, Tracker, embedded_at, embedded_location, integer, mapping
 from kvgen.dialects.kaito_sizing import KaitoError
 from kvgen.errors import Location, Path, Problem, SpecError
 from kvgen.source import SourceDoc, load_documents
@@ -153,7 +153,13 @@ def _inference_config(t: Tracker, b: SpecBuilder, cm: SourceDoc) -> tuple[float 
     try:
         inner_docs = load_documents(text, cm.file)
     except SpecError as exc:
-        t.error(key_path, f"is not valid YAML: {exc.problems[0].message}", doc=cm)
+        for problem in exc.problems:  # each where it is in the embedded file (a bad tag at its key)
+            t.error(
+                (*key_path, *problem.path),
+                f"is not valid YAML: {problem.message}",
+                doc=cm,
+                location=embedded_at(cm, key_path, problem.location),
+            )
         return None, text
     if not inner_docs:
         t.report_unused(REASONS, doc=cm)
