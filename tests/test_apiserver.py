@@ -574,3 +574,57 @@ def test_dns1123_subdomains(value, ok):
 ])
 def test_secret_keys(value, ok):
     assert apiserver.is_config_map_key(value) is ok
+
+
+# --------------------------------------------------------------------------- issue 20: target bounds
+
+def test_the_leaderworkerset_bound_is_the_vendored_crds():
+    import json
+
+    crd = json.loads((ROOT / "charts/kvgen/files/crds/leaderworkerset-leaderworkerset.x-k8s.io-v1.json").read_text())
+    replicas = crd["properties"]["spec"]["properties"]["replicas"]
+    assert apiserver.LWS_REPLICAS_MAX == replicas["maximum"] == 1000000
+
+
+def test_the_volume_sources_are_every_field_of_a_volume_but_its_name():
+    import json
+
+    from kvgen import kube
+
+    for version in ("1.28", "1.33", "1.34"):
+        defs = json.loads((kube.schema_dir(version) / "_definitions.json").read_text())["$defs"]
+        fields = set(defs["io.k8s.api.core.v1.Volume"]["properties"]) - {"name"}
+        assert fields <= set(apiserver._RULES["volumeSources"]), version
+
+
+KEDA = {"serverAddress": "http://prometheus-operated.monitoring.svc:9090"}
+# an integer field of the spec that lands in an int32 of its target (ScaledObject, PodDisruptionBudget)
+INT32_FIELDS = {
+    "autoscaling.keda.pollingInterval": lambda n: {"autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "pollingInterval": n}}},
+    "autoscaling.keda.cooldownPeriod": lambda n: {"autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "cooldownPeriod": n}}},
+    "disruptionBudget.maxUnavailable": lambda n: {"replicas": 2, "disruptionBudget": {"enabled": True, "maxUnavailable": n}},
+}
+
+
+@pytest.mark.parametrize("field", sorted(INT32_FIELDS))
+def test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema(field):
+    """Issue 20: refused by the spec (kvgen's model, the chart's values schema), not at kvgen's output check."""
+    from conftest import spec
+
+    bad = spec(**INT32_FIELDS[field](apiserver.INT32_MAX + 1))
+    assert any(p.startswith(field) for p, _m, _h in problem_set(bad))
+    with pytest.raises(helm_python.HelmValuesError):
+        helm.render(bad)
+    ok = spec(**INT32_FIELDS[field](apiserver.INT32_MAX))
+    assert helm.by_identity(helm.objects(ok)) == helm.by_identity(_objects(dump(ok)))
+
+
+def test_a_leaderworkerset_size_above_int32_is_refused_by_cli_and_chart():
+    from conftest import spec
+
+    values = spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+                  parallelism={"tensor": 8, "pipeline": 2**31, "nodes": 2**31}, multiNode={"engine": "leaderworkerset"})
+    ours = problem_set(values)
+    assert [p for p, _m, _h in ours] == ["parallelism.nodes"], ours
+    assert "leaderWorkerTemplate.size, an int32" in next(iter(ours))[1]
+    assert helm.problems(values) == ours
