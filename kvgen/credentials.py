@@ -6,6 +6,11 @@ override ``model.hfTokenSecret``. The names and flags are data (``charts/kvgen/f
 credentials.yaml``), which the chart checks the same way. KAITO and KServe input is translated
 into ``vllm.env`` and ``vllm.extraArgs`` first, so the same check covers it (reported at the
 field the user wrote).
+
+Names miss a token written elsewhere (an annotation, a label, an image's ``user:password@``, a
+JSON option such as ``--hf-overrides``), so every string of the spec is also searched for the
+shapes of well-known tokens (``shapes`` in the same file) and for JSON keys that carry one; the
+problem names the spec path and never repeats the value.
 """
 
 from __future__ import annotations
@@ -104,12 +109,13 @@ def _hint(field: str) -> str:
 
 @cache
 def _shapes() -> tuple[tuple[str, re.Pattern[str], str], ...]:
-    return tuple((s["what"], re.compile(s["pattern"]), s["hint"]) for s in _table()["shapes"])
+    # ASCII classes (\b, \s), as RE2 reads them in the chart
+    return tuple((s["what"], re.compile(s["pattern"], re.ASCII), s["hint"]) for s in _table()["shapes"])
 
 
 @cache
 def _json_pair() -> re.Pattern[str]:
-    return re.compile(_table()["jsonPair"])
+    return re.compile(_table()["jsonPair"], re.ASCII)
 
 
 def _in_string(path: Path, text: str) -> Problem | None:
