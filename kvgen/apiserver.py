@@ -31,6 +31,7 @@ from kvgen.spec import Spec
 
 _RULES = catalog.load("apiserver.yaml")
 INT32_MAX: int = _RULES["int32Max"]
+LWS_REPLICAS_MAX: int = _RULES["lwsReplicasMax"]
 MAX_BYTES: int = _RULES["maxBytes"]
 MAX_BYTES_TEXT: str = _RULES["maxBytesText"]
 LABEL_VALUE_MAX = _RULES["formats"]["labelValue"]["maxLength"]
@@ -408,6 +409,8 @@ def _check_env(spec: Spec) -> list[Problem]:
     if remote is not None and remote.password_secret is not None:
         path = ("kvCacheOffloading", "remote", "passwordSecret")
         problems += _check_key_selector(path, remote.password_secret, "Secret")
+    if spec.service.api_key_secret is not None:
+        problems += _check_key_selector(("service", "apiKeySecret"), spec.service.api_key_secret, "Secret")
     for i, env in enumerate(spec.vllm.env):
         base: Path = ("vllm", "env", i)
         if env.value_from is None:
@@ -466,6 +469,16 @@ def _check_labels(spec: Spec, instance: InstanceInfo | None) -> list[Problem]:
         ("lmcache", spec.images.lmcache),
         ("vllmCpu", spec.images.vllm_cpu),
     ):
+        if image.repository is not None and not _fits("imageRepository", image.repository):
+            problems.append(
+                Problem(
+                    ("images", field, "repository"),
+                    f"{image.repository!r} is not {what('imageRepository')}; the kubelet refuses the image "
+                    "(InvalidImageName) and the pod never starts",
+                    "write the repository alone, e.g. registry.example.com/vllm/vllm-openai; the tag and digest "
+                    "have their own fields",
+                )
+            )
         if image.tag is not None and not _fits("imageTag", image.tag):
             problems.append(
                 Problem(
@@ -526,6 +539,25 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
                 f"use at most {INT32_MAX + 1} nodes",
             )
         )
+    if spec.multi_node.engine == "leaderworkerset" and spec.parallelism.nodes > 1:
+        if spec.replicas > LWS_REPLICAS_MAX:
+            problems.append(
+                Problem(
+                    ("replicas",),
+                    f"{spec.replicas} is above the LeaderWorkerSet's bound on replicas (at most {LWS_REPLICAS_MAX}, "
+                    "maximum in the LeaderWorkerSet CRD)",
+                    f"use at most {LWS_REPLICAS_MAX}",
+                )
+            )
+        if spec.parallelism.nodes > INT32_MAX:
+            problems.append(
+                Problem(
+                    ("parallelism", "nodes"),
+                    f"{spec.parallelism.nodes} nodes do not fit the LeaderWorkerSet's leaderWorkerTemplate.size, "
+                    f"an int32 (at most {INT32_MAX})",
+                    f"use at most {INT32_MAX} nodes",
+                )
+            )
     room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX
     for name in statefulsets:
         if len(name) > room:
@@ -564,6 +596,19 @@ def _check_volumes(spec: Spec) -> list[Problem]:
     reserved = catalog.runtime()["wiring"]["reserved"]
     names: set[str] = set()
     for i, vol in enumerate(spec.pod.volumes):
+        sources = [s for s in _RULES["volumeSources"] if vol.get(s) is not None]
+        if len(sources) != 1:
+            problems.append(
+                Problem(
+                    ("pod", "volumes", i),
+                    (
+                        f"may not specify more than 1 volume type ({', '.join(sources)}; validateVolumeSource)"
+                        if sources
+                        else "must specify a volume type (validateVolumeSource)"
+                    ),
+                    "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir",
+                )
+            )
         name = vol.get("name")
         if not isinstance(name, str):
             continue
@@ -664,6 +709,18 @@ def _check_pod_settings(spec: Spec) -> list[Problem]:
             )
         elif not is_label_key(key.lower()):
             problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateAnnotations)", None))
+    total = sum(len(k.encode()) + len(v.encode()) for k, v in spec.pod.annotations.items())
+    room = _RULES["totalAnnotationSizeLimit"] - _RULES["annotationsReserve"]
+    if total > room:
+        problems.append(
+            Problem(
+                ("pod", "annotations"),
+                f"the annotations add up to {total} bytes (keys and values); the API server refuses more than "
+                f"{_RULES['totalAnnotationSizeLimit']} in all (ValidateAnnotationsSize), and kvgen keeps "
+                f"{_RULES['annotationsReserve']} of them for its own annotations",
+                f"keep pod.annotations at most {room} bytes; put large data in a ConfigMap",
+            )
+        )
     names: list[tuple[Path, str | None, str]] = [
         (("pod", "imagePullSecrets", i, "name"), ref.name, "; no Secret can have this name (ValidateSecretName)")
         for i, ref in enumerate(spec.pod.image_pull_secrets)

@@ -459,11 +459,19 @@ def render(
                 "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
             )
         inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
+        subdirs = {i.name: i.subdir for i in inputs}
         if output is None:
+            same = tree.stdout_same_name(
+                [
+                    (tree.Entry(PurePosixPath("."), r.spec.object_name, "", r.source), _namespace(r.objects))
+                    for r in out.compiled
+                ]
+            )
+            if same:
+                raise Usage("; ".join(same))
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
             return
-        subdirs = {i.name: i.subdir for i in inputs}
         entries = [
             tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.object_name, r.yaml, r.source)
             for r in out.compiled
@@ -476,6 +484,12 @@ def render(
         _render_tree(output, files, list(kustomize_resources or ()), check, quiet)
 
     _run(action)
+
+
+def _namespace(objects: list[dict[str, Any]]) -> str | None:
+    """The namespace a spec's objects are written in (None: the one kubectl is given)."""
+    found = objects[0].get("metadata", {}).get("namespace") if objects else None
+    return found if isinstance(found, str) else None
 
 
 def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str], check: bool, quiet: bool) -> None:

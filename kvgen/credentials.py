@@ -6,15 +6,22 @@ override ``model.hfTokenSecret``. The names and flags are data (``charts/kvgen/f
 credentials.yaml``), which the chart checks the same way. KAITO and KServe input is translated
 into ``vllm.env`` and ``vllm.extraArgs`` first, so the same check covers it (reported at the
 field the user wrote).
+
+Names miss a token written elsewhere (an annotation, a label, an image's ``user:password@``, a
+JSON option such as ``--hf-overrides``), so every string of the spec is also searched for the
+shapes of well-known tokens (``shapes`` in the same file) and for JSON keys that carry one; the
+problem names the spec path and never repeats the value.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from kvgen import catalog
-from kvgen.errors import Problem
+from kvgen.errors import Path, Problem, format_path
 
 
 def _table() -> dict[str, Any]:
@@ -100,13 +107,72 @@ def _hint(field: str) -> str:
     return f"put it in a Secret and set {field}: {{name: SECRET, key: KEY}}, or take an env var from it with valueFrom.secretKeyRef"
 
 
+@cache
+def _shapes() -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    # ASCII classes (\b, \s), as RE2 reads them in the chart
+    return tuple((s["what"], re.compile(s["pattern"], re.ASCII), s["hint"]) for s in _table()["shapes"])
+
+
+@cache
+def _json_pair() -> re.Pattern[str]:
+    return re.compile(_table()["jsonPair"], re.ASCII)
+
+
+def _in_string(path: Path, text: str) -> Problem | None:
+    """A well-known token shape anywhere in ``text``, else a JSON key that carries a credential
+    ("token": "..."); the problem never repeats the value."""
+    if _is_reference(text):
+        return None
+    for what, pattern, hint in _shapes():
+        if pattern.search(text):
+            return Problem(path, f"holds {what}: a literal credential would be committed with the spec", hint)
+    keys = _table()["jsonKeys"]
+    for key, value in _json_pair().findall(text):
+        if value and key.lower().replace("-", "_") in keys and not _is_reference(value):
+            return Problem(
+                path,
+                f'the JSON key "{key}" carries a credential: a literal value would be committed with the spec',
+                _hint("valueFrom.secretKeyRef")
+                + ", then write the value as $(NAME) of that env var (Kubernetes expands it in args)",
+            )
+    return None
+
+
+def _strings(node: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    """Every string of the spec with its path: mapping keys (at the key's path) and values."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            at = (*path, str(key))
+            if isinstance(key, str):
+                yield at, key
+            yield from _strings(value, at)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _strings(value, (*path, i))
+    elif isinstance(node, str):
+        yield path, node
+
+
+def _anywhere(data: Any, taken: set[Path]) -> list[Problem]:
+    own = set(_table()["ownCheck"])
+    out: list[Problem] = []
+    for path, text in _strings(data, ()):
+        if path in taken or format_path(path) in own:
+            continue
+        problem = _in_string(path, text)
+        if problem is not None:
+            out.append(problem)
+            taken.add(path)
+    return out
+
+
 def literals(data: Any) -> list[Problem]:
     """Every credential written literally in a native spec (plain data, checked before or
-    without the model validation, so it is reported with the spec's other problems)."""
+    without the model validation, so it is reported with the spec's other problems): values of
+    the env vars and flags that carry one, and the shapes of well-known tokens anywhere."""
     vllm = data.get("vllm") if isinstance(data, dict) else None
-    if not isinstance(vllm, dict):
-        return []
-    return _env(vllm.get("env")) + _args(vllm.get("extraArgs"))
+    named = _env(vllm.get("env")) + _args(vllm.get("extraArgs")) if isinstance(vllm, dict) else []
+    return named + _anywhere(data, {p.path for p in named})
 
 
 __all__ = ["env_field", "literals"]

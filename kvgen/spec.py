@@ -728,9 +728,11 @@ class DisruptionBudget(Model):
         description="Render a PodDisruptionBudget (policy/v1). Unset: on when there can be more than one replica "
         "(replicas > 1, or autoscaling.maxReplicas > 1).",
     )
-    max_unavailable: Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=PERCENT_PATTERN)] = Field(
-        1,
-        description="maxUnavailable: pods a voluntary disruption (a node drain) may take at once; a number or a percentage.",
+    max_unavailable: Annotated[int, Field(ge=0, le=2147483647)] | Annotated[str, Field(pattern=PERCENT_PATTERN)] = (
+        Field(
+            1,
+            description="maxUnavailable: pods a voluntary disruption (a node drain) may take at once; a number or a percentage.",
+        )
     )
 
 
@@ -777,9 +779,11 @@ class KedaAutoscaler(Model):
         "5",
         description="Target value of the query per replica (KEDA divides it by the replicas), a number as a string.",
     )
-    polling_interval: int | None = Field(None, ge=1, description="pollingInterval in seconds (KEDA's default 30).")
+    polling_interval: int | None = Field(
+        None, ge=1, le=2147483647, description="pollingInterval in seconds (KEDA's default 30)."
+    )
     cooldown_period: int | None = Field(
-        None, ge=1, description="cooldownPeriod in seconds before scaling to zero (KEDA's default 300)."
+        None, ge=1, le=2147483647, description="cooldownPeriod in seconds before scaling to zero (KEDA's default 300)."
     )
 
 

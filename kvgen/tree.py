@@ -108,6 +108,27 @@ def written_by_kvgen(rel: PurePosixPath, data: bytes) -> bool:
     return True
 
 
+def same_name(groups: list[tuple[str, list[Entry]]], what: str) -> list[str]:
+    """One problem for each place (a file of the tree, or stdout) that several specs would be
+    written to: the same words for ``render -o`` and for ``render`` to stdout."""
+    return [
+        f"several specs are named {es[0].name} and would all be written to {where} "
+        f"({', '.join(sorted({x.source for x in es}))}); each needs its own name to get its own {what}"
+        for where, es in groups
+        if len(es) > 1
+    ]
+
+
+def stdout_same_name(entries: list[tuple[Entry, str | None]]) -> list[str]:
+    """``render`` to stdout: specs of the same name (in the same namespace) print the same
+    objects twice, which kubectl apply takes as one object whose later copy wins."""
+    owners: dict[tuple[str, str | None], list[Entry]] = {}
+    for e, namespace in entries:
+        owners.setdefault((e.name, namespace), []).append(e)
+    groups = [("stdout" + (f" in namespace {ns}" if ns else ""), es) for (_n, ns), es in owners.items()]
+    return same_name(groups, "objects")
+
+
 def plan(entries: list[Entry], extra_resources: Sequence[str] = ()) -> dict[PurePosixPath, str]:
     """Every file of the tree (relative path -> content), in a deterministic order. extra_resources
     (paths relative to the output root, files of yours) are appended to the top kustomization."""
@@ -119,12 +140,7 @@ def plan(entries: list[Entry], extra_resources: Sequence[str] = ()) -> dict[Pure
         if rel.name == KUSTOMIZATION:
             problems.append(f"{e.source}: a spec named {e.name!r} would overwrite {rel}; rename it")
         owners.setdefault(rel, []).append(e)
-    for rel, es in owners.items():
-        if len(es) > 1:
-            problems.append(
-                f"several specs are named {es[0].name} and would all be written to {rel} "
-                f"({', '.join(sorted({x.source for x in es}))}); each needs its own name to get its own file"
-            )
+    problems += same_name([(str(rel), es) for rel, es in owners.items()], "file")
     if problems:
         raise TreeError(problems)
     dirs: dict[PurePosixPath, set[str]] = {}

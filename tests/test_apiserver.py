@@ -51,6 +51,7 @@ TIER = "kvCacheOffloading.secondary[0].fileSystem.pvc"
 TOL = "scheduling:\n  tolerations:\n    - "
 TAG63 = "v" + "1" * 62
 NAME45 = "a" + "b" * 44
+ANNOTATIONS_ROOM = apiserver._RULES["totalAnnotationSizeLimit"] - apiserver._RULES["annotationsReserve"]
 
 
 def claim(body: str) -> str:
@@ -262,6 +263,51 @@ CASES: dict[str, tuple[str, str, str, str, str]] = {
         HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: My Secret, key: k}}}\n",
         "vllm.env[0].valueFrom.secretKeyRef.name", "- {name: K", "'My Secret' cannot name a Secret",
         HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: my-secret, key: k}}}\n",
+    ),
+    # issue 20: service.apiKeySecret was never checked (validateSecretKeySelector)
+    "api-key-secret-name": (
+        HEAD + "service:\n  apiKeySecret: {name: VLLM_Key, key: key}\n",
+        "service.apiKeySecret.name", "apiKeySecret: {name: VLLM_Key", "'VLLM_Key' cannot name a Secret",
+        HEAD + "service:\n  apiKeySecret: {name: vllm-key, key: key}\n",
+    ),
+    "api-key-secret-key": (
+        HEAD + "service:\n  apiKeySecret: {name: vllm-key, key: api key}\n",
+        "service.apiKeySecret.key", "apiKeySecret: {name: vllm-key", "'api key' is not a Secret key",
+        HEAD + "service:\n  apiKeySecret: {name: vllm-key, key: api_key.v1}\n",
+    ),
+    # issue 20: a volume with two sources (validateVolumeSource: exactly one)
+    "volume-with-two-sources": (
+        HEAD + "pod:\n  volumes:\n    - {name: data, emptyDir: {}, configMap: {name: cm}}\n",
+        "pod.volumes[0]", "- {name: data", "may not specify more than 1 volume type (configMap, emptyDir",
+        HEAD + "pod:\n  volumes:\n    - {name: data, configMap: {name: cm}}\n",
+    ),
+    "volume-without-a-source": (
+        HEAD + "pod:\n  volumes:\n    - {name: data}\n",
+        "pod.volumes[0]", "- {name: data", "must specify a volume type",
+        HEAD + "pod:\n  volumes:\n    - {name: data, emptyDir: {}}\n",
+    ),
+    # issue 20: ValidateAnnotationsSize (256 KiB of keys and values), less kvgen's reserve for its own
+    "annotations-above-256-kib": (
+        HEAD + "pod:\n  annotations:\n    a: " + "x" * (ANNOTATIONS_ROOM - 1) + "\n    b: x\n",
+        "pod.annotations", "annotations:", f"the annotations add up to {ANNOTATIONS_ROOM + 2} bytes",
+        HEAD + "pod:\n  annotations:\n    a: " + "x" * (ANNOTATIONS_ROOM - 3) + "\n    b: x\n",
+    ),
+    # issue 20: images.*.repository is an image reference's name (the kubelet: InvalidImageName)
+    "image-repository-upper-case-path": (
+        HEAD + "images:\n  vllm: {repository: vllm/VLLM-openai}\n",
+        "images.vllm.repository", "vllm: {repository: vllm/VLLM", "'vllm/VLLM-openai' is not an image repository",
+        HEAD + "images:\n  vllm: {repository: registry.example.com:5000/vllm/vllm-openai}\n",
+    ),
+    "image-repository-with-a-tag": (
+        HEAD + "images:\n  lmcache: {repository: 'lmcache/standalone:v0.5.6'}\n",
+        "images.lmcache.repository", "lmcache: {repository:", "is not an image repository",
+        HEAD + "images:\n  lmcache: {repository: lmcache/standalone, tag: v0.5.6}\n",
+    ),
+    # issue 20: the LeaderWorkerSet CRD bounds replicas at 1,000,000 (exit 3 at the output check before)
+    "leaderworkerset-replicas-above-the-crd-maximum": (
+        "name: demo\nreplicas: 1000001\nmultiNode: {engine: leaderworkerset}\n" + MULTI,
+        "replicas", "replicas: 1000001", "above the LeaderWorkerSet's bound on replicas (at most 1000000",
+        "name: demo\nreplicas: 1000000\nmultiNode: {engine: leaderworkerset}\n" + MULTI,
     ),
     # kvgen's bound on sizes: nothing at or above 8 EiB reaches int64 arithmetic (the chart's)
     "empty-dir-9ei": (
@@ -528,3 +574,57 @@ def test_dns1123_subdomains(value, ok):
 ])
 def test_secret_keys(value, ok):
     assert apiserver.is_config_map_key(value) is ok
+
+
+# --------------------------------------------------------------------------- issue 20: target bounds
+
+def test_the_leaderworkerset_bound_is_the_vendored_crds():
+    import json
+
+    crd = json.loads((ROOT / "charts/kvgen/files/crds/leaderworkerset-leaderworkerset.x-k8s.io-v1.json").read_text())
+    replicas = crd["properties"]["spec"]["properties"]["replicas"]
+    assert apiserver.LWS_REPLICAS_MAX == replicas["maximum"] == 1000000
+
+
+def test_the_volume_sources_are_every_field_of_a_volume_but_its_name():
+    import json
+
+    from kvgen import kube
+
+    for version in ("1.28", "1.33", "1.34"):
+        defs = json.loads((kube.schema_dir(version) / "_definitions.json").read_text())["$defs"]
+        fields = set(defs["io.k8s.api.core.v1.Volume"]["properties"]) - {"name"}
+        assert fields <= set(apiserver._RULES["volumeSources"]), version
+
+
+KEDA = {"serverAddress": "http://prometheus-operated.monitoring.svc:9090"}
+# an integer field of the spec that lands in an int32 of its target (ScaledObject, PodDisruptionBudget)
+INT32_FIELDS = {
+    "autoscaling.keda.pollingInterval": lambda n: {"autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "pollingInterval": n}}},
+    "autoscaling.keda.cooldownPeriod": lambda n: {"autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "cooldownPeriod": n}}},
+    "disruptionBudget.maxUnavailable": lambda n: {"replicas": 2, "disruptionBudget": {"enabled": True, "maxUnavailable": n}},
+}
+
+
+@pytest.mark.parametrize("field", sorted(INT32_FIELDS))
+def test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema(field):
+    """Issue 20: refused by the spec (kvgen's model, the chart's values schema), not at kvgen's output check."""
+    from conftest import spec
+
+    bad = spec(**INT32_FIELDS[field](apiserver.INT32_MAX + 1))
+    assert any(p.startswith(field) for p, _m, _h in problem_set(bad))
+    with pytest.raises(helm_python.HelmValuesError):
+        helm.render(bad)
+    ok = spec(**INT32_FIELDS[field](apiserver.INT32_MAX))
+    assert helm.by_identity(helm.objects(ok)) == helm.by_identity(_objects(dump(ok)))
+
+
+def test_a_leaderworkerset_size_above_int32_is_refused_by_cli_and_chart():
+    from conftest import spec
+
+    values = spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
+                  parallelism={"tensor": 8, "pipeline": 2**31, "nodes": 2**31}, multiNode={"engine": "leaderworkerset"})
+    ours = problem_set(values)
+    assert [p for p, _m, _h in ours] == ["parallelism.nodes"], ours
+    assert "leaderWorkerTemplate.size, an int32" in next(iter(ours))[1]
+    assert helm.problems(values) == ours

@@ -54,6 +54,29 @@ def test_same_name_twice_with_output_dir_is_a_usage_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_same_name_twice_on_stdout_is_the_same_usage_error_as_with_an_output_dir(tmp_path):
+    """Issue 20: on stdout two specs of one name printed the same objects twice, exit 0, where -o refused."""
+    for n in ("a", "b", "c"):
+        (tmp_path / f"{n}.yaml").write_text(dump(BASE))
+    (tmp_path / "other.yaml").write_text(dump(dict(BASE, name="other")))
+    to_stdout = run_kvgen("render", str(tmp_path))
+    to_dir = run_kvgen("render", str(tmp_path), "-o", str(tmp_path / "out"))
+    assert to_stdout.returncode == to_dir.returncode == 2, to_stdout.stderr
+    assert to_stdout.stdout == ""
+    sources = ", ".join(str(tmp_path / f"{n}.yaml") for n in ("a", "b", "c"))
+    said = f"several specs are named demo and would all be written to {{}} ({sources}); each needs its own name to get its own {{}}"
+    assert said.format("stdout", "objects") in to_stdout.stderr
+    assert said.format("demo.yaml", "file") in to_dir.stderr
+
+
+def test_same_name_in_two_namespaces_is_two_sets_of_objects(tmp_path):
+    (tmp_path / "a.yaml").write_text(dump(dict(BASE, namespace="one")))
+    (tmp_path / "b.yaml").write_text(dump(dict(BASE, namespace="two")))
+    result = run_kvgen("render", "-q", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert [d["metadata"]["namespace"] for d in YAML(typ="safe").load_all(result.stdout) if d["kind"] == "Deployment"] == ["one", "two"]
+
+
 def test_kube_version_option():
     ok = run_kvgen("render", "-q", "--kube-version", "1.29", str(EXAMPLE))
     assert ok.returncode == 0 and ok.stdout

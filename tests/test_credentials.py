@@ -138,3 +138,106 @@ def test_the_load_balancer_warning_is_printed(tmp_path):
     result = run_kvgen("render", str(f))
     assert result.returncode == 0
     assert f"kvgen: demo: warning: {LOAD_BALANCER_WARNING}" in result.stderr
+
+
+# ----------------------------------------------------------------------------- issue 20: tokens anywhere
+
+# made-up tokens of each well-known shape (none is a real credential)
+HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
+AWS_ID = "AKIA" + "ABCDEFGHIJKLMNOP"
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+GITHUB_PAT = "github_pat_" + "11ABCDEFG0123456789_" + "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ01"
+OPENAI = "sk-proj-" + "Abc123Def456Ghi789Jkl012Mno345Pqr678"
+SLACK = "xoxb-" + "123456789012-abcdefghij"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJrdmdlbiJ9.c2lnbmF0dXJl"
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB...\n-----END RSA PRIVATE KEY-----"
+
+
+def _env(name: str, value: str) -> dict:
+    return {"vllm": {"env": [{"name": name, "value": value}]}}
+
+
+# spec overrides -> the spec path of the one problem (None: no credential, the spec is accepted)
+ANYWHERE = {
+    # bare names and suffixes the name rules missed
+    "env PASSWORD": (_env("PASSWORD", "hunter2"), "vllm.env[0].value"),
+    "env TOKEN": (_env("TOKEN", "abc"), "vllm.env[0].value"),
+    "env API_KEY": (_env("API_KEY", "abc"), "vllm.env[0].value"),
+    "env *_PASSWD": (_env("DB_PASSWD", "abc"), "vllm.env[0].value"),
+    "env *_PWD": (_env("REDIS_PWD", "abc"), "vllm.env[0].value"),
+    "env AWS_ACCESS_KEY_ID": (_env("AWS_ACCESS_KEY_ID", "abc"), "vllm.env[0].value"),
+    # a token's shape under any name, in any field
+    "hf_ token under another name": (_env("MY_SETTING", HF), "vllm.env[0].value"),
+    "AWS key id in an env value": (_env("S3_CONFIG", f"id={AWS_ID}"), "vllm.env[0].value"),
+    "GitHub token in an arg": ({"vllm": {"extraArgs": [f"--served-model-name={GITHUB}"]}}, "vllm.extraArgs[0]"),
+    "GitHub fine-grained token": (_env("GIT_URL_AUTH", GITHUB_PAT), "vllm.env[0].value"),
+    "OpenAI key": (_env("LLM_BACKEND", OPENAI), "vllm.env[0].value"),
+    "Slack token in an annotation": ({"pod": {"annotations": {"example.com/notify": SLACK}}}, "pod.annotations.example.com/notify"),
+    "JWT in an annotation": ({"pod": {"annotations": {"example.com/auth": JWT}}}, "pod.annotations.example.com/auth"),
+    "AWS key id in a label": ({"pod": {"labels": {"owner": AWS_ID}}}, "pod.labels.owner"),
+    "hf_ token as a label key": ({"pod": {"labels": {HF: "x"}}}, f"pod.labels.{HF}"),
+    "private key in an env value": (_env("TLS_KEY", PEM), "vllm.env[0].value"),
+    "user:pass@ in an image": ({"images": {"vllm": {"repository": "robot:s3cret@registry.example.com/vllm/vllm-openai"}}}, "images.vllm.repository"),
+    "user:pass@ in a URL": (_env("HF_ENDPOINT", "https://user:s3cret@hf-mirror.example.com"), "vllm.env[0].value"),
+    # credentials inside JSON options
+    "--hf-overrides token": ({"vllm": {"extraArgs": ['--hf-overrides={"token": "abc"}']}}, "vllm.extraArgs[0]"),
+    "--model-loader-extra-config": ({"vllm": {"extraArgs": ["--model-loader-extra-config", '{"aws_secret_access_key": "abc", "bucket": "b"}']}}, "vllm.extraArgs[1]"),
+    # legitimate values
+    "model id": ({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}}, None),
+    "image digest": ({"images": {"vllm": {"digest": "sha256:" + "0123456789abcdef" * 4}}}, None),
+    "image with a registry port": ({"images": {"vllm": {"repository": "registry.example.com:5000/vllm/vllm-openai"}}}, None),
+    "hf_transfer": (_env("HF_HUB_ENABLE_HF_TRANSFER", "1"), None),
+    "a short sk- name": ({"vllm": {"extraArgs": ["--served-model-name", "sk-looks-like-a-key"]}}, None),
+    "$(NAME) in a JSON option": ({"vllm": {"extraArgs": ['--hf-overrides={"token": "$(HF_TOKEN)"}']}}, None),
+    "special tokens in a JSON option": ({"vllm": {"extraArgs": ['--hf-overrides={"pad_token": "<pad>", "eos_token": "</s>"}']}}, None),
+    "vault annotation": ({"pod": {"annotations": {"vault.hashicorp.com/agent-inject-token": "true"}}}, None),
+    "a base64 annotation": ({"pod": {"annotations": {"example.com/config": "eyJhIjogMX0="}}}, None),
+    "user@ without a password": (_env("HF_ENDPOINT", "https://mirror@hf.example.com"), None),
+    "PWD": (_env("PWD", "/srv"), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANYWHERE))
+def test_a_credential_anywhere_is_refused_by_kvgen_and_the_chart_alike(case):
+    overrides, path = ANYWHERE[case]
+    values = spec(**{k: {**spec().get(k, {}), **v} for k, v in overrides.items()})
+    if path is None:
+        compile_spec(values)  # accepted
+        assert helm.problems(values) == set()
+        return
+    from conftest import problem_set
+
+    ours = problem_set(values)
+    assert [p for p, _m, _h in ours] == [path], ours
+    (_p, message, hint), = ours
+    assert "credential" in message and "Secret" in (hint or "") + message
+    secrets = (HF, AWS_ID, GITHUB, GITHUB_PAT, OPENAI, SLACK, JWT, "hunter2", "s3cret")
+    assert not any(s in message or s in (hint or "") for s in secrets)  # never repeated
+    assert helm.problems(values) == ours
+
+
+def test_a_credential_in_an_annotation_is_refused_by_the_cli_at_its_line(tmp_path):
+    from conftest import run_kvgen
+
+    f = tmp_path / "s.yaml"
+    f.write_text(dump(spec(pod={"annotations": {"example.com/x": "ok", "example.com/auth": JWT}})))
+    result = run_kvgen("render", str(f))
+    assert result.returncode == 1 and result.stdout == ""
+    line = next(i + 1 for i, t in enumerate(f.read_text().splitlines()) if "example.com/auth" in t)
+    assert f"{f}:{line}:" in result.stderr and "pod.annotations.example.com/auth: holds a JSON Web Token" in result.stderr
+    assert JWT not in result.stderr
+
+
+def test_every_shape_finds_its_sample_and_the_project_files_hold_none():
+    """Each pattern of credentials.yaml matches its made-up token; no example spec, seed or golden
+    output (sha256 digests, the launcher's hash, base64-looking data kvgen writes) holds a shape."""
+    import re
+
+    shapes = catalog.load("credentials.yaml")["shapes"]
+    samples = [HF, AWS_ID, GITHUB, OPENAI, SLACK, JWT, PEM, "https://u:p@h", "u:p@registry.example.com/x"]
+    assert len(shapes) == len(samples)
+    for shape, sample in zip(shapes, samples, strict=True):
+        assert re.search(shape["pattern"], sample), shape["what"]
+    texts = [p.read_text() for d in ("examples", "golden") for p in sorted((ROOT / d).rglob("*.yaml"))]
+    for shape in shapes:
+        assert not any(re.search(shape["pattern"], line) for t in texts for line in t.splitlines()), shape["what"]

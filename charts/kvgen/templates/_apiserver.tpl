@@ -221,6 +221,9 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- if and (include "kvgen.isSet" (list $v.kvCacheOffloading "remote")) (kindIs "map" $v.kvCacheOffloading.remote) -}}
 {{- with $v.kvCacheOffloading.remote.passwordSecret -}}{{- include "kvgen.apiKeySelector" (list $s $A "kvCacheOffloading.remote.passwordSecret" . "Secret") -}}{{- end -}}
 {{- end -}}
+{{- if kindIs "map" $v.service -}}
+{{- with $v.service.apiKeySecret -}}{{- include "kvgen.apiKeySelector" (list $s $A "service.apiKeySecret" . "Secret") -}}{{- end -}}
+{{- end -}}
 {{- range $i, $e := default list $v.vllm.env -}}
 {{- if kindIs "map" $e.valueFrom -}}
 {{- $base := printf "vllm.env[%d].valueFrom" $i -}}
@@ -252,6 +255,9 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- end -}}
 {{- range $field := list "vllm" "lmcache" "vllmCpu" -}}
 {{- $img := default dict (index $images $field) -}}
+{{- if and (kindIs "string" $img.repository) (not (include "kvgen.apiFits" (list $A "imageRepository" $img.repository))) -}}
+{{- include "kvgen.problem" (list $s (printf "images.%s.repository" $field) (printf "'%s' is not %s; the kubelet refuses the image (InvalidImageName) and the pod never starts" $img.repository $A.formats.imageRepository.what) "write the repository alone, e.g. registry.example.com/vllm/vllm-openai; the tag and digest have their own fields") -}}
+{{- end -}}
 {{- if and (kindIs "string" $img.tag) (not (include "kvgen.apiFits" (list $A "imageTag" $img.tag))) -}}
 {{- include "kvgen.problem" (list $s (printf "images.%s.tag" $field) (printf "'%s' is not %s; the kubelet refuses the image (InvalidImageName) and the pod never starts" $img.tag $A.formats.imageTag.what) "") -}}
 {{- end -}}
@@ -284,6 +290,14 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- $nodes := float64 $v.parallelism.nodes -}}
 {{- if gt $nodes (addf (float64 $A.int32Max) 1.0) -}}
 {{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "%.0f nodes need a worker StatefulSet of %.0f replicas, more than its int32 replicas holds (at most %d)" $nodes (subf $nodes 1.0) (int64 $A.int32Max)) (printf "use at most %d nodes" (add1 (int64 $A.int32Max)))) -}}
+{{- end -}}
+{{- if and (gt $nodes 1.0) (eq $v.multiNode.engine "leaderworkerset") -}}
+{{- if gt (float64 $v.replicas) (float64 $A.lwsReplicasMax) -}}
+{{- include "kvgen.problem" (list $s "replicas" (printf "%.0f is above the LeaderWorkerSet's bound on replicas (at most %d, maximum in the LeaderWorkerSet CRD)" (float64 $v.replicas) (int64 $A.lwsReplicasMax)) (printf "use at most %d" (int64 $A.lwsReplicasMax))) -}}
+{{- end -}}
+{{- if gt $nodes (float64 $A.int32Max) -}}
+{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "%.0f nodes do not fit the LeaderWorkerSet's leaderWorkerTemplate.size, an int32 (at most %d)" $nodes (int64 $A.int32Max)) (printf "use at most %d nodes" (int64 $A.int32Max))) -}}
+{{- end -}}
 {{- end -}}
 {{- if gt $nodes 1.0 -}}
 {{- $room := sub (sub (int64 $A.formats.labelValue.maxLength) 1) (int64 $A.revisionHashMaxLength) -}}
@@ -335,6 +349,12 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "'%s' is not %s (ValidateAnnotations)" $k $A.formats.labelKeyName.what) "") -}}
 {{- end -}}
 {{- end -}}
+{{- $notesTotal := 0 -}}
+{{- range $k, $val := default dict $podv.annotations -}}{{- $notesTotal = add $notesTotal (len $k) (len (toString $val)) -}}{{- end -}}
+{{- $notesRoom := sub (int64 $A.totalAnnotationSizeLimit) (int64 $A.annotationsReserve) -}}
+{{- if gt (int64 $notesTotal) $notesRoom -}}
+{{- include "kvgen.problem" (list $s "pod.annotations" (printf "the annotations add up to %d bytes (keys and values); the API server refuses more than %d in all (ValidateAnnotationsSize), and kvgen keeps %d of them for its own annotations" (int64 $notesTotal) (int64 $A.totalAnnotationSizeLimit) (int64 $A.annotationsReserve)) (printf "keep pod.annotations at most %d bytes; put large data in a ConfigMap" $notesRoom)) -}}
+{{- end -}}
 {{- range $i, $ref := default list $podv.imagePullSecrets -}}
 {{- if and (kindIs "string" $ref.name) $ref.name (not (include "kvgen.apiFits" (list $A "dns1123Subdomain" $ref.name))) -}}
 {{- include "kvgen.problem" (list $s (printf "pod.imagePullSecrets[%d].name" $i) (printf "'%s' is not %s; no Secret can have this name (ValidateSecretName)" $ref.name $A.formats.dns1123Subdomain.what) "") -}}
@@ -375,6 +395,11 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- $reserved := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.reserved -}}
 {{- $names := list -}}
 {{- range $i, $vol := default list (default dict $v.pod).volumes -}}
+{{- $sources := list -}}
+{{- range $src := $A.volumeSources -}}{{- if include "kvgen.isSet" (list $vol $src) -}}{{- $sources = append $sources $src -}}{{- end -}}{{- end -}}
+{{- if ne (len $sources) 1 -}}
+{{- include "kvgen.problem" (list $s (printf "pod.volumes[%d]" $i) (ternary (printf "may not specify more than 1 volume type (%s; validateVolumeSource)" (join ", " $sources)) "must specify a volume type (validateVolumeSource)" (gt (len $sources) 1)) "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir") -}}
+{{- end -}}
 {{- if kindIs "string" $vol.name -}}
 {{- $p := printf "pod.volumes[%d].name" $i -}}
 {{- $ours := has $vol.name $reserved.volumes -}}

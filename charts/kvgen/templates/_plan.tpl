@@ -12,11 +12,12 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- range $key := list "model" "instance" -}}
 {{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
 {{- end -}}
-{{- if and (hasKey $s.V "model") (hasKey $s.V "instance") -}}
+{{/* literal credentials first: kvgen reports them with the spec's schema problems, before planning */}}
+{{- include "kvgen.checkCredentials" $s -}}
+{{- if and (hasKey $s.V "model") (hasKey $s.V "instance") (not $s.errs) -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
-{{- include "kvgen.checkCredentials" $s -}}
 {{- include "kvgen.checkRemote" $s -}}
 {{- end -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}

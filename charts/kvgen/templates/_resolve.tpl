@@ -230,6 +230,52 @@ reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
 {{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "the value of %s is a credential: a literal value would be committed with the spec" $pending) (include "kvgen.credentialHint" (index $c.flags $pending))) -}}
 {{- end -}}
 {{- end -}}
+{{- $taken := list -}}
+{{- range $e := $s.errs -}}{{- $taken = append $taken $e.path -}}{{- end -}}
+{{- include "kvgen.credentialScan" (list $s $c (dict "taken" $taken) "" $s.V) -}}
+{{- end -}}
+
+{{/* kvgen.credentialScan: every string of the values (map keys at the key's path, and values),
+     searched for a credential (kvgen/credentials.py _anywhere). Usage: (list $s $c $st PATH NODE) */}}
+{{- define "kvgen.credentialScan" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $st := index . 2 -}}{{- $path := index . 3 -}}{{- $node := index . 4 -}}
+{{- if kindIs "map" $node -}}
+{{- range $k, $v := $node -}}
+{{- $at := ternary $k (printf "%s.%s" $path $k) (eq $path "") -}}
+{{- include "kvgen.credentialString" (list $s $c $st $at $k) -}}
+{{- include "kvgen.credentialScan" (list $s $c $st $at $v) -}}
+{{- end -}}
+{{- else if kindIs "slice" $node -}}
+{{- range $i, $v := $node -}}{{- include "kvgen.credentialScan" (list $s $c $st (printf "%s[%d]" $path $i) $v) -}}{{- end -}}
+{{- else if kindIs "string" $node -}}
+{{- include "kvgen.credentialString" (list $s $c $st $path $node) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.credentialString: a well-known token shape in one string, else a JSON key carrying a
+     credential (kvgen/credentials.py _in_string); never repeats the value. */}}
+{{- define "kvgen.credentialString" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $st := index . 2 -}}{{- $path := index . 3 -}}{{- $text := index . 4 -}}
+{{- if not (or (has $path $st.taken) (has $path $c.ownCheck) (regexMatch $c.reference $text)) -}}
+{{- $found := false -}}
+{{- range $shape := $c.shapes -}}
+{{- if and (not $found) (regexMatch $shape.pattern $text) -}}
+{{- $found = true -}}
+{{- include "kvgen.problem" (list $s $path (printf "holds %s: a literal credential would be committed with the spec" $shape.what) $shape.hint) -}}
+{{- end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- range $pair := regexFindAll $c.jsonPair $text -1 -}}
+{{- $key := regexReplaceAll $c.jsonPair $pair "${1}" -}}
+{{- $value := regexReplaceAll $c.jsonPair $pair "${2}" -}}
+{{- if and (not $found) $value (has (lower $key | replace "-" "_") $c.jsonKeys) (not (regexMatch $c.reference $value)) -}}
+{{- $found = true -}}
+{{- include "kvgen.problem" (list $s $path (printf "the JSON key \"%s\" carries a credential: a literal value would be committed with the spec" $key) (printf "%s, then write the value as $(NAME) of that env var (Kubernetes expands it in args)" (include "kvgen.credentialHint" "valueFrom.secretKeyRef"))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $found -}}{{- $_ := set $st "taken" (append $st.taken $path) -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "kvgen.credentialHint" -}}
