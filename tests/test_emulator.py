@@ -39,7 +39,7 @@ load = YAML(typ="safe", pure=True).load
 REQUIRE_ENV = "KVGEN_REQUIRE_EMULATOR"
 VALKEY_HOST = "valkey.kv-cache.svc.cluster.local"  # examples/shared-valkey-tier.yaml's server
 SECRETS = {("valkey-auth", "password"): "emulated-valkey-pw-1"}
-OLD_LAUNCHER = ROOT / "tests" / "emulator" / "data" / "lmcache_launcher-ab41999.py"
+LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
 
 emulator = pytest.mark.emulator
 
@@ -206,22 +206,34 @@ def test_every_example_starts_from_the_chart(example, cluster, request):
     assert_runs(group, compiled[0])
 
 
+def known_bad_launcher() -> str:
+    """Today's launcher with the bug that shipped in ab41999 put back: the server command given to
+    os.execv as written, so a bare `lmcache` is looked for in the working directory, not on PATH."""
+    text = LAUNCHER.read_text()
+    good = 'found = shutil.which(command, path=os.environ.get("PATH", os.defpath))'
+    assert text.count(good) == 1, "the launcher no longer resolves the server this way: update this test"
+    return text.replace(good, "found = command if os.access(command, os.X_OK) or '/' not in command else None")
+
+
 @emulator
-def test_the_launcher_that_shipped_is_caught(cluster):
+def test_a_launcher_that_execs_without_a_path_search_is_caught(cluster):
     """ab41999's launcher exec'd `lmcache` with os.execv, which does not search PATH: in the image
-    (WORKDIR /vllm-workspace) the sidecar exits 2 and vLLM never starts. The emulator must see it."""
+    (WORKDIR /vllm-workspace, which holds no engine) the sidecar exits 2, crash-loops, and vLLM
+    never starts. Every lmcache-sidecar example rendered then failed this tier; this keeps it caught."""
     example = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
     (compiled,) = _compile(example)
     objects = _objects(compiled.yaml)
-    for obj in objects:
-        if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].endswith("lmcache-launcher"):
-            (key,) = obj["data"]
-            obj["data"][key] = OLD_LAUNCHER.read_text()
+    (cm,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("lmcache-launcher")]
+    (key,) = cm["data"]
+    cm["data"][key] = known_bad_launcher()
     group = _start(cluster, objects, compiled, timeout=40)
     assert not group.ready
     (pod,) = group.pods
-    assert "cannot start lmcache: No such file or directory" in pod.log("lmcache-mp-server"), group.describe()
+    log = pod.log("lmcache-mp-server")
+    assert "cannot start lmcache" in log and "No such file or directory" in log, group.describe()
     assert not any(e.get("container") == "vllm" and e["event"] == "started" for e in pod.events)
+    restarts = [e for e in pod.events if e["event"] == "started" and e.get("container") == "lmcache-mp-server"]
+    assert len(restarts) > 1  # restarted, as a crash-looping sidecar is
 
 
 def _sample_specs():
