@@ -530,15 +530,6 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
                 f"use at most {INT32_MAX}",
             )
         )
-    if spec.parallelism.nodes - 1 > INT32_MAX:
-        problems.append(
-            Problem(
-                ("parallelism", "nodes"),
-                f"{spec.parallelism.nodes} nodes need a worker StatefulSet of "
-                f"{spec.parallelism.nodes - 1} replicas, more than its int32 replicas holds (at most {INT32_MAX})",
-                f"use at most {INT32_MAX + 1} nodes",
-            )
-        )
     if spec.multi_node.engine == "leaderworkerset" and spec.parallelism.nodes > 1:
         if spec.replicas > LWS_REPLICAS_MAX:
             problems.append(
@@ -547,15 +538,6 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
                     f"{spec.replicas} is above the LeaderWorkerSet's bound on replicas (at most {LWS_REPLICAS_MAX}, "
                     "maximum in the LeaderWorkerSet CRD)",
                     f"use at most {LWS_REPLICAS_MAX}",
-                )
-            )
-        if spec.parallelism.nodes > INT32_MAX:
-            problems.append(
-                Problem(
-                    ("parallelism", "nodes"),
-                    f"{spec.parallelism.nodes} nodes do not fit the LeaderWorkerSet's leaderWorkerTemplate.size, "
-                    f"an int32 (at most {INT32_MAX})",
-                    f"use at most {INT32_MAX} nodes",
                 )
             )
     room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX

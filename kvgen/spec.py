@@ -246,7 +246,10 @@ class Parallelism(Model):
     nodes: int = Field(
         1,
         ge=1,
-        description="Nodes one server spans; more than 1 renders two StatefulSets or a LeaderWorkerSet (multiNode.engine).",
+        le=1024,
+        description="Nodes one server spans; more than 1 renders two StatefulSets or a LeaderWorkerSet (multiNode.engine). "
+        "At most 1024: every rank's --kv-transfer-config names one LMCache server per node, and the workload "
+        "object must stay within the API server's 1.5 MiB (etcd) request limit.",
     )
 
 

@@ -288,15 +288,9 @@ files/apiserver.yaml. Sizes are compared as floats (never as int64, which overfl
 {{- include "kvgen.problem" (list $s "replicas" (printf "%.0f does not fit the Deployment's replicas, an int32 (at most %d)" (float64 $v.replicas) (int64 $A.int32Max)) (printf "use at most %d" (int64 $A.int32Max))) -}}
 {{- end -}}
 {{- $nodes := float64 $v.parallelism.nodes -}}
-{{- if gt $nodes (addf (float64 $A.int32Max) 1.0) -}}
-{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "%.0f nodes need a worker StatefulSet of %.0f replicas, more than its int32 replicas holds (at most %d)" $nodes (subf $nodes 1.0) (int64 $A.int32Max)) (printf "use at most %d nodes" (add1 (int64 $A.int32Max)))) -}}
-{{- end -}}
 {{- if and (gt $nodes 1.0) (eq $v.multiNode.engine "leaderworkerset") -}}
 {{- if gt (float64 $v.replicas) (float64 $A.lwsReplicasMax) -}}
 {{- include "kvgen.problem" (list $s "replicas" (printf "%.0f is above the LeaderWorkerSet's bound on replicas (at most %d, maximum in the LeaderWorkerSet CRD)" (float64 $v.replicas) (int64 $A.lwsReplicasMax)) (printf "use at most %d" (int64 $A.lwsReplicasMax))) -}}
-{{- end -}}
-{{- if gt $nodes (float64 $A.int32Max) -}}
-{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "%.0f nodes do not fit the LeaderWorkerSet's leaderWorkerTemplate.size, an int32 (at most %d)" $nodes (int64 $A.int32Max)) (printf "use at most %d nodes" (int64 $A.int32Max))) -}}
 {{- end -}}
 {{- end -}}
 {{- if gt $nodes 1.0 -}}
