@@ -271,6 +271,23 @@ class _Constructor(RoundTripConstructor):
             return Misfit(name, f"a YAML {_shown(name)} {kind} is not supported here")
         return super().construct_non_recursive_object(node, tag)
 
+    def construct_mapping(self, node: Any, maptyp: Any, deep: bool = False) -> Any:
+        """A merge key's value must be a plain mapping or a list of them before ruamel merges it
+        (``!!merge vllm: !!int {...}`` would hand it a Misfit to merge, fuzzed)."""
+        for key_node, value_node in node.value:
+            if str(key_node.tag) != _YAML_TAG + "merge":
+                continue
+            parts = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            for part in parts:
+                if not isinstance(part, MappingNode) or str(part.tag) != _YAML_TAG + "map":
+                    raise ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"a merge key (<<) takes a mapping or a list of mappings, not a {_shown(str(part.tag))} value",
+                        part.start_mark,
+                    )
+        return super().construct_mapping(node, maptyp, deep)
+
     def construct_yaml_int(self, node: Any) -> Any:
         text = str(node.value)
         if len(text.replace("_", "")) > _MAX_INT_TEXT:

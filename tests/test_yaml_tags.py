@@ -88,6 +88,16 @@ def test_a_tagged_key_that_does_not_fit_is_a_problem(tmp_path):
     assert f"{f}:{line_of(text, '!!int x')}:3: parallelism.x: 'x' is tagged !!int" in result.stderr
 
 
+@pytest.mark.parametrize("merged", ["!!int\n    a: 1", "!!set\n    ? a", "[1, 2]", "!!str x"])
+def test_a_merge_key_of_something_else_than_mappings_is_a_problem(tmp_path, merged):
+    """``!!merge vllm: !!int {...}`` handed ruamel's merge a value kvgen had set aside (fuzzed: exit 4)."""
+    text = NATIVE + f"extra:\n  !!merge key: {merged}\n"
+    f, result = render(tmp_path, text)
+    assert result.exit_code == 1, result.output
+    assert f"{f}:{line_of(text, '!!merge key')}:" in result.stderr
+    assert "a merge key (<<) takes a mapping or a list of mappings" in result.stderr
+
+
 def test_a_problem_under_an_omap_has_a_location(tmp_path):
     """ruamel records no position for an !!omap's keys (None): the locator crashed on it."""
     text = replace_once(NATIVE, "parallelism:\n  tensor: 2\n", "parallelism: !!omap\n  - tensor: x\n")
