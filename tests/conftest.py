@@ -59,8 +59,11 @@ def spec(**overrides: Any) -> dict[str, Any]:
 def dump(data: Any) -> str:
     import io
 
+    from kvgen.plain_tags import for_yaml11_readers
+
     y = YAML(typ="safe", pure=True)
     y.default_flow_style = False
+    for_yaml11_readers(y)  # "yes", "y", "on" quoted: kvgen refuses them plain, as Helm does (YAML 1.1)
     buf = io.StringIO()
     y.dump(data, buf)
     return buf.getvalue()
@@ -144,3 +147,17 @@ def problem_set(data: dict[str, Any], version: str = "1.33") -> set[tuple[str, s
     except SpecError as err:
         return {(format_path(p.path), p.message, p.hint) for p in err.problems}
     return set()
+
+
+def distinct_names(paths: list[Path]) -> list[Path]:
+    """The specs among paths whose names no earlier one has: render refuses same-named specs together."""
+    from kvgen.compiler import compile_text
+
+    seen: set[str] = set()
+    out = []
+    for p in paths:
+        names = {c.spec.object_name for c in compile_text(p.read_text(), str(p), kube_version_of(p))}
+        if not names & seen:
+            seen |= names
+            out.append(p)
+    return out

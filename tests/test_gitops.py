@@ -10,7 +10,7 @@ import shutil
 import pytest
 from ruamel.yaml import YAML
 
-from conftest import DEFAULT_KUBE, GOLDEN, ROOT, kube_version_of, run_kvgen
+from conftest import DEFAULT_KUBE, GOLDEN, ROOT, distinct_names, kube_version_of, run_kvgen
 from kvgen.cli import EXIT_STALE, _Progress
 
 EXAMPLES = ROOT / "examples"
@@ -161,7 +161,7 @@ def test_progress_bar_only_on_a_terminal_and_for_many_specs():
 
 
 def test_no_progress_output_when_stderr_is_not_a_terminal():
-    many = [p for p in sorted(EXAMPLES.glob("*.yaml")) if kube_version_of(p) == DEFAULT_KUBE]
+    many = distinct_names([p for p in sorted(EXAMPLES.glob("*.yaml")) if kube_version_of(p) == DEFAULT_KUBE])
     result = run_kvgen("render", "-q", *map(str, many))
     assert result.returncode == 0 and result.stderr == ""
 
