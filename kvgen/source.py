@@ -271,7 +271,7 @@ class _Constructor(RoundTripConstructor):
             return Misfit(name, f"a YAML {_shown(name)} {kind} is not supported here")
         return super().construct_non_recursive_object(node, tag)
 
-    def construct_mapping(self, node: Any, maptyp: Any, deep: bool = False) -> Any:
+    def construct_mapping(self, node: Any, maptyp: Any, deep: bool = False) -> Any:  # type: ignore[override]  # ruamel's round-trip signature
         """A merge key's value must be a plain mapping or a list of them before ruamel merges it
         (``!!merge vllm: !!int {...}`` would hand it a Misfit to merge, fuzzed)."""
         for key_node, value_node in node.value:
