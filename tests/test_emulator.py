@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -128,6 +129,7 @@ def emu_run_dir():
     yield run_dir
     daemon.terminate()
     daemon.wait(timeout=10)
+    shutil.rmtree(run_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +138,7 @@ def cluster(emu_run_dir):
     c = Cluster(work, emu_run_dir)
     yield c
     c.close()
+    shutil.rmtree(work, ignore_errors=True)  # the pods' directories (their mounts died with their namespaces)
 
 
 @pytest.fixture(scope="session")
