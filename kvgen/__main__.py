@@ -1,3 +1,3 @@
-from kvgen.launch import main
+from kvgen.app.launch import main
 
 main()

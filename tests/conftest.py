@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from kvgen.compiler import Compiled, compile_text
+from kvgen.app.compiler import Compiled, compile_text
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GOLDEN = ROOT / "golden"
-DEFAULT_KUBE = "1.33"  # kvgen's --kube-version default (kvgen.kube.DEFAULT_VERSION)
+DEFAULT_KUBE = "1.33"  # kvgen's --kube-version default (kvgen.data.kube.DEFAULT_VERSION)
 _KUBE_HEADER = re.compile(r"^# kube-version: (\d+\.\d+)$", re.M)
 
 
@@ -27,7 +27,7 @@ def validate_strictly(obj: dict[str, Any], version: str) -> None:
     ScaledObject, ...), which it has no schema for, against kvgen's vendored CRD schema."""
     import kubernetes_validate
 
-    from kvgen import kube
+    from kvgen.data import kube
 
     if kube.crd_file(obj["kind"], obj["apiVersion"]) is not None:
         errors = kube.validate_object(obj, version.rsplit(".", 1)[0] if version.count(".") == 2 else version)
@@ -41,6 +41,7 @@ def kube_version_of(example: Path) -> str:
     (scripts/regenerate reads the same line), else kvgen's default."""
     m = _KUBE_HEADER.search(example.read_text(encoding="utf-8"))
     return m[1] if m else DEFAULT_KUBE
+
 
 BASE: dict[str, Any] = {
     "name": "demo",
@@ -59,7 +60,7 @@ def spec(**overrides: Any) -> dict[str, Any]:
 def dump(data: Any) -> str:
     import io
 
-    from kvgen.plain_tags import for_yaml11_readers
+    from kvgen.core.plain_tags import for_yaml11_readers
 
     y = YAML(typ="safe", pure=True)
     y.default_flow_style = False
@@ -97,12 +98,18 @@ def kv_transfer_config(compiled: Compiled) -> dict[str, Any] | None:
     return None
 
 
-def run_kvgen(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_kvgen(
+    *args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess: exit codes, stdout and stderr as a user sees them."""
     import os
 
     return subprocess.run(
-        [sys.executable, "-m", "kvgen", *args], input=input, capture_output=True, text=True, cwd=cwd or ROOT,
+        [sys.executable, "-m", "kvgen", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
         env={**os.environ, **(env or {})},
     )
 
@@ -115,9 +122,9 @@ def example(request) -> Path:
 def text_problems(text: str, version: str = "1.33", instance: str | None = None) -> set[tuple[str, str]]:
     """Every problem kvgen finds in one input (native, KAITO or KServe), as (spec path, message):
     what a test of a spec with several problems compares, rather than fragments of the output."""
-    from kvgen.compiler import InputErrors, compile_inputs
-    from kvgen.dialects import Options
-    from kvgen.errors import format_path
+    from kvgen.app.compiler import InputErrors, compile_inputs
+    from kvgen.core.errors import format_path
+    from kvgen.input.dialects import Options
 
     try:
         compile_inputs([("spec.yaml", text)], version, Options(instance))
@@ -140,7 +147,7 @@ def assert_refused_at_once(tmp_path: Path, text: str, expected: set[tuple[str, s
 def problem_set(data: dict[str, Any], version: str = "1.33") -> set[tuple[str, str, str | None]]:
     """The problems kvgen finds in a native spec, as (path, message, hint): what the chart's
     problems are compared with (tests/helm.py problems)."""
-    from kvgen.errors import SpecError, format_path
+    from kvgen.core.errors import SpecError, format_path
 
     try:
         compile_spec(data, version)
@@ -151,7 +158,7 @@ def problem_set(data: dict[str, Any], version: str = "1.33") -> set[tuple[str, s
 
 def distinct_names(paths: list[Path]) -> list[Path]:
     """The specs among paths whose names no earlier one has: render refuses same-named specs together."""
-    from kvgen.compiler import compile_text
+    from kvgen.app.compiler import compile_text
 
     seen: set[str] = set()
     out = []

@@ -22,13 +22,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import lmcache_dist
+import pytest
 from conftest import BASE, EXAMPLES, ROOT, dump, kube_version_of
-from kvgen import catalog, connector, contract, quantity
-from kvgen.compiler import Compiled, compile_text
-from kvgen.errors import Problem
+
+from kvgen.app.compiler import Compiled, compile_text
+from kvgen.core import quantity
+from kvgen.core.errors import Problem
+from kvgen.data import catalog, connector, contract
 
 CONTRACT_DIR = ROOT / "tests" / "contract"  # the live tier's runner and the capture module
 LIVE_CHECK = CONTRACT_DIR / "live_check.py"
@@ -55,8 +56,11 @@ EXTRA_SPECS: dict[str, dict[str, Any]] = {
     "lmcache-pvc-ref-tier": {
         **copy.deepcopy(BASE),
         "name": "lmcache-pvc-ref",
-        "kvCacheOffloading": {"backend": "lmcache", "cpuMemoryUtilization": 0.5,
-                              "secondary": [{"fileSystem": {"pvc": {"ref": {"name": "shared-cephfs-pvc", "path": "kv/"}}}}]},
+        "kvCacheOffloading": {
+            "backend": "lmcache",
+            "cpuMemoryUtilization": 0.5,
+            "secondary": [{"fileSystem": {"pvc": {"ref": {"name": "shared-cephfs-pvc", "path": "kv/"}}}}],
+        },
     },
     # gpuAccess in-container on a multi-node server: every rank's launcher line, workers headless
     "lmcache-in-container-multi-node": {
@@ -72,17 +76,30 @@ EXTRA_SPECS: dict[str, dict[str, Any]] = {
     "lmcache-remote-capacity-in-container": {
         **copy.deepcopy(BASE),
         "name": "lmcache-remote-capacity",
-        "kvCacheOffloading": {"backend": "lmcache", "cpuMemoryUtilization": 0.5, "lmcache": {"gpuAccess": "in-container"},
-                              "secondary": [{"fileSystem": {"emptyDir": {"size": "50Gi"}}}],
-                              "remote": {"url": "valkey://10.0.0.7:6380", "capacity": "200Gi",
-                                         "passwordSecret": {"name": "valkey", "key": "password"}}},
+        "kvCacheOffloading": {
+            "backend": "lmcache",
+            "cpuMemoryUtilization": 0.5,
+            "lmcache": {"gpuAccess": "in-container"},
+            "secondary": [{"fileSystem": {"emptyDir": {"size": "50Gi"}}}],
+            "remote": {
+                "url": "valkey://10.0.0.7:6380",
+                "capacity": "200Gi",
+                "passwordSecret": {"name": "valkey", "key": "password"},
+            },
+        },
     },
     "lmcache-two-tiers-arc": {
         **copy.deepcopy(BASE),
         "name": "lmcache-two-tiers",
-        "kvCacheOffloading": {"backend": "lmcache", "cpu": "16Gi", "evictionPolicy": "arc",
-                              "secondary": [{"fileSystem": {"emptyDir": {"size": "512Mi"}}},
-                                            {"fileSystem": {"emptyDir": {"size": "50Gi"}}}]},
+        "kvCacheOffloading": {
+            "backend": "lmcache",
+            "cpu": "16Gi",
+            "evictionPolicy": "arc",
+            "secondary": [
+                {"fileSystem": {"emptyDir": {"size": "512Mi"}}},
+                {"fileSystem": {"emptyDir": {"size": "50Gi"}}},
+            ],
+        },
     },
 }
 
@@ -107,10 +124,16 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
     ConfigMap, run in dry-run mode on a fake node whose host RAM is the instance's and whose
     cgroup limit is the memory limit of the container it runs in (the sidecar, or the vLLM
     container with gpuAccess in-container)."""
-    (pod,) = [t["spec"] for o in compiled.objects for name, t, _env in contract.pod_templates(o) if name == line.workload]
+    (pod,) = [
+        t["spec"] for o in compiled.objects for name, t, _env in contract.pod_templates(o) if name == line.workload
+    ]
     (runs_in,) = [c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == line.container]
-    (volume,) = [v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in runs_in["volumeMounts"])]
-    (cm,) = [o for o in compiled.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]]
+    (volume,) = [
+        v for v in pod["volumes"] if "configMap" in v and any(m["name"] == v["name"] for m in runs_in["volumeMounts"])
+    ]
+    (cm,) = [
+        o for o in compiled.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]
+    ]
     script = cm["data"][connector.wiring()["launcher"]["file"]]
     limit = quantity.to_bytes(runs_in["resources"]["limits"]["memory"])
     with tempfile.TemporaryDirectory(prefix="kvgen-node-") as tmp:
@@ -124,9 +147,18 @@ def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[s
         # the image's LMCache: the pinned version (the runtime image carries it)
         site = lmcache_dist.install(root / "site-packages", catalog.runtime()["lmcache"]["version"])
         result = subprocess.run(
-            [sys.executable, str(root / connector.wiring()["launcher"]["file"]), f"--proc-root={root}", "--dry-run",
-             *line.launcher_args, "--", *line.argv],
-            capture_output=True, text=True, env=lmcache_dist.env(site),
+            [
+                sys.executable,
+                str(root / connector.wiring()["launcher"]["file"]),
+                f"--proc-root={root}",
+                "--dry-run",
+                *line.launcher_args,
+                "--",
+                *line.argv,
+            ],
+            capture_output=True,
+            text=True,
+            env=lmcache_dist.env(site),
         )
     if result.returncode != 0:
         raise LauncherRefused(f"{line.id}: the launcher would not start the server: {result.stderr.strip()}")
@@ -161,7 +193,7 @@ def kv_config(argv: tuple[str, ...] | list[str]) -> dict[str, Any] | None:
 class Broken:
     """A deliberately broken command line and what each tier must say about it.
 
-    ``snapshot``: the exact set of problem categories kvgen.contract reports.
+    ``snapshot``: the exact set of problem categories kvgen.data.contract reports.
     ``stage`` / ``error``: where the real runtime rejects it (live_check.py's stage) and a
     substring of its message. ``stage=None`` marks a line the runtime accepts silently: only
     the snapshot check catches it (the reason that tier is stricter).
@@ -262,88 +294,291 @@ def broken() -> tuple[Broken, ...]:
     multi = _base("vllm", _multi_line)
     return (
         # --- vLLM flags
-        Broken("vllm-swap-space", "vllm", (*mp, "--swap-space=4"), frozenset({c.UNKNOWN_FLAG}),
-               "parse", "unrecognized arguments: --swap-space=4"),
-        Broken("vllm-bad-choice", "vllm", (*mp, "--dtype=float7"), frozenset({c.BAD_CHOICE}),
-               "parse", "invalid choice: 'float7'"),
-        Broken("vllm-bad-int", "vllm", _replace(mp, "--tensor-parallel-size", "two"), frozenset({c.BAD_VALUE}),
-               "parse", "invalid int value: 'two'"),
-        Broken("vllm-missing-value", "vllm", (*mp, "--max-model-len"), frozenset({c.MISSING_VALUE}),
-               "parse", "expected one argument"),
-        Broken("vllm-switch-with-value", "vllm", (*mp, "--enable-prefix-caching=yes"), frozenset({c.UNEXPECTED_VALUE}),
-               "parse", "ignored explicit argument 'yes'"),
+        Broken(
+            "vllm-swap-space",
+            "vllm",
+            (*mp, "--swap-space=4"),
+            frozenset({c.UNKNOWN_FLAG}),
+            "parse",
+            "unrecognized arguments: --swap-space=4",
+        ),
+        Broken(
+            "vllm-bad-choice",
+            "vllm",
+            (*mp, "--dtype=float7"),
+            frozenset({c.BAD_CHOICE}),
+            "parse",
+            "invalid choice: 'float7'",
+        ),
+        Broken(
+            "vllm-bad-int",
+            "vllm",
+            _replace(mp, "--tensor-parallel-size", "two"),
+            frozenset({c.BAD_VALUE}),
+            "parse",
+            "invalid int value: 'two'",
+        ),
+        Broken(
+            "vllm-missing-value",
+            "vllm",
+            (*mp, "--max-model-len"),
+            frozenset({c.MISSING_VALUE}),
+            "parse",
+            "expected one argument",
+        ),
+        Broken(
+            "vllm-switch-with-value",
+            "vllm",
+            (*mp, "--enable-prefix-caching=yes"),
+            frozenset({c.UNEXPECTED_VALUE}),
+            "parse",
+            "ignored explicit argument 'yes'",
+        ),
         # --- --kv-transfer-config
-        Broken("kv-buffer-size", "vllm", _with_kv(mp, lambda kv: kv.update(kv_buffer_size=1_000_000_000)),
-               frozenset({c.UNKNOWN_KV_TRANSFER_KEY}), "parse", "kv_buffer_size"),
-        Broken("kv-role-missing", "vllm", _with_kv(mp, lambda kv: kv.pop("kv_role")),
-               frozenset({c.MISSING_KV_TRANSFER_KEY}), "parse", "Please specify kv_role"),
-        Broken("kv-role-bad-choice", "vllm", _with_kv(mp, lambda kv: kv.update(kv_role="sideways")),
-               frozenset({c.BAD_CHOICE}), "parse", "kv_role"),
-        Broken("unregistered-connector", "vllm", _with_kv(mp, lambda kv: kv.update(kv_connector="SharedStorageConnector")),
-               frozenset({c.UNREGISTERED_CONNECTOR}), "connector_registry", "SharedStorageConnector"),
+        Broken(
+            "kv-buffer-size",
+            "vllm",
+            _with_kv(mp, lambda kv: kv.update(kv_buffer_size=1_000_000_000)),
+            frozenset({c.UNKNOWN_KV_TRANSFER_KEY}),
+            "parse",
+            "kv_buffer_size",
+        ),
+        Broken(
+            "kv-role-missing",
+            "vllm",
+            _with_kv(mp, lambda kv: kv.pop("kv_role")),
+            frozenset({c.MISSING_KV_TRANSFER_KEY}),
+            "parse",
+            "Please specify kv_role",
+        ),
+        Broken(
+            "kv-role-bad-choice",
+            "vllm",
+            _with_kv(mp, lambda kv: kv.update(kv_role="sideways")),
+            frozenset({c.BAD_CHOICE}),
+            "parse",
+            "kv_role",
+        ),
+        Broken(
+            "unregistered-connector",
+            "vllm",
+            _with_kv(mp, lambda kv: kv.update(kv_connector="SharedStorageConnector")),
+            frozenset({c.UNREGISTERED_CONNECTOR}),
+            "connector_registry",
+            "SharedStorageConnector",
+        ),
         # --- OffloadingConnector extra config
-        Broken("offloading-unknown-spec", "vllm", _with_kv(tiering, _extra(lambda e: e.update(spec_name="DiskOffloadingSpec"))),
-               frozenset({c.UNKNOWN_SPEC}), "connector_config", "Unsupported spec type: DiskOffloadingSpec"),
-        Broken("offloading-unknown-eviction-policy", "vllm", _with_kv(tiering, _extra(lambda e: e.update(eviction_policy="fifo"))),
-               frozenset({c.UNKNOWN_EVICTION_POLICY}), "connector_config", "Unknown cache policy: 'fifo'"),
-        Broken("offloading-unknown-tier-type", "vllm", _with_kv(tiering, _tier0(lambda t: t.update(type="disk"))),
-               frozenset({c.UNKNOWN_TIER_TYPE}), "connector_config", "Unknown secondary tier type: 'disk'"),
-        Broken("offloading-unknown-fs-key", "vllm", _with_kv(tiering, _tier0(lambda t: t.update(size="100Gi"))),
-               frozenset({c.UNKNOWN_TIER_KEY}), "connector_config", "unexpected keyword argument 'size'"),
-        Broken("offloading-fs-missing-root-dir", "vllm", _with_kv(tiering, _tier0(lambda t: t.pop("root_dir"))),
-               frozenset({c.MISSING_TIER_KEY}), "connector_config", "missing a required argument: 'root_dir'"),
-        Broken("offloading-fs-bad-locality", "vllm", _with_kv(tiering, _tier0(lambda t: t.update(locality="NEAR"))),
-               frozenset({c.BAD_CHOICE}), None),  # Locality('NEAR') fails only when the tier is built
+        Broken(
+            "offloading-unknown-spec",
+            "vllm",
+            _with_kv(tiering, _extra(lambda e: e.update(spec_name="DiskOffloadingSpec"))),
+            frozenset({c.UNKNOWN_SPEC}),
+            "connector_config",
+            "Unsupported spec type: DiskOffloadingSpec",
+        ),
+        Broken(
+            "offloading-unknown-eviction-policy",
+            "vllm",
+            _with_kv(tiering, _extra(lambda e: e.update(eviction_policy="fifo"))),
+            frozenset({c.UNKNOWN_EVICTION_POLICY}),
+            "connector_config",
+            "Unknown cache policy: 'fifo'",
+        ),
+        Broken(
+            "offloading-unknown-tier-type",
+            "vllm",
+            _with_kv(tiering, _tier0(lambda t: t.update(type="disk"))),
+            frozenset({c.UNKNOWN_TIER_TYPE}),
+            "connector_config",
+            "Unknown secondary tier type: 'disk'",
+        ),
+        Broken(
+            "offloading-unknown-fs-key",
+            "vllm",
+            _with_kv(tiering, _tier0(lambda t: t.update(size="100Gi"))),
+            frozenset({c.UNKNOWN_TIER_KEY}),
+            "connector_config",
+            "unexpected keyword argument 'size'",
+        ),
+        Broken(
+            "offloading-fs-missing-root-dir",
+            "vllm",
+            _with_kv(tiering, _tier0(lambda t: t.pop("root_dir"))),
+            frozenset({c.MISSING_TIER_KEY}),
+            "connector_config",
+            "missing a required argument: 'root_dir'",
+        ),
+        Broken(
+            "offloading-fs-bad-locality",
+            "vllm",
+            _with_kv(tiering, _tier0(lambda t: t.update(locality="NEAR"))),
+            frozenset({c.BAD_CHOICE}),
+            None,
+        ),  # Locality('NEAR') fails only when the tier is built
         # --- MultiConnector (prefill/decode with the native backend): each child is a KVTransferConfig
-        Broken("multi-child-unknown-key", "vllm", _with_kv(multi, _child(0, lambda k: k.update(kv_buffer_size=1))),
-               frozenset({c.UNKNOWN_KV_TRANSFER_KEY}), "connector_config", "kv_buffer_size"),
-        Broken("multi-child-unregistered", "vllm", _with_kv(multi, _child(0, lambda k: k.update(kv_connector="NixlConnectorV2"))),
-               frozenset({c.UNREGISTERED_CONNECTOR}), "connector_config", "NixlConnectorV2"),
-        Broken("multi-child-unknown-spec", "vllm", _with_kv(multi, _child(1, _extra(lambda e: e.update(spec_name="DiskOffloadingSpec")))),
-               frozenset({c.UNKNOWN_SPEC}), "connector_config", "Unsupported spec type: DiskOffloadingSpec"),
-        Broken("multi-no-children", "vllm", _with_kv(multi, _extra(lambda e: e.update(connectors=[]))),
-               frozenset({c.MISSING_EXTRA_CONFIG_KEY}), "connector_config", "MultiConnector needs"),
+        Broken(
+            "multi-child-unknown-key",
+            "vllm",
+            _with_kv(multi, _child(0, lambda k: k.update(kv_buffer_size=1))),
+            frozenset({c.UNKNOWN_KV_TRANSFER_KEY}),
+            "connector_config",
+            "kv_buffer_size",
+        ),
+        Broken(
+            "multi-child-unregistered",
+            "vllm",
+            _with_kv(multi, _child(0, lambda k: k.update(kv_connector="NixlConnectorV2"))),
+            frozenset({c.UNREGISTERED_CONNECTOR}),
+            "connector_config",
+            "NixlConnectorV2",
+        ),
+        Broken(
+            "multi-child-unknown-spec",
+            "vllm",
+            _with_kv(multi, _child(1, _extra(lambda e: e.update(spec_name="DiskOffloadingSpec")))),
+            frozenset({c.UNKNOWN_SPEC}),
+            "connector_config",
+            "Unsupported spec type: DiskOffloadingSpec",
+        ),
+        Broken(
+            "multi-no-children",
+            "vllm",
+            _with_kv(multi, _extra(lambda e: e.update(connectors=[]))),
+            frozenset({c.MISSING_EXTRA_CONFIG_KEY}),
+            "connector_config",
+            "MultiConnector needs",
+        ),
         # --- LMCache server flags
-        Broken("lmcache-no-eviction-policy", "lmcache", _replace(lm, "--eviction-policy", None),
-               frozenset({c.MISSING_REQUIRED_FLAG}), "storage_manager_config", "Legacy L1 configuration requires --l1-size-gb and --eviction-policy"),
-        Broken("lmcache-no-l1-size", "lmcache", _replace(lm, "--l1-size-gb", None),
-               frozenset({c.MISSING_REQUIRED_FLAG}), "storage_manager_config", "Legacy L1 configuration requires --l1-size-gb and --eviction-policy"),
-        Broken("lmcache-bad-eviction-policy", "lmcache", _replace(lm, "--eviction-policy", "FIFO"),
-               frozenset({c.BAD_CHOICE}), "parse", "invalid choice: 'FIFO'"),
-        Broken("lmcache-bad-port", "lmcache", _replace(lm, "--port", "abc"), frozenset({c.BAD_VALUE}),
-               "parse", "invalid int value: 'abc'"),
-        Broken("lmcache-old-cpu-buffer-size", "lmcache", (*lm, "--cpu-buffer-size", "10"), frozenset({c.UNKNOWN_FLAG}),
-               "parse", "unrecognized arguments: --cpu-buffer-size 10"),
-        Broken("lmcache-l1-manager-and-legacy", "lmcache", (*lm, "--l1-manager", '{"type":"DRAM","size_gb":4}'),
-               frozenset({c.CONFLICTING_FLAGS}), "storage_manager_config", "Use either --l1-manager or legacy L1 flags"),
+        Broken(
+            "lmcache-no-eviction-policy",
+            "lmcache",
+            _replace(lm, "--eviction-policy", None),
+            frozenset({c.MISSING_REQUIRED_FLAG}),
+            "storage_manager_config",
+            "Legacy L1 configuration requires --l1-size-gb and --eviction-policy",
+        ),
+        Broken(
+            "lmcache-no-l1-size",
+            "lmcache",
+            _replace(lm, "--l1-size-gb", None),
+            frozenset({c.MISSING_REQUIRED_FLAG}),
+            "storage_manager_config",
+            "Legacy L1 configuration requires --l1-size-gb and --eviction-policy",
+        ),
+        Broken(
+            "lmcache-bad-eviction-policy",
+            "lmcache",
+            _replace(lm, "--eviction-policy", "FIFO"),
+            frozenset({c.BAD_CHOICE}),
+            "parse",
+            "invalid choice: 'FIFO'",
+        ),
+        Broken(
+            "lmcache-bad-port",
+            "lmcache",
+            _replace(lm, "--port", "abc"),
+            frozenset({c.BAD_VALUE}),
+            "parse",
+            "invalid int value: 'abc'",
+        ),
+        Broken(
+            "lmcache-old-cpu-buffer-size",
+            "lmcache",
+            (*lm, "--cpu-buffer-size", "10"),
+            frozenset({c.UNKNOWN_FLAG}),
+            "parse",
+            "unrecognized arguments: --cpu-buffer-size 10",
+        ),
+        Broken(
+            "lmcache-l1-manager-and-legacy",
+            "lmcache",
+            (*lm, "--l1-manager", '{"type":"DRAM","size_gb":4}'),
+            frozenset({c.CONFLICTING_FLAGS}),
+            "storage_manager_config",
+            "Use either --l1-manager or legacy L1 flags",
+        ),
         # --- LMCache L2 adapters
-        Broken("l2-unknown-type", "lmcache", _l2(lm, lambda d: (d.clear(), d.update(type="disk", path="/mnt/kv-cache-0"))),
-               frozenset({c.UNKNOWN_L2_ADAPTER_TYPE}), "storage_manager_config", "unknown adapter type 'disk'"),
-        Broken("l2-fs-wrong-key", "lmcache", _l2(lm, lambda d: d.update(base_dir=d.pop("base_path"))),
-               frozenset({c.UNKNOWN_L2_ADAPTER_KEY, c.MISSING_L2_ADAPTER_KEY}), "storage_manager_config", "base_path must be a non-empty string"),
-        Broken("l2-bad-eviction-policy", "lmcache", _l2(lm, lambda d: d.update(eviction={"eviction_policy": "lru"})),
-               frozenset({c.BAD_CHOICE}), "storage_manager_config", "eviction.eviction_policy must be"),
-        Broken("l2-resp-no-port", "lmcache", _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", shared=True))),
-               frozenset({c.MISSING_L2_ADAPTER_KEY}), "storage_manager_config", "port must be a positive integer"),
+        Broken(
+            "l2-unknown-type",
+            "lmcache",
+            _l2(lm, lambda d: (d.clear(), d.update(type="disk", path="/mnt/kv-cache-0"))),
+            frozenset({c.UNKNOWN_L2_ADAPTER_TYPE}),
+            "storage_manager_config",
+            "unknown adapter type 'disk'",
+        ),
+        Broken(
+            "l2-fs-wrong-key",
+            "lmcache",
+            _l2(lm, lambda d: d.update(base_dir=d.pop("base_path"))),
+            frozenset({c.UNKNOWN_L2_ADAPTER_KEY, c.MISSING_L2_ADAPTER_KEY}),
+            "storage_manager_config",
+            "base_path must be a non-empty string",
+        ),
+        Broken(
+            "l2-bad-eviction-policy",
+            "lmcache",
+            _l2(lm, lambda d: d.update(eviction={"eviction_policy": "lru"})),
+            frozenset({c.BAD_CHOICE}),
+            "storage_manager_config",
+            "eviction.eviction_policy must be",
+        ),
+        Broken(
+            "l2-resp-no-port",
+            "lmcache",
+            _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", shared=True))),
+            frozenset({c.MISSING_L2_ADAPTER_KEY}),
+            "storage_manager_config",
+            "port must be a positive integer",
+        ),
         # --- caught by the snapshot check only: the runtimes accept these silently
-        Broken("offloading-removed-num-cpu-blocks", "vllm", _with_kv(tiering, _extra(lambda e: e.update(num_cpu_blocks=1000))),
-               frozenset({c.UNKNOWN_EXTRA_CONFIG_KEY}), None),
-        Broken("offloading-missing-cpu-bytes", "vllm", _with_kv(tiering, _extra(lambda e: e.pop("cpu_bytes_to_use"))),
-               frozenset({c.MISSING_EXTRA_CONFIG_KEY}), None),  # fails only when the engine starts
-        Broken("lmcache-mp-unknown-key", "vllm", _with_kv(mp, _extra(lambda e: e.update({"lmcache.mp.hosts": "tcp://x"}))),
-               frozenset({c.UNKNOWN_EXTRA_CONFIG_KEY}), None),
-        Broken("l2-resp-url-key", "lmcache", _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", port=6379, url="redis://valkey:6379"))),
-               frozenset({c.UNKNOWN_L2_ADAPTER_KEY}), None),  # LMCache ignores the key
-        Broken("l2-fs-native-typo", "lmcache", _l2(lm, lambda d: d.update(max_capacity_gbs=d.get("max_capacity_gb", 1))),
-               frozenset({c.UNKNOWN_L2_ADAPTER_KEY}), None),
-        Broken("vllm-abbreviated-flag", "vllm", _replace(mp, "--tensor-parallel-size", None) + ("--tensor-parallel=2",),
-               frozenset({c.UNKNOWN_FLAG}), None),  # argparse accepts a unique prefix
+        Broken(
+            "offloading-removed-num-cpu-blocks",
+            "vllm",
+            _with_kv(tiering, _extra(lambda e: e.update(num_cpu_blocks=1000))),
+            frozenset({c.UNKNOWN_EXTRA_CONFIG_KEY}),
+            None,
+        ),
+        Broken(
+            "offloading-missing-cpu-bytes",
+            "vllm",
+            _with_kv(tiering, _extra(lambda e: e.pop("cpu_bytes_to_use"))),
+            frozenset({c.MISSING_EXTRA_CONFIG_KEY}),
+            None,
+        ),  # fails only when the engine starts
+        Broken(
+            "lmcache-mp-unknown-key",
+            "vllm",
+            _with_kv(mp, _extra(lambda e: e.update({"lmcache.mp.hosts": "tcp://x"}))),
+            frozenset({c.UNKNOWN_EXTRA_CONFIG_KEY}),
+            None,
+        ),
+        Broken(
+            "l2-resp-url-key",
+            "lmcache",
+            _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", port=6379, url="redis://valkey:6379"))),
+            frozenset({c.UNKNOWN_L2_ADAPTER_KEY}),
+            None,
+        ),  # LMCache ignores the key
+        Broken(
+            "l2-fs-native-typo",
+            "lmcache",
+            _l2(lm, lambda d: d.update(max_capacity_gbs=d.get("max_capacity_gb", 1))),
+            frozenset({c.UNKNOWN_L2_ADAPTER_KEY}),
+            None,
+        ),
+        Broken(
+            "vllm-abbreviated-flag",
+            "vllm",
+            _replace(mp, "--tensor-parallel-size", None) + ("--tensor-parallel=2",),
+            frozenset({c.UNKNOWN_FLAG}),
+            None,
+        ),  # argparse accepts a unique prefix
     )
 
 
 # ----------------------------------------------------------------------------- a spec's vllm.extraArgs
 
-# what users write in vllm.extraArgs, and what kvgen (kvgen.flags.check_extra_args) says about it:
+# what users write in vllm.extraArgs, and what kvgen (kvgen.plan.extra_args.check_extra_args) says about it:
 # accepted as vLLM reads it (its own rewriting included), or refused with these problem codes. The
 # live tier holds vLLM to the same verdicts: kvgen never refuses an argument vLLM accepts.
 EXTRA_ARGS_ACCEPTED: dict[str, tuple[str, ...]] = {
@@ -390,10 +625,15 @@ def contract_python() -> tuple[str | None, str]:
     """(the contract venv's python, "") or (None, why it is not available). Builds nothing."""
     explicit = os.environ.get(PYTHON_ENV)
     if explicit:
-        return (explicit, "") if os.access(explicit, os.X_OK) else (None, f"{PYTHON_ENV}={explicit} is not an executable")
+        return (
+            (explicit, "") if os.access(explicit, os.X_OK) else (None, f"{PYTHON_ENV}={explicit} is not an executable")
+        )
     result = subprocess.run([str(CONTRACT_ENV), "--check"], capture_output=True, text=True)
     if result.returncode != 0:
-        return None, f"the contract venv is not built ({result.stderr.strip() or 'scripts/contract-env.sh --check failed'})"
+        return (
+            None,
+            f"the contract venv is not built ({result.stderr.strip() or 'scripts/contract-env.sh --check failed'})",
+        )
     return result.stdout.strip().splitlines()[-1], ""
 
 
@@ -417,7 +657,10 @@ def run_live(python: str, lines: list[dict[str, Any]], capture: bool = False) ->
         env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "LMCACHE_DISABLE_BANNER": "1", "PYTHONPATH": ""}
         result = subprocess.run(
             [python, str(LIVE_CHECK), str(batch), str(output), *(["--capture"] if capture else [])],
-            capture_output=True, text=True, cwd=tmp, env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+            env=env,
         )
         if result.returncode != 0 or not output.exists():
             raise AssertionError(f"live_check.py failed (exit {result.returncode}):\n{result.stderr[-4000:]}")

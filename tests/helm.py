@@ -18,7 +18,7 @@ CHART = Path(__file__).resolve().parent.parent / "charts" / "kvgen"
 
 
 @cache
-def chart() -> "helm.Chart":
+def chart() -> helm.Chart:
     return helm.Chart.load(str(CHART))
 
 
@@ -27,7 +27,7 @@ CONTEXT_TEMPLATE = "kvgen-context.json"
 
 
 @cache
-def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> "helm.Chart":
+def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> helm.Chart:
     """A copy of the chart with one more template that prints the context, and files of the chart
     (path relative to it, text) replaced."""
     tmp = Path(tempfile.mkdtemp(prefix="kvgen-chart-"))
@@ -40,8 +40,13 @@ def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> "helm.Chart":
     return helm.Chart.load(str(root))
 
 
-def render(values: dict[str, Any], name: str | None = None, namespace: str = "default", kube_version: str = "1.33",
-           chart_: "helm.Chart | None" = None) -> dict[str, str]:
+def render(
+    values: dict[str, Any],
+    name: str | None = None,
+    namespace: str = "default",
+    kube_version: str = "1.33",
+    chart_: helm.Chart | None = None,
+) -> dict[str, str]:
     """Template file -> rendered text (NOTES.txt included), as `helm template --kube-version`
     renders it. The default is kvgen's (1.33), so both are compared for the same cluster;
     Helm's own default is the Kubernetes version it was built against.
@@ -53,7 +58,9 @@ def render(values: dict[str, Any], name: str | None = None, namespace: str = "de
     if name is None:  # the release kvgen's output corresponds to: named as the spec
         name = values.get("name") if isinstance(values, dict) and isinstance(values.get("name"), str) else "release"
     opts = {"name": name, "namespace": namespace, "kube_version": f"v{kube_version}.0"}
-    return json.loads(_native.call_string("helm_render", (chart_ or chart())._raw(), json.dumps(values), json.dumps(opts)))
+    return json.loads(
+        _native.call_string("helm_render", (chart_ or chart())._raw(), json.dumps(values), json.dumps(opts))
+    )
 
 
 HELM_ONLY = "/templates/tests/"  # `helm test`'s pod: Helm's, not kvgen's output
@@ -84,6 +91,7 @@ def as_kvgen(node: Any, values: dict[str, Any], namespace: str) -> Any:
     """Objects or a context Helm rendered (release named as the spec), as kvgen renders them: what
     only Helm adds is checked and taken out: the helm.sh/chart label, managed-by Helm (kvgen's is
     kvgen) and, when the values set no namespace, the release namespace (kvgen writes none)."""
+
     def walk(n: Any) -> Any:
         if isinstance(n, list):
             return [walk(v) for v in n]
@@ -105,8 +113,9 @@ def as_kvgen(node: Any, values: dict[str, Any], namespace: str) -> Any:
     return node
 
 
-def raw_objects(values: dict[str, Any], name: str | None = None, namespace: str = "default",
-                kube_version: str = "1.33") -> list[dict[str, Any]]:
+def raw_objects(
+    values: dict[str, Any], name: str | None = None, namespace: str = "default", kube_version: str = "1.33"
+) -> list[dict[str, Any]]:
     """Every Kubernetes object Helm renders, parsed (Helm's `# Source:` lines are comments), as Helm
     renders them: with its labels and the release namespace."""
     return _objects(render(values, name=name, namespace=namespace, kube_version=kube_version))
@@ -122,8 +131,12 @@ def objects(values: dict[str, Any], namespace: str = "default", kube_version: st
     return as_kvgen(raw_objects(values, namespace=namespace, kube_version=kube_version), values, namespace)
 
 
-def objects_and_context(values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33",
-                        replaced: tuple[tuple[str, str], ...] = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def objects_and_context(
+    values: dict[str, Any],
+    namespace: str = "default",
+    kube_version: str = "1.33",
+    replaced: tuple[tuple[str, str], ...] = (),
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The objects and the context (kvgen.context) of one render, from a copy of the chart, in
     kvgen's form (as_kvgen)."""
     rendered = render(values, namespace=namespace, kube_version=kube_version, chart_=context_chart(replaced))
@@ -154,7 +167,9 @@ def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:
         if len(ours) != len(theirs):
             return f"{where}: kvgen has {len(ours)} items, the chart {len(theirs)}"
         return None
-    same_number = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (ours, theirs)) and ours == theirs
+    same_number = (
+        all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (ours, theirs)) and ours == theirs
+    )
     if same_number or (type(ours) is type(theirs) and ours == theirs):
         return None
     return f"{where}: kvgen {ours!r}, the chart {theirs!r}"

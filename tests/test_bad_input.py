@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from conftest import assert_refused_at_once, run_kvgen
 from specs import NATIVE_HEAD
 
@@ -15,18 +14,26 @@ HEAD = NATIVE_HEAD
 
 def _native_tiers(tiers: str) -> str:
     """HEAD with the native backend, a 10Gi CPU tier and ``tiers`` (YAML list items) as its secondary tiers."""
-    return HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n" + textwrap.indent(textwrap.dedent(tiers), "    ")
+    return (
+        HEAD
+        + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n"
+        + textwrap.indent(textwrap.dedent(tiers), "    ")
+    )
 
 
 # id -> (spec text, spec path, text on the reported line, message fragment)
 CASES = {
     "unknown-key": (
         HEAD + "kvCacheOffloding:\n  enabled: true\n",
-        "kvCacheOffloding", "kvCacheOffloding:", "unknown key 'kvCacheOffloding'",
+        "kvCacheOffloding",
+        "kvCacheOffloding:",
+        "unknown key 'kvCacheOffloding'",
     ),
     "negative-size": (
         HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: -10Gi\n",
-        "kvCacheOffloading.cpu", "cpu: -10Gi", "negative",
+        "kvCacheOffloading.cpu",
+        "cpu: -10Gi",
+        "negative",
     ),
     "emptydir-and-pvc": (
         _native_tiers("""\
@@ -36,11 +43,15 @@ CASES = {
                 emptyDir: {size: 100Gi}
                 pvc: {ref: {name: cache}}
             """),
-        "kvCacheOffloading.secondary[1].fileSystem", "- fileSystem:", "exactly one of emptyDir or pvc must be set; both are set",
+        "kvCacheOffloading.secondary[1].fileSystem",
+        "- fileSystem:",
+        "exactly one of emptyDir or pvc must be set; both are set",
     ),
     "neither-emptydir-nor-pvc": (
         _native_tiers("- fileSystem: {}\n"),
-        "kvCacheOffloading.secondary[0].fileSystem", "- fileSystem: {}", "neither is set",
+        "kvCacheOffloading.secondary[0].fileSystem",
+        "- fileSystem: {}",
+        "neither is set",
     ),
     "pvc-spec-and-ref": (
         _native_tiers("""\
@@ -49,100 +60,151 @@ CASES = {
                   spec: {storageClassName: nvme}
                   ref: {name: cache}
             """),
-        "kvCacheOffloading.secondary[0].fileSystem.pvc", "pvc:", "exactly one of spec or ref must be set; both are set",
+        "kvCacheOffloading.secondary[0].fileSystem.pvc",
+        "pvc:",
+        "exactly one of spec or ref must be set; both are set",
     ),
     "missing-ref-name": (
-        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          ref: {path: kv/}\n",
-        "kvCacheOffloading.secondary[0].fileSystem.pvc.ref.name", "ref: {path: kv/}", "required key is missing",
+        HEAD
+        + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          ref: {path: kv/}\n",
+        "kvCacheOffloading.secondary[0].fileSystem.pvc.ref.name",
+        "ref: {path: kv/}",
+        "required key is missing",
     ),
     "native-without-cpu": (
         HEAD + "kvCacheOffloading:\n  backend: native\n",
-        "kvCacheOffloading", "kvCacheOffloading:", "the native backend needs the size of its CPU tier",
+        "kvCacheOffloading",
+        "kvCacheOffloading:",
+        "the native backend needs the size of its CPU tier",
     ),
     "invalid-name": (
         HEAD.replace("name: demo", "name: Gemma_4"),
-        "name", "name: Gemma_4", "'Gemma_4' is not valid here",
+        "name",
+        "name: Gemma_4",
+        "'Gemma_4' is not valid here",
     ),
     "utilization-above-one": (
         HEAD + "kvCacheOffloading:\n  cpuMemoryUtilization: 1.5\n",
-        "kvCacheOffloading.cpuMemoryUtilization", "cpuMemoryUtilization: 1.5", "less than or equal to 1",
+        "kvCacheOffloading.cpuMemoryUtilization",
+        "cpuMemoryUtilization: 1.5",
+        "less than or equal to 1",
     ),
     "utilization-below-zero": (
         HEAD + "kvCacheOffloading:\n  cpuMemoryUtilization: -0.1\n",
-        "kvCacheOffloading.cpuMemoryUtilization", "cpuMemoryUtilization: -0.1", "greater than or equal to 0",
+        "kvCacheOffloading.cpuMemoryUtilization",
+        "cpuMemoryUtilization: -0.1",
+        "greater than or equal to 0",
     ),
     "parallelism-exceeds-gpus": (
         HEAD + "parallelism:\n  tensor: 4\n",
-        "parallelism", "parallelism:", "needs 4 GPUs per node, but Standard_NC24ads_A100_v4 has 1",
+        "parallelism",
+        "parallelism:",
+        "needs 4 GPUs per node, but Standard_NC24ads_A100_v4 has 1",
     ),
     "unknown-instance-type": (
         HEAD.replace("Standard_NC24ads_A100_v4", "Standard_NC24ads_A100_v5"),
-        "instance.type", "type: Standard_NC24ads_A100_v5", "unknown instance type 'Standard_NC24ads_A100_v5'",
+        "instance.type",
+        "type: Standard_NC24ads_A100_v5",
+        "unknown instance type 'Standard_NC24ads_A100_v5'",
     ),
     "unknown-model": (
         HEAD.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/secret-model-7b"),
-        "model.id", "id: acme/secret-model-7b", "is not in the catalog and is not described inline",
+        "model.id",
+        "id: acme/secret-model-7b",
+        "is not in the catalog and is not described inline",
     ),
     "malformed-yaml": (
         HEAD + "kvCacheOffloading:\n  cpu: 10Gi: 20Gi\n  evictionPolicy: lru\n",
-        "(spec)", "cpu: 10Gi: 20Gi", "malformed YAML: mapping values are not allowed here",
+        "(spec)",
+        "cpu: 10Gi: 20Gi",
+        "malformed YAML: mapping values are not allowed here",
     ),
     "pod-does-not-fit-node": (
         HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 500Gi\n",
-        "kvCacheOffloading.cpu", "cpu: 500Gi", "the pod needs",
+        "kvCacheOffloading.cpu",
+        "cpu: 500Gi",
+        "the pod needs",
     ),
     "managed-flag-in-extra-args": (
         HEAD + "vllm:\n  extraArgs:\n    - --max-num-seqs=64\n    - --kv-transfer-config={}\n",
-        "vllm.extraArgs[1]", "- --kv-transfer-config={}", "--kv-transfer-config is set by kvgen",
+        "vllm.extraArgs[1]",
+        "- --kv-transfer-config={}",
+        "--kv-transfer-config is set by kvgen",
     ),
     "wrong-type": (
         HEAD + "replicas: two\n",
-        "replicas", "replicas: two", "valid integer",
+        "replicas",
+        "replicas: two",
+        "valid integer",
     ),
     "unknown-gpu-access": (
         HEAD + "kvCacheOffloading:\n  lmcache:\n    gpuAccess: privileged\n",
-        "kvCacheOffloading.lmcache.gpuAccess", "gpuAccess: privileged", "'visible-devices', 'dra' or 'in-container'",
+        "kvCacheOffloading.lmcache.gpuAccess",
+        "gpuAccess: privileged",
+        "'visible-devices', 'dra' or 'in-container'",
     ),
     "dra-below-kubernetes-1-34": (
         HEAD + "kvCacheOffloading:\n  lmcache:\n    gpuAccess: dra\n",
-        "kvCacheOffloading.lmcache.gpuAccess", "gpuAccess: dra", "needs Kubernetes 1.34 or newer",
+        "kvCacheOffloading.lmcache.gpuAccess",
+        "gpuAccess: dra",
+        "needs Kubernetes 1.34 or newer",
     ),
     "invalid-device-class-name": (
         HEAD + "kvCacheOffloading:\n  lmcache:\n    gpuAccess: dra\n    deviceClassName: GPU_Nvidia\n",
-        "kvCacheOffloading.lmcache.deviceClassName", "deviceClassName: GPU_Nvidia", "'GPU_Nvidia' is not valid here",
+        "kvCacheOffloading.lmcache.deviceClassName",
+        "deviceClassName: GPU_Nvidia",
+        "'GPU_Nvidia' is not valid here",
     ),
     "invalid-embedded-pvc-spec": (
-        HEAD + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n            storageClassNam: nvme\n",
-        "kvCacheOffloading.secondary[0].fileSystem.pvc.spec", "spec:", "'storageClassNam' was unexpected",
+        HEAD
+        + "kvCacheOffloading:\n  backend: native\n  cpu: 10Gi\n  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n            storageClassNam: nvme\n",
+        "kvCacheOffloading.secondary[0].fileSystem.pvc.spec",
+        "spec:",
+        "'storageClassNam' was unexpected",
     ),
     "max-model-len-does-not-fit": (
         "name: demo\nmodel:\n  id: Qwen/Qwen3-32B\n  maxModelLen: 32768\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
-        "model.maxModelLen", "maxModelLen: 32768", "32768 tokens do not fit the GPU KV cache",
+        "model.maxModelLen",
+        "maxModelLen: 32768",
+        "32768 tokens do not fit the GPU KV cache",
     ),
     "hybrid-false-on-a-hybrid-architecture": (
         "name: demo\nmodel:\n  id: nvidia/NVIDIA-Nemotron-Nano-9B-v2\n  hybrid: false\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
-        "model.hybrid", "hybrid: false", "NemotronHForCausalLM is a hybrid architecture",
+        "model.hybrid",
+        "hybrid: false",
+        "NemotronHForCausalLM is a hybrid architecture",
     ),
     "emptydir-tier-beyond-the-kubelet-disk": (
-        HEAD.replace("Standard_NC24ads_A100_v4", "p5.48xlarge") + "parallelism:\n  tensor: 8\n"
+        HEAD.replace("Standard_NC24ads_A100_v4", "p5.48xlarge")
+        + "parallelism:\n  tensor: 8\n"
         + "kvCacheOffloading:\n  cpu: 64Gi\n  secondary:\n    - fileSystem:\n        emptyDir: {size: 500Gi}\n",
-        "kvCacheOffloading.secondary", "secondary:", "of ephemeral storage",
+        "kvCacheOffloading.secondary",
+        "secondary:",
+        "of ephemeral storage",
     ),
     "literal-hf-token-in-env": (
         HEAD + "vllm:\n  env:\n    - name: HF_TOKEN\n      value: hf_abcdef\n",
-        "vllm.env[0].value", "value: hf_abcdef", "HF_TOKEN carries a credential",
+        "vllm.env[0].value",
+        "value: hf_abcdef",
+        "HF_TOKEN carries a credential",
     ),
     "literal-api-key-env": (
         HEAD + "vllm:\n  env:\n    - {name: OPENAI_API_KEY, value: sk-123}\n",
-        "vllm.env[0].value", "OPENAI_API_KEY", "OPENAI_API_KEY carries a credential",
+        "vllm.env[0].value",
+        "OPENAI_API_KEY",
+        "OPENAI_API_KEY carries a credential",
     ),
     "literal-api-key-flag": (
         HEAD + "vllm:\n  extraArgs:\n    - --max-num-seqs=64\n    - --api-key=sk-123\n",
-        "vllm.extraArgs[1]", "- --api-key=sk-123", "--api-key takes a credential",
+        "vllm.extraArgs[1]",
+        "- --api-key=sk-123",
+        "--api-key takes a credential",
     ),
     "literal-hf-token-flag-value": (
         HEAD + "vllm:\n  extraArgs:\n    - --hf_token\n    - hf_abcdef\n",
-        "vllm.extraArgs[1]", "- hf_abcdef", "the value of --hf-token is a credential",
+        "vllm.extraArgs[1]",
+        "- hf_abcdef",
+        "the value of --hf-token is a credential",
     ),
 }
 
@@ -162,7 +224,11 @@ HINTS = {
 def _line_of(text: str, needle: str) -> int:
     lines = text.splitlines()
     matches = [i + 1 for i, line in enumerate(lines) if needle in line]
-    return matches[-1] if needle.startswith("- ") or needle.endswith(":") and needle != "kvCacheOffloading:" else matches[0]
+    return (
+        matches[-1]
+        if needle.startswith("- ") or needle.endswith(":") and needle != "kvCacheOffloading:"
+        else matches[0]
+    )
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -179,7 +245,9 @@ def test_bad_spec_is_rejected_with_path_and_line(case, tmp_path):
     expected_line = _line_of(text, line_text)
     expected = f"{spec_file}:{expected_line}:"
     problem_lines = [l for l in result.stderr.splitlines() if l.strip().startswith(str(spec_file) + ":")]
-    assert any(l.strip().startswith(expected) and f" {path}: " in l and fragment in l for l in problem_lines), result.stderr
+    assert any(l.strip().startswith(expected) and f" {path}: " in l and fragment in l for l in problem_lines), (
+        result.stderr
+    )
     if case in HINTS:
         assert HINTS[case] in result.stderr
 
@@ -203,14 +271,21 @@ def test_every_problem_is_reported_at_once(tmp_path):
             - fileSystem:
                 emptyDir: {size: -5Gi}
         """)
-    assert_refused_at_once(tmp_path, text, {
-        ("name", "'Bad_Name' is not valid here (must match ^[a-z]([-a-z0-9]*[a-z0-9])?$)"),
-        ("replicas", "Input should be greater than or equal to 0"),
-        ("kvCacheOffloding", "unknown key 'kvCacheOffloding'"),
-        ("kvCacheOffloading.cpuMemoryUtilization", "Input should be less than or equal to 1"),
-        ("kvCacheOffloading.evictionPolicy", "Input should be 'lru' or 'arc'"),
-        ("kvCacheOffloading.secondary[0].fileSystem.emptyDir.size", "-5Gi is negative; a size must be greater than zero, e.g. 10Gi"),
-    })
+    assert_refused_at_once(
+        tmp_path,
+        text,
+        {
+            ("name", "'Bad_Name' is not valid here (must match ^[a-z]([-a-z0-9]*[a-z0-9])?$)"),
+            ("replicas", "Input should be greater than or equal to 0"),
+            ("kvCacheOffloding", "unknown key 'kvCacheOffloding'"),
+            ("kvCacheOffloading.cpuMemoryUtilization", "Input should be less than or equal to 1"),
+            ("kvCacheOffloading.evictionPolicy", "Input should be 'lru' or 'arc'"),
+            (
+                "kvCacheOffloading.secondary[0].fileSystem.emptyDir.size",
+                "-5Gi is negative; a size must be greater than zero, e.g. 10Gi",
+            ),
+        },
+    )
 
 
 def test_problems_of_several_files_are_all_reported_and_nothing_is_written(tmp_path):
@@ -229,7 +304,11 @@ def test_problems_of_several_files_are_all_reported_and_nothing_is_written(tmp_p
 
 def test_a_token_literal_is_not_a_field(tmp_path):
     f = tmp_path / "token.yaml"
-    f.write_text(HEAD.replace("  id: meta-llama/Llama-3.1-8B-Instruct", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfToken: hf_abcdef"))
+    f.write_text(
+        HEAD.replace(
+            "  id: meta-llama/Llama-3.1-8B-Instruct", "  id: meta-llama/Llama-3.1-8B-Instruct\n  hfToken: hf_abcdef"
+        )
+    )
     result = run_kvgen("render", str(f))
     assert result.returncode == 1
     assert "unknown key 'hfToken'" in result.stderr

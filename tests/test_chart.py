@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
+import helm
 import helm_python
 import pytest
+from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of, problem_set, validate_strictly
 from ruamel.yaml import YAML
 
-import helm
-from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of, problem_set, validate_strictly
-from kvgen.compiler import compile_text
+from kvgen.app.compiler import compile_text
 
 load = YAML(typ="safe", pure=True).load
 
@@ -27,7 +27,9 @@ def test_chart_equals_kvgen_and_golden(example):
     version = kube_version_of(example)
     chart = helm.by_identity(helm.objects(values, kube_version=version))
     ours = helm.by_identity(kvgen_objects(example.read_text(), str(example), version))
-    golden = helm.by_identity([d for d in YAML(typ="safe", pure=True).load_all((GOLDEN / example.name).read_text()) if d])
+    golden = helm.by_identity(
+        [d for d in YAML(typ="safe", pure=True).load_all((GOLDEN / example.name).read_text()) if d]
+    )
     assert chart.keys() == ours.keys() == golden.keys()
     for key in ours:
         assert chart[key] == ours[key], f"{example.name}: {key} differs between helm template and kvgen render"
@@ -68,10 +70,14 @@ def test_helm_rejects_what_kvgen_rejects(case):
     assert path in message or slash in message or (f"'{parent}'" in message and last in message), message
 
 
-@pytest.mark.parametrize("key,value,named", [
-    ("kvCacheOffloding", {"enabled": True}, "kvCacheOffloding"),  # a typo
-    ("parallelism", {"tensor": "two"}, "/parallelism/tensor"),  # a wrong type
-], ids=["typo", "wrong-type"])
+@pytest.mark.parametrize(
+    "key,value,named",
+    [
+        ("kvCacheOffloding", {"enabled": True}, "kvCacheOffloding"),  # a typo
+        ("parallelism", {"tensor": "two"}, "/parallelism/tensor"),  # a wrong type
+    ],
+    ids=["typo", "wrong-type"],
+)
 def test_a_bad_value_is_rejected_by_helm_with_its_path(key, value, named):
     values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
     values[key] = value
@@ -94,7 +100,9 @@ def test_all_problems_are_reported_at_once_by_the_chart():
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_helm_lint_strict_is_clean(example):
-    report = helm_python.lint(str(helm.CHART), values=load(example.read_text()), strict=True, kube_version=f"v{kube_version_of(example)}.0")
+    report = helm_python.lint(
+        str(helm.CHART), values=load(example.read_text()), strict=True, kube_version=f"v{kube_version_of(example)}.0"
+    )
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] >= 2] == []
 
@@ -141,8 +149,8 @@ def _leaves(node, path=()):
 
 
 def test_values_yaml_defaults_are_the_spec_defaults_and_the_pins():
-    from kvgen import catalog
-    from kvgen.spec import Spec
+    from kvgen.data import catalog
+    from kvgen.spec.models import Spec
 
     values = load((helm.CHART / "values.yaml").read_text())
     defaults = Spec.model_validate({"name": "x", "model": {"id": "a/b"}, "instance": {"type": "t"}}).model_dump(
@@ -185,12 +193,14 @@ def test_every_value_in_values_yaml_is_commented():
 
 
 def test_chart_readme_is_generated_from_the_schema_and_pins():
-    from kvgen import chart_readme
+    from tools import chart_readme
 
     text = (helm.CHART / "README.md").read_text()
     assert text == chart_readme.render(), "charts/kvgen/README.md is stale: run scripts/regenerate"
     assert "| `kvCacheOffloading.cpuMemoryUtilization` |" in text
-    assert "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | the vLLM image (`images.lmcache` unset) | unverified" in text
+    assert (
+        "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | the vLLM image (`images.lmcache` unset) | unverified" in text
+    )
     assert "| `kvCacheOffloading.lmcache.gpuAccess` |" in text
     # the GPU access modes, each with what it requires, from files/gpu-access.yaml
     for mode in ("visible-devices", "dra", "in-container"):
@@ -207,16 +217,29 @@ def test_chart_refuses_the_lmcache_sidecar_below_kubernetes_1_29(capfd):
     capfd.readouterr()
     helm_python.lint(str(helm.CHART), values=lmcache, kube_version="v1.28.0")
     assert needle in capfd.readouterr().err
-    in_container = {**lmcache, "kvCacheOffloading": {**lmcache["kvCacheOffloading"], "lmcache": {"gpuAccess": "in-container"}}}
+    in_container = {
+        **lmcache,
+        "kvCacheOffloading": {**lmcache["kvCacheOffloading"], "lmcache": {"gpuAccess": "in-container"}},
+    }
     for values, version in ((lmcache, "v1.29.0"), (native, "v1.28.0"), (in_container, "v1.28.0")):
         helm_python.lint(str(helm.CHART), values=values, kube_version=version)
         assert needle not in capfd.readouterr().err
 
 
 def test_chart_marks_an_inline_hybrid_architecture_hybrid_from_the_same_list():
-    values = {"name": "nemotron-custom", "instance": {"type": "Standard_NC24ads_A100_v4"},
-              "model": {"id": "example-org/nemotron-h-custom", "architecture": "NemotronHForCausalLM", "layers": 52,
-                        "attentionLayers": 4, "kvHeads": 8, "headDim": 128, "weights": "16Gi"}}
+    values = {
+        "name": "nemotron-custom",
+        "instance": {"type": "Standard_NC24ads_A100_v4"},
+        "model": {
+            "id": "example-org/nemotron-h-custom",
+            "architecture": "NemotronHForCausalLM",
+            "layers": 52,
+            "attentionLayers": 4,
+            "kvHeads": 8,
+            "headDim": 128,
+            "weights": "16Gi",
+        },
+    }
     chart = helm.by_identity(helm.objects(values))
     ours = helm.by_identity(kvgen_objects(json.dumps(values)))
     assert chart == ours

@@ -7,68 +7,96 @@ from __future__ import annotations
 
 import re
 
+import helm
 import pytest
+from conftest import BASE, EXAMPLES, compile_spec, kube_version_of, problem_set, spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-import helm
-from conftest import BASE, EXAMPLES, compile_spec, kube_version_of, problem_set, spec
-from kvgen import catalog
-from kvgen.compiler import compile_text
+from kvgen.app.compiler import compile_text
+from kvgen.data import catalog
 
 load = YAML(typ="safe", pure=True).load
 
-INLINE_MODEL = {"id": "acme/llama-like-8b", "architecture": "LlamaForCausalLM", "layers": 32, "kvHeads": 8, "headDim": 128,
-                "weights": "16Gi"}
+INLINE_MODEL = {
+    "id": "acme/llama-like-8b",
+    "architecture": "LlamaForCausalLM",
+    "layers": 32,
+    "kvHeads": 8,
+    "headDim": 128,
+    "weights": "16Gi",
+}
 IN_CONTAINER = {"lmcache": {"gpuAccess": "in-container"}}
 
 # each warning kvgen can print for a spec (kvgen's Plan.warnings), and a spec that prints it
 WARNINGS = {
-    r"resources\.vllm: memory limit \S+ is below the \S+ kvgen computes for this container; it may be OOM-killed":
-        spec(resources={"vllm": {"limits": {"memory": "8Gi"}}}),
-    r"resources\.lmcacheServer: memory limit \S+ is below .*OOM-killed":
-        spec(resources={"lmcacheServer": {"limits": {"memory": "2Gi"}}}),
-    r"resources\.vllm: ephemeral-storage \S+ is below the \S+ of its emptyDir volumes; the kubelet may evict the pod":
-        spec(resources={"vllm": {"limits": {"ephemeral-storage": "10Gi"}}}),
-    r"resources\.lmcacheServer: ephemeral-storage .* may evict the pod":
-        spec(kvCacheOffloading={"secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}]},
-             resources={"lmcacheServer": {"requests": {"ephemeral-storage": "10Gi"}}}),
-    r"the CPU tier \(.* GiB\) is not larger than the GPU KV cache \(~.* GiB\); offloading then mostly mirrors":
-        spec(kvCacheOffloading={"backend": "native", "cpu": "4Gi"}),
-    r"vLLM's fs tier has no size bound":
-        spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "50Gi"}}}]}),
-    r"acme/llama-like-8b is not in the catalog: kvgen does not know its context length and cannot check that one sequence fits":
-        spec(model=INLINE_MODEL),
-    r"acme/mamba is not in the catalog: kvgen does not know its context length; set model\.maxModelLen":
-        spec(model={**INLINE_MODEL, "id": "acme/mamba", "architecture": "MambaForCausalLM", "attentionLayers": 0},
-             kvCacheOffloading={"enabled": False}),
-    r"Qwen/Qwen3-32B supports 40960 tokens, but one sequence of that needs .* kvgen passes --max-model-len=19712":
-        spec(model={"id": "Qwen/Qwen3-32B"}),
-    r"Qwen/Qwen3-32B supports 40960 tokens, but .* of the KV cache of vLLM's CPU backend and VLLM_CPU_KVCACHE_SPACE gives .*, the longest that fits \(set model\.maxModelLen to choose a length\)":
-        spec(model={"id": "Qwen/Qwen3-32B"}, instance={"gpus": 0, "memory": "256Gi", "cpu": 32}),
-    r"kvCacheOffloading\.allowHybrid applies to the native backend only":
-        spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}, kvCacheOffloading={"allowHybrid": True}),
-    r"service\.type LoadBalancer exposes the OpenAI API outside the cluster without an API key":
-        spec(service={"type": "LoadBalancer"}),
-    r"multiNode\.engine leaderworkerset applies to a server spanning several nodes \(parallelism\.nodes > 1\); this single-node server is a Deployment":
-        spec(multiNode={"engine": "leaderworkerset"}),
-    r"kvCacheOffloading\.lmcache applies to the lmcache backend only; the native backend ignores it":
-        spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi", **IN_CONTAINER}),
-    r"kvCacheOffloading\.lmcache\.deviceClassName applies to gpuAccess dra only; visible-devices ignores it":
-        spec(kvCacheOffloading={"lmcache": {"deviceClassName": "a100.gpu.example.com"}}),
-    r"resources\.lmcacheServer cpu is not used with gpuAccess in-container":
-        spec(kvCacheOffloading=IN_CONTAINER, resources={"lmcacheServer": {"requests": {"cpu": "2"}}}),
-    r"images\.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container \(vllm/vllm-openai:v0\.33\.0\)":
-        spec(kvCacheOffloading=IN_CONTAINER, images={"lmcache": {"tag": "v0.5.6"}}),
-    r"meta-llama/Llama-3\.1-8B-Instruct is gated on Hugging Face and model\.hfTokenSecret is not set: vLLM cannot download it":
-        spec(),
-    r"google/gemma-3-12b-it is gated on Hugging Face":
-        spec(model={"id": "google/gemma-3-12b-it"}, vllm={"env": [{"name": "OTHER", "value": "1"}]}),
+    r"resources\.vllm: memory limit \S+ is below the \S+ kvgen computes for this container; it may be OOM-killed": spec(
+        resources={"vllm": {"limits": {"memory": "8Gi"}}}
+    ),
+    r"resources\.lmcacheServer: memory limit \S+ is below .*OOM-killed": spec(
+        resources={"lmcacheServer": {"limits": {"memory": "2Gi"}}}
+    ),
+    r"resources\.vllm: ephemeral-storage \S+ is below the \S+ of its emptyDir volumes; the kubelet may evict the pod": spec(
+        resources={"vllm": {"limits": {"ephemeral-storage": "10Gi"}}}
+    ),
+    r"resources\.lmcacheServer: ephemeral-storage .* may evict the pod": spec(
+        kvCacheOffloading={"secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}]},
+        resources={"lmcacheServer": {"requests": {"ephemeral-storage": "10Gi"}}},
+    ),
+    r"the CPU tier \(.* GiB\) is not larger than the GPU KV cache \(~.* GiB\); offloading then mostly mirrors": spec(
+        kvCacheOffloading={"backend": "native", "cpu": "4Gi"}
+    ),
+    r"vLLM's fs tier has no size bound": spec(
+        kvCacheOffloading={
+            "backend": "native",
+            "cpu": "100Gi",
+            "secondary": [{"fileSystem": {"emptyDir": {"size": "50Gi"}}}],
+        }
+    ),
+    r"acme/llama-like-8b is not in the catalog: kvgen does not know its context length and cannot check that one sequence fits": spec(
+        model=INLINE_MODEL
+    ),
+    r"acme/mamba is not in the catalog: kvgen does not know its context length; set model\.maxModelLen": spec(
+        model={**INLINE_MODEL, "id": "acme/mamba", "architecture": "MambaForCausalLM", "attentionLayers": 0},
+        kvCacheOffloading={"enabled": False},
+    ),
+    r"Qwen/Qwen3-32B supports 40960 tokens, but one sequence of that needs .* kvgen passes --max-model-len=19712": spec(
+        model={"id": "Qwen/Qwen3-32B"}
+    ),
+    r"Qwen/Qwen3-32B supports 40960 tokens, but .* of the KV cache of vLLM's CPU backend and VLLM_CPU_KVCACHE_SPACE gives .*, the longest that fits \(set model\.maxModelLen to choose a length\)": spec(
+        model={"id": "Qwen/Qwen3-32B"}, instance={"gpus": 0, "memory": "256Gi", "cpu": 32}
+    ),
+    r"kvCacheOffloading\.allowHybrid applies to the native backend only": spec(
+        model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}, kvCacheOffloading={"allowHybrid": True}
+    ),
+    r"service\.type LoadBalancer exposes the OpenAI API outside the cluster without an API key": spec(
+        service={"type": "LoadBalancer"}
+    ),
+    r"multiNode\.engine leaderworkerset applies to a server spanning several nodes \(parallelism\.nodes > 1\); this single-node server is a Deployment": spec(
+        multiNode={"engine": "leaderworkerset"}
+    ),
+    r"kvCacheOffloading\.lmcache applies to the lmcache backend only; the native backend ignores it": spec(
+        kvCacheOffloading={"backend": "native", "cpu": "100Gi", **IN_CONTAINER}
+    ),
+    r"kvCacheOffloading\.lmcache\.deviceClassName applies to gpuAccess dra only; visible-devices ignores it": spec(
+        kvCacheOffloading={"lmcache": {"deviceClassName": "a100.gpu.example.com"}}
+    ),
+    r"resources\.lmcacheServer cpu is not used with gpuAccess in-container": spec(
+        kvCacheOffloading=IN_CONTAINER, resources={"lmcacheServer": {"requests": {"cpu": "2"}}}
+    ),
+    r"images\.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container \(vllm/vllm-openai:v0\.33\.0\)": spec(
+        kvCacheOffloading=IN_CONTAINER, images={"lmcache": {"tag": "v0.5.6"}}
+    ),
+    r"meta-llama/Llama-3\.1-8B-Instruct is gated on Hugging Face and model\.hfTokenSecret is not set: vLLM cannot download it": spec(),
+    r"google/gemma-3-12b-it is gated on Hugging Face": spec(
+        model={"id": "google/gemma-3-12b-it"}, vllm={"env": [{"name": "OTHER", "value": "1"}]}
+    ),
     r"meta-llama/Llama-3\.2-1B-Instruct is gated on Hugging Face":  # an id the catalog lacks is gated too
-        spec(model={**INLINE_MODEL, "id": "meta-llama/Llama-3.2-1B-Instruct"}),
-    r"images\.lmcache: the LMCache server runs from lmcache/standalone:v0\.5\.6, the LMCacheMPConnector \(the client\) from the vLLM image":
-        spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}),
+    spec(model={**INLINE_MODEL, "id": "meta-llama/Llama-3.2-1B-Instruct"}),
+    r"images\.lmcache: the LMCache server runs from lmcache/standalone:v0\.5\.6, the LMCacheMPConnector \(the client\) from the vLLM image": spec(
+        images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}
+    ),
 }
 
 
@@ -94,13 +122,18 @@ def test_notes_print_each_warning_as_kvgen_words_it(pattern):
 def test_a_default_value_written_out_is_no_unused_setting():
     """The chart cannot tell a value set to its default from an unset one, so neither warns."""
     token = {**BASE["model"], "hfTokenSecret": {"name": "hf-token", "key": "HF_TOKEN"}}  # the model is gated
-    for values in (spec(model=token, kvCacheOffloading={"backend": "native", "cpu": "100Gi", "lmcache": {"gpuAccess": "visible-devices"}}),
-                   spec(model=token, kvCacheOffloading={"lmcache": {"deviceClassName": "gpu.nvidia.com"}})):
+    for values in (
+        spec(
+            model=token,
+            kvCacheOffloading={"backend": "native", "cpu": "100Gi", "lmcache": {"gpuAccess": "visible-devices"}},
+        ),
+        spec(model=token, kvCacheOffloading={"lmcache": {"deviceClassName": "gpu.nvidia.com"}}),
+    ):
         assert _cli_and_chart_warnings(values) == ([], [])
 
 
 def test_the_defaults_the_chart_compares_with_are_the_specs():
-    from kvgen.spec import LMCacheServer
+    from kvgen.spec.models import LMCacheServer
 
     defaults = catalog.load("gpu-access.yaml")["defaults"]
     assert defaults == LMCacheServer().model_dump(by_alias=True)
@@ -111,43 +144,139 @@ def test_the_defaults_the_chart_compares_with_are_the_specs():
 # ----------------------------------------------------------------------------- problems
 
 HUGE = {"type": "p5.48xlarge"}  # 8 GPUs: a pod of 1 takes 1/8 of the node
-BAD_ARGS = ["--swap-space=4", "--dtype", "float7", "--max-num-seqs=abc", "--enable-prefix-caching=yes", "stray",
-            "--max-num-sequences=4", "--kv-offloading-size=10", "--served-model-name", "a", "b", "-O3", "-n2", "-tp=2",
-            "--max-model", "--kv_transfer_config.kv_connector", "X", "-cc.level=3", "--max-lora-rank=7", "--cpu-offload-gb=x",
-            "--cpu-offload-gb=1_0.5e-3", "--num-gpu-blocks-override"]
+BAD_ARGS = [
+    "--swap-space=4",
+    "--dtype",
+    "float7",
+    "--max-num-seqs=abc",
+    "--enable-prefix-caching=yes",
+    "stray",
+    "--max-num-sequences=4",
+    "--kv-offloading-size=10",
+    "--served-model-name",
+    "a",
+    "b",
+    "-O3",
+    "-n2",
+    "-tp=2",
+    "--max-model",
+    "--kv_transfer_config.kv_connector",
+    "X",
+    "-cc.level=3",
+    "--max-lora-rank=7",
+    "--cpu-offload-gb=x",
+    "--cpu-offload-gb=1_0.5e-3",
+    "--num-gpu-blocks-override",
+]
 
 PROBLEMS = {
     "unknown-model-with-a-suggestion": (spec(model={"id": "meta-llama/Llama-3.1-8B-Instruc"}), "1.33"),
     "unknown-model-without-one": (spec(model={"id": "acme/secret-model-7b"}), "1.33"),
     "unknown-instance-type": (spec(instance={"type": "Standard_NC24ads_A100_v5"}), "1.33"),
-    "catalog-model-missing-a-field": (spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "slidingLayers": 40}), "1.33"),
-    "catalog-model-above-its-limit": (spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "maxModelLen": 200000}), "1.33"),
-    "hybrid-false-on-a-hybrid-architecture": (spec(model={**INLINE_MODEL, "architecture": "NemotronHForCausalLM", "attentionLayers": 4, "hybrid": False}), "1.33"),
-    "sliding-layers-beyond-attention": (spec(model={**INLINE_MODEL, "slidingLayers": 40, "slidingWindow": 4096}), "1.33"),
+    "catalog-model-missing-a-field": (
+        spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "slidingLayers": 40}),
+        "1.33",
+    ),
+    "catalog-model-above-its-limit": (
+        spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "maxModelLen": 200000}),
+        "1.33",
+    ),
+    "hybrid-false-on-a-hybrid-architecture": (
+        spec(model={**INLINE_MODEL, "architecture": "NemotronHForCausalLM", "attentionLayers": 4, "hybrid": False}),
+        "1.33",
+    ),
+    "sliding-layers-beyond-attention": (
+        spec(model={**INLINE_MODEL, "slidingLayers": 40, "slidingWindow": 4096}),
+        "1.33",
+    ),
     "inline-node-missing-fields": (spec(instance={"gpus": 2}), "1.33"),
     "no-gpu-but-parallel": (spec(instance={"gpus": 0, "memory": "512Gi"}, parallelism={"tensor": 2}), "1.33"),
-    "multi-node-name-too-long": (spec(name="a" * 46, model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"}, parallelism={"tensor": 16, "nodes": 2}), "1.33"),
+    "multi-node-name-too-long": (
+        spec(
+            name="a" * 46,
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+            parallelism={"tensor": 16, "nodes": 2},
+        ),
+        "1.33",
+    ),
     "extra-args": (spec(vllm={"extraArgs": BAD_ARGS}), "1.33"),
     "extra-args-missing-values": (spec(vllm={"extraArgs": ["--served-model-name", "--port"]}), "1.33"),
     "native-cpu-tier-too-large": (spec(kvCacheOffloading={"backend": "native", "cpu": "500Gi"}), "1.33"),
-    "lmcache-utilization-on-a-shared-node": (spec(instance=HUGE, kvCacheOffloading={"cpuMemoryUtilization": 1}, resources={"vllm": {"requests": {"memory": "300Gi"}}}), "1.33"),
+    "lmcache-utilization-on-a-shared-node": (
+        spec(
+            instance=HUGE,
+            kvCacheOffloading={"cpuMemoryUtilization": 1},
+            resources={"vllm": {"requests": {"memory": "300Gi"}}},
+        ),
+        "1.33",
+    ),
     "lmcache-cpu-cap-too-large": (spec(kvCacheOffloading={"cpu": "400Gi", "cpuMemoryUtilization": 1}), "1.33"),
-    "memory-without-offloading": (spec(kvCacheOffloading={"enabled": False}, resources={"vllm": {"requests": {"memory": "900Gi"}}}), "1.33"),
-    "ephemeral-tiers-on-a-shared-node": (spec(instance=HUGE, kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "500Gi"}}}]}), "1.33"),
-    "ephemeral-model-cache": (spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"}, parallelism={"tensor": 8}), "1.33"),
-    "weights-do-not-fit-the-gpu": (spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, vllm={"gpuMemoryUtilization": 1}), "1.33"),
+    "memory-without-offloading": (
+        spec(kvCacheOffloading={"enabled": False}, resources={"vllm": {"requests": {"memory": "900Gi"}}}),
+        "1.33",
+    ),
+    "ephemeral-tiers-on-a-shared-node": (
+        spec(
+            instance=HUGE,
+            kvCacheOffloading={
+                "backend": "native",
+                "cpu": "10Gi",
+                "secondary": [{"fileSystem": {"emptyDir": {"size": "500Gi"}}}],
+            },
+        ),
+        "1.33",
+    ),
+    "ephemeral-model-cache": (
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge"},
+            parallelism={"tensor": 8},
+        ),
+        "1.33",
+    ),
+    "weights-do-not-fit-the-gpu": (
+        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, vllm={"gpuMemoryUtilization": 1}),
+        "1.33",
+    ),
     "context-too-long": (spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 32768}), "1.33"),
-    "not-even-one-block-on-the-gpu": (spec(model={"id": "Qwen/Qwen3-32B"}, vllm={"gpuMemoryUtilization": 0.82}), "1.33"),
-    "weights-and-context-on-the-gpu": (spec(model={"id": "Qwen/Qwen3-32B"}, vllm={"gpuMemoryUtilization": 0.8}), "1.33"),
-    "not-even-one-block-on-the-cpu-backend": (spec(model={**INLINE_MODEL, "layers": 4000}, instance={"gpus": 0, "memory": "512Gi"}), "1.33"),
+    "not-even-one-block-on-the-gpu": (
+        spec(model={"id": "Qwen/Qwen3-32B"}, vllm={"gpuMemoryUtilization": 0.82}),
+        "1.33",
+    ),
+    "weights-and-context-on-the-gpu": (
+        spec(model={"id": "Qwen/Qwen3-32B"}, vllm={"gpuMemoryUtilization": 0.8}),
+        "1.33",
+    ),
+    "not-even-one-block-on-the-cpu-backend": (
+        spec(model={**INLINE_MODEL, "layers": 4000}, instance={"gpus": 0, "memory": "512Gi"}),
+        "1.33",
+    ),
     "sidecar-below-1-29": (spec(), "1.28"),
     "dra-below-1-34": (spec(kvCacheOffloading={"lmcache": {"gpuAccess": "dra"}}), "1.33"),
     "port-taken-by-lmcache": (spec(service={"port": 5555}), "1.33"),
     "parallelism": (spec(parallelism={"tensor": 3, "nodes": 2}, replicas=2), "1.33"),
-    "remote-tier": (spec(kvCacheOffloading={"backend": "native", "cpu": "20Gi", "remote": {"url": "rediss://valkey:6380/1", "capacity": "1Mi"}}), "1.33"),
-    "api-server-rules": (spec(scheduling={"priorityClassName": "Bad_Name", "nodeSelector": {"bad key!": "x"},
-                                          "tolerations": [{"key": "", "operator": "Equal", "value": "x"}]},
-                              images={"vllm": {"tag": "bad tag"}}), "1.33"),
+    "remote-tier": (
+        spec(
+            kvCacheOffloading={
+                "backend": "native",
+                "cpu": "20Gi",
+                "remote": {"url": "rediss://valkey:6380/1", "capacity": "1Mi"},
+            }
+        ),
+        "1.33",
+    ),
+    "api-server-rules": (
+        spec(
+            scheduling={
+                "priorityClassName": "Bad_Name",
+                "nodeSelector": {"bad key!": "x"},
+                "tolerations": [{"key": "", "operator": "Equal", "value": "x"}],
+            },
+            images={"vllm": {"tag": "bad tag"}},
+        ),
+        "1.33",
+    ),
 }
 
 
@@ -161,10 +290,20 @@ def test_the_chart_fails_with_kvgens_problems_and_hints(case):
 
 def test_the_problem_cases_reach_the_hints_they_are_for():
     hints = {case: {h for _p, _m, h in problem_set(*PROBLEMS[case])} for case in PROBLEMS}
-    assert "did you mean 'meta-llama/Llama-3.1-8B-Instruct'? or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)" in hints["unknown-model-with-a-suggestion"]
-    assert "did you mean 'Standard_NC24ads_A100_v4'? or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk" in hints["unknown-instance-type"]
-    assert {"did you mean --max-num-seqs?", "did you mean --max-model-len?", "did you mean 'float'?",
-            "see `vllm serve --help`"} <= hints["extra-args"]
+    assert (
+        "did you mean 'meta-llama/Llama-3.1-8B-Instruct'? or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
+        in hints["unknown-model-with-a-suggestion"]
+    )
+    assert (
+        "did you mean 'Standard_NC24ads_A100_v4'? or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
+        in hints["unknown-instance-type"]
+    )
+    assert {
+        "did you mean --max-num-seqs?",
+        "did you mean --max-model-len?",
+        "did you mean 'float'?",
+        "see `vllm serve --help`",
+    } <= hints["extra-args"]
 
 
 CATALOG_WORDS = sorted(catalog.models()) + sorted(catalog.instances())

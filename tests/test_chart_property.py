@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import copy
 
+import helm
 import helm_python
 import pytest
+from conftest import dump
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-import helm
-from conftest import dump
 from test_context_contract import CONTEXT, empty_values
-from kvgen import catalog
-from kvgen.compiler import compile_text
-from kvgen.errors import SpecError
+
+from kvgen.app.compiler import compile_text
+from kvgen.core.errors import SpecError
+from kvgen.data import catalog
 
 MODELS = sorted(catalog.models())
 INSTANCES = sorted(catalog.instances())
@@ -41,14 +41,29 @@ def tiers(draw):
     if kind == "emptyDir":
         return {"fileSystem": {"emptyDir": {"size": draw(st.sampled_from(["50Gi", "100Gi", "200Gi", "512Mi", "1Ti"]))}}}
     if kind == "pvcSpec":
-        return {"fileSystem": {"pvc": {"spec": {
-            "storageClassName": draw(st.sampled_from(["fast-local-nvme", "premium-ssd"])),
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": draw(st.sampled_from(["100Gi", "500Gi", "2Ti"]))}},
-        }}}}
+        return {
+            "fileSystem": {
+                "pvc": {
+                    "spec": {
+                        "storageClassName": draw(st.sampled_from(["fast-local-nvme", "premium-ssd"])),
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": draw(st.sampled_from(["100Gi", "500Gi", "2Ti"]))}},
+                    }
+                }
+            }
+        }
     if kind == "pvcSpecSmall":  # below 1 GiB: an LMCache fs adapter without a capacity
-        return {"fileSystem": {"pvc": {"spec": {"storageClassName": "nfs", "accessModes": ["ReadWriteMany"],
-                                                "resources": {"requests": {"storage": "512Mi"}}}}}}
+        return {
+            "fileSystem": {
+                "pvc": {
+                    "spec": {
+                        "storageClassName": "nfs",
+                        "accessModes": ["ReadWriteMany"],
+                        "resources": {"requests": {"storage": "512Mi"}},
+                    }
+                }
+            }
+        }
     ref = {"name": draw(st.sampled_from(["shared-cephfs-pvc", "kv-cache"]))}
     if draw(st.booleans()):
         ref["path"] = draw(st.sampled_from(["kv-cache/", "a/b"]))
@@ -72,7 +87,11 @@ def instances(draw):
             inst["ephemeralStorage"] = draw(st.sampled_from(["200Gi", "3Ti", "30Ti"]))
         return inst
     gpus = draw(st.sampled_from([0, 1, 2, 4, 8]))
-    inst = {"gpus": gpus, "memory": draw(st.sampled_from(["128Gi", "440Gi", "1800Gi"])), "arch": draw(st.sampled_from(["amd64", "arm64"]))}
+    inst = {
+        "gpus": gpus,
+        "memory": draw(st.sampled_from(["128Gi", "440Gi", "1800Gi"])),
+        "arch": draw(st.sampled_from(["amd64", "arm64"])),
+    }
     if gpus:
         inst["gpuMemory"] = draw(st.sampled_from(["80Gi", "141Gi", "192Gi"]))
     if draw(st.booleans()):
@@ -119,11 +138,27 @@ def specs(draw):
     if draw(st.integers(0, 3)) == 0:  # CPUOffloadingSpec with tiers is refused by both
         offload["specName"] = draw(st.sampled_from(["TieringOffloadingSpec", "CPUOffloadingSpec"]))
     if draw(st.integers(0, 3)) == 0:  # a shared Valkey/Redis tier (refused with native and for a bad URL by both)
-        offload["remote"] = draw(st.fixed_dictionaries(
-            {"url": st.sampled_from(["redis://valkey.cache.svc:6379", "valkey://10.0.0.7", "rediss://valkey:6380",
-                                     "redis://u:p@valkey", "redis://valkey/1", "redis://valkey:0"])},
-            optional={"username": st.just("kvgen"), "passwordSecret": st.just({"name": "valkey-auth", "key": "password"}),
-                      "capacity": st.sampled_from(["100Gi", "512Mi", 1073741824])}))
+        offload["remote"] = draw(
+            st.fixed_dictionaries(
+                {
+                    "url": st.sampled_from(
+                        [
+                            "redis://valkey.cache.svc:6379",
+                            "valkey://10.0.0.7",
+                            "rediss://valkey:6380",
+                            "redis://u:p@valkey",
+                            "redis://valkey/1",
+                            "redis://valkey:0",
+                        ]
+                    )
+                },
+                optional={
+                    "username": st.just("kvgen"),
+                    "passwordSecret": st.just({"name": "valkey-auth", "key": "password"}),
+                    "capacity": st.sampled_from(["100Gi", "512Mi", 1073741824]),
+                },
+            )
+        )
     if draw(st.booleans()):
         offload["lmcache"] = {"gpuAccess": draw(st.sampled_from(["visible-devices", "dra", "in-container"]))}
         if draw(st.integers(0, 3)) == 0:
@@ -138,12 +173,37 @@ def specs(draw):
         "disaggregation": {"role": draw(st.sampled_from(["none", "none", "none", "prefill", "decode"]))},
         "vllm": {
             "gpuMemoryUtilization": draw(st.sampled_from([0.8, 0.9, 0.92, 0.95, 1])),
-            "extraArgs": draw(st.lists(st.sampled_from(["--max-num-seqs=64", "--enable-chunked-prefill", "--served-model-name=chat",
-                                                         "--max-num-batched-tokens=16384"]), max_size=2, unique=True)),
-            "env": draw(st.lists(st.sampled_from([{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"},
-                                                  {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]), max_size=2, unique_by=lambda e: e["name"])),
+            "extraArgs": draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            "--max-num-seqs=64",
+                            "--enable-chunked-prefill",
+                            "--served-model-name=chat",
+                            "--max-num-batched-tokens=16384",
+                        ]
+                    ),
+                    max_size=2,
+                    unique=True,
+                )
+            ),
+            "env": draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            {"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"},
+                            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                        ]
+                    ),
+                    max_size=2,
+                    unique_by=lambda e: e["name"],
+                )
+            ),
         },
-        "service": {"port": draw(st.sampled_from([8000, 8080])), "type": draw(st.sampled_from(["ClusterIP", "LoadBalancer"]))},
+        "service": {
+            "port": draw(st.sampled_from([8000, 8080])),
+            "type": draw(st.sampled_from(["ClusterIP", "LoadBalancer"])),
+        },
     }
     if nodes == 1:
         spec["replicas"] = draw(st.integers(0, 3))
@@ -151,43 +211,114 @@ def specs(draw):
         spec["namespace"] = draw(st.sampled_from(["default", "llm", "team-a"]))
     if draw(st.integers(0, 3)) == 0:
         spec["resources"] = {
-            "vllm": {"requests": draw(st.fixed_dictionaries({}, optional={"cpu": st.sampled_from(["4", "500m", 6]), "memory": st.sampled_from(["32Gi", "100Gi"]), "ephemeral-storage": st.sampled_from(["300Gi"])})),
-                     # limits below the computed requests lower them (cpu 2, ephemeral-storage 20Gi)
-                     "limits": draw(st.fixed_dictionaries({}, optional={"cpu": st.sampled_from(["8", "2"]), "memory": st.sampled_from(["64Gi", "200Gi"]),
-                                                                        "ephemeral-storage": st.sampled_from(["20Gi", "2Ti"])}))},
-            "lmcacheServer": {"requests": draw(st.fixed_dictionaries({}, optional={"memory": st.sampled_from(["20Gi"])})),
-                              "limits": draw(st.fixed_dictionaries({}, optional={"ephemeral-storage": st.sampled_from(["500Gi"])}))},
+            "vllm": {
+                "requests": draw(
+                    st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "cpu": st.sampled_from(["4", "500m", 6]),
+                            "memory": st.sampled_from(["32Gi", "100Gi"]),
+                            "ephemeral-storage": st.sampled_from(["300Gi"]),
+                        },
+                    )
+                ),
+                # limits below the computed requests lower them (cpu 2, ephemeral-storage 20Gi)
+                "limits": draw(
+                    st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "cpu": st.sampled_from(["8", "2"]),
+                            "memory": st.sampled_from(["64Gi", "200Gi"]),
+                            "ephemeral-storage": st.sampled_from(["20Gi", "2Ti"]),
+                        },
+                    )
+                ),
+            },
+            "lmcacheServer": {
+                "requests": draw(st.fixed_dictionaries({}, optional={"memory": st.sampled_from(["20Gi"])})),
+                "limits": draw(st.fixed_dictionaries({}, optional={"ephemeral-storage": st.sampled_from(["500Gi"])})),
+            },
         }
         if draw(st.booleans()):
             spec["resources"]["shm"] = draw(st.sampled_from(["16Gi", "64Gi"]))
         if draw(st.booleans()):
             spec["resources"]["modelCache"] = "900Gi"
     if draw(st.integers(0, 4)) == 0:
-        spec["images"] = {"vllm": draw(st.fixed_dictionaries({}, optional={"repository": st.just("mirror.example/vllm"), "tag": st.just("v0.33.1"),
-                                                                          "digest": st.just("sha256:" + "a" * 64)})),
-                          "lmcache": draw(st.fixed_dictionaries({}, optional={"repository": st.just("lmcache/standalone"), "tag": st.just("v0.5.6"),
-                                                                             "digest": st.just("sha256:" + "b" * 64)}))}
+        spec["images"] = {
+            "vllm": draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "repository": st.just("mirror.example/vllm"),
+                        "tag": st.just("v0.33.1"),
+                        "digest": st.just("sha256:" + "a" * 64),
+                    },
+                )
+            ),
+            "lmcache": draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "repository": st.just("lmcache/standalone"),
+                        "tag": st.just("v0.5.6"),
+                        "digest": st.just("sha256:" + "b" * 64),
+                    },
+                )
+            ),
+        }
     if draw(st.integers(0, 3)) == 0:
-        spec["scheduling"] = {"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                              "priorityClassName": "inference"}
+        spec["scheduling"] = {
+            "nodeSelector": {"pool": "gpu"},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "priorityClassName": "inference",
+        }
     if draw(st.integers(0, 2)) == 0:  # pod settings: labels, ServiceAccount, security contexts, volumes, spread
-        spec["pod"] = draw(st.fixed_dictionaries({}, optional={
-            "labels": st.just({"team": "ml"}),
-            "annotations": st.just({"example.com/owner": "ml"}),
-            "imagePullSecrets": st.just([{"name": "registry"}]),
-            "serviceAccount": st.fixed_dictionaries({}, optional={"create": st.booleans(), "name": st.just("inference"),
-                                                                  "automountToken": st.booleans()}),
-            "securityContext": st.sampled_from([{"runAsNonRoot": True, "runAsUser": 1000}, {"seccompProfile": {"type": "Unconfined"}}]),
-            "containerSecurityContext": st.sampled_from([{"capabilities": {"add": ["IPC_LOCK"]}}, {"readOnlyRootFilesystem": True}]),
-            "volumes": st.just([{"name": "certs", "secret": {"secretName": "ca"}}]),
-        }))
+        spec["pod"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "labels": st.just({"team": "ml"}),
+                    "annotations": st.just({"example.com/owner": "ml"}),
+                    "imagePullSecrets": st.just([{"name": "registry"}]),
+                    "serviceAccount": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "create": st.booleans(),
+                            "name": st.just("inference"),
+                            "automountToken": st.booleans(),
+                        },
+                    ),
+                    "securityContext": st.sampled_from(
+                        [{"runAsNonRoot": True, "runAsUser": 1000}, {"seccompProfile": {"type": "Unconfined"}}]
+                    ),
+                    "containerSecurityContext": st.sampled_from(
+                        [{"capabilities": {"add": ["IPC_LOCK"]}}, {"readOnlyRootFilesystem": True}]
+                    ),
+                    "volumes": st.just([{"name": "certs", "secret": {"secretName": "ca"}}]),
+                },
+            )
+        )
         if "volumes" in spec["pod"] and draw(st.booleans()):
             spec["vllm"]["volumeMounts"] = [{"name": "certs", "mountPath": "/etc/ssl/internal", "readOnly": True}]
-        spec.setdefault("scheduling", {}).update(draw(st.fixed_dictionaries({}, optional={
-            "runtimeClassName": st.just("nvidia"),
-            "topologySpreadConstraints": st.just([{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
-                                                   "whenUnsatisfiable": "ScheduleAnyway"}]),
-        })))
+        spec.setdefault("scheduling", {}).update(
+            draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "runtimeClassName": st.just("nvidia"),
+                        "topologySpreadConstraints": st.just(
+                            [
+                                {
+                                    "maxSkew": 1,
+                                    "topologyKey": "kubernetes.io/hostname",
+                                    "whenUnsatisfiable": "ScheduleAnyway",
+                                }
+                            ]
+                        ),
+                    },
+                )
+            )
+        )
     if draw(st.integers(0, 4)) == 0:
         model["uri"] = draw(st.sampled_from(["pvc://model-store", "pvc://model-store/org/model/"]))
     if draw(st.integers(0, 4)) == 0:
@@ -195,7 +326,12 @@ def specs(draw):
     return spec
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
 @given(specs(), st.sampled_from(["1.33", "1.34"]))
 def test_helm_template_equals_kvgen_render(spec, kube_version):
     """`kvgen render --kube-version V` and `helm template --kube-version V` (gpuAccess dra needs 1.34)."""
@@ -247,7 +383,12 @@ def lmcache_specs(draw):
     return spec
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
 @given(lmcache_specs(), st.sampled_from(["1.33", "1.34"]))
 def test_every_gpu_access_mode_renders_the_same_in_helm(spec, kube_version):
     """The draw above mostly turns the LMCache server off; here it is on, in each mode."""
@@ -260,25 +401,54 @@ def test_every_gpu_access_mode_renders_the_same_in_helm(spec, kube_version):
 # refuses (it used to coerce "2" to 2, true to 1 and " 10Gi" to 10Gi), and accept what it accepts
 # (a whole float such as 2.0 is an integer to JSON Schema).
 CONFUSIONS = [
-    (("model", "maxModelLen"), True), (("model", "maxModelLen"), "4096"), (("model", "maxModelLen"), 4096.0),
-    (("model", "maxModelLen"), 4096.5), (("model", "mla"), "true"), (("model", "id"), 7),
-    (("replicas",), False), (("replicas",), "2"), (("replicas",), 1.0),
-    (("parallelism", "tensor"), "1"), (("parallelism", "tensor"), True), (("parallelism", "data"), 1.0),
-    (("kvCacheOffloading", "enabled"), "1"), (("kvCacheOffloading", "enabled"), 1), (("kvCacheOffloading", "enabled"), "yes"),
-    (("kvCacheOffloading", "cpu"), " 10Gi"), (("kvCacheOffloading", "cpu"), "10Gi "), (("kvCacheOffloading", "cpu"), True),
-    (("kvCacheOffloading", "cpu"), 10737418240.0), (("kvCacheOffloading", "cpu"), 10737418240),
-    (("kvCacheOffloading", "cpuMemoryUtilization"), "0.5"), (("kvCacheOffloading", "cpuMemoryUtilization"), True),
-    (("kvCacheOffloading", "cpuMemoryUtilization"), 1), (("kvCacheOffloading", "allowHybrid"), "false"),
-    (("kvCacheOffloading", "evictionPolicy"), "LRU"), (("kvCacheOffloading", "secondary"), {"fileSystem": {"emptyDir": {"size": "1Gi"}}}),
-    (("vllm", "gpuMemoryUtilization"), "0.9"), (("vllm", "gpuMemoryUtilization"), 1), (("vllm", "extraArgs"), "--max-num-seqs=64"),
-    (("vllm", "extraArgs"), [64]), (("vllm", "env"), [{"name": "X", "value": 1}]), (("vllm", "env"), [{"name": "X", "value": True}]),
-    (("service", "port"), "8000"), (("service", "port"), 8000.0), (("service", "type"), "loadbalancer"),
-    (("images", "vllm", "tag"), 1.0), (("images", "vllm", "tag"), 33),
-    (("scheduling", "nodeSelector"), {"pool": 1}), (("scheduling", "nodeSelector"), {"pool": True}),
+    (("model", "maxModelLen"), True),
+    (("model", "maxModelLen"), "4096"),
+    (("model", "maxModelLen"), 4096.0),
+    (("model", "maxModelLen"), 4096.5),
+    (("model", "mla"), "true"),
+    (("model", "id"), 7),
+    (("replicas",), False),
+    (("replicas",), "2"),
+    (("replicas",), 1.0),
+    (("parallelism", "tensor"), "1"),
+    (("parallelism", "tensor"), True),
+    (("parallelism", "data"), 1.0),
+    (("kvCacheOffloading", "enabled"), "1"),
+    (("kvCacheOffloading", "enabled"), 1),
+    (("kvCacheOffloading", "enabled"), "yes"),
+    (("kvCacheOffloading", "cpu"), " 10Gi"),
+    (("kvCacheOffloading", "cpu"), "10Gi "),
+    (("kvCacheOffloading", "cpu"), True),
+    (("kvCacheOffloading", "cpu"), 10737418240.0),
+    (("kvCacheOffloading", "cpu"), 10737418240),
+    (("kvCacheOffloading", "cpuMemoryUtilization"), "0.5"),
+    (("kvCacheOffloading", "cpuMemoryUtilization"), True),
+    (("kvCacheOffloading", "cpuMemoryUtilization"), 1),
+    (("kvCacheOffloading", "allowHybrid"), "false"),
+    (("kvCacheOffloading", "evictionPolicy"), "LRU"),
+    (("kvCacheOffloading", "secondary"), {"fileSystem": {"emptyDir": {"size": "1Gi"}}}),
+    (("vllm", "gpuMemoryUtilization"), "0.9"),
+    (("vllm", "gpuMemoryUtilization"), 1),
+    (("vllm", "extraArgs"), "--max-num-seqs=64"),
+    (("vllm", "extraArgs"), [64]),
+    (("vllm", "env"), [{"name": "X", "value": 1}]),
+    (("vllm", "env"), [{"name": "X", "value": True}]),
+    (("service", "port"), "8000"),
+    (("service", "port"), 8000.0),
+    (("service", "type"), "loadbalancer"),
+    (("images", "vllm", "tag"), 1.0),
+    (("images", "vllm", "tag"), 33),
+    (("scheduling", "nodeSelector"), {"pool": 1}),
+    (("scheduling", "nodeSelector"), {"pool": True}),
     (("scheduling", "priorityClassName"), 5),
-    (("resources", "vllm", "requests", "cpu"), 0), (("resources", "vllm", "requests", "cpu"), "4 "),
-    (("resources", "vllm", "requests", "cpu"), 4.0), (("resources", "vllm", "limits", "memory"), "64GiB"),
-    (("resources", "shm"), "16Gi "), (("resources", "shm"), 17179869184.0), (("name",), 123), (("namespace",), True),
+    (("resources", "vllm", "requests", "cpu"), 0),
+    (("resources", "vllm", "requests", "cpu"), "4 "),
+    (("resources", "vllm", "requests", "cpu"), 4.0),
+    (("resources", "vllm", "limits", "memory"), "64GiB"),
+    (("resources", "shm"), "16Gi "),
+    (("resources", "shm"), 17179869184.0),
+    (("name",), 123),
+    (("namespace",), True),
 ]
 
 
@@ -307,14 +477,18 @@ def agree(spec: dict) -> None:
     if isinstance(ours, SpecError) or isinstance(theirs, Exception):
         assert isinstance(ours, SpecError) and isinstance(theirs, Exception), (
             f"kvgen {'refuses' if isinstance(ours, SpecError) else 'renders'} and Helm "
-            f"{'refuses' if isinstance(theirs, Exception) else 'renders'}:\n{text}\n{ours if isinstance(ours, SpecError) else theirs}")
+            f"{'refuses' if isinstance(theirs, Exception) else 'renders'}:\n{text}\n{ours if isinstance(ours, SpecError) else theirs}"
+        )
         return
     assert helm.by_identity(theirs) == helm.by_identity(ours), text
 
 
-BASE_SPEC = {"name": "demo", "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
-             "instance": {"type": "Standard_NC24ads_A100_v4"},
-             "kvCacheOffloading": {"backend": "native", "cpu": "10Gi"}}
+BASE_SPEC = {
+    "name": "demo",
+    "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+    "instance": {"type": "Standard_NC24ads_A100_v4"},
+    "kvCacheOffloading": {"backend": "native", "cpu": "10Gi"},
+}
 
 
 @pytest.mark.parametrize("path,value", CONFUSIONS, ids=[f"{'.'.join(p)}={v!r}" for p, v in CONFUSIONS])

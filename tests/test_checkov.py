@@ -15,9 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
-
 from conftest import GOLDEN, ROOT
+from ruamel.yaml import YAML
 
 pytestmark = pytest.mark.scan
 
@@ -45,7 +44,11 @@ def scan(checkov: str, directory: Path, tmp: Path) -> list[dict]:
     env = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false"}
     result = subprocess.run(
         [checkov, "-d", str(directory), "--framework", "kubernetes", "-o", "json", "--quiet", "--skip-download"],
-        capture_output=True, text=True, cwd=tmp, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        env=env,
+        timeout=600,
     )
     assert result.returncode in (0, 1) and result.stdout.strip(), result.stderr[-3000:]
     reports = json.loads(result.stdout)
@@ -60,7 +63,8 @@ def unexplained(findings: list[dict], allow: list[dict]) -> tuple[list[str], lis
     left = []
     for f in findings:
         hits = [
-            i for i, a in enumerate(allow)
+            i
+            for i, a in enumerate(allow)
             if a["id"] == f["check_id"] and any(re.fullmatch(r, f["resource"]) for r in a.get("resources", [".*"]))
         ]
         used.update(hits)

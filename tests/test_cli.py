@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ruamel.yaml import YAML
-
 from conftest import BASE, EXAMPLES, GOLDEN, ROOT, dump, kube_version_of, run_kvgen
+from ruamel.yaml import YAML
 
 EXAMPLE = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
 
@@ -29,8 +28,12 @@ def test_render_writes_one_file_per_spec(tmp_path):
     result = run_kvgen("render", "-q", str(ROOT / "examples" / "kserve-qwen2-7b.yaml"), str(EXAMPLE), "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and result.stderr == ""
-    assert sorted(p.name for p in out.iterdir()) == [".kvgen-manifest.json", "gemma-4-12b.yaml", "kustomization.yaml",
-                                                    "qwen2-7b-kv-cache-offloading.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".kvgen-manifest.json",
+        "gemma-4-12b.yaml",
+        "kustomization.yaml",
+        "qwen2-7b-kv-cache-offloading.yaml",
+    ]
     assert (out / "gemma-4-12b.yaml").read_text() == (GOLDEN / EXAMPLE.name).read_text()
 
 
@@ -74,7 +77,9 @@ def test_same_name_in_two_namespaces_is_two_sets_of_objects(tmp_path):
     (tmp_path / "b.yaml").write_text(dump(dict(BASE, namespace="two")))
     result = run_kvgen("render", "-q", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert [d["metadata"]["namespace"] for d in YAML(typ="safe").load_all(result.stdout) if d["kind"] == "Deployment"] == ["one", "two"]
+    assert [
+        d["metadata"]["namespace"] for d in YAML(typ="safe").load_all(result.stdout) if d["kind"] == "Deployment"
+    ] == ["one", "two"]
 
 
 def test_kube_version_option():

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import shutil
 
-from ruamel.yaml import YAML
-
+import pytest
 from conftest import BASE, ROOT, dump, run_kvgen
+from ruamel.yaml import YAML
 
 EXAMPLE = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
 WORKFLOW = ROOT / "examples" / "ci" / "github-actions.yaml"
@@ -60,8 +58,9 @@ def test_the_examples_directory_validates_but_for_what_it_holds_on_purpose():
 
 
 def test_a_spec_with_a_typo_in_a_directory_is_still_an_error(tmp_path):
-    (tmp_path / "typo.yaml").write_text("name: demo\nmodle: {id: meta-llama/Llama-3.1-8B-Instruct}\n"
-                                        "instnace: {type: Standard_NC24ads_A100_v4}\n")
+    (tmp_path / "typo.yaml").write_text(
+        "name: demo\nmodle: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstnace: {type: Standard_NC24ads_A100_v4}\n"
+    )
     result = run_kvgen("validate", str(tmp_path))
     assert result.returncode == 1
     assert "unknown key 'modle'" in result.stderr and "skipped" not in result.stderr
@@ -153,13 +152,23 @@ def test_a_gated_model_without_a_token_is_warned_on_render_and_quiet_with_a_toke
     bare.write_text(dump(BASE))
     result = run_kvgen("render", str(bare))
     assert result.returncode == 0, result.stderr
-    assert ("kvgen: demo: warning: meta-llama/Llama-3.1-8B-Instruct is gated on Hugging Face and model.hfTokenSecret "
-            "is not set") in result.stderr
+    assert (
+        "kvgen: demo: warning: meta-llama/Llama-3.1-8B-Instruct is gated on Hugging Face and model.hfTokenSecret "
+        "is not set"
+    ) in result.stderr
     with_token = tmp_path / "token.yaml"
-    with_token.write_text(dump({**BASE, "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}}))
+    with_token.write_text(
+        dump({**BASE, "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}})
+    )
     env_token = tmp_path / "env.yaml"
-    env_token.write_text(dump({**BASE, "vllm": {"env": [{"name": "HF_TOKEN", "valueFrom": {
-        "secretKeyRef": {"name": "hf", "key": "token"}}}]}}))
+    env_token.write_text(
+        dump(
+            {
+                **BASE,
+                "vllm": {"env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]},
+            }
+        )
+    )
     open_model = tmp_path / "qwen.yaml"
     open_model.write_text(dump({**BASE, "model": {"id": "Qwen/Qwen3-8B"}}))
     for f in (with_token, env_token, open_model):
@@ -169,7 +178,7 @@ def test_a_gated_model_without_a_token_is_warned_on_render_and_quiet_with_a_toke
 
 
 def test_the_gated_list_is_catalog_data_with_a_source():
-    from kvgen import catalog
+    from kvgen.data import catalog
 
     rows = catalog.load("models.yaml")["gated"]
     assert rows and all(r["source"] and r["pattern"] for r in rows)
@@ -218,7 +227,8 @@ def test_an_on_prem_type_is_selected_by_its_node_selector_not_pinned_by_instance
 
 def test_the_chart_takes_the_same_catalog_file_as_values(tmp_path):
     import helm
-    from kvgen.catalog import deep_merge
+
+    from kvgen.data.catalog import deep_merge
 
     _, data = _without_catalog(tmp_path)
     values = deep_merge(safe.load(ONPREM_CATALOG.read_text()), data)  # helm template -f catalog -f spec
@@ -263,9 +273,14 @@ def test_catalog_problems_are_listed_with_file_and_line_and_nothing_is_written(t
     cat.write_text(fixed.replace("cpu: 1Ti", "cpu: 64"))
     incomplete = run_kvgen("render", "--catalog", str(cat), str(spec_file))
     assert incomplete.returncode == 1
-    assert f"{cat}:3:5: catalog.instances.rack-h100: instance type 'rack-h100' is new and lacks memory, gpuMemory" in incomplete.stderr
-    assert (f"{cat}:7:5: catalog.models.acme/half-described: model 'acme/half-described' is new and lacks "
-            "architecture, kvHeads, headDim, weights") in incomplete.stderr
+    assert (
+        f"{cat}:3:5: catalog.instances.rack-h100: instance type 'rack-h100' is new and lacks memory, gpuMemory"
+        in incomplete.stderr
+    )
+    assert (
+        f"{cat}:7:5: catalog.models.acme/half-described: model 'acme/half-described' is new and lacks "
+        "architecture, kvHeads, headDim, weights"
+    ) in incomplete.stderr
 
 
 def test_a_missing_catalog_file_is_a_usage_error_naming_where_it_came_from(tmp_path):
@@ -282,7 +297,9 @@ def test_a_catalog_file_in_a_directory_of_specs_is_skipped_as_such(tmp_path):
     (tmp_path / "demo.yaml").write_text(dump(BASE))
     result = run_kvgen("validate", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert f"kvgen: skipped {tmp_path}/catalog.yaml: a kvgen catalog file (give it with --catalog FILE)" in result.stderr
+    assert (
+        f"kvgen: skipped {tmp_path}/catalog.yaml: a kvgen catalog file (give it with --catalog FILE)" in result.stderr
+    )
 
 
 # ---------------------------------------------------------------- shell completion
@@ -303,12 +320,22 @@ def test_completion_bash_prints_a_script_that_completes_kvgen_in_bash(tmp_path):
     bash = shutil.which("bash")
     assert bash, "bash is needed to check the completion script"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for words, cword, expected in ((["kvgen", "ren"], 1, ["render"]), (["kvgen", "explain", "-o", ""], 3, ["text", "json", "yaml"])):
+    for words, cword, expected in (
+        (["kvgen", "ren"], 1, ["render"]),
+        (["kvgen", "explain", "-o", ""], 3, ["text", "json", "yaml"]),
+    ):
         line = " ".join(f"'{w}'" for w in words)
         run = subprocess.run(
-            [bash, "-c", f"source {script}; COMP_WORDS=({line}); COMP_CWORD={cword}; _kvgen_completion kvgen; "
-             'printf "%s\\n" "${COMPREPLY[@]}"'],
-            capture_output=True, text=True, env=env, cwd=ROOT,
+            [
+                bash,
+                "-c",
+                f"source {script}; COMP_WORDS=({line}); COMP_CWORD={cword}; _kvgen_completion kvgen; "
+                'printf "%s\\n" "${COMPREPLY[@]}"',
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
         )
         assert run.returncode == 0, run.stderr
         assert run.stdout.split() == expected, (words, run.stdout, run.stderr)
@@ -329,8 +356,15 @@ def test_explain_svg_has_no_external_font_links_and_keeps_model_ids_whole(tmp_pa
     import re
 
     spec_file = tmp_path / "g3.yaml"
-    spec_file.write_text(dump({**BASE, "name": "g3", "model": {"id": "google/gemma-3-12b-it",
-                                                             "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}}))
+    spec_file.write_text(
+        dump(
+            {
+                **BASE,
+                "name": "g3",
+                "model": {"id": "google/gemma-3-12b-it", "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}},
+            }
+        )
+    )
     target = tmp_path / "plan.svg"
     result = run_kvgen("explain", str(spec_file), "--svg", str(target), "-o", "json")
     assert result.returncode == 0, result.stderr
@@ -355,9 +389,13 @@ CATALOG_CASES = {
 def _catalog_spec(case):
     cat = CATALOG_CASES[case]
     instance = next(iter(cat.get("instances", {"Standard_NC24ads_A100_v4": {}})))
-    return {**BASE, "instance": {"type": instance}, "catalog": cat,
-            "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}},
-            "scheduling": {"nodeSelector": {"example.com/zone": "a"}}}
+    return {
+        **BASE,
+        "instance": {"type": instance},
+        "catalog": cat,
+        "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}},
+        "scheduling": {"nodeSelector": {"example.com/zone": "a"}},
+    }
 
 
 def test_catalog_values_render_the_same_objects_in_the_chart():
@@ -389,10 +427,9 @@ def test_an_incomplete_own_row_is_refused_alike_by_kvgen_and_the_chart():
 
 
 def test_a_misspelt_catalog_field_is_refused_by_helms_values_schema_and_by_kvgen(tmp_path):
+    import helm
     import helm_python
     import pytest
-
-    import helm
 
     values = {**BASE, "catalog": {"instances": {"Standard_NC24ads_A100_v4": {"ephemeralStorag": "2Ti"}}}}
     with pytest.raises(helm_python.HelmValuesError) as err:
@@ -406,11 +443,11 @@ def test_a_misspelt_catalog_field_is_refused_by_helms_values_schema_and_by_kvgen
     assert "did you mean 'ephemeralStorage'?" in result.stderr
 
 
-# ---------------------------------------------------------------- replay (kvgen.replay) sees the new options
+# ---------------------------------------------------------------- replay (kvgen.output.replay) sees the new options
 
 
 def test_a_changed_catalog_file_is_a_new_run_in_every_spelling(tmp_path):
-    """kvgen.replay replays an identical run; a catalog file's bytes are part of "identical"."""
+    """kvgen.output.replay replays an identical run; a catalog file's bytes are part of "identical"."""
     spec_file, _ = _without_catalog(tmp_path)
     cat, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
     other.write_text("catalog: {}\n")
@@ -438,15 +475,18 @@ def test_render_output_dir_is_never_replayed(tmp_path):
     assert again.returncode == 0 and (out / "gemma-4-12b.yaml").is_file()
 
 
-@pytest.mark.parametrize("doc, ours", [
-    ({"name": "ci", "on": {"push": None}, "jobs": {"render": {}}}, False),  # jobs is close to probes
-    ({"name": "ci", "on": {"push": None}, "permissions": {}, "jobs": {}}, False),
-    ({"modle": {"id": "x"}}, True),  # a typo of the only key: still a spec
-    ({"name": "x", "modle": {"id": "x"}}, True),
-    ({"name": "x", "modle": {"id": "x"}, "instanse": {}}, True),
-    ({"name": "x", "replicas": 2, "jobs": {}}, True),  # a spec key: a spec, whatever else it holds
-])
+@pytest.mark.parametrize(
+    "doc, ours",
+    [
+        ({"name": "ci", "on": {"push": None}, "jobs": {"render": {}}}, False),  # jobs is close to probes
+        ({"name": "ci", "on": {"push": None}, "permissions": {}, "jobs": {}}, False),
+        ({"modle": {"id": "x"}}, True),  # a typo of the only key: still a spec
+        ({"name": "x", "modle": {"id": "x"}}, True),
+        ({"name": "x", "modle": {"id": "x"}, "instanse": {}}, True),
+        ({"name": "x", "replicas": 2, "jobs": {}}, True),  # a spec key: a spec, whatever else it holds
+    ],
+)
 def test_a_document_is_ours_with_a_spec_key_or_mostly_typos(doc, ours):
-    from kvgen.dialects import foreign
+    from kvgen.input.dialects import foreign
 
     assert (foreign(doc) is None) == ours, foreign(doc)

@@ -17,12 +17,12 @@ and the planned length is the longest L that fits, rounded down to a multiple of
 
 from __future__ import annotations
 
-import pytest
-
 import helm
+import pytest
 from conftest import compile_spec, container, spec
-from kvgen import explain
-from kvgen.errors import SpecError
+
+from kvgen.app import explain
+from kvgen.core.errors import SpecError
 
 GiB = 1024**3
 # one A100 80GB as CUDA reports it (81,050 MiB, not 80 GiB: instances.yaml gpuModels) x gpuMemoryUtilization 0.92
@@ -57,11 +57,11 @@ def test_dense_qwen3_32b_on_one_a100_serves_the_longest_context_that_fits():
     data = spec(model={"id": "Qwen/Qwen3-32B"})
     c = compile_spec(data)
     assert flag(c) == 19_712
-    assert c.plan.context.budget == budget and c.plan.context.fits == 19_712
+    assert c.plan.context_length.budget == budget and c.plan.context_length.fits == 19_712
     (warning,) = [w for w in c.plan.warnings if "--max-model-len" in w]
     assert "supports 40960 tokens" in warning and "--max-model-len=19712" in warning
     # one more block would not fit: vLLM would refuse it
-    assert c.plan.context.cost.bytes_for(19_712) <= budget < c.plan.context.cost.bytes_for(19_712 + 16)
+    assert c.plan.context_length.cost.bytes_for(19_712) <= budget < c.plan.context_length.cost.bytes_for(19_712 + 16)
     same_in_chart(data)
 
 
@@ -81,8 +81,8 @@ def test_a_model_whose_full_context_fits_gets_no_flag():
     """Llama-3.1-8B on one A100: (78,188,118,016 - 15 GiB - 2.3 GiB - 5%) x 90% = 52.9 GB, room for
     ~404k tokens of 128 KiB: its own 131072 fit, and vLLM is left to serve them (golden files stay)."""
     c = compile_spec(spec())
-    assert flag(c) is None and c.plan.context.served == 131_072
-    assert c.plan.context.cost.bytes_for(131_072) <= c.plan.context.budget
+    assert flag(c) is None and c.plan.context_length.served == 131_072
+    assert c.plan.context_length.cost.bytes_for(131_072) <= c.plan.context_length.budget
 
 
 # ----------------------------------------------------------------------------- MLA
@@ -99,8 +99,12 @@ def test_mla_deepseek_v3_is_not_sharded_across_tensor_parallel_ranks():
     per_token = 61 * 576 * 2  # no K/V factor 2, not divided by TP
     assert per_token == 70_272
     assert budget // per_token - 256 == 116_653
-    data = spec(model={"id": "deepseek-ai/DeepSeek-V3"}, instance={"type": "Standard_ND96isr_H200_v5"},
-                parallelism={"tensor": 8}, vllm={"gpuMemoryUtilization": 0.68})
+    data = spec(
+        model={"id": "deepseek-ai/DeepSeek-V3"},
+        instance={"type": "Standard_ND96isr_H200_v5"},
+        parallelism={"tensor": 8},
+        vllm={"gpuMemoryUtilization": 0.68},
+    )
     c = compile_spec(data)
     assert flag(c) == 116_640
     same_in_chart(data)
@@ -149,7 +153,7 @@ def test_max_num_batched_tokens_in_extra_args_widens_what_a_sliding_layer_keeps(
     data = spec(model={"id": "google/gemma-4-31B-it"}, vllm={"extraArgs": ["--max-num-batched-tokens=16384"]})
     c = compile_spec(data)
     kept = 1024 - 1 + 2 * 16384  # 33791 tokens: longer than what fits, so every layer costs the whole sequence
-    assert c.plan.context.cost.sliding_cap == kept
+    assert c.plan.context_length.cost.sliding_cap == kept
     assert flag(c) == (8_280_185_242 // (81_920 + 819_200) - 256) // 16 * 16 == 8_928
     same_in_chart(data)
 
@@ -170,7 +174,7 @@ def test_hybrid_qwen3_5_27b_counts_attention_layers_and_a_fixed_state():
     assert longest == 233_568 and longest // 16 * 16 == 233_568
     data = spec(model={"id": "Qwen/Qwen3.5-27B"})
     c = compile_spec(data)
-    assert flag(c) == 233_568 and c.plan.context.cost.state == GiB
+    assert flag(c) == 233_568 and c.plan.context_length.cost.state == GiB
     same_in_chart(data)
 
 
@@ -185,12 +189,15 @@ def test_cpu_backend_plans_against_vllm_cpu_kvcache_space():
 
 
 def test_explain_gpu_tier_and_context_planning_share_one_budget():
-    for data in (spec(model={"id": "Qwen/Qwen3-32B"}), spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 4})):
+    for data in (
+        spec(model={"id": "Qwen/Qwen3-32B"}),
+        spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 4}),
+    ):
         c = compile_spec(data)
         report = explain.report(c.plan)
         (gpu,) = [t for t in report["kvCache"]["tiers"] if t["tier"] == "gpu"]
-        assert gpu["bytes"] == c.plan.context.budget * c.plan.sizing.gpus_per_pod
-        assert gpu["perGpuBytes"] == report["kvCache"]["context"]["budgetBytesPerGpu"] == c.plan.context.budget
+        assert gpu["bytes"] == c.plan.context_length.budget * c.plan.sizing.gpus_per_pod
+        assert gpu["perGpuBytes"] == report["kvCache"]["context"]["budgetBytesPerGpu"] == c.plan.context_length.budget
 
 
 def test_no_context_fits_is_an_error_not_a_flag():

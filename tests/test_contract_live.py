@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 
+import contract_support as cs
 import pytest
 
-import contract_support as cs
-from kvgen import catalog, connector, model_source, quantity
-from kvgen import remote as kvgen_remote
+from kvgen.core import quantity
+from kvgen.data import catalog, connector
+from kvgen.plan import model_source
+from kvgen.plan import remote as kvgen_remote
 
 pytestmark = pytest.mark.contract
 
@@ -29,8 +31,13 @@ def live():
     lines = [{"id": r.id, "kind": r.line.kind, "argv": list(r.argv)} for r in RENDERED]
     lines += [{"id": f"broken:{b.id}", "kind": b.kind, "argv": list(b.argv)} for b in BROKEN]
     base = list(cs.extra_args_base())
-    lines += [{"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)} for k, v in cs.EXTRA_ARGS_ACCEPTED.items()]
-    lines += [{"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)} for k, (v, _c) in cs.EXTRA_ARGS_REFUSED.items()]
+    lines += [
+        {"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)} for k, v in cs.EXTRA_ARGS_ACCEPTED.items()
+    ]
+    lines += [
+        {"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)}
+        for k, (v, _c) in cs.EXTRA_ARGS_REFUSED.items()
+    ]
     return cs.run_live(python, lines, capture=True)
 
 
@@ -61,7 +68,7 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     assert facts["data_parallel_size"] == spec.parallelism.data
     assert facts["port"] == spec.service.port
     # the spec's model.maxModelLen, or the longest context that fits when the model's own does not
-    assert facts["max_model_len"] == r.compiled.plan.context.flag
+    assert facts["max_model_len"] == r.compiled.plan.context_length.flag
     if "--enable-prefix-caching" in r.argv:
         assert facts["enable_prefix_caching"] is True
     kv = cs.kv_config(r.argv)
@@ -106,8 +113,15 @@ def test_rendered_lmcache_line_passes_lmcache(live, r):
     (got,) = facts["l2_remotes"]
     capacity = quantity.to_bytes(remote.capacity) // cs.GiB if remote.capacity else 0
     want_host, want_port = kvgen_remote.endpoint(remote.url).host, kvgen_remote.endpoint(remote.url).port
-    assert got == {"host": want_host, "port": want_port, "username": remote.username or "", "password": "",
-                   "max_capacity_gb": float(capacity), "shared": True, "eviction": bool(remote.capacity)}
+    assert got == {
+        "host": want_host,
+        "port": want_port,
+        "username": remote.username or "",
+        "password": "",
+        "max_capacity_gb": float(capacity),
+        "shared": True,
+        "eviction": bool(remote.capacity),
+    }
 
 
 @pytest.mark.parametrize("b", [b for b in BROKEN if b.stage is not None], ids=lambda b: b.id)
@@ -134,7 +148,9 @@ def test_committed_snapshots_match_a_fresh_capture(live):
     captured = live["snapshots"]
     assert sorted(captured) == sorted(p.name for p in cs.SNAPSHOT_DIR.glob("*.json"))
     for name, text in captured.items():
-        assert (cs.SNAPSHOT_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: run scripts/capture-contract"
+        assert (cs.SNAPSHOT_DIR / name).read_text(encoding="utf-8") == text, (
+            f"{name} is stale: run scripts/capture-contract"
+        )
 
 
 def test_committed_hybrid_architectures_match_a_fresh_scan_of_vllm(live):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import contract_support as cs
+import pytest
 from conftest import compile_spec, spec
-from kvgen import catalog, contract
+
+from kvgen.data import catalog, contract
 
 RENDERED = cs.rendered()
 
@@ -38,7 +38,9 @@ def test_rendered_lines_reach_every_construct_the_check_knows():
     assert any("--headless" in r.argv for r in vllm)  # the worker ranks of a multi-node server
     assert all(r.argv[-2] == "--l1-size-gb" for r in lmcache)  # completed by the launcher
     # gpuAccess in-container: both lines come out of the vLLM container's launcher args
-    in_container = {(r.line.kind, r.line.workload) for r in RENDERED if r.line.container == "vllm" and r.line.launcher_args}
+    in_container = {
+        (r.line.kind, r.line.workload) for r in RENDERED if r.line.container == "vllm" and r.line.launcher_args
+    }
     in_container |= {("vllm", r.line.workload) for r in vllm if r.compiled.plan.in_container}
     assert {k for k, _w in in_container} == {"lmcache", "vllm"}
     assert any("--headless" in r.argv for r in vllm if r.compiled.plan.in_container)
@@ -67,7 +69,9 @@ def test_multi_node_args_get_the_node_rank_kubernetes_would_substitute():
 
 
 def test_unresolvable_env_reference_is_left_as_written():
-    container = {"env": [{"name": "A", "value": "7"}, {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}
+    container = {
+        "env": [{"name": "A", "value": "7"}, {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]
+    }
     assert contract.expand_env("--x=$(A)-$(B)-$(C)", container, {}) == "--x=7-$(B)-$(C)"
 
 
@@ -84,12 +88,25 @@ def test_broken_fixture_is_caught_by_the_snapshot_check(b):
 
 def test_every_category_has_a_broken_fixture():
     wanted = {
-        contract.UNKNOWN_FLAG, contract.BAD_CHOICE, contract.MISSING_VALUE, contract.BAD_VALUE,
-        contract.UNEXPECTED_VALUE, contract.UNKNOWN_KV_TRANSFER_KEY, contract.MISSING_KV_TRANSFER_KEY,
-        contract.UNREGISTERED_CONNECTOR, contract.UNKNOWN_EXTRA_CONFIG_KEY, contract.MISSING_EXTRA_CONFIG_KEY,
-        contract.UNKNOWN_SPEC, contract.UNKNOWN_EVICTION_POLICY, contract.UNKNOWN_TIER_TYPE,
-        contract.UNKNOWN_TIER_KEY, contract.MISSING_TIER_KEY, contract.MISSING_REQUIRED_FLAG,
-        contract.CONFLICTING_FLAGS, contract.UNKNOWN_L2_ADAPTER_TYPE, contract.UNKNOWN_L2_ADAPTER_KEY,
+        contract.UNKNOWN_FLAG,
+        contract.BAD_CHOICE,
+        contract.MISSING_VALUE,
+        contract.BAD_VALUE,
+        contract.UNEXPECTED_VALUE,
+        contract.UNKNOWN_KV_TRANSFER_KEY,
+        contract.MISSING_KV_TRANSFER_KEY,
+        contract.UNREGISTERED_CONNECTOR,
+        contract.UNKNOWN_EXTRA_CONFIG_KEY,
+        contract.MISSING_EXTRA_CONFIG_KEY,
+        contract.UNKNOWN_SPEC,
+        contract.UNKNOWN_EVICTION_POLICY,
+        contract.UNKNOWN_TIER_TYPE,
+        contract.UNKNOWN_TIER_KEY,
+        contract.MISSING_TIER_KEY,
+        contract.MISSING_REQUIRED_FLAG,
+        contract.CONFLICTING_FLAGS,
+        contract.UNKNOWN_L2_ADAPTER_TYPE,
+        contract.UNKNOWN_L2_ADAPTER_KEY,
         contract.MISSING_L2_ADAPTER_KEY,
     }
     assert wanted <= {c for b in BROKEN for c in b.snapshot}
@@ -132,12 +149,22 @@ def test_lmcache_argv_must_be_the_lmcache_server_command():
 
 
 def test_external_connector_and_out_of_tree_tier_are_not_second_guessed():
-    kv = {"kv_connector": "MyConnector", "kv_role": "kv_both", "kv_connector_module_path": "my.mod",
-          "kv_connector_extra_config": {"anything": 1}}
+    kv = {
+        "kv_connector": "MyConnector",
+        "kv_role": "kv_both",
+        "kv_connector_module_path": "my.mod",
+        "kv_connector_extra_config": {"anything": 1},
+    }
     assert contract.check_kv_transfer_config(json.dumps(kv), cs.snapshots()) == []
-    kv = {"kv_connector": "OffloadingConnector", "kv_role": "kv_both",
-          "kv_connector_extra_config": {"cpu_bytes_to_use": 1, "spec_name": "TieringOffloadingSpec",
-                                        "secondary_tiers": [{"type": "MyTier", "module_path": "my.mod", "x": 1}]}}
+    kv = {
+        "kv_connector": "OffloadingConnector",
+        "kv_role": "kv_both",
+        "kv_connector_extra_config": {
+            "cpu_bytes_to_use": 1,
+            "spec_name": "TieringOffloadingSpec",
+            "secondary_tiers": [{"type": "MyTier", "module_path": "my.mod", "x": 1}],
+        },
+    }
     assert contract.check_kv_transfer_config(json.dumps(kv), cs.snapshots()) == []
 
 
@@ -182,8 +209,19 @@ def test_a_required_contract_run_without_the_venv_fails_instead_of_passing(no_ve
     import sys
 
     base = {k: v for k, v in os.environ.items() if k not in (cs.PYTHON_ENV, cs.REQUIRE_ENV)}
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "contract",
-           str(cs.ROOT / "tests" / "test_contract_live.py"), "-k", "pinned_versions"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "contract",
+        str(cs.ROOT / "tests" / "test_contract_live.py"),
+        "-k",
+        "pinned_versions",
+    ]
     required = subprocess.run(cmd, capture_output=True, text=True, cwd=cs.ROOT, env={**base, cs.REQUIRE_ENV: "1"})
     assert required.returncode == 1, required.stdout[-2000:]
     assert "1 error" in required.stdout and "KVGEN_REQUIRE_CONTRACT is set" in required.stdout

@@ -10,9 +10,9 @@ import json
 
 import pytest
 import yaml
-
 from conftest import ROOT
-from kvgen import kube
+
+from kvgen.data import kube
 
 CRDS = ROOT / "charts/kvgen/files/crds"
 
@@ -53,8 +53,16 @@ SCALED_OBJECT = {
         "scaleTargetRef": {"name": "demo"},
         "minReplicaCount": 1,
         "maxReplicaCount": 4,
-        "triggers": [{"type": "prometheus", "metadata": {"serverAddress": "http://prometheus:9090",
-                                                         "query": "sum(vllm:num_requests_waiting)", "threshold": "5"}}],
+        "triggers": [
+            {
+                "type": "prometheus",
+                "metadata": {
+                    "serverAddress": "http://prometheus:9090",
+                    "query": "sum(vllm:num_requests_waiting)",
+                    "threshold": "5",
+                },
+            }
+        ],
     },
 }
 VALID = [POD_MONITOR, SERVICE_MONITOR, SCALED_OBJECT]
@@ -76,17 +84,21 @@ def _broken(obj, path, value):
     return obj
 
 
-@pytest.mark.parametrize("obj, path, value, message", [
-    (POD_MONITOR, ("spec", "podMetricsEndpoints", 0, "bogus"), 1, "'bogus' was unexpected"),
-    (POD_MONITOR, ("spec", "podMetricsEndpoints", 0, "port"), 8000, "8000 is not of type 'string'"),
-    (POD_MONITOR, ("metadata", "labelz"), {}, "'labelz' was unexpected"),
-    (POD_MONITOR, ("spec", "selector", "matchLabels", "a"), 1, "1 is not of type 'string'"),
-    (SERVICE_MONITOR, ("spec", "endpoints", 0, "scheme"), "ftp", "is not one of"),
-    (SERVICE_MONITOR, ("spec", "bogus"), True, "'bogus' was unexpected"),
-    (SCALED_OBJECT, ("spec", "maxReplicaCount"), "4", "'4' is not of type 'integer'"),
-    (SCALED_OBJECT, ("spec", "triggers", 0, "metadata", "threshold"), 5, "5 is not of type 'string'"),
-    (SCALED_OBJECT, ("spec", "scaleTargetRef", "nam"), "x", "'nam' was unexpected"),
-], ids=lambda v: ".".join(map(str, v)) if isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "obj, path, value, message",
+    [
+        (POD_MONITOR, ("spec", "podMetricsEndpoints", 0, "bogus"), 1, "'bogus' was unexpected"),
+        (POD_MONITOR, ("spec", "podMetricsEndpoints", 0, "port"), 8000, "8000 is not of type 'string'"),
+        (POD_MONITOR, ("metadata", "labelz"), {}, "'labelz' was unexpected"),
+        (POD_MONITOR, ("spec", "selector", "matchLabels", "a"), 1, "1 is not of type 'string'"),
+        (SERVICE_MONITOR, ("spec", "endpoints", 0, "scheme"), "ftp", "is not one of"),
+        (SERVICE_MONITOR, ("spec", "bogus"), True, "'bogus' was unexpected"),
+        (SCALED_OBJECT, ("spec", "maxReplicaCount"), "4", "'4' is not of type 'integer'"),
+        (SCALED_OBJECT, ("spec", "triggers", 0, "metadata", "threshold"), 5, "5 is not of type 'string'"),
+        (SCALED_OBJECT, ("spec", "scaleTargetRef", "nam"), "x", "'nam' was unexpected"),
+    ],
+    ids=lambda v: ".".join(map(str, v)) if isinstance(v, tuple) else None,
+)
 def test_an_unknown_field_or_a_wrong_type_fails_with_its_path(obj, path, value, message):
     bad = _broken(obj, path, value)
     errors = kube.validate_object(bad)
@@ -113,8 +125,10 @@ def test_every_vendored_schema_is_recorded_with_its_source():
     index = yaml.safe_load((CRDS / "sources.yaml").read_text())["crds"]
     assert sorted(e["file"] for e in index) == sorted(p.name for p in CRDS.glob("*.json"))
     assert {(e["kind"], e["apiVersion"]) for e in index} >= {
-        ("PodMonitor", "monitoring.coreos.com/v1"), ("ServiceMonitor", "monitoring.coreos.com/v1"),
-        ("ScaledObject", "keda.sh/v1alpha1")}
+        ("PodMonitor", "monitoring.coreos.com/v1"),
+        ("ServiceMonitor", "monitoring.coreos.com/v1"),
+        ("ScaledObject", "keda.sh/v1alpha1"),
+    }
     for entry in index:
         assert entry["url"].startswith("https://") and entry["release"] in entry["url"]
         assert len(entry["sha256"]) == 64
@@ -127,25 +141,47 @@ def test_every_vendored_schema_is_recorded_with_its_source():
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
-    "spec": {"group": "example.com", "names": {"kind": "Widget"}, "versions": [
-        {"name": "v1", "served": True, "schema": {"openAPIV3Schema": {
-            "type": "object", "description": "a widget",
-            "properties": {
-                "metadata": {"type": "object"},
-                "spec": {"type": "object", "required": ["size"], "properties": {
-                    "size": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
-                    "port": {"x-kubernetes-int-or-string": True},
-                    "note": {"type": "string", "nullable": True, "default": "n"},
-                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                    "empty": {"type": "object"},
-                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "count": {"type": "integer", "minimum": 0, "exclusiveMinimum": True},
-                    "rules": {"type": "array", "x-kubernetes-list-type": "atomic",
-                              "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
-                }},
-            }}}},
-        {"name": "v0", "served": False, "schema": {"openAPIV3Schema": {"type": "object"}}},
-    ]},
+    "spec": {
+        "group": "example.com",
+        "names": {"kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "description": "a widget",
+                        "properties": {
+                            "metadata": {"type": "object"},
+                            "spec": {
+                                "type": "object",
+                                "required": ["size"],
+                                "properties": {
+                                    "size": {
+                                        "x-kubernetes-int-or-string": True,
+                                        "anyOf": [{"type": "integer"}, {"type": "string"}],
+                                    },
+                                    "port": {"x-kubernetes-int-or-string": True},
+                                    "note": {"type": "string", "nullable": True, "default": "n"},
+                                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                    "empty": {"type": "object"},
+                                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                                    "count": {"type": "integer", "minimum": 0, "exclusiveMinimum": True},
+                                    "rules": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "atomic",
+                                        "items": {"type": "object", "properties": {"a": {"type": "string"}}},
+                                    },
+                                },
+                            },
+                        },
+                    }
+                },
+            },
+            {"name": "v0", "served": False, "schema": {"openAPIV3Schema": {"type": "object"}}},
+        ],
+    },
 }
 
 
@@ -177,8 +213,12 @@ def test_the_script_writes_the_schema_and_records_its_source(tmp_path):
     source = tmp_path / "widgets.yaml"
     source.write_text(yaml.safe_dump(CRD))
     out = tmp_path / "crds"
-    assert vendor_crds.main([str(source), "--url", "https://example.com/v9/widgets.yaml", "--release", "v9",
-                             "--out", str(out)]) == 0
+    assert (
+        vendor_crds.main(
+            [str(source), "--url", "https://example.com/v9/widgets.yaml", "--release", "v9", "--out", str(out)]
+        )
+        == 0
+    )
     [entry] = yaml.safe_load((out / "sources.yaml").read_text())["crds"]
     assert entry["file"] == "widget-example.com-v1.json" and entry["release"] == "v9"
     schema = json.loads((out / entry["file"]).read_text())

@@ -4,15 +4,15 @@ LoadBalancer without one is warned about."""
 
 from __future__ import annotations
 
+import helm
 import helm_python
 import pytest
-
-import helm
 from conftest import ROOT, compile_spec, container, dump, spec
-from kvgen import catalog
-from kvgen.compiler import compile_text
-from kvgen.errors import SpecError
-from kvgen.plan import LOAD_BALANCER_WARNING
+
+from kvgen.app.compiler import compile_text
+from kvgen.core.errors import SpecError
+from kvgen.data import catalog
+from kvgen.plan.build import LOAD_BALANCER_WARNING
 
 SEEDS = ROOT / "examples" / "seeds"
 SECRET = {"name": "vllm-api-key", "key": "VLLM_API_KEY"}
@@ -28,9 +28,20 @@ VLLM = {
     "env *_SECRET literal": ({"env": [{"name": "S3_SECRET", "value": "x"}]}, True),
     "env *_PASSWORD literal": ({"env": [{"name": "DB_PASSWORD", "value": "x"}]}, True),
     "env *_SECRET_ACCESS_KEY literal": ({"env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "x"}]}, True),
-    "env HF_TOKEN from a Secret": ({"env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}, False),
+    "env HF_TOKEN from a Secret": (
+        {"env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]},
+        False,
+    ),
     "env HF_TOKEN empty": ({"env": [{"name": "HF_TOKEN", "value": ""}]}, False),
-    "env not a credential": ({"env": [{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}, {"name": "TOKENIZERS_PARALLELISM", "value": "false"}]}, False),
+    "env not a credential": (
+        {
+            "env": [
+                {"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"},
+                {"name": "TOKENIZERS_PARALLELISM", "value": "false"},
+            ]
+        },
+        False,
+    ),
     "--api-key=literal": ({"extraArgs": ["--api-key=sk-123"]}, True),
     "--api-key literal": ({"extraArgs": ["--api-key", "sk-123"]}, True),
     "--api-key two literals": ({"extraArgs": ["--api-key", "$(VLLM_API_KEY)", "sk-2"]}, True),
@@ -68,7 +79,7 @@ def test_kvgen_and_the_chart_refuse_literal_credentials_alike(case):
 
 
 def test_the_credential_flags_are_real_vllm_flags():
-    from kvgen import flags
+    from kvgen.data import flags
 
     options = flags.vllm_snapshot().vllm["serve"]["options"]
     flags = catalog.load("credentials.yaml")["flags"]
@@ -77,30 +88,53 @@ def test_the_credential_flags_are_real_vllm_flags():
 
 
 def test_a_kserve_literal_is_refused_at_the_field_written():
-    text = (SEEDS / "kserve-qwen2-7b.yaml").read_text().replace(
-        "      - name: main\n",
-        "      - name: main\n        args: [--max-num-seqs=8, --api-key=sk-live]\n        env:\n"
-        "          - {name: OPENAI_API_KEY, value: sk-1}\n"
-        "          - {name: VLLM_ADDITIONAL_ARGS, value: '--hf-token hf_x'}\n")
-    text = text.replace("  name: qwen2-7b-kv-cache-offloading\n",
-                        "  name: qwen2-7b-kv-cache-offloading\n  annotations: {kvgen.dev/instance-type: Standard_NC24ads_A100_v4}\n")
+    text = (
+        (SEEDS / "kserve-qwen2-7b.yaml")
+        .read_text()
+        .replace(
+            "      - name: main\n",
+            "      - name: main\n        args: [--max-num-seqs=8, --api-key=sk-live]\n        env:\n"
+            "          - {name: OPENAI_API_KEY, value: sk-1}\n"
+            "          - {name: VLLM_ADDITIONAL_ARGS, value: '--hf-token hf_x'}\n",
+        )
+    )
+    text = text.replace(
+        "  name: qwen2-7b-kv-cache-offloading\n",
+        "  name: qwen2-7b-kv-cache-offloading\n  annotations: {kvgen.dev/instance-type: Standard_NC24ads_A100_v4}\n",
+    )
     with pytest.raises(SpecError) as err:
         compile_text(text, "svc.yaml")
     rendered = [p.render() for p in err.value.problems]
     assert len(rendered) == 3, rendered
-    assert any(r.startswith("svc.yaml:17:34: spec.template.containers[0].args[1]: --api-key takes a credential") for r in rendered)
-    assert any(r.startswith("svc.yaml:19:13: spec.template.containers[0].env[0]: OPENAI_API_KEY carries a credential") for r in rendered)
-    assert any(r.startswith("svc.yaml:20:42: spec.template.containers[0].env[1].value: the value of --hf-token") for r in rendered)
+    assert any(
+        r.startswith("svc.yaml:17:34: spec.template.containers[0].args[1]: --api-key takes a credential")
+        for r in rendered
+    )
+    assert any(
+        r.startswith("svc.yaml:19:13: spec.template.containers[0].env[0]: OPENAI_API_KEY carries a credential")
+        for r in rendered
+    )
+    assert any(
+        r.startswith("svc.yaml:20:42: spec.template.containers[0].env[1].value: the value of --hf-token")
+        for r in rendered
+    )
 
 
 def test_a_kaito_literal_in_the_inference_config_is_refused_at_its_line():
-    text = (SEEDS / "kaito-gemma-4-12b.yaml").read_text().replace(
-        "    kv_cache_cpu_memory_utilization: 0.25\n",
-        "    kv_cache_cpu_memory_utilization: 0.25\n    vllm:\n      api-key: sk-abc\n")
+    text = (
+        (SEEDS / "kaito-gemma-4-12b.yaml")
+        .read_text()
+        .replace(
+            "    kv_cache_cpu_memory_utilization: 0.25\n",
+            "    kv_cache_cpu_memory_utilization: 0.25\n    vllm:\n      api-key: sk-abc\n",
+        )
+    )
     with pytest.raises(SpecError) as err:
         compile_text(text, "kaito.yaml")
     (problem,) = err.value.problems
-    assert problem.render().startswith("kaito.yaml:10:7: data.inference_config.yaml.vllm.api-key: --api-key takes a credential")
+    assert problem.render().startswith(
+        "kaito.yaml:10:7: data.inference_config.yaml.vllm.api-key: --api-key takes a credential"
+    )
 
 
 def test_api_key_secret_becomes_vllm_api_key_from_the_secret_in_kvgen_and_the_chart():
@@ -115,13 +149,16 @@ def test_api_key_secret_becomes_vllm_api_key_from_the_secret_in_kvgen_and_the_ch
     assert "Warning" not in notes
 
 
-@pytest.mark.parametrize("service,extra,warned", [
-    ({"type": "LoadBalancer"}, {}, True),
-    ({"type": "ClusterIP"}, {}, False),
-    ({"type": "LoadBalancer", "apiKeySecret": SECRET}, {}, False),
-    ({"type": "LoadBalancer"}, {"env": [{"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": SECRET}}]}, False),
-    ({"type": "LoadBalancer"}, {"extraArgs": ["--api-key=$(MY_KEY)"]}, False),
-])
+@pytest.mark.parametrize(
+    "service,extra,warned",
+    [
+        ({"type": "LoadBalancer"}, {}, True),
+        ({"type": "ClusterIP"}, {}, False),
+        ({"type": "LoadBalancer", "apiKeySecret": SECRET}, {}, False),
+        ({"type": "LoadBalancer"}, {"env": [{"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": SECRET}}]}, False),
+        ({"type": "LoadBalancer"}, {"extraArgs": ["--api-key=$(MY_KEY)"]}, False),
+    ],
+)
 def test_a_load_balancer_without_an_api_key_is_warned_about_by_kvgen_and_the_chart(service, extra, warned):
     values = spec(service=service, vllm=extra)
     compiled = compile_spec(values)
@@ -172,24 +209,39 @@ ANYWHERE = {
     "GitHub token in an arg": ({"vllm": {"extraArgs": [f"--served-model-name={GITHUB}"]}}, "vllm.extraArgs[0]"),
     "GitHub fine-grained token": (_env("GIT_URL_AUTH", GITHUB_PAT), "vllm.env[0].value"),
     "OpenAI key": (_env("LLM_BACKEND", OPENAI), "vllm.env[0].value"),
-    "Slack token in an annotation": ({"pod": {"annotations": {"example.com/notify": SLACK}}}, "pod.annotations.example.com/notify"),
+    "Slack token in an annotation": (
+        {"pod": {"annotations": {"example.com/notify": SLACK}}},
+        "pod.annotations.example.com/notify",
+    ),
     "JWT in an annotation": ({"pod": {"annotations": {"example.com/auth": JWT}}}, "pod.annotations.example.com/auth"),
     "AWS key id in a label": ({"pod": {"labels": {"owner": AWS_ID}}}, "pod.labels.owner"),
     "hf_ token as a label key": ({"pod": {"labels": {HF: "x"}}}, f"pod.labels.{HF}"),
     "private key in an env value": (_env("TLS_KEY", PEM), "vllm.env[0].value"),
-    "user:pass@ in an image": ({"images": {"vllm": {"repository": "robot:s3cret@registry.example.com/vllm/vllm-openai"}}}, "images.vllm.repository"),
+    "user:pass@ in an image": (
+        {"images": {"vllm": {"repository": "robot:s3cret@registry.example.com/vllm/vllm-openai"}}},
+        "images.vllm.repository",
+    ),
     "user:pass@ in a URL": (_env("HF_ENDPOINT", "https://user:s3cret@hf-mirror.example.com"), "vllm.env[0].value"),
     # credentials inside JSON options
     "--hf-overrides token": ({"vllm": {"extraArgs": ['--hf-overrides={"token": "abc"}']}}, "vllm.extraArgs[0]"),
-    "--model-loader-extra-config": ({"vllm": {"extraArgs": ["--model-loader-extra-config", '{"aws_secret_access_key": "abc", "bucket": "b"}']}}, "vllm.extraArgs[1]"),
+    "--model-loader-extra-config": (
+        {"vllm": {"extraArgs": ["--model-loader-extra-config", '{"aws_secret_access_key": "abc", "bucket": "b"}']}},
+        "vllm.extraArgs[1]",
+    ),
     # legitimate values
     "model id": ({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}}, None),
     "image digest": ({"images": {"vllm": {"digest": "sha256:" + "0123456789abcdef" * 4}}}, None),
-    "image with a registry port": ({"images": {"vllm": {"repository": "registry.example.com:5000/vllm/vllm-openai"}}}, None),
+    "image with a registry port": (
+        {"images": {"vllm": {"repository": "registry.example.com:5000/vllm/vllm-openai"}}},
+        None,
+    ),
     "hf_transfer": (_env("HF_HUB_ENABLE_HF_TRANSFER", "1"), None),
     "a short sk- name": ({"vllm": {"extraArgs": ["--served-model-name", "sk-looks-like-a-key"]}}, None),
     "$(NAME) in a JSON option": ({"vllm": {"extraArgs": ['--hf-overrides={"token": "$(HF_TOKEN)"}']}}, None),
-    "special tokens in a JSON option": ({"vllm": {"extraArgs": ['--hf-overrides={"pad_token": "<pad>", "eos_token": "</s>"}']}}, None),
+    "special tokens in a JSON option": (
+        {"vllm": {"extraArgs": ['--hf-overrides={"pad_token": "<pad>", "eos_token": "</s>"}']}},
+        None,
+    ),
     "vault annotation": ({"pod": {"annotations": {"vault.hashicorp.com/agent-inject-token": "true"}}}, None),
     "a base64 annotation": ({"pod": {"annotations": {"example.com/config": "eyJhIjogMX0="}}}, None),
     "user@ without a password": (_env("HF_ENDPOINT", "https://mirror@hf.example.com"), None),
@@ -209,7 +261,7 @@ def test_a_credential_anywhere_is_refused_by_kvgen_and_the_chart_alike(case):
 
     ours = problem_set(values)
     assert [p for p, _m, _h in ours] == [path], ours
-    (_p, message, hint), = ours
+    ((_p, message, hint),) = ours
     assert "credential" in message and "Secret" in (hint or "") + message
     secrets = (HF, AWS_ID, GITHUB, GITHUB_PAT, OPENAI, SLACK, JWT, "hunter2", "s3cret")
     assert not any(s in message or s in (hint or "") for s in secrets)  # never repeated
@@ -224,7 +276,9 @@ def test_a_credential_in_an_annotation_is_refused_by_the_cli_at_its_line(tmp_pat
     result = run_kvgen("render", str(f))
     assert result.returncode == 1 and result.stdout == ""
     line = next(i + 1 for i, t in enumerate(f.read_text().splitlines()) if "example.com/auth" in t)
-    assert f"{f}:{line}:" in result.stderr and "pod.annotations.example.com/auth: holds a JSON Web Token" in result.stderr
+    assert (
+        f"{f}:{line}:" in result.stderr and "pod.annotations.example.com/auth: holds a JSON Web Token" in result.stderr
+    )
     assert JWT not in result.stderr
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from conftest import container, workload
-from kvgen.compiler import InputErrors, compile_inputs
-from kvgen.dialects import Options
+
+from kvgen.app.compiler import InputErrors, compile_inputs
+from kvgen.input.dialects import Options
 
 WORKSPACE = """\
 apiVersion: kaito.sh/v1beta1
@@ -59,8 +59,15 @@ def test_kaito_model_weights_pvc_and_image_pull_secrets_map_to_the_pod():
     vllm = container(c, "vllm")
     assert vllm["args"][0] == "/mnt/models"
     # KAITO's served name stays the one it passes (no second --served-model-name)
-    assert [a for a in vllm["args"] if a.startswith("--served-model-name")] == ["--served-model-name=llama-3.1-8b-instruct"]
-    assert {"name": "model-weights", "mountPath": "/mnt/models", "readOnly": True, "subPath": "weights/llama-8b"} in vllm["volumeMounts"]
+    assert [a for a in vllm["args"] if a.startswith("--served-model-name")] == [
+        "--served-model-name=llama-3.1-8b-instruct"
+    ]
+    assert {
+        "name": "model-weights",
+        "mountPath": "/mnt/models",
+        "readOnly": True,
+        "subPath": "weights/llama-8b",
+    } in vllm["volumeMounts"]
 
 
 def test_kaito_model_image_is_still_refused_and_a_sub_path_needs_a_claim():

@@ -6,13 +6,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from ruamel.yaml import YAML
-
 from conftest import GOLDEN, ROOT, container, kv_transfer_config, run_kvgen, workload
+from ruamel.yaml import YAML
 from specs import LLMISVC
-from kvgen.compiler import InputErrors, compile_inputs, convert_inputs
-from kvgen.dialects import Options, classify
-from kvgen.errors import format_path
+
+from kvgen.app.compiler import InputErrors, compile_inputs, convert_inputs
+from kvgen.core.errors import format_path
+from kvgen.input.dialects import Options, classify
 
 SEEDS = ROOT / "examples" / "seeds"
 # copies of the two seed documents (from the project's shared/seeds), kept with the tests so
@@ -77,10 +77,13 @@ def test_seed_renders_the_same_objects_as_its_native_twin(seed):
     assert translated.yaml == native.yaml == (GOLDEN / twin).read_text()
 
 
-@pytest.mark.parametrize("seed,document", [
-    ("kaito-gemma-4-12b.yaml", "kaito-kv-cache-offloading.txt"),
-    ("kserve-qwen2-7b.yaml", "kserve-llmisvc-kv-cache-offloading.txt"),
-])
+@pytest.mark.parametrize(
+    "seed,document",
+    [
+        ("kaito-gemma-4-12b.yaml", "kaito-kv-cache-offloading.txt"),
+        ("kserve-qwen2-7b.yaml", "kserve-llmisvc-kv-cache-offloading.txt"),
+    ],
+)
 def test_seed_yaml_is_saved_unchanged(seed, document):
     assert (SEEDS / seed).read_text() in (SHARED_SEEDS / document).read_text()
 
@@ -91,7 +94,10 @@ def test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_wo
     assert result.stdout == (GOLDEN / "kserve-qwen2-7b.yaml").read_text()
     err = result.stderr
     assert "kserve-qwen2-7b.yaml:25:3: spec.workload: the LLMInferenceService API has no spec.workload" in err
-    assert "kserve-qwen2-7b.yaml:26:5: spec.workload.kvCacheOffloading: serving.kserve.io/v1alpha1 has no kvCacheOffloading" in err
+    assert (
+        "kserve-qwen2-7b.yaml:26:5: spec.workload.kvCacheOffloading: serving.kserve.io/v1alpha1 has no kvCacheOffloading"
+        in err
+    )
     assert "kserve-qwen2-7b.yaml:9:3: spec.router: not honoured" in err
     assert "KV-cache offloading enabled (native backend) (from LLMInferenceService/qwen2-7b-kv-cache-offloading)" in err
 
@@ -130,7 +136,10 @@ def test_mixed_dialects_in_one_multi_document_file_and_across_files(tmp_path):
     (tmp_path / "params.yaml").write_text(configmap)  # the KAITO ConfigMap in another file
     result = run_kvgen("render", "-q", str(tmp_path / "mixed.yaml"), str(tmp_path / "params.yaml"))
     assert result.returncode == 0, result.stderr
-    expected = "".join((GOLDEN / n).read_text() for n in ("kserve-mixed-tiers.yaml", "kserve-pvc-ref-path.yaml", "kaito-gemma-4-12b.yaml"))
+    expected = "".join(
+        (GOLDEN / n).read_text()
+        for n in ("kserve-mixed-tiers.yaml", "kserve-pvc-ref-path.yaml", "kaito-gemma-4-12b.yaml")
+    )
     assert result.stdout == expected
     validate = run_kvgen("validate", str(tmp_path))
     assert validate.returncode == 0, validate.stderr
@@ -138,18 +147,30 @@ def test_mixed_dialects_in_one_multi_document_file_and_across_files(tmp_path):
 
 
 def test_convert_prints_native_specs_that_render_the_same(tmp_path):
-    result = run_kvgen("convert", str(SEEDS / "kaito-gemma-4-12b.yaml"), str(SEEDS / "kserve-qwen2-7b.yaml"),
-                       "--instance", "Standard_NC24ads_A100_v4")
+    result = run_kvgen(
+        "convert",
+        str(SEEDS / "kaito-gemma-4-12b.yaml"),
+        str(SEEDS / "kserve-qwen2-7b.yaml"),
+        "--instance",
+        "Standard_NC24ads_A100_v4",
+    )
     assert result.returncode == 0, result.stderr
     docs = [d for d in YAML(typ="safe").load_all(result.stdout) if d]
     assert [d["name"] for d in docs] == ["gemma-4-12b", "qwen2-7b-kv-cache-offloading"]
     assert all("apiVersion" not in d for d in docs)
     assert docs[0]["kvCacheOffloading"] == {"backend": "lmcache", "cpuMemoryUtilization": 0.25}
-    assert docs[1]["kvCacheOffloading"]["backend"] == "native" and docs[1]["instance"] == {"type": "Standard_NC24ads_A100_v4"}
-    assert "# kvgen convert: serving.kserve.io/v1alpha1 LLMInferenceService/qwen2-7b-kv-cache-offloading" in result.stdout
+    assert docs[1]["kvCacheOffloading"]["backend"] == "native" and docs[1]["instance"] == {
+        "type": "Standard_NC24ads_A100_v4"
+    }
+    assert (
+        "# kvgen convert: serving.kserve.io/v1alpha1 LLMInferenceService/qwen2-7b-kv-cache-offloading" in result.stdout
+    )
     (tmp_path / "native.yaml").write_text(result.stdout)
     rendered = run_kvgen("render", "-q", str(tmp_path / "native.yaml"))
-    assert rendered.stdout == (GOLDEN / "kaito-gemma-4-12b.yaml").read_text() + (GOLDEN / "kserve-qwen2-7b.yaml").read_text()
+    assert (
+        rendered.stdout
+        == (GOLDEN / "kaito-gemma-4-12b.yaml").read_text() + (GOLDEN / "kserve-qwen2-7b.yaml").read_text()
+    )
 
 
 def test_documents_are_told_apart_by_api_version_and_kind():
@@ -223,26 +244,36 @@ def test_kaito_configmap_vllm_section_becomes_spec_fields_and_extra_args():
               enforce-eager: true
               tensor-parallel-size: 4
         """
-    out = compile_files(("cm.yaml", textwrap.dedent(cm)), ("is.yaml", textwrap.dedent(inference_set(extra="  config: params\n"))))
+    out = compile_files(
+        ("cm.yaml", textwrap.dedent(cm)), ("is.yaml", textwrap.dedent(inference_set(extra="  config: params\n")))
+    )
     (c,) = out.compiled
     assert c.spec.model.max_model_len == 8192
     assert c.spec.vllm.gpu_memory_utilization == 0.9
     assert c.spec.vllm.extra_args == ["--served-model-name=llama", "--enforce-eager"]  # KAITO's name, then the file
     assert c.spec.parallelism.tensor == 1  # KAITO's command line wins over the file
     warnings = warnings_of(out)
-    assert any(w.startswith("cm.yaml:12:7: data.inference_config.yaml.vllm.tensor-parallel-size: not honoured") for w in warnings)
+    assert any(
+        w.startswith("cm.yaml:12:7: data.inference_config.yaml.vllm.tensor-parallel-size: not honoured")
+        for w in warnings
+    )
     assert any(w.startswith("cm.yaml:7:5: data.inference_config.yaml.max_probe_steps: not honoured") for w in warnings)
 
 
 def test_kaito_missing_configmap_is_an_error_at_inference_config():
     (problem,) = errors_of(("is.yaml", inference_set(extra="  config: params\n")))
-    assert problem.startswith("is.yaml:14:7: spec.template.inference.config: ConfigMap default/params is not among the inputs")
+    assert problem.startswith(
+        "is.yaml:14:7: spec.template.inference.config: ConfigMap default/params is not among the inputs"
+    )
 
 
 def test_kaito_configmap_must_be_in_the_same_namespace():
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: params, namespace: other}\ndata:\n  inference_config.yaml: 'kv_cache_cpu_memory_utilization: 0'\n"
     assert problems_of(("cm.yaml", cm), ("is.yaml", inference_set(extra="  config: params\n"))) == {
-        ("spec.template.inference.config", "ConfigMap default/params is not among the inputs; its kv_cache_cpu_memory_utilization decides whether and how much kvgen offloads"),
+        (
+            "spec.template.inference.config",
+            "ConfigMap default/params is not among the inputs; its kv_cache_cpu_memory_utilization decides whether and how much kvgen offloads",
+        ),
     }
 
 
@@ -289,7 +320,8 @@ def test_kaito_workspace_count_is_only_where_the_estimator_starts():
 def test_kaito_short_preset_name_and_model_access_secret():
     text = inference_set("llama-3.1-8b-instruct").replace(
         "            name: llama-3.1-8b-instruct\n",
-        "            name: llama-3.1-8b-instruct\n            presetOptions: {modelAccessSecret: hf-token}\n")
+        "            name: llama-3.1-8b-instruct\n            presetOptions: {modelAccessSecret: hf-token}\n",
+    )
     (c,) = compile_one(text).compiled
     assert c.spec.model.id == "meta-llama/Llama-3.1-8B-Instruct"
     env = {e["name"]: e for e in container(c, "vllm")["env"]}
@@ -311,9 +343,15 @@ def test_kaito_own_nodes_without_instance_type_require_the_labels_and_take_insta
 
 def test_kaito_fields_that_change_behaviour_are_errors():
     text = inference_set(extra="  adapters: [{source: {name: a}}]\n")
-    assert problems_of(("is.yaml", text)) == {("spec.template.inference.adapters", "LoRA adapters are not supported by kvgen")}
-    annotated = inference_set().replace("      name: llama\n", "      name: llama\n      annotations: {kaito.sh/runtime: transformers}\n")
-    assert problems_of(("is.yaml", annotated)) == {("metadata.annotations.kaito.sh/runtime", "kvgen runs vLLM, not 'transformers'")}
+    assert problems_of(("is.yaml", text)) == {
+        ("spec.template.inference.adapters", "LoRA adapters are not supported by kvgen")
+    }
+    annotated = inference_set().replace(
+        "      name: llama\n", "      name: llama\n      annotations: {kaito.sh/runtime: transformers}\n"
+    )
+    assert problems_of(("is.yaml", annotated)) == {
+        ("metadata.annotations.kaito.sh/runtime", "kvgen runs vLLM, not 'transformers'")
+    }
 
 
 def test_kaito_unknown_version_is_an_error():
@@ -323,8 +361,6 @@ def test_kaito_unknown_version_is_an_error():
 
 
 # ----------------------------------------------------------------------------- KServe
-
-
 
 
 def test_kserve_without_kv_cache_offloading_does_not_offload():
@@ -341,10 +377,15 @@ def test_kserve_spec_kv_cache_offloading_is_the_native_backend_as_written():
 
 
 def test_kserve_problems_in_kv_cache_offloading_point_at_the_kserve_field():
-    text = LLMISVC + "  kvCacheOffloading:\n    cpu: -10Gi\n    secondary:\n      - fileSystem: {emptyDir: {size: 1Gi}, pvc: {ref: {name: x}}}\n"
+    text = (
+        LLMISVC
+        + "  kvCacheOffloading:\n    cpu: -10Gi\n    secondary:\n      - fileSystem: {emptyDir: {size: 1Gi}, pvc: {ref: {name: x}}}\n"
+    )
     problems = errors_of(("svc.yaml", text))
     assert problems[0].startswith("svc.yaml:10:5: spec.kvCacheOffloading.cpu: -10Gi is negative")
-    assert problems[1].startswith("svc.yaml:12:9: spec.kvCacheOffloading.secondary[0].fileSystem: exactly one of emptyDir or pvc")
+    assert problems[1].startswith(
+        "svc.yaml:12:9: spec.kvCacheOffloading.secondary[0].fileSystem: exactly one of emptyDir or pvc"
+    )
 
 
 def test_kserve_workload_nesting_and_spec_together_is_a_conflict():
@@ -358,23 +399,32 @@ def test_kserve_prefill_gives_a_decode_and_a_prefill_spec_both_keeping_their_off
     """KServe controller_int_kvcache_test.go: with spec.prefill set, the decode workload keeps
     spec.kvCacheOffloading; the prefill workload takes spec.prefill.kvCacheOffloading
     (workload_single_node.go expectedPrefillMainDeployment L278-280)."""
-    text = LLMISVC + "  kvCacheOffloading: {cpu: 10Gi}\n  prefill:\n    replicas: 2\n    kvCacheOffloading: {cpu: 20Gi}\n"
+    text = (
+        LLMISVC + "  kvCacheOffloading: {cpu: 10Gi}\n  prefill:\n    replicas: 2\n    kvCacheOffloading: {cpu: 20Gi}\n"
+    )
     out = compile_one(text)
     decode, prefill = out.compiled
     assert (decode.spec.name, decode.spec.disaggregation.role) == ("qwen", "decode")
-    assert (prefill.spec.name, prefill.spec.disaggregation.role, prefill.spec.replicas) == ("qwen-prefill", "prefill", 2)
+    assert (prefill.spec.name, prefill.spec.disaggregation.role, prefill.spec.replicas) == (
+        "qwen-prefill",
+        "prefill",
+        2,
+    )
     assert prefill.spec.kv_cache_offloading.cpu == "20Gi"
     for c, cpu in ((decode, 10 * 1024**3), (prefill, 20 * 1024**3)):
         assert c.plan.decision.enabled
         kv = kv_transfer_config(c)
         assert kv["kv_connector"] == "MultiConnector"
         assert kv["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"]["cpu_bytes_to_use"] == cpu
-    assert any("input.yaml:10:3: spec.prefill: prefill/decode: kvgen renders the prefill workload as qwen-prefill" in w
-               for w in warnings_of(out))
+    assert any(
+        "input.yaml:10:3: spec.prefill: prefill/decode: kvgen renders the prefill workload as qwen-prefill" in w
+        for w in warnings_of(out)
+    )
 
 
 def test_kserve_main_container_maps_resources_args_env_and_image():
-    text = LLMISVC + textwrap.indent(textwrap.dedent("""\
+    text = LLMISVC + textwrap.indent(
+        textwrap.dedent("""\
           name: qwen-chat
         template:
           containers:
@@ -390,13 +440,24 @@ def test_kserve_main_container_maps_resources_args_env_and_image():
                 limits: {memory: 96Gi, nvidia.com/gpu: "2"}
         parallelism: {tensor: 2}
         kvCacheOffloading: {cpu: 40Gi}
-        """), "  ")
-    text = text.replace("    uri: hf://Qwen/Qwen2.5-7B-Instruct\n  name: qwen-chat\n", "    uri: hf://Qwen/Qwen2.5-7B-Instruct\n    name: qwen-chat\n")
+        """),
+        "  ",
+    )
+    text = text.replace(
+        "    uri: hf://Qwen/Qwen2.5-7B-Instruct\n  name: qwen-chat\n",
+        "    uri: hf://Qwen/Qwen2.5-7B-Instruct\n    name: qwen-chat\n",
+    )
     (c,) = compile_one(text).compiled
     s = c.spec
     assert s.model.max_model_len == 16384 and s.parallelism.tensor == 2
-    assert s.vllm.extra_args == ["--served-model-name", "qwen-chat", "publishers/default/models/qwen-chat",
-                                 "--enable-chunked-prefill", "--max-num-seqs", "64"]
+    assert s.vllm.extra_args == [
+        "--served-model-name",
+        "qwen-chat",
+        "publishers/default/models/qwen-chat",
+        "--enable-chunked-prefill",
+        "--max-num-seqs",
+        "64",
+    ]
     assert s.model.hf_token_secret.name == "hf" and s.model.hf_token_secret.key == "token"
     assert [e.name for e in s.vllm.env] == ["VLLM_LOGGING_LEVEL"]
     assert (s.images.vllm.repository, s.images.vllm.tag) == ("vllm/vllm-openai", "v0.33.0")
@@ -406,48 +467,84 @@ def test_kserve_main_container_maps_resources_args_env_and_image():
 
 
 def test_kserve_gpu_count_without_parallelism_becomes_tensor_parallel_with_a_warning():
-    text = LLMISVC + "  template:\n    containers:\n      - name: main\n        resources: {limits: {nvidia.com/gpu: 2}}\n"
+    text = (
+        LLMISVC + "  template:\n    containers:\n      - name: main\n        resources: {limits: {nvidia.com/gpu: 2}}\n"
+    )
     out = compile_one(text)
     assert out.compiled[0].spec.parallelism.tensor == 2
     assert any("2 GPUs without spec.parallelism" in w for w in warnings_of(out))
     mismatch = text + "  parallelism: {tensor: 1}\n"
     assert problems_of(("svc.yaml", mismatch)) == {
-        ("spec.template.containers[0].resources.limits.nvidia.com/gpu", "requests 2 GPU(s) but the parallel sizes use 1 (tensor x pipeline x data)"),
+        (
+            "spec.template.containers[0].resources.limits.nvidia.com/gpu",
+            "requests 2 GPU(s) but the parallel sizes use 1 (tensor x pipeline x data)",
+        ),
     }
 
 
 def test_kserve_instance_from_node_selector_and_conflict_with_annotation():
-    text = LLMISVC + "  template:\n    nodeSelector: {node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4, pool: gpu}\n"
+    text = (
+        LLMISVC
+        + "  template:\n    nodeSelector: {node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4, pool: gpu}\n"
+    )
     assert problems_of(("svc.yaml", text)) == {
-        ("spec.template.nodeSelector.node.kubernetes.io/instance-type", "instance type Standard_NC24ads_A100_v4 differs from the kvgen.dev/instance-type annotation (Standard_NC48ads_A100_v4)"),
+        (
+            "spec.template.nodeSelector.node.kubernetes.io/instance-type",
+            "instance type Standard_NC24ads_A100_v4 differs from the kvgen.dev/instance-type annotation (Standard_NC48ads_A100_v4)",
+        ),
     }
-    (c,) = compile_one(text.replace("  annotations: {kvgen.dev/instance-type: Standard_NC48ads_A100_v4}\n", "")).compiled
+    (c,) = compile_one(
+        text.replace("  annotations: {kvgen.dev/instance-type: Standard_NC48ads_A100_v4}\n", "")
+    ).compiled
     assert c.spec.instance.type == "Standard_NC24ads_A100_v4"
     assert workload(c)["spec"]["template"]["spec"]["nodeSelector"] == {
-        "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4", "pool": "gpu"}
+        "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4",
+        "pool": "gpu",
+    }
 
 
-@pytest.mark.parametrize("fragment,path,message", [
-    ("  model:\n    uri: s3://bucket/qwen\n", "spec.model.uri",
-     "'s3://bucket/qwen': kvgen serves Hugging Face models (hf://ORG/NAME) or weights on a claim (pvc://CLAIM/PATH); other storage is not supported"),
-    ("  template:\n    containers:\n      - name: main\n        command: [python]\n", "spec.template.containers[0].command",
-     "a command replaces KServe's launch script (and with it the offloading flags); kvgen starts vLLM itself"),
-    ("  template:\n    containers:\n      - name: sidecar\n        image: busybox\n", "spec.template.containers[0]",
-     "container 'sidecar': kvgen renders only the vLLM container ('main') and its own LMCache sidecar; other containers are not carried over"),
-    ("  worker: {containers: []}\n", "spec.worker", "multi-node workloads (LeaderWorkerSet) are not converted"),
-    ("  template:\n    containers:\n      - name: main\n        args: [\"--kv-transfer-config\", \"{}\"]\n", "spec.template.containers[0].args[0]",
-     "--kv-transfer-config is set by kvgen from kvCacheOffloading: kvgen writes the connector itself (offloading, or NIXL for "
-     "disaggregation.role), and a connector of your own cannot be rendered"),
-    ("  template:\n    containers:\n      - name: main\n        env: [{name: HF_TOKEN, value: hf_abc}]\n", "spec.template.containers[0].env[0]",
-     "HF_TOKEN must come from a Secret (valueFrom.secretKeyRef); kvgen never takes a token literally"),
-])
+@pytest.mark.parametrize(
+    "fragment,path,message",
+    [
+        (
+            "  model:\n    uri: s3://bucket/qwen\n",
+            "spec.model.uri",
+            "'s3://bucket/qwen': kvgen serves Hugging Face models (hf://ORG/NAME) or weights on a claim (pvc://CLAIM/PATH); other storage is not supported",
+        ),
+        (
+            "  template:\n    containers:\n      - name: main\n        command: [python]\n",
+            "spec.template.containers[0].command",
+            "a command replaces KServe's launch script (and with it the offloading flags); kvgen starts vLLM itself",
+        ),
+        (
+            "  template:\n    containers:\n      - name: sidecar\n        image: busybox\n",
+            "spec.template.containers[0]",
+            "container 'sidecar': kvgen renders only the vLLM container ('main') and its own LMCache sidecar; other containers are not carried over",
+        ),
+        ("  worker: {containers: []}\n", "spec.worker", "multi-node workloads (LeaderWorkerSet) are not converted"),
+        (
+            '  template:\n    containers:\n      - name: main\n        args: ["--kv-transfer-config", "{}"]\n',
+            "spec.template.containers[0].args[0]",
+            "--kv-transfer-config is set by kvgen from kvCacheOffloading: kvgen writes the connector itself (offloading, or NIXL for "
+            "disaggregation.role), and a connector of your own cannot be rendered",
+        ),
+        (
+            "  template:\n    containers:\n      - name: main\n        env: [{name: HF_TOKEN, value: hf_abc}]\n",
+            "spec.template.containers[0].env[0]",
+            "HF_TOKEN must come from a Secret (valueFrom.secretKeyRef); kvgen never takes a token literally",
+        ),
+    ],
+)
 def test_kserve_fields_whose_loss_would_change_behaviour_are_errors(fragment, path, message):
-    text = LLMISVC.replace("  model:\n    uri: hf://Qwen/Qwen2.5-7B-Instruct\n", "") if "model:" in fragment else LLMISVC
+    text = (
+        LLMISVC.replace("  model:\n    uri: hf://Qwen/Qwen2.5-7B-Instruct\n", "") if "model:" in fragment else LLMISVC
+    )
     assert problems_of(("svc.yaml", text + fragment)) == {(path, message)}
 
 
 def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
-    text = LLMISVC + textwrap.indent(textwrap.dedent("""\
+    text = LLMISVC + textwrap.indent(
+        textwrap.dedent("""\
         router: {route: {}, gateway: {}}
         scaling: {minReplicas: 1}
         baseRefs: [{name: my-config}]
@@ -457,14 +554,18 @@ def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
             - name: main
               ports: [{containerPort: 8000}]
         kvCacheOffloading: {cpu: 10Gi}
-        """), "  ")
+        """),
+        "  ",
+    )
     out = compile_one(text, name="svc.yaml")
     warnings = warnings_of(out)
-    for expected in ("svc.yaml:9:3: spec.router: not honoured",
-                     "svc.yaml:10:3: spec.scaling: not honoured: kvgen renders a fixed replica count",
-                     "svc.yaml:11:3: spec.baseRefs: not honoured",
-                     "svc.yaml:13:5: spec.template.schedulerName: not honoured",
-                     "svc.yaml:16:9: spec.template.containers[0].ports: not honoured"):
+    for expected in (
+        "svc.yaml:9:3: spec.router: not honoured",
+        "svc.yaml:10:3: spec.scaling: not honoured: kvgen renders a fixed replica count",
+        "svc.yaml:11:3: spec.baseRefs: not honoured",
+        "svc.yaml:13:5: spec.template.schedulerName: not honoured",
+        "svc.yaml:16:9: spec.template.containers[0].ports: not honoured",
+    ):
         assert any(w.startswith(expected) for w in warnings), (expected, warnings)
     assert len(warnings) == 5
     # the instance-type annotation is read, so it is not reported

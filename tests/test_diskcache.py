@@ -1,4 +1,4 @@
-"""kvgen.diskcache: derived data (parsed catalogs, pruned schemas) cached by content hash, safe
+"""kvgen.core.diskcache: derived data (parsed catalogs, pruned schemas) cached by content hash, safe
 when the cache dir is unusable, corrupt or shared by concurrent processes."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 from ruamel.yaml import YAML
 
-from conftest import ROOT
-from kvgen import catalog, diskcache
+from kvgen.core import diskcache
+from kvgen.data import catalog
 
 
 @pytest.fixture
@@ -104,7 +105,7 @@ def test_cached_catalogs_equal_their_yaml(cache_dir):
 
 CONCURRENT = """
 import hashlib, json, sys
-from kvgen import catalog, kube
+from kvgen.data import catalog, kube
 data = {n: catalog.load(n) for n in ("models.yaml", "instances.yaml", "runtime.yaml", "rules.yaml", "sizing.yaml")}
 svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}, "spec": {"ports": [{"port": 80}]}}
 bad = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}, "spec": {"bogus": 1}}
@@ -117,12 +118,20 @@ def test_concurrent_processes_on_an_empty_cache_agree(tmp_path):
     """Several processes deriving and storing the same entries at once: every one gets the
     same data as a process without a cache, and no partial entry is left behind."""
     env = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path / "cache")}
-    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", CONCURRENT], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
     outs = [p.communicate()[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    reference = subprocess.run([sys.executable, "-c", CONCURRENT], env={**os.environ, "KVGEN_CACHE_DIR": "off"},
-                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    reference = subprocess.run(
+        [sys.executable, "-c", CONCURRENT],
+        env={**os.environ, "KVGEN_CACHE_DIR": "off"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert outs == [reference] * 4
     data = tmp_path / "cache" / "data"
     assert list(data.glob("files-*.json")) and list(data.glob("k8s-schema-*.json"))

@@ -1,4 +1,4 @@
-"""kvgen.emitter writes exactly what ruamel.yaml's dumper writes, or declines (None) and the
+"""kvgen.render.emitter writes exactly what ruamel.yaml's dumper writes, or declines (None) and the
 render falls back to ruamel.yaml."""
 
 from __future__ import annotations
@@ -8,40 +8,78 @@ import os
 import subprocess
 import sys
 
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from conftest import EXAMPLES, ROOT, kube_version_of
-from kvgen import render
-from kvgen.compiler import compile_text
-from kvgen.emitter import Emitter
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kvgen.app.compiler import compile_text
+from kvgen.render import templates as render
+from kvgen.render.emitter import Emitter
 
 SHARED = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))  # its memo grows across examples
 
 tricky_text = st.lists(
-    st.sampled_from(list("abcXYZ019 .:-_/#'\"{}[],&*!|>%@`?=~\\\t\n\x01é中") + ["true", "null", "0x1", "1e3", "---", "..."]),
+    st.sampled_from(
+        list("abcXYZ019 .:-_/#'\"{}[],&*!|>%@`?=~\\\t\n\x01é中") + ["true", "null", "0x1", "1e3", "---", "..."]
+    ),
     max_size=12,
 ).map("".join)
 plain_text = st.from_regex(r"[a-z][a-z0-9.-]{0,20}", fullmatch=True)
 single_line = st.one_of(
-    tricky_text, plain_text, st.integers(-(2**70), 2**70), st.booleans(), st.floats(allow_nan=False),
-    st.sampled_from(["8000", "true", "True", "yes", "on", "~", "", " lead", "trail ", "a: b", "a #b", "- x", "--port=8000",
-                     "2024-01-01", "-1", ".inf", "x" * 1999, "x " * 1100, 0.0, -0.0, 1, True, 1.0]),
+    tricky_text,
+    plain_text,
+    st.integers(-(2**70), 2**70),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.sampled_from(
+        [
+            "8000",
+            "true",
+            "True",
+            "yes",
+            "on",
+            "~",
+            "",
+            " lead",
+            "trail ",
+            "a: b",
+            "a #b",
+            "- x",
+            "--port=8000",
+            "2024-01-01",
+            "-1",
+            ".inf",
+            "x" * 1999,
+            "x " * 1100,
+            0.0,
+            -0.0,
+            1,
+            True,
+            1.0,
+        ]
+    ),
 )
 multi_line = st.one_of(
     st.sampled_from(["line\nline", "\nlead break", "end\n", "kept\n\n", " sp\nx", "a\n  - b\n", "---\nx", "x\n...\n"]),
     st.lists(st.one_of(tricky_text, plain_text), min_size=2, max_size=5).map("\n".join),
 )
-keys = st.one_of(tricky_text, plain_text, st.sampled_from(["name", "app.kubernetes.io/name", "true", "8080", "a" * 99, "a" * 130]))
+keys = st.one_of(
+    tricky_text, plain_text, st.sampled_from(["name", "app.kubernetes.io/name", "true", "8080", "a" * 99, "a" * 130])
+)
 # the shapes kvgen renders: mappings of scalars, mappings, lists of scalars or of mappings
 mappings = st.recursive(
     st.dictionaries(keys, st.one_of(single_line, multi_line), max_size=4),
-    lambda inner: st.dictionaries(keys, st.one_of(single_line, multi_line, inner, st.lists(st.one_of(single_line, inner), max_size=3)),
-                                  max_size=4),
+    lambda inner: st.dictionaries(
+        keys, st.one_of(single_line, multi_line, inner, st.lists(st.one_of(single_line, inner), max_size=3)), max_size=4
+    ),
     max_leaves=25,
 )
 # and others, which the emitter must decline or get right
-anything = st.recursive(st.one_of(single_line, multi_line, st.none()),
-                        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=3)), max_leaves=10)
+anything = st.recursive(
+    st.one_of(single_line, multi_line, st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=3)),
+    max_leaves=10,
+)
 
 
 def check(docs, fresh):
@@ -68,7 +106,12 @@ def test_the_fast_path_is_taken_for_most_kvgen_shapes():
     """Not a vacuous property: most random documents of kvgen's shapes are written by the emitter."""
     taken = []
 
-    @settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=200,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(st.lists(mappings.filter(bool), min_size=1, max_size=2))
     def run(docs):
         taken.append(check(docs, False) is not None)
@@ -87,8 +130,17 @@ def test_every_example_is_written_by_the_fast_path_and_equals_ruamel():
 
 def test_shapes_outside_kvgens_output_are_declined():
     e = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
-    for docs in ([{"a": None}], [{"a": [[1]]}], [{"a": ["x\ny"]}], [{"a": "kept\n\n"}], [{1: "x"}], [{}], [[1]],
-                 [{"a" * 130: 1}], [{"a": "x " * 1500}]):
+    for docs in (
+        [{"a": None}],
+        [{"a": [[1]]}],
+        [{"a": ["x\ny"]}],
+        [{"a": "kept\n\n"}],
+        [{1: "x"}],
+        [{}],
+        [[1]],
+        [{"a" * 130: 1}],
+        [{"a": "x " * 1500}],
+    ):
         assert e.dump_all(docs) is None, docs
         render.ruamel_yaml(docs)  # what the render writes instead
 
@@ -113,8 +165,13 @@ def test_rendering_imports_no_pure_python_yaml_emitter_for_the_examples():
 
 
 def test_cli_output_is_byte_identical_to_the_golden():
-    out = subprocess.run([sys.executable, "-m", "kvgen", "render", "-q", "examples/lmcache-in-container.yaml"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "kvgen", "render", "-q", "examples/lmcache-in-container.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out == (ROOT / "golden" / "lmcache-in-container.yaml").read_text()
 
 
@@ -137,7 +194,13 @@ def test_what_ruamel_said_is_kept_and_read_back():
 
 def test_a_memo_of_another_shape_is_ignored():
     e = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
-    for junk in ({}, {"keys": [[1]]}, {"keys": [], "values": [["complex", 1, " x"]], "items": [], "literals": []}, [1], None):
+    for junk in (
+        {},
+        {"keys": [[1]]},
+        {"keys": [], "values": [["complex", 1, " x"]], "items": [], "literals": []},
+        [1],
+        None,
+    ):
         e.load(junk)
         assert e._learned == [] and e._values == {}
 
@@ -145,8 +208,16 @@ def test_a_memo_of_another_shape_is_ignored():
 def test_the_render_saves_its_memo_in_the_cache_dir(tmp_path):
     env = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    run = lambda: subprocess.run([sys.executable, "-m", "kvgen", "render", "-q", "examples/kaito-gemma-4-12b.yaml"],  # noqa: E731
-                                 cwd=ROOT, capture_output=True, text=True, check=True, env=env).stdout
+    run = lambda: (
+        subprocess.run(
+            [sys.executable, "-m", "kvgen", "render", "-q", "examples/kaito-gemma-4-12b.yaml"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout
+    )
     assert run() == (ROOT / "golden" / "kaito-gemma-4-12b.yaml").read_text()
     (memo,) = (tmp_path / "data").glob("emitter-*.json")
     assert json.loads(memo.read_text())["literals"]  # the launcher script's block, kept

@@ -25,16 +25,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from ruamel.yaml import YAML
-
 import helm
+import pytest
 from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of
 from contract_support import contract_python_or_skip
 from emulator import kubelet
 from emulator.kubelet import Cluster, Group, expand
-from kvgen.compiler import Compiled, compile_text
+from hypothesis import HealthCheck, given, settings
+from ruamel.yaml import YAML
+
+from kvgen.app.compiler import Compiled, compile_text
 
 load = YAML(typ="safe", pure=True).load
 REQUIRE_ENV = "KVGEN_REQUIRE_EMULATOR"
@@ -46,24 +46,32 @@ emulator = pytest.mark.emulator
 
 
 # -- pure parts: Kubernetes' rules, no namespaces ------------------------------------------------------
-@pytest.mark.parametrize(("text", "env", "expected"), [
-    ("$(A)", {"A": "x"}, "x"),
-    ("a$(A)b$(B)", {"A": "1", "B": "2"}, "a1b2"),
-    ("$(UNSET)", {}, "$(UNSET)"),              # an undefined reference stays as written
-    ("$$(A)", {"A": "x"}, "$(A)"),             # $$ escapes
-    ("$$$(A)", {"A": "x"}, "$x"),
-    ("$(A", {"A": "x"}, "$(A"),                # unclosed
-    ("cost $5", {}, "cost $5"),
-    ("$", {}, "$"),
-    ("$(A)$(A)", {"A": "$(B)", "B": "no"}, "$(B)$(B)"),  # one pass: no recursive expansion
-])
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("$(A)", {"A": "x"}, "x"),
+        ("a$(A)b$(B)", {"A": "1", "B": "2"}, "a1b2"),
+        ("$(UNSET)", {}, "$(UNSET)"),  # an undefined reference stays as written
+        ("$$(A)", {"A": "x"}, "$(A)"),  # $$ escapes
+        ("$$$(A)", {"A": "x"}, "$x"),
+        ("$(A", {"A": "x"}, "$(A"),  # unclosed
+        ("cost $5", {}, "cost $5"),
+        ("$", {}, "$"),
+        ("$(A)$(A)", {"A": "$(B)", "B": "no"}, "$(B)$(B)"),  # one pass: no recursive expansion
+    ],
+)
 def test_variable_expansion_follows_kubernetes(text, env, expected):
     assert expand(text, env) == expected
 
 
 def test_command_replaces_the_entrypoint_and_args_replace_cmd():
     image = kubelet.image_for("vllm/vllm-openai:v0.33.0")
-    assert kubelet.container_argv({"name": "c", "args": ["m", "--x=$(V)"]}, image, {"V": "1"}) == ["vllm", "serve", "m", "--x=1"]
+    assert kubelet.container_argv({"name": "c", "args": ["m", "--x=$(V)"]}, image, {"V": "1"}) == [
+        "vllm",
+        "serve",
+        "m",
+        "--x=1",
+    ]
     assert kubelet.container_argv({"name": "c", "command": ["python3"], "args": ["a"]}, image, {}) == ["python3", "a"]
     assert kubelet.container_argv({"name": "c"}, image, {}) == ["vllm", "serve"]
 
@@ -80,17 +88,26 @@ def test_the_kvgen_runtime_image_is_known_by_its_tag_in_any_registry():
 def test_env_resolution_uses_only_earlier_container_variables_and_field_refs():
     pod = kubelet.Pod("p-0", "p-0", "p", "ns1", {"role": "leader"}, {}, {"containers": []}, ip="10.233.0.9")
     world = kubelet.World({}, [], {("s", "k"): "sv"})
-    c = {"name": "c", "env": [
-        {"name": "A", "value": "$(B)-x"},  # B is defined later: stays literal
-        {"name": "B", "value": "b"},
-        {"name": "C", "value": "$(B)$(PATH)"},  # the image's PATH is not the kubelet's to expand
-        {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-        {"name": "ROLE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['role']"}}},
-        {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
-    ]}
+    c = {
+        "name": "c",
+        "env": [
+            {"name": "A", "value": "$(B)-x"},  # B is defined later: stays literal
+            {"name": "B", "value": "b"},
+            {"name": "C", "value": "$(B)$(PATH)"},  # the image's PATH is not the kubelet's to expand
+            {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "ROLE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['role']"}}},
+            {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        ],
+    }
     image = kubelet.image_for("vllm/vllm-openai:v0.33.0")
     env = kubelet.container_env(pod, c, image, world, {"name": "n", "memory": 1, "cpus": 1})
-    assert (env["A"], env["C"], env["IP"], env["ROLE"], env["S"]) == ("$(B)-x", "b$(PATH)", "10.233.0.9", "leader", "sv")
+    assert (env["A"], env["C"], env["IP"], env["ROLE"], env["S"]) == (
+        "$(B)-x",
+        "b$(PATH)",
+        "10.233.0.9",
+        "leader",
+        "sv",
+    )
 
 
 def test_service_links_name_every_port_like_the_kubelet():
@@ -118,8 +135,12 @@ def emu_run_dir():
     endpoints.write(run_dir / "endpoints.json")
     sock = run_dir / "parserd.sock"
     env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "LMCACHE_DISABLE_BANNER": "1"}
-    daemon = subprocess.Popen([python, str(ROOT / "tests" / "emulator" / "parserd.py"), str(sock)],
-                              stdout=subprocess.PIPE, stderr=(run_dir / "parserd.log").open("wb"), env=env)
+    daemon = subprocess.Popen(
+        [python, str(ROOT / "tests" / "emulator" / "parserd.py"), str(sock)],
+        stdout=subprocess.PIPE,
+        stderr=(run_dir / "parserd.log").open("wb"),
+        env=env,
+    )
     assert daemon.stdout is not None
     line = daemon.stdout.readline()
     if b"ready" not in line:
@@ -148,10 +169,31 @@ def valkey(cluster):
 
     data = tempfile.mkdtemp(prefix="kvgen-emu-valkey-")
     proc = cluster.in_cluster(
-        [str(get_binary_path()), "--bind", cluster.gateway, "--port", "6379", "--save", "", "--appendonly", "no",
-         "--dir", data, "--requirepass", "admin-pw-emu",
-         "--user", "kvgen", "on", f">{SECRETS[('valkey-auth', 'password')]}", "~*", "&*", "+@all"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            str(get_binary_path()),
+            "--bind",
+            cluster.gateway,
+            "--port",
+            "6379",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            data,
+            "--requirepass",
+            "admin-pw-emu",
+            "--user",
+            "kvgen",
+            "on",
+            f">{SECRETS[('valkey-auth', 'password')]}",
+            "~*",
+            "&*",
+            "+@all",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(0.5)
     yield {VALKEY_HOST: cluster.gateway}
     proc.terminate()
@@ -166,10 +208,12 @@ def _compile(example: Path) -> list[Compiled]:
     return compile_text(example.read_text(), str(example), kube_version_of(example))
 
 
-def _start(cluster: Cluster, objects: list[dict[str, Any]], compiled: Compiled, hosts: dict[str, str] | None = None,
-           **kw: Any) -> Group:
-    return cluster.start(objects, node=kubelet.node_for(compiled.plan.instance), secrets=SECRETS,
-                         extra_hosts=hosts or {}, **kw)
+def _start(
+    cluster: Cluster, objects: list[dict[str, Any]], compiled: Compiled, hosts: dict[str, str] | None = None, **kw: Any
+) -> Group:
+    return cluster.start(
+        objects, node=kubelet.node_for(compiled.plan.instance), secrets=SECRETS, extra_hosts=hosts or {}, **kw
+    )
 
 
 def assert_runs(group: Group, compiled: Compiled) -> None:
@@ -246,14 +290,18 @@ def _sample_specs():
 
 
 @emulator
-@settings(max_examples=int(os.environ.get("KVGEN_EMULATOR_SAMPLES", "6")), deadline=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=int(os.environ.get("KVGEN_EMULATOR_SAMPLES", "6")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
 @given(spec=_sample_specs())
 def test_a_sample_of_valid_specs_starts_from_both_faces(spec, cluster, valkey):
     """Generated specs (the chart parity strategy), those kvgen accepts, from the CLI and the chart."""
     from hypothesis import assume
 
-    from kvgen.errors import KvgenError
+    from kvgen.core.errors import KvgenError
 
     text = json.dumps(spec)
     try:

@@ -70,10 +70,23 @@ def engines(parserd: str, tmp_path: Path) -> Iterator[Any]:
         n = len(started)
         report = tmp_path / f"{engine}-{n}.json"
         bin_dir = tmp_path / f"bin-{n}"
-        wrappers.install(bin_dir, {"KVGEN_EMU_PARSERD": parserd, "KVGEN_EMU_ENDPOINTS": str(endpoints_file),
-                                   "KVGEN_EMU_REPORT": str(report), "KVGEN_EMU_TIMEOUT": str(timeout)}, python=PYTHON)
-        proc = subprocess.Popen([str(bin_dir / engine), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env={**os.environ, **(env or {})})
+        wrappers.install(
+            bin_dir,
+            {
+                "KVGEN_EMU_PARSERD": parserd,
+                "KVGEN_EMU_ENDPOINTS": str(endpoints_file),
+                "KVGEN_EMU_REPORT": str(report),
+                "KVGEN_EMU_TIMEOUT": str(timeout),
+            },
+            python=PYTHON,
+        )
+        proc = subprocess.Popen(
+            [str(bin_dir / engine), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
         started.append(proc)
         return Engine(proc, report)
 
@@ -123,15 +136,32 @@ def get(url: str, method: str = "GET") -> tuple[int, str, str]:
 
 
 def lmcache_args(port: int, http_port: int, *more: str) -> tuple[str, ...]:
-    return ("server", "--host", "127.0.0.1", "--port", str(port), "--http-host", "127.0.0.1",
-            "--http-port", str(http_port), "--l1-size-gb", "1", "--eviction-policy", "LRU", *more)
+    return (
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--http-host",
+        "127.0.0.1",
+        "--http-port",
+        str(http_port),
+        "--l1-size-gb",
+        "1",
+        "--eviction-policy",
+        "LRU",
+        *more,
+    )
 
 
 def lmcache_kv(port: int) -> str:
-    return "--kv-transfer-config=" + json.dumps({
-        "kv_connector": "LMCacheMPConnector", "kv_role": "kv_both",
-        "kv_connector_extra_config": {"lmcache.mp.host": "tcp://127.0.0.1", "lmcache.mp.port": port},
-    })
+    return "--kv-transfer-config=" + json.dumps(
+        {
+            "kv_connector": "LMCacheMPConnector",
+            "kv_role": "kv_both",
+            "kv_connector_extra_config": {"lmcache.mp.host": "tcp://127.0.0.1", "lmcache.mp.port": port},
+        }
+    )
 
 
 # ----------------------------------------------------------------------------- the endpoints file
@@ -172,8 +202,11 @@ def test_each_node_reaches_the_server_of_its_workers_and_the_api_node_every_serv
 
 
 def test_parserd_answers_each_request_with_the_real_parsers_result(parserd):
-    requests = [{"kind": "vllm", "argv": ["m", "--port", "9000"]}, {"kind": "nope", "argv": []},
-                {"kind": "lmcache", "argv": ["lmcache", "server", "--bogus"]}]
+    requests = [
+        {"kind": "vllm", "argv": ["m", "--port", "9000"]},
+        {"kind": "nope", "argv": []},
+        {"kind": "lmcache", "argv": ["lmcache", "server", "--bogus"]},
+    ]
     with socket.socket(socket.AF_UNIX) as s:  # several requests on one connection
         s.connect(parserd)
         f = s.makefile("rwb")
@@ -185,7 +218,9 @@ def test_parserd_answers_each_request_with_the_real_parsers_result(parserd):
     ok, bad, refused = answers
     assert ok["ok"] and ok["facts"]["model"] == "m" and ok["facts"]["port"] == 9000
     assert (bad["ok"], bad["stage"]) == (False, "request")
-    assert (refused["ok"], refused["stage"]) == (False, "parse") and "unrecognized arguments: --bogus" in refused["error"]
+    assert (refused["ok"], refused["stage"]) == (False, "parse") and "unrecognized arguments: --bogus" in refused[
+        "error"
+    ]
 
 
 # ----------------------------------------------------------------------------- vllm serve
@@ -208,7 +243,9 @@ def test_vllm_reaches_the_lmcache_server_it_names_then_serves_the_captured_route
     mp, http, api = free_port(), free_port(), free_port()
     lm = engines("lmcache", *lmcache_args(mp, http))
     lm.started()
-    vllm = engines("vllm", "serve", "/", "--served-model-name=demo", f"--port={api}", "--host=127.0.0.1", lmcache_kv(mp))
+    vllm = engines(
+        "vllm", "serve", "/", "--served-model-name=demo", f"--port={api}", "--host=127.0.0.1", lmcache_kv(mp)
+    )
     report = vllm.started()
     assert report["reached"] == [{"what": "lmcache", "url": f"tcp://127.0.0.1:{mp}"}]
     assert {"what": "http", "host": "127.0.0.1", "port": api} in report["listening"]
@@ -224,8 +261,11 @@ def test_vllm_reaches_the_lmcache_server_it_names_then_serves_the_captured_route
 
 
 def test_an_offloading_buffer_larger_than_dev_shm_fails_loudly(engines):
-    kv = {"kv_connector": "OffloadingConnector", "kv_role": "kv_both",
-          "kv_connector_extra_config": {"cpu_bytes_to_use": 1 << 60}}
+    kv = {
+        "kv_connector": "OffloadingConnector",
+        "kv_role": "kv_both",
+        "kv_connector_extra_config": {"cpu_bytes_to_use": 1 << 60},
+    }
     status, stderr = engines("vllm", "serve", "demo", "--kv-transfer-config=" + json.dumps(kv)).failed()
     assert status == 1 and "does not fit in /dev/shm" in stderr
 
@@ -274,20 +314,29 @@ def test_an_fs_adapter_without_its_directory_fails_loudly(engines, tmp_path):
 
 
 def resp_adapter(valkey: dict[str, Any]) -> tuple[str, str]:
-    return "--l2-adapter", json.dumps({"type": "resp", "host": "127.0.0.1", "port": valkey["port"], "username": "kvgen"})
+    return "--l2-adapter", json.dumps(
+        {"type": "resp", "host": "127.0.0.1", "port": valkey["port"], "username": "kvgen"}
+    )
 
 
 def test_a_resp_tier_authenticates_and_pings_a_real_valkey(engines, valkey_server):  # noqa: F811
-    lm = engines("lmcache", *lmcache_args(free_port(), free_port(), *resp_adapter(valkey_server)),
-                 env={"LMCACHE_RESP_PASSWORD": PASSWORD})
+    lm = engines(
+        "lmcache",
+        *lmcache_args(free_port(), free_port(), *resp_adapter(valkey_server)),
+        env={"LMCACHE_RESP_PASSWORD": PASSWORD},
+    )
     report = lm.started()
-    assert report["reached"] == [{"what": "resp", "host": "127.0.0.1", "port": valkey_server["port"],
-                                  "username": "kvgen", "authenticated": True}]
+    assert report["reached"] == [
+        {"what": "resp", "host": "127.0.0.1", "port": valkey_server["port"], "username": "kvgen", "authenticated": True}
+    ]
     assert PASSWORD not in lm.report_path.read_text(encoding="utf-8")
 
 
 def test_a_resp_tier_with_the_wrong_password_fails_loudly(engines, valkey_server):  # noqa: F811
-    lm = engines("lmcache", *lmcache_args(free_port(), free_port(), *resp_adapter(valkey_server)),
-                 env={"LMCACHE_RESP_PASSWORD": "not-the-password"})
+    lm = engines(
+        "lmcache",
+        *lmcache_args(free_port(), free_port(), *resp_adapter(valkey_server)),
+        env={"LMCACHE_RESP_PASSWORD": "not-the-password"},
+    )
     status, stderr = lm.failed()
     assert status == 1 and "AUTH as kvgen failed: -WRONGPASS" in stderr

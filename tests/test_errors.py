@@ -1,4 +1,4 @@
-"""One problem type and one error base: every check reports ``kvgen.errors.Problem``, every
+"""One problem type and one error base: every check reports ``kvgen.core.errors.Problem``, every
 error kvgen raises on purpose is a ``KvgenError``, and problems are printed sorted by file, then
 line, then path."""
 
@@ -9,12 +9,12 @@ import inspect
 import pkgutil
 
 import pytest
+from conftest import BASE, dump, run_kvgen, spec
 
 import kvgen
-from conftest import BASE, dump, run_kvgen, spec
-from kvgen import plan as planning
-from kvgen.errors import KvgenError, Location, Problem, SpecError, sort_key
-from kvgen.spec import Spec
+from kvgen.core.errors import KvgenError, Location, Problem, SpecError, sort_key
+from kvgen.plan import build as planning
+from kvgen.spec.models import Spec
 
 
 def _modules():
@@ -50,15 +50,19 @@ def _plan_problems(data: dict) -> list[Problem]:
     return err.value.problems
 
 
-@pytest.mark.parametrize("data", [
-    spec(model={"id": "acme/nope"}, instance={"type": "Standard_NC24ads_A100_v5"}),  # catalog
-    spec(parallelism={"tensor": 4}, vllm={"extraArgs": ["--port=1"]}),  # structure
-    spec(kvCacheOffloading={"backend": "native", "cpu": "500Gi"}),  # sizing: the pod does not fit
-    spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 32768}),  # context length
-    spec(service={"port": 5555}),  # ports
-    spec(kvCacheOffloading={"lmcache": {"gpuAccess": "dra"}}),  # gpu access, below 1.34
-    spec(scheduling={"priorityClassName": "Bad_Name"}),  # what the API server refuses
-], ids=["catalog", "structure", "sizing", "context", "ports", "gpu-access", "apiserver"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        spec(model={"id": "acme/nope"}, instance={"type": "Standard_NC24ads_A100_v5"}),  # catalog
+        spec(parallelism={"tensor": 4}, vllm={"extraArgs": ["--port=1"]}),  # structure
+        spec(kvCacheOffloading={"backend": "native", "cpu": "500Gi"}),  # sizing: the pod does not fit
+        spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 32768}),  # context length
+        spec(service={"port": 5555}),  # ports
+        spec(kvCacheOffloading={"lmcache": {"gpuAccess": "dra"}}),  # gpu access, below 1.34
+        spec(scheduling={"priorityClassName": "Bad_Name"}),  # what the API server refuses
+    ],
+    ids=["catalog", "structure", "sizing", "context", "ports", "gpu-access", "apiserver"],
+)
 def test_every_stage_of_the_plan_reports_problems(data):
     problems = _plan_problems(data)
     assert problems and all(type(p) is Problem and isinstance(p.path, tuple) and p.message for p in problems)
@@ -79,8 +83,10 @@ def test_cli_prints_problems_sorted_by_file_and_line(tmp_path):
     """kvgen finds the unknown model and instance (catalog) before the priority class name (what
     the API server refuses), and reads b.yaml before a.yaml; it prints them by file and line."""
     b = tmp_path / "b.yaml"
-    b.write_text("name: demo\nscheduling:\n  priorityClassName: Bad_Name\nmodel:\n  id: acme/nope\n"
-                 "instance:\n  type: Standard_NC24ads_A100_v5\n")
+    b.write_text(
+        "name: demo\nscheduling:\n  priorityClassName: Bad_Name\nmodel:\n  id: acme/nope\n"
+        "instance:\n  type: Standard_NC24ads_A100_v5\n"
+    )
     a = tmp_path / "a.yaml"
     a.write_text("replicas: two\n" + dump(BASE))
     result = run_kvgen("validate", str(b), str(a))

@@ -7,11 +7,11 @@ import json
 import math
 
 import pytest
-
 from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
-from kvgen import explain
-from kvgen.compiler import compile_inputs
-from kvgen.dialects import Options
+
+from kvgen.app import explain
+from kvgen.app.compiler import compile_inputs
+from kvgen.input.dialects import Options
 
 GiB, MiB = 1024**3, 1024**2
 GEMMA = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
@@ -67,7 +67,12 @@ def test_gemma_tokens_per_tier_match_the_hand_computation(path):
 
 
 def test_gemma_with_a_shorter_max_model_len_counts_full_length_sequences():
-    c = compile_spec(spec(model={"id": "google/gemma-4-12B-it", "maxModelLen": 32768}, kvCacheOffloading={"cpuMemoryUtilization": 0.25}))
+    c = compile_spec(
+        spec(
+            model={"id": "google/gemma-4-12B-it", "maxModelLen": 32768},
+            kvCacheOffloading={"cpuMemoryUtilization": 0.25},
+        )
+    )
     t = tiers(explain.report(c.plan))
     one = 32_768 * (32_768 + 256) + 327_680 * (5_119 + 256)  # what one sequence of 32768 tokens costs on the GPU
     assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (44_808_882_094 // one, 155_456 // 32768) == (15, 4)
@@ -84,13 +89,21 @@ def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
     pod = per_rank * 8
     assert r["kvCache"]["podBytesPerToken"] == pod == 562_176
     weights_per_gpu = 642 * GiB // 8
-    per_gpu = (143_155 * MiB * 920_000 // 1_000_000 - weights_per_gpu - int(2.3 * GiB) - weights_per_gpu * 5 // 100) * 90 // 100
+    per_gpu = (
+        (143_155 * MiB * 920_000 // 1_000_000 - weights_per_gpu - int(2.3 * GiB) - weights_per_gpu * 5 // 100)
+        * 90
+        // 100
+    )
     assert per_gpu == 40_638_967_972
     gpu = per_gpu * 8
     cpu = int(allocatable(1850) * 0.5 / 8) // MiB * MiB  # KAITO: available x utilization / TP
     t = tiers(r)
     # full-length sequences on the GPU: one of 65536 tokens costs 70,272 x (65,536 + 256) bytes on every rank
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (gpu, 578_309, per_gpu // (70_272 * 65_792))
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (
+        gpu,
+        578_309,
+        per_gpu // (70_272 * 65_792),
+    )
     assert t["gpu"]["sequences"] == 8
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, 215_605, 3)
     assert gpu // pod == 578_309 and cpu // pod == 215_605
@@ -113,7 +126,11 @@ def test_disk_tiers_are_counted_in_tokens_and_an_existing_claim_is_unknown():
     per_token = 28 * 4 * 128 * 2 * 2  # Qwen2.5-7B
     assert r["kvCache"]["podBytesPerToken"] == per_token
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"]) == (20 * GiB, 20 * GiB // per_token)
-    assert (t["disk-0"]["kind"], t["disk-0"]["path"], t["disk-0"]["tokens"]) == ("emptyDir", "/mnt/kv-cache-0", 200 * GiB // per_token)
+    assert (t["disk-0"]["kind"], t["disk-0"]["path"], t["disk-0"]["tokens"]) == (
+        "emptyDir",
+        "/mnt/kv-cache-0",
+        200 * GiB // per_token,
+    )
     assert t["disk-0"]["sequences"] == 200 * GiB // per_token // 32768
     assert (t["disk-1"]["kind"], t["disk-1"]["bytes"], t["disk-1"]["tokens"]) == ("pvc-ref", None, None)
     assert r["kvCache"]["totalTokens"] is None
@@ -136,7 +153,7 @@ def test_memory_items_add_up_to_what_sizing_computes(example):
         total = sum(i["bytes"] for i in mem["items"] if i["container"] == name and not i["soft"])
         assert total == c["computedBytes"]
         if not c["explicit"]:
-            assert c["requestBytes"] == total, f"{example.name}: {name} items drifted from kvgen.sizing"
+            assert c["requestBytes"] == total, f"{example.name}: {name} items drifted from kvgen.plan.sizing"
     assert mem["requestBytes"] == r["sizing"]["podMemoryBytes"]
     assert mem["fits"] == (mem["requestBytes"] <= mem["allocatableBytes"])
 
@@ -149,7 +166,9 @@ def test_gemma_memory_and_disk_budget():
     assert [i["item"] for i in mem["items"] if i["soft"]] == ["model-loading"] and mem["softBytes"] == 23 * GiB
     assert items[("vllm", "runtime")] == 4 * GiB and items[("vllm", "gpu-workers")] == 4 * GiB
     assert items[("vllm", "shm")] == 1 * GiB
-    assert items[("vllm", "mm-processor-cache")] == 4 * GiB  # gemma takes images: vLLM's processor cache, in the engine core
+    assert (
+        items[("vllm", "mm-processor-cache")] == 4 * GiB
+    )  # gemma takes images: vLLM's processor cache, in the engine core
     assert items[("lmcache-mp-server", "cpu-tier")] == 53_438 * MiB
     assert items[("lmcache-mp-server", "runtime")] == 5 * GiB
     assert mem["allocatableBytes"] == allocatable(220)
@@ -173,19 +192,28 @@ def test_explicit_resources_are_shown_as_such():
 
 
 def test_gpu_access_states_the_mode_its_requirement_and_the_server_image():
-    from kvgen import gpu_access
+    from kvgen.plan import gpu_access
 
     r = report_of(ROOT / "examples" / "lmcache-dra.yaml")
     row = gpu_access.modes()["dra"]
     assert r["gpuAccess"] == {
-        "mode": "dra", "summary": " ".join(row["summary"].split()), "requirement": " ".join(row["requirement"].split()),
-        "deviceClassName": "gpu.nvidia.com", "minKubeVersion": "1.34",
-        "serverImage": "vllm/vllm-openai:v0.33.0", "sameImageAsVllm": True,
+        "mode": "dra",
+        "summary": " ".join(row["summary"].split()),
+        "requirement": " ".join(row["requirement"].split()),
+        "deviceClassName": "gpu.nvidia.com",
+        "minKubeVersion": "1.34",
+        "serverImage": "vllm/vllm-openai:v0.33.0",
+        "sameImageAsVllm": True,
     }
     assert report_of(GEMMA)["gpuAccess"]["mode"] == "visible-devices"
     assert report_of(ROOT / "examples" / "native-arc-eviction.yaml")["gpuAccess"] is None
-    other = explain.report(compile_spec(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}})).plan)
-    assert other["gpuAccess"]["serverImage"] == "lmcache/standalone:v0.5.6" and other["gpuAccess"]["sameImageAsVllm"] is False
+    other = explain.report(
+        compile_spec(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}})).plan
+    )
+    assert (
+        other["gpuAccess"]["serverImage"] == "lmcache/standalone:v0.5.6"
+        and other["gpuAccess"]["sameImageAsVllm"] is False
+    )
 
 
 def test_in_container_memory_is_one_container_holding_the_servers_items():
@@ -202,7 +230,9 @@ def test_in_container_memory_is_one_container_holding_the_servers_items():
 
 
 def test_text_output_states_the_gpu_access_mode_and_its_requirement():
-    result = run_kvgen("explain", "--kube-version", "1.34", str(ROOT / "examples" / "lmcache-dra.yaml"), env={"COLUMNS": "250"})
+    result = run_kvgen(
+        "explain", "--kube-version", "1.34", str(ROOT / "examples" / "lmcache-dra.yaml"), env={"COLUMNS": "250"}
+    )
     assert result.returncode == 0, result.stderr
     assert "LMCache GPU access: dra: a native sidecar that shares the pod's GPUs" in result.stdout
     assert "requires: Kubernetes 1.34 or newer (resource.k8s.io/v1)" in result.stdout
@@ -212,8 +242,22 @@ def test_text_output_states_the_gpu_access_mode_and_its_requirement():
 # ----------------------------------------------------------------------------- command line
 
 
-TOP_LEVEL_KEYS = {"version", "name", "namespace", "input", "model", "instance", "parallelism", "decision", "gpuAccess",
-                  "sizing", "memory", "disk", "kvCache", "warnings"}
+TOP_LEVEL_KEYS = {
+    "version",
+    "name",
+    "namespace",
+    "input",
+    "model",
+    "instance",
+    "parallelism",
+    "decision",
+    "gpuAccess",
+    "sizing",
+    "memory",
+    "disk",
+    "kvCache",
+    "warnings",
+}
 
 
 def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
@@ -223,12 +267,35 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
     assert [r["name"] for r in reports] == ["gemma-4-12b", "deepseek-v3"]
     for r in reports:
         assert set(r) == TOP_LEVEL_KEYS and r["version"] == 1
-        assert set(r["kvCache"]) >= {"dtypeBytes", "bytesPerTokenPerGpu", "podBytesPerToken", "maxModelLen", "tiers", "cpuLargerThanGpu"}
+        assert set(r["kvCache"]) >= {
+            "dtypeBytes",
+            "bytesPerTokenPerGpu",
+            "podBytesPerToken",
+            "maxModelLen",
+            "tiers",
+            "cpuLargerThanGpu",
+        }
         for t in r["kvCache"]["tiers"]:
             assert set(t) >= {"tier", "kind", "bytes", "tokens", "sequences"}
         assert set(r["memory"]) >= {"allocatableBytes", "requestBytes", "freeBytes", "fits", "containers", "items"}
-        assert set(r["disk"]) >= {"localDiskBytes", "ephemeralStorageBytes", "allocatableBytes", "requestBytes", "fits", "items", "claims"}
-        assert set(r["kvCache"]["context"]) >= {"modelMaxLen", "requested", "fits", "served", "flag", "planned", "budgetBytesPerGpu"}
+        assert set(r["disk"]) >= {
+            "localDiskBytes",
+            "ephemeralStorageBytes",
+            "allocatableBytes",
+            "requestBytes",
+            "fits",
+            "items",
+            "claims",
+        }
+        assert set(r["kvCache"]["context"]) >= {
+            "modelMaxLen",
+            "requested",
+            "fits",
+            "served",
+            "flag",
+            "planned",
+            "budgetBytesPerGpu",
+        }
     assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [107_338, 155_456]
     assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [578_309, 215_605]
 

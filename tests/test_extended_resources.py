@@ -30,8 +30,17 @@ def test_every_rank_requests_and_limits_the_rdma_devices_beside_its_gpus():
 
 
 def test_names_that_are_no_extended_resource_or_are_kvgens_gpus_are_refused_alike():
-    values = spec(resources={"extra": {"nvidia.com/gpu": 2, "nvidia.com/mig-1g.10gb": 1, "efa": 1,
-                                       "example.kubernetes.io/x": 1, "bad/na me": 1}})
+    values = spec(
+        resources={
+            "extra": {
+                "nvidia.com/gpu": 2,
+                "nvidia.com/mig-1g.10gb": 1,
+                "efa": 1,
+                "example.kubernetes.io/x": 1,
+                "bad/na me": 1,
+            }
+        }
+    )
     ours = problem_set(values)
     assert helm.problems(values) == ours
     assert {p for p, _m, _h in ours} == {f"resources.extra.{k}" for k in values["resources"]["extra"]}
@@ -40,7 +49,11 @@ def test_names_that_are_no_extended_resource_or_are_kvgens_gpus_are_refused_alik
 
 def test_a_whole_float_count_is_a_count_in_both_as_json_schema_reads_it():
     values = spec(resources={"extra": {"rdma/ib": 2.0}})
-    (vllm,) = [c for o in compile_spec(values).objects if o["kind"] == "Deployment"
-               for c in o["spec"]["template"]["spec"]["containers"]]
+    (vllm,) = [
+        c
+        for o in compile_spec(values).objects
+        if o["kind"] == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+    ]
     assert vllm["resources"]["limits"]["rdma/ib"] == 2
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compile_spec(values).objects)

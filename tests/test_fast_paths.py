@@ -1,8 +1,8 @@
 """The fast readers give what the reference readers give.
 
 - Specs: ruamel.yaml's safe loader (C parser) for the data, the round-trip loader only when a
-  position is asked for (kvgen.source).
-- The templates' output: libyaml with ruamel.yaml's YAML 1.2 resolvers (kvgen.render), falling
+  position is asked for (kvgen.input.source).
+- The templates' output: libyaml with ruamel.yaml's YAML 1.2 resolvers (kvgen.render.templates), falling
   back to ruamel.yaml where PyYAML's constructors could read a scalar differently.
 """
 
@@ -11,13 +11,15 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import EXAMPLES, ROOT, run_kvgen
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from conftest import EXAMPLES, ROOT, run_kvgen
-from kvgen import render, source
-from kvgen.compiler import compile_document, compile_text
-from kvgen.errors import SpecError
+from kvgen.app.compiler import compile_document, compile_text
+from kvgen.core.errors import SpecError
+from kvgen.input import source
+from kvgen.render import templates as render
 
 INPUTS = EXAMPLES + sorted((ROOT / "tests" / "data").rglob("*.yaml"))
 
@@ -83,14 +85,17 @@ def test_a_spec_whose_comments_hold_yaml_indicators_takes_the_fast_path(monkeypa
     assert doc.data["extra"] == 1
 
 
-@pytest.mark.parametrize("text", [
-    "a: |\n  x\n",  # a block scalar
-    "a: >- # folded\n  x\n",  # its header, then a comment
-    "a: |#\n  x\n",  # libyaml takes this header, ruamel.yaml refuses it
-    "a: b\n# c\nd: !t x\n",  # a tag after a comment line
-    "a: &x {b: 1}\nc:\n  <<: *x # merged\n",  # a merge key before a comment
-    "a: 'it # is' |\n",  # a quote before the '#': nothing is cut
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: |\n  x\n",  # a block scalar
+        "a: >- # folded\n  x\n",  # its header, then a comment
+        "a: |#\n  x\n",  # libyaml takes this header, ruamel.yaml refuses it
+        "a: b\n# c\nd: !t x\n",  # a tag after a comment line
+        "a: &x {b: 1}\nc:\n  <<: *x # merged\n",  # a merge key before a comment
+        "a: 'it # is' |\n",  # a quote before the '#': nothing is cut
+    ],
+)
 def test_yaml_indicators_outside_comments_still_take_the_exact_path(text, monkeypatch):
     calls = []
     exact = source._load_round_trip
@@ -111,8 +116,35 @@ def test_a_comment_the_round_trip_loader_cannot_place_is_a_problem_not_a_crash()
     assert result.returncode == 1 and "internal error" not in result.stderr
 
 
-COMMENTED = ["a", "b: ", "- ", "\n", "\n  ", "|", ">", "|-", "!", "!!str ", "<<: ", "*x", "&x ", "#", " #", " # |", "\t#",
-             "'", '"', "[", "]", "{", "}", ",", ":", " ", "1"]
+COMMENTED = [
+    "a",
+    "b: ",
+    "- ",
+    "\n",
+    "\n  ",
+    "|",
+    ">",
+    "|-",
+    "!",
+    "!!str ",
+    "<<: ",
+    "*x",
+    "&x ",
+    "#",
+    " #",
+    " # |",
+    "\t#",
+    "'",
+    '"',
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    " ",
+    "1",
+]
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,24 +154,29 @@ def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
     test_edge_inputs_read_as_the_round_trip_loader_reads_them(text)
 
 
-@pytest.mark.parametrize("text", [
-    "a: 1\na: 2\n",  # duplicate key: the round-trip loader's error
-    "a: [1\n",  # malformed
-    "a: &x {b: 1}\nc:\n  <<: *x\n  d: 2\n",  # merge key
-    "a: !!str 12\nb: !custom x\n",  # tags
-    "a: 2024-01-01\n",  # a timestamp
-    "--- 1\n--- \n---\n[a, b]\n...\n--- {x: 1}\n",  # several documents, some empty
-    "%YAML 1.1\n---\na: yes\nb: 017\n",  # YAML 1.1 by directive
-    "a: 017\nb: 0o17\nc: 0x1F\nd: 1_000\ne: .inf\nf: 1e3\ng: on\nh: ~\ni: ''\nj: '1'\n1: x\ntrue: y\n~: z\n",
-    "a: on\nb: [y, '1:20', 1:20, \"010\", 010]\n",  # what YAML 1.1 reads otherwise: a problem on both paths
-    "x: &a [1, 2]\ny: *a\n",  # aliases: copied, not shared
-    "a: " + "[" * 1500 + "]" * 1500 + "\n",  # nested beyond MAX_DEPTH, within what the C parser may compose
-    "a:\n" + "".join("  " * i + "- \n" for i in range(1, 120)),  # block nesting beyond MAX_DEPTH
-    "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-                                                  for p, c in zip("abcdefg", "bcdefgh")),  # an alias bomb
-    "a: 9223372036854775807\nb: 9223372036854775808\n",  # 64-bit integers, and one beyond
-    "a: \"\\ud800\"\n",  # a lone surrogate
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\na: 2\n",  # duplicate key: the round-trip loader's error
+        "a: [1\n",  # malformed
+        "a: &x {b: 1}\nc:\n  <<: *x\n  d: 2\n",  # merge key
+        "a: !!str 12\nb: !custom x\n",  # tags
+        "a: 2024-01-01\n",  # a timestamp
+        "--- 1\n--- \n---\n[a, b]\n...\n--- {x: 1}\n",  # several documents, some empty
+        "%YAML 1.1\n---\na: yes\nb: 017\n",  # YAML 1.1 by directive
+        "a: 017\nb: 0o17\nc: 0x1F\nd: 1_000\ne: .inf\nf: 1e3\ng: on\nh: ~\ni: ''\nj: '1'\n1: x\ntrue: y\n~: z\n",
+        "a: on\nb: [y, '1:20', 1:20, \"010\", 010]\n",  # what YAML 1.1 reads otherwise: a problem on both paths
+        "x: &a [1, 2]\ny: *a\n",  # aliases: copied, not shared
+        "a: " + "[" * 1500 + "]" * 1500 + "\n",  # nested beyond MAX_DEPTH, within what the C parser may compose
+        "a:\n" + "".join("  " * i + "- \n" for i in range(1, 120)),  # block nesting beyond MAX_DEPTH
+        "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+        + "".join(
+            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefg", "bcdefgh")
+        ),  # an alias bomb
+        "a: 9223372036854775807\nb: 9223372036854775808\n",  # 64-bit integers, and one beyond
+        'a: "\\ud800"\n',  # a lone surrogate
+    ],
+)
 def test_edge_inputs_read_as_the_round_trip_loader_reads_them(text):
     try:
         expected = reference(text)
@@ -156,13 +193,43 @@ def test_edge_inputs_read_as_the_round_trip_loader_reads_them(text):
 
 
 scalar_text = st.one_of(
-    st.sampled_from(["yes", "no", "on", "off", "true", "False", "null", "~", "017", "0o17", "0x1f", "1_0", "1e3", ".5", "-.inf",
-                     "12:30", "2024-01-01", "'q'", '"d"', "a: b", "- x", "#c", "@x", "x #y", "é", ""]),
+    st.sampled_from(
+        [
+            "yes",
+            "no",
+            "on",
+            "off",
+            "true",
+            "False",
+            "null",
+            "~",
+            "017",
+            "0o17",
+            "0x1f",
+            "1_0",
+            "1e3",
+            ".5",
+            "-.inf",
+            "12:30",
+            "2024-01-01",
+            "'q'",
+            '"d"',
+            "a: b",
+            "- x",
+            "#c",
+            "@x",
+            "x #y",
+            "é",
+            "",
+        ]
+    ),
     st.text(st.sampled_from(list("az09 .:-_/#'\"{}[],&*|>%@`?=~\t")), max_size=8),
 )
 spec_like = st.recursive(
     scalar_text,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), inner, max_size=4)
+    ),
     max_leaves=15,
 )
 
@@ -176,12 +243,13 @@ def test_random_documents_read_the_same(data, flow):
     buf = io.StringIO()
     y.dump(data, buf)
     text = buf.getvalue()
-    for token in ("'", ):
+    for token in ("'",):
         text = text.replace(token, "")  # unquote: let the loaders resolve what they see
     test_edge_inputs_read_as_the_round_trip_loader_reads_them(text)
 
 
 # ----------------------------------------------------------------------------- templates' output
+
 
 def ruamel_load_all(text: str):
     return list(YAML(typ="safe", pure=True).load_all(text))
@@ -199,10 +267,17 @@ def test_template_output_parses_as_ruamel_parses_it(example):
             assert typed(render._load_all()(text)) == typed(ruamel_load_all(text))
 
 
-@pytest.mark.parametrize("text", [
-    "a: 017\nb: on\nc: 1e-05\nd: 0o17\ne: yes\nf: 0x1F\ng: 1_000\nh: 12:30\ni: .5\nj: -.inf\nl: ~\nm: 0b101\nn: +12\no: 1.\n",
-    "a: 09\n", "a: 2024-01-01\n", "x: &a {b: 1}\ny: {<<: *a, c: 2}\n", "- !!str 12\n- !!binary aGk=\n", "a: True\nb: NULL\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 017\nb: on\nc: 1e-05\nd: 0o17\ne: yes\nf: 0x1F\ng: 1_000\nh: 12:30\ni: .5\nj: -.inf\nl: ~\nm: 0b101\nn: +12\no: 1.\n",
+        "a: 09\n",
+        "a: 2024-01-01\n",
+        "x: &a {b: 1}\ny: {<<: *a, c: 2}\n",
+        "- !!str 12\n- !!binary aGk=\n",
+        "a: True\nb: NULL\n",
+    ],
+)
 def test_template_loader_reads_yaml_1_2_as_ruamel_does(text):
     assert typed(list(render._load_all()(text))) == typed(ruamel_load_all(text))
 
@@ -223,8 +298,46 @@ def test_the_first_specs_and_the_later_ones_give_the_same_objects(monkeypatch):
     assert all(r == runs[0] for r in runs)
 
 
-TOKENS = ["a", "b", "1", "x y", ":", ": ", "- ", "\n", "\n  ", "\n    ", "|", ">", "|-", "#", " #c", "'", '"', "[", "]",
-          "{", "}", ",", " ", "\t", "&x ", "*x", "?", "...", "---", "%", "@", "`", "é", "\\", "~", "null", "017", "2024-01-01"]
+TOKENS = [
+    "a",
+    "b",
+    "1",
+    "x y",
+    ":",
+    ": ",
+    "- ",
+    "\n",
+    "\n  ",
+    "\n    ",
+    "|",
+    ">",
+    "|-",
+    "#",
+    " #c",
+    "'",
+    '"',
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    " ",
+    "\t",
+    "&x ",
+    "*x",
+    "?",
+    "...",
+    "---",
+    "%",
+    "@",
+    "`",
+    "é",
+    "\\",
+    "~",
+    "null",
+    "017",
+    "2024-01-01",
+]
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -236,7 +349,13 @@ def test_any_text_reads_as_the_round_trip_loader_reads_it(text):
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_any_value_the_templates_write_reads_back_as_ruamel_reads_it(values):
     """Template values are written by render._json: libyaml and ruamel.yaml read them alike."""
     text = "".join(f"k{i}: {render._json(v)}\nl{i}:\n  - {render._json(v)}\n" for i, v in enumerate(values))

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 import contract_support as cs
 import helm
+import pytest
 from conftest import problem_set, spec
 from specs import LLMISVC
-from kvgen import flags
-from kvgen.compiler import InputErrors, convert_inputs
-from kvgen.errors import format_path
+
+from kvgen.app.compiler import InputErrors, convert_inputs
+from kvgen.core.errors import format_path
+from kvgen.data import flags
+from kvgen.plan import extra_args
+from tools import chart_options
 
 TABLE = flags.table()
 VALUES = {"tokens": "4k", "int": "2", "float": "0.5"}
@@ -39,11 +41,14 @@ def test_every_flag_of_the_table_is_refused_in_a_native_spec_by_kvgen_and_the_ch
     assert helm.problems(data) == {_expected(flag, 1)}
 
 
-@pytest.mark.parametrize("token,flag", [
-    ("--kv_transfer_config.kv_connector=OffloadingConnector", "--kv-transfer-config"),  # one key of the JSON option
-    ("--max_model_len=4096", "--max-model-len"),
-    ("--device_memory_utilization=0.5", "--device-memory-utilization"),
-])
+@pytest.mark.parametrize(
+    "token,flag",
+    [
+        ("--kv_transfer_config.kv_connector=OffloadingConnector", "--kv-transfer-config"),  # one key of the JSON option
+        ("--max_model_len=4096", "--max-model-len"),
+        ("--device_memory_utilization=0.5", "--device-memory-utilization"),
+    ],
+)
 def test_every_spelling_vllm_reads_is_refused(token, flag):
     data = spec(vllm={"extraArgs": [token]})
     assert problem_set(data) == {_expected(flag, 0)}
@@ -55,12 +60,15 @@ def test_a_refused_flag_and_its_value_are_one_problem():
     assert problem_set(data) == {_expected("--kv-offloading-size", 0)}
 
 
-KSERVE = LLMISVC + textwrap.indent(textwrap.dedent("""\
+KSERVE = LLMISVC + textwrap.indent(
+    textwrap.dedent("""\
     template:
       containers:
         - name: main
           args: ["--max-num-seqs=64", "%s"]
-    """), "  ")
+    """),
+    "  ",
+)
 
 
 @pytest.mark.parametrize("flag", sorted(TABLE))
@@ -97,16 +105,18 @@ def test_the_table_lists_every_spelling_of_its_options_and_only_real_flags():
 def test_the_charts_copy_of_vllms_options_is_generated_from_the_snapshot():
     """charts/kvgen/files/vllm-serve-options.json is what scripts/regenerate writes (the chart
     parses it on every render: the part of the snapshot its walk reads, not all 151 KB)."""
-    from kvgen import paths
+    from kvgen.core import paths
 
-    assert (paths.files_dir() / flags.CHART_OPTIONS).read_text() == flags.chart_options(), "stale: run scripts/regenerate"
+    assert (paths.files_dir() / chart_options.CHART_OPTIONS).read_text() == chart_options.chart_options(), (
+        "stale: run scripts/regenerate"
+    )
 
 
 @pytest.mark.parametrize("case", sorted(cs.EXTRA_ARGS_ACCEPTED))
 def test_extra_args_vllm_reads_are_accepted(case):
     """vLLM's own spellings (tests/test_contract_live.py parses the same with vLLM): no problem."""
     args = list(cs.EXTRA_ARGS_ACCEPTED[case])
-    assert flags.check_extra_args(args) == []
+    assert extra_args.check_extra_args(args) == []
     data = spec(vllm={"extraArgs": args})
     assert problem_set(data) == helm.problems(data) == set()
 
@@ -117,14 +127,16 @@ def test_extra_args_vllm_refuses_are_problems_at_their_index(case, tmp_path):
     from conftest import run_kvgen
 
     args, codes = cs.EXTRA_ARGS_REFUSED[case]
-    problems = flags.check_extra_args(["--max-num-seqs=8", *args])
+    problems = extra_args.check_extra_args(["--max-num-seqs=8", *args])
     assert {p.code for p in problems} == codes
     assert all(p.path[:2] == ("vllm", "extraArgs") and p.path[2] >= 1 for p in problems)
     data = spec(vllm={"extraArgs": ["--max-num-seqs=8", *args]})
     assert problem_set(data) == helm.problems(data)
     path = tmp_path / "spec.yaml"
-    path.write_text("name: demo\nmodel: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstance: {type: Standard_NC24ads_A100_v4}\n"
-                    "vllm:\n  extraArgs:\n    - --max-num-seqs=8\n" + "".join(f"    - {a!r}\n" for a in args))
+    path.write_text(
+        "name: demo\nmodel: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstance: {type: Standard_NC24ads_A100_v4}\n"
+        "vllm:\n  extraArgs:\n    - --max-num-seqs=8\n" + "".join(f"    - {a!r}\n" for a in args)
+    )
     result = run_kvgen("validate", str(path))
     assert result.returncode == 1
     first = min(p.path[2] for p in problems)
@@ -132,20 +144,41 @@ def test_extra_args_vllm_refuses_are_problems_at_their_index(case, tmp_path):
 
 
 def test_extra_args_problems_name_the_flag_and_suggest_one():
-    by_index = {p.path[2]: p for p in flags.check_extra_args(
-        ["--swap-space=4", "--max-num-sequences=4", "--max-num-seq=64", "--dtype", "float7", "--num-gpu-blocks-override"])}
-    assert (by_index[0].message, by_index[0].hint) == ("--swap-space is not an option of vllm serve", "see `vllm serve --help`")
-    assert (by_index[1].message, by_index[1].hint) == ("--max-num-sequences is not an option of vllm serve", "did you mean --max-num-seqs?")
+    by_index = {
+        p.path[2]: p
+        for p in extra_args.check_extra_args(
+            [
+                "--swap-space=4",
+                "--max-num-sequences=4",
+                "--max-num-seq=64",
+                "--dtype",
+                "float7",
+                "--num-gpu-blocks-override",
+            ]
+        )
+    }
+    assert (by_index[0].message, by_index[0].hint) == (
+        "--swap-space is not an option of vllm serve",
+        "see `vllm serve --help`",
+    )
+    assert (by_index[1].message, by_index[1].hint) == (
+        "--max-num-sequences is not an option of vllm serve",
+        "did you mean --max-num-seqs?",
+    )
     assert by_index[2].hint == "did you mean --max-num-seqs?"  # the one option it abbreviates
     assert (by_index[4].message, by_index[4].hint) == (
-        "--dtype: 'float7' is not one of auto, bfloat16, float, float16, float32, half", "did you mean 'float'?")
-    assert (by_index[5].message, by_index[5].hint) == ("--num-gpu-blocks-override expects 1 value(s)",
-                                                       "write --num-gpu-blocks-override=VALUE")
+        "--dtype: 'float7' is not one of auto, bfloat16, float, float16, float32, half",
+        "did you mean 'float'?",
+    )
+    assert (by_index[5].message, by_index[5].hint) == (
+        "--num-gpu-blocks-override expects 1 value(s)",
+        "write --num-gpu-blocks-override=VALUE",
+    )
 
 
 def test_kserve_args_vllm_refuses_point_at_the_kserve_field():
     text = KSERVE % "--swap-space=4"
-    from kvgen.compiler import compile_inputs
+    from kvgen.app.compiler import compile_inputs
 
     with pytest.raises(InputErrors) as err:
         compile_inputs([("svc.yaml", text)])

@@ -32,14 +32,14 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import ROOT, validate_strictly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from conftest import ROOT, validate_strictly
-from kvgen import render
-from kvgen.cli import app
+from kvgen.app.cli import app
+from kvgen.render import templates as render
 
 pytestmark = pytest.mark.fuzz
 
@@ -57,31 +57,192 @@ SEEDS = {p.relative_to(ROOT).as_posix(): _load(p) for p in SEED_FILES}
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # no lone surrogates: not encodable
 ODD_VALUES = [
-    None, True, False, 0, -1, 1, 2, 0.5, -0.5, 2.0, float("inf"), float("-inf"), float("nan"),
-    2**31, 2**63 - 1, -(2**63), 10**18, "", " ", "0", "1", "-1", "true", "null", "yes", " 10Gi", "10Gi ", "10GB",
-    "1e400Gi", "9" * 400 + "Gi", "8Ei", "9Ei", "-5Gi", "0.5Mi", "500m", "1.5", "0x10", "NaN", "~",
-    "--kv-transfer-config={}", "--api-key=sk-1", "--port=1", "hf://a/b", "$(X)", "ünïcødé", "\u202eevil", "名前",
-    "a" * 300, [], {}, [None], [1, "a"], {"a": 1}, {"": None}, [[[]]], {"emptyDir": {"size": "1Gi"}},
-    "on", "off", "y", "n", "No", "010", "0o17", "1:20", "1_000", ".Inf", "=", "<<", "2001-12-14",
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2,
+    0.5,
+    -0.5,
+    2.0,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    2**31,
+    2**63 - 1,
+    -(2**63),
+    10**18,
+    "",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "true",
+    "null",
+    "yes",
+    " 10Gi",
+    "10Gi ",
+    "10GB",
+    "1e400Gi",
+    "9" * 400 + "Gi",
+    "8Ei",
+    "9Ei",
+    "-5Gi",
+    "0.5Mi",
+    "500m",
+    "1.5",
+    "0x10",
+    "NaN",
+    "~",
+    "--kv-transfer-config={}",
+    "--api-key=sk-1",
+    "--port=1",
+    "hf://a/b",
+    "$(X)",
+    "ünïcødé",
+    "\u202eevil",
+    "名前",
+    "a" * 300,
+    [],
+    {},
+    [None],
+    [1, "a"],
+    {"a": 1},
+    {"": None},
+    [[[]]],
+    {"emptyDir": {"size": "1Gi"}},
+    "on",
+    "off",
+    "y",
+    "n",
+    "No",
+    "010",
+    "0o17",
+    "1:20",
+    "1_000",
+    ".Inf",
+    "=",
+    "<<",
+    "2001-12-14",
 ]
 # the YAML text's own layer: tags (fitting or not) and literals that YAML 1.1 reads otherwise than 1.2
-TAGS = ["!!int", "!!float", "!!bool", "!!str", "!!null", "!!binary", "!!timestamp", "!!set", "!!omap", "!!pairs",
-        "!!map", "!!seq", "!!merge", "!!value", "!custom", "!", "!<tag:yaml.org,2002:int>", "!!python/tuple"]
-YAML11_LITERALS = ["on", "off", "yes", "no", "y", "n", "Y", "N", "ON", "010", "-07", "0o17", "0x1F", "1:20", "190:20:30",
-                   "1_000", "1_0.5", ".Inf", "-.inf", ".NaN", "~", "=", "<<", "2001-12-14", "1e3", "+1", "0b101", ""]
+TAGS = [
+    "!!int",
+    "!!float",
+    "!!bool",
+    "!!str",
+    "!!null",
+    "!!binary",
+    "!!timestamp",
+    "!!set",
+    "!!omap",
+    "!!pairs",
+    "!!map",
+    "!!seq",
+    "!!merge",
+    "!!value",
+    "!custom",
+    "!",
+    "!<tag:yaml.org,2002:int>",
+    "!!python/tuple",
+]
+YAML11_LITERALS = [
+    "on",
+    "off",
+    "yes",
+    "no",
+    "y",
+    "n",
+    "Y",
+    "N",
+    "ON",
+    "010",
+    "-07",
+    "0o17",
+    "0x1F",
+    "1:20",
+    "190:20:30",
+    "1_000",
+    "1_0.5",
+    ".Inf",
+    "-.inf",
+    ".NaN",
+    "~",
+    "=",
+    "<<",
+    "2001-12-14",
+    "1e3",
+    "+1",
+    "0b101",
+    "",
+]
 PLAUSIBLE = [  # values that fit many fields, so that a fair share of mutated specs is accepted and rendered
-    1, 2, 4, 8, 0.25, 0.5, 0.9, True, False, "1Gi", "10Gi", "100Gi", "512Mi", 1073741824, "lru", "arc", "native",
-    "lmcache", "4", "500m", "demo", "default", "--max-num-seqs=8", "Standard_NC24ads_A100_v4",
-    "meta-llama/Llama-3.1-8B-Instruct", "LoadBalancer", "decode",
+    1,
+    2,
+    4,
+    8,
+    0.25,
+    0.5,
+    0.9,
+    True,
+    False,
+    "1Gi",
+    "10Gi",
+    "100Gi",
+    "512Mi",
+    1073741824,
+    "lru",
+    "arc",
+    "native",
+    "lmcache",
+    "4",
+    "500m",
+    "demo",
+    "default",
+    "--max-num-seqs=8",
+    "Standard_NC24ads_A100_v4",
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "LoadBalancer",
+    "decode",
 ]
 VALUES = st.one_of(
-    st.sampled_from(ODD_VALUES), st.integers(), st.floats(), TEXT, st.booleans(),
+    st.sampled_from(ODD_VALUES),
+    st.integers(),
+    st.floats(),
+    TEXT,
+    st.booleans(),
     st.lists(st.one_of(st.integers(), TEXT), max_size=3),
     st.dictionaries(TEXT, st.one_of(st.integers(), TEXT, st.none()), max_size=3),
 )
-KEYS = st.one_of(st.sampled_from(["kvCacheOffloding", "backend", "cpu", "name", "spec", "metadata", "apiVersion",
-                                  "kind", "env", "args", "secondary", "fileSystem", "pvc", "emptyDir", "ref",
-                                  "template", "resource", "inference", "replicas", "<<"]), TEXT)
+KEYS = st.one_of(
+    st.sampled_from(
+        [
+            "kvCacheOffloding",
+            "backend",
+            "cpu",
+            "name",
+            "spec",
+            "metadata",
+            "apiVersion",
+            "kind",
+            "env",
+            "args",
+            "secondary",
+            "fileSystem",
+            "pvc",
+            "emptyDir",
+            "ref",
+            "template",
+            "resource",
+            "inference",
+            "replicas",
+            "<<",
+        ]
+    ),
+    TEXT,
+)
 
 
 def _paths(node: Any, path: tuple = ()) -> list[tuple]:
@@ -201,8 +362,9 @@ _SCALAR = re.compile(r"[^\n,\]}]*")
 
 def _text_mutation(draw, text: str) -> str:
     op = draw(st.sampled_from(["tag", "tag", "tag", "tag-empty", "tag-key", "tag-block", "yaml11", "yaml11"]))
-    spots = {"tag": _VALUE_AT, "tag-empty": _VALUE_AT, "yaml11": _VALUE_AT, "tag-key": _KEY_AT,
-             "tag-block": _BLOCK_AT}[op]
+    spots = {"tag": _VALUE_AT, "tag-empty": _VALUE_AT, "yaml11": _VALUE_AT, "tag-key": _KEY_AT, "tag-block": _BLOCK_AT}[
+        op
+    ]
     at = [m.end() for m in spots.finditer(text)]
     if not at:
         return text
@@ -225,9 +387,29 @@ def mutated(draw) -> tuple[str, bytes]:
     for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3]))):
         path = draw(st.sampled_from(_paths(docs)[1:]))  # never the stream itself
         value = _get(docs, path)
-        op = draw(st.sampled_from(["plausible", "plausible", "plausible", "delete", "delete", "replace", "replace",
-                                   "replace", "wrap", "nest", "stringify", "key", "unicode", "number", "schema",
-                                   "schema", "schema"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "plausible",
+                    "plausible",
+                    "plausible",
+                    "delete",
+                    "delete",
+                    "replace",
+                    "replace",
+                    "replace",
+                    "wrap",
+                    "nest",
+                    "stringify",
+                    "key",
+                    "unicode",
+                    "number",
+                    "schema",
+                    "schema",
+                    "schema",
+                ]
+            )
+        )
         if op == "schema":
             _add_from_schema(draw, docs)
         elif op == "plausible" and not isinstance(value, (dict, list)):
@@ -270,8 +452,14 @@ def mutated(draw) -> tuple[str, bytes]:
 _load_output = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=False,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 @given(mutated())
 def test_mutated_specs_exit_0_or_1_and_accepted_output_is_yaml(case):
     name, data = case
@@ -281,24 +469,26 @@ def test_mutated_specs_exit_0_or_1_and_accepted_output_is_yaml(case):
         with open(os.environ["KVGEN_FUZZ_TALLY"], "a") as tally:
             tally.write(f"{'crash' if crashed else result.exit_code}\n")
     assert not crashed and result.exit_code in (0, 1), (
-        f"{name} mutated: exit {result.exit_code}\n{result.output}\n{data.decode('utf-8', 'replace')}")
+        f"{name} mutated: exit {result.exit_code}\n{result.output}\n{data.decode('utf-8', 'replace')}"
+    )
     assert "Traceback" not in result.output and "internal error" not in result.output, result.output
     if result.exit_code == 0:
         objects = [d for d in yaml.load_all(result.stdout, Loader=_load_output) if d is not None]
         # the same data to a YAML 1.1 reader (PyYAML, as kubectl reads it) and a YAML 1.2 reader (libyaml with
         # ruamel.yaml's YAML 1.2 resolvers, kvgen's reader of its templates' output: a third of ruamel's time)
         assert objects == [d for d in render._load_all()(result.stdout) if d is not None], result.stdout
-        assert objects and all(isinstance(o, dict) and o.get("kind") and o.get("metadata", {}).get("name")
-                               for o in objects), result.stdout
+        assert objects and all(
+            isinstance(o, dict) and o.get("kind") and o.get("metadata", {}).get("name") for o in objects
+        ), result.stdout
 
 
 # --- what an accepted spec renders, checked by oracles independent of kvgen -------------------------
 
+import helm as chart  # noqa: E402
 import helm_python  # noqa: E402
 
-import helm as chart  # noqa: E402
-from kvgen import quantity  # noqa: E402
-from kvgen.source import load_documents  # noqa: E402
+from kvgen.core import quantity  # noqa: E402
+from kvgen.input.source import load_documents  # noqa: E402
 
 LABEL_VALUE = __import__("re").compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 INT32_MAX = 2**31 - 1
@@ -326,8 +516,14 @@ def _api_server_rules(obj: dict) -> list[str]:
     return bad
 
 
-@settings(max_examples=max(EXAMPLES // 4, 50), deadline=None, derandomize=True, database=None, print_blob=False,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@settings(
+    max_examples=max(EXAMPLES // 4, 50),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 @given(mutated())
 def test_accepted_native_specs_are_valid_kubernetes_and_the_chart_renders_the_same(case):
     """Every object of an accepted spec passes strict kubernetes-validate and the API-server rules
@@ -361,7 +557,7 @@ def test_same_bytes_across_two_processes_with_different_hash_seeds(tmp_path):
     import subprocess
     import sys
 
-    from kvgen.compiler import compile_text
+    from kvgen.app.compiler import compile_text
 
     specs = [p for p in sorted((ROOT / "examples").glob("*.yaml")) if "kube-version" not in p.read_text()[:400]]
     # specs of one name print the same objects, which render refuses on stdout: one batch per copy
@@ -378,8 +574,12 @@ def test_same_bytes_across_two_processes_with_different_hash_seeds(tmp_path):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = b""
         for _names, paths in batches:
-            proc = subprocess.run([sys.executable, "-m", "kvgen", "render", "--quiet", "--instance", INSTANCE,
-                                   *map(str, paths)], capture_output=True, env=env, cwd=tmp_path)
+            proc = subprocess.run(
+                [sys.executable, "-m", "kvgen", "render", "--quiet", "--instance", INSTANCE, *map(str, paths)],
+                capture_output=True,
+                env=env,
+                cwd=tmp_path,
+            )
             assert proc.returncode == 0, proc.stderr.decode()
             out += proc.stdout
         outputs.append(out)

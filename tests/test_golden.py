@@ -5,10 +5,10 @@ goldens only with scripts/regenerate."""
 
 from __future__ import annotations
 
+from conftest import DEFAULT_KUBE, EXAMPLES, GOLDEN, ROOT, kube_version_of, validate_strictly
 from ruamel.yaml import YAML
 
-from conftest import DEFAULT_KUBE, EXAMPLES, GOLDEN, ROOT, kube_version_of, validate_strictly
-from kvgen.compiler import compile_text
+from kvgen.app.compiler import compile_text
 
 
 def test_there_are_enough_examples():
@@ -19,7 +19,9 @@ def test_there_are_enough_examples():
 def test_render_equals_golden(example):
     rendered = "".join(r.yaml for r in compile_text(example.read_text(), str(example), kube_version_of(example)))
     golden = (GOLDEN / example.name).read_text()
-    assert rendered == golden, f"{example.name} differs from golden/; if intended, run scripts/regenerate and review the diff"
+    assert rendered == golden, (
+        f"{example.name} differs from golden/; if intended, run scripts/regenerate and review the diff"
+    )
 
 
 def test_golden_objects_are_valid_kubernetes(example):

@@ -5,22 +5,31 @@ from __future__ import annotations
 
 import typing
 
-import helm_python
-import pytest
-from ruamel.yaml import YAML
-
 import contract_support as cs
 import helm
+import helm_python
+import pytest
 from conftest import ROOT, compile_spec, container, dump, run_kvgen, spec, workload
-from kvgen import catalog, contract, gpu_access, quantity, sizing
-from kvgen.errors import SpecError
-from kvgen.spec import LMCacheServer
+from ruamel.yaml import YAML
+
+from kvgen.core import quantity
+from kvgen.core.errors import SpecError
+from kvgen.data import catalog, contract
+from kvgen.plan import gpu_access, sizing
+from kvgen.spec.models import LMCacheServer
 
 GiB = 1024**3
-QWEN_TP2 = {"model": {"id": "Qwen/Qwen3-32B"}, "instance": {"type": "Standard_NC96ads_A100_v4"}, "parallelism": {"tensor": 2}}
+QWEN_TP2 = {
+    "model": {"id": "Qwen/Qwen3-32B"},
+    "instance": {"type": "Standard_NC96ads_A100_v4"},
+    "parallelism": {"tensor": 2},
+}
 # the kubelet on the instance NVMe: a default EKS pool's 20 GiB would not hold the 134 GiB model cache
-MULTI_NODE = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
-              "parallelism": {"tensor": 16, "nodes": 2}}
+MULTI_NODE = {
+    "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+    "parallelism": {"tensor": 16, "nodes": 2},
+}
 
 
 def lmcache(mode: str, **more) -> dict:
@@ -28,7 +37,9 @@ def lmcache(mode: str, **more) -> dict:
 
 
 def pod_of(compiled, index: int = 0) -> dict:
-    return [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet")][index]["spec"]["template"]["spec"]
+    return [o for o in compiled.objects if o["kind"] in ("Deployment", "StatefulSet")][index]["spec"]["template"][
+        "spec"
+    ]
 
 
 def gpu_requests(c: dict) -> dict:
@@ -43,9 +54,16 @@ def test_the_modes_in_the_data_file_are_the_specs():
     modes = gpu_access.modes()
     assert tuple(modes) == typing.get_args(LMCacheServer.model_fields["gpu_access"].annotation)
     assert {m: row.get("minKubeVersion") for m, row in modes.items()} == {
-        "visible-devices": "1.29", "dra": "1.34", "in-container": None}
+        "visible-devices": "1.29",
+        "dra": "1.34",
+        "in-container": None,
+    }
     # a floor comes with why, and what to use below it (both faces print them)
-    assert all(row["minKubeVersionReason"] and row["minKubeVersionAlternative"] for row in modes.values() if "minKubeVersion" in row)
+    assert all(
+        row["minKubeVersionReason"] and row["minKubeVersionAlternative"]
+        for row in modes.values()
+        if "minKubeVersion" in row
+    )
     assert all(row["summary"] and row["requirement"] for row in modes.values())
 
 
@@ -71,7 +89,8 @@ def test_dra_claims_the_pods_gpus_once_and_both_containers_list_the_claim():
     (rct,) = [o for o in c.objects if o["kind"] == "ResourceClaimTemplate"]
     assert rct["apiVersion"] == "resource.k8s.io/v1" and rct["metadata"]["name"] == "demo-gpus"
     assert rct["spec"]["spec"]["devices"]["requests"] == [
-        {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}}]
+        {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}}
+    ]
     pod = pod_of(c)
     assert pod["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "demo-gpus"}]
     vllm, side = container(c, "vllm"), container(c, "lmcache-mp-server")
@@ -116,11 +135,19 @@ def test_dra_on_multi_node_workers_turns_off_the_images_variable_and_tolerates_t
         assert VOID in next(x for x in pod["containers"] if x["name"] == "vllm")["env"]
 
 
-@pytest.mark.parametrize("scheduling", [{}, {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]},
-                                        {"tolerations": [{"key": "a", "operator": "Exists"}]}])
+@pytest.mark.parametrize(
+    "scheduling",
+    [
+        {},
+        {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]},
+        {"tolerations": [{"key": "a", "operator": "Exists"}]},
+    ],
+)
 def test_the_chart_turns_off_the_variable_and_adds_the_toleration_as_kvgen(scheduling):
     values = spec(**QWEN_TP2, **lmcache("dra"), vllm={"env": [{"name": "FOO", "value": "1"}]}, scheduling=scheduling)
-    assert helm.by_identity(helm.objects(values, kube_version="1.34")) == helm.by_identity(compile_spec(values, "1.34").objects)
+    assert helm.by_identity(helm.objects(values, kube_version="1.34")) == helm.by_identity(
+        compile_spec(values, "1.34").objects
+    )
 
 
 def test_dra_device_class_is_configurable():
@@ -186,8 +213,13 @@ def test_in_container_runs_the_server_inside_the_vllm_container_under_the_launch
     launcher, rest = args[: args.index("--")], args[args.index("--") + 1 :]
     server, main = rest[: rest.index("--then")], rest[rest.index("--then") + 1 :]
     # the health endpoint per LMCache version (0.4.4 /api/healthcheck, 0.4.5 on /healthcheck) and the range it accepts
-    assert launcher[-5:] == ["--lmcache-min=0.4.4", "--lmcache-below=0.6.0", "--http-url=http://127.0.0.1:8080",
-                             "--health-path=0.4.4:/api/healthcheck", "--health-path=0.4.5:/healthcheck"]
+    assert launcher[-5:] == [
+        "--lmcache-min=0.4.4",
+        "--lmcache-below=0.6.0",
+        "--http-url=http://127.0.0.1:8080",
+        "--health-path=0.4.4:/api/healthcheck",
+        "--health-path=0.4.5:/healthcheck",
+    ]
     side_args = container(sidecar_mode, "lmcache-mp-server")["args"]
     assert server == side_args[side_args.index("--") + 1 :]  # the same `lmcache server` command
     assert main == ["vllm", "serve", *container(sidecar_mode, "vllm")["args"]]  # the same vLLM command line
@@ -205,33 +237,48 @@ def test_in_container_sizes_the_vllm_container_for_the_server_and_its_l1():
     after = container(c, "vllm")["resources"]
     for kind_ in ("requests", "limits"):
         assert quantity.to_bytes(after[kind_]["memory"]) == (
-            quantity.to_bytes(before_vllm[kind_]["memory"]) + quantity.to_bytes(before_side[kind_]["memory"]))
+            quantity.to_bytes(before_vllm[kind_]["memory"]) + quantity.to_bytes(before_side[kind_]["memory"])
+        )
     assert quantity.to_bytes(after["requests"]["ephemeral-storage"]) == (
-        quantity.to_bytes(before_vllm["requests"]["ephemeral-storage"]) + 100 * GiB)
+        quantity.to_bytes(before_vllm["requests"]["ephemeral-storage"]) + 100 * GiB
+    )
     assert after["requests"]["cpu"] == before_vllm["requests"]["cpu"]
     # the launcher keeps the vLLM part out of L1: reserve = vLLM's limit + the server's overhead
     reserve = next(a for a in container(c, "vllm")["args"] if a.startswith("--reserve-bytes="))
-    assert int(reserve.split("=")[1]) == quantity.to_bytes(before_vllm["limits"]["memory"]) + sizing.LMCACHE_SERVER_OVERHEAD
+    assert (
+        int(reserve.split("=")[1])
+        == quantity.to_bytes(before_vllm["limits"]["memory"]) + sizing.LMCACHE_SERVER_OVERHEAD
+    )
     assert {"name": "kv-cache-secondary-0", "mountPath": "/mnt/kv-cache-0"} in container(c, "vllm")["volumeMounts"]
 
 
 def test_in_container_l1_is_the_sidecars_on_the_same_node():
     """Run the rendered launcher (dry run) on a node with the instance's RAM and the container's
     memory limit as its cgroup limit: the server gets the same L1 in both modes."""
+
     def l1(c):
         (line,) = [l for l in contract.command_lines(c.objects, "demo") if l.kind == "lmcache"]
         argv = cs.launcher_exec_argv(line, c)
         return argv[argv.index("--l1-size-gb") + 1]
 
     for offload in ({"cpuMemoryUtilization": 0.5}, {"cpu": "40Gi"}, {"cpuMemoryUtilization": 0.9, "cpu": "150Gi"}):
-        both = [compile_spec(spec(kvCacheOffloading={**offload, "lmcache": {"gpuAccess": m}})) for m in ("visible-devices", "in-container")]
+        both = [
+            compile_spec(spec(kvCacheOffloading={**offload, "lmcache": {"gpuAccess": m}}))
+            for m in ("visible-devices", "in-container")
+        ]
         assert l1(both[0]) == l1(both[1]), offload
 
 
 def test_in_container_explicit_resources_are_the_two_parts_added():
-    c = compile_spec(spec(**lmcache("in-container"), resources={
-        "vllm": {"requests": {"memory": "40Gi", "cpu": "8"}, "limits": {"ephemeral-storage": "50Gi"}},
-        "lmcacheServer": {"requests": {"memory": "60Gi", "cpu": "3"}}}))
+    c = compile_spec(
+        spec(
+            **lmcache("in-container"),
+            resources={
+                "vllm": {"requests": {"memory": "40Gi", "cpu": "8"}, "limits": {"ephemeral-storage": "50Gi"}},
+                "lmcacheServer": {"requests": {"memory": "60Gi", "cpu": "3"}},
+            },
+        )
+    )
     r = container(c, "vllm")["resources"]
     assert r["requests"]["memory"] == "100Gi" and r["requests"]["cpu"] == "8"
     assert quantity.to_bytes(r["limits"]["ephemeral-storage"]) == 50 * GiB  # the server has no ephemeral storage here
@@ -241,7 +288,12 @@ def test_in_container_explicit_resources_are_the_two_parts_added():
 def test_in_container_multi_node_workers_run_headless_under_the_launcher():
     c = compile_spec(spec(**MULTI_NODE, **lmcache("in-container")))
     lines = contract.command_lines(c.objects, "demo")
-    assert [(l.workload, l.kind) for l in lines] == [("demo", "lmcache"), ("demo", "vllm"), ("demo-worker", "lmcache"), ("demo-worker", "vllm")]
+    assert [(l.workload, l.kind) for l in lines] == [
+        ("demo", "lmcache"),
+        ("demo", "vllm"),
+        ("demo-worker", "lmcache"),
+        ("demo-worker", "vllm"),
+    ]
     worker = next(l for l in lines if l.workload == "demo-worker" and l.kind == "vllm")
     assert "--headless" in worker.argv and worker.argv[0] == "meta-llama/Llama-3.1-70B-Instruct"
     for line in lines:
@@ -252,17 +304,22 @@ def test_in_container_multi_node_workers_run_headless_under_the_launcher():
 
 
 def test_the_sidecar_follows_the_vllm_image_when_that_is_overridden():
-    c = compile_spec(spec(images={"vllm": {"repository": "registry.example.com/kvgen/vllm-lmcache", "tag": "v0.33.0-lmcache0.5.6"}}))
+    c = compile_spec(
+        spec(images={"vllm": {"repository": "registry.example.com/kvgen/vllm-lmcache", "tag": "v0.33.0-lmcache0.5.6"}})
+    )
     assert container(c, "lmcache-mp-server")["image"] == "registry.example.com/kvgen/vllm-lmcache:v0.33.0-lmcache0.5.6"
     assert not any("images.lmcache" in w for w in c.plan.warnings)
 
 
-@pytest.mark.parametrize("own, image", [
-    ({"repository": "lmcache/standalone", "tag": "v0.5.6"}, "lmcache/standalone:v0.5.6"),
-    ({"tag": "v0.33.1"}, "vllm/vllm-openai:v0.33.1"),
-    ({"repository": "mirror.example.com/lmcache"}, "mirror.example.com/lmcache:v0.33.0"),
-    ({"digest": "sha256:" + "c" * 64}, "vllm/vllm-openai@sha256:" + "c" * 64),
-])
+@pytest.mark.parametrize(
+    "own, image",
+    [
+        ({"repository": "lmcache/standalone", "tag": "v0.5.6"}, "lmcache/standalone:v0.5.6"),
+        ({"tag": "v0.33.1"}, "vllm/vllm-openai:v0.33.1"),
+        ({"repository": "mirror.example.com/lmcache"}, "mirror.example.com/lmcache:v0.33.0"),
+        ({"digest": "sha256:" + "c" * 64}, "vllm/vllm-openai@sha256:" + "c" * 64),
+    ],
+)
 def test_an_explicit_lmcache_image_replaces_fields_of_the_vllm_image_and_warns(own, image):
     c = compile_spec(spec(images={"lmcache": own}))
     assert container(c, "lmcache-mp-server")["image"] == image
@@ -273,7 +330,9 @@ def test_an_explicit_lmcache_image_replaces_fields_of_the_vllm_image_and_warns(o
 
 def test_an_lmcache_tag_does_not_inherit_the_vllm_digest():
     digest = "sha256:" + "a" * 64
-    c = compile_spec(spec(images={"vllm": {"digest": digest}, "lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}))
+    c = compile_spec(
+        spec(images={"vllm": {"digest": digest}, "lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}})
+    )
     assert container(c, "vllm")["image"] == f"vllm/vllm-openai@{digest}"
     assert container(c, "lmcache-mp-server")["image"] == "lmcache/standalone:v0.5.6"
 
@@ -288,7 +347,9 @@ def test_unused_settings_are_warnings_not_silence():
     assert any("images.lmcache is not used with gpuAccess in-container" in w for w in c.plan.warnings)
     c = compile_spec(spec(**lmcache("visible-devices", deviceClassName="gpu.example.com")))
     assert any("deviceClassName applies to gpuAccess dra only" in w for w in c.plan.warnings)
-    c = compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "lmcache": {"gpuAccess": "in-container"}}))
+    c = compile_spec(
+        spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "lmcache": {"gpuAccess": "in-container"}})
+    )
     assert any("kvCacheOffloading.lmcache applies to the lmcache backend only" in w for w in c.plan.warnings)
     assert not [w for w in compile_spec(spec()).plan.warnings if "lmcache" in w]
 
@@ -312,8 +373,10 @@ def test_notes_state_the_mode_and_its_requirement(mode, version):
 
 def test_notes_warn_when_the_server_image_differs_from_vllms():
     text = notes(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}))
-    assert ("Warning: images.lmcache: the LMCache server runs from lmcache/standalone:v0.5.6, the LMCacheMPConnector "
-            "(the client) from the vLLM image vllm/vllm-openai:v0.33.0") in text
+    assert (
+        "Warning: images.lmcache: the LMCache server runs from lmcache/standalone:v0.5.6, the LMCacheMPConnector "
+        "(the client) from the vLLM image vllm/vllm-openai:v0.33.0"
+    ) in text
     token = {"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}  # gated
     assert "Warning" not in notes(spec(model=token))
     assert "LMCache GPU access" not in notes(spec(kvCacheOffloading={"enabled": False}))
@@ -321,5 +384,8 @@ def test_notes_warn_when_the_server_image_differs_from_vllms():
 
 def test_values_yaml_documents_the_modes():
     values = YAML(typ="safe", pure=True).load((ROOT / "charts" / "kvgen" / "values.yaml").read_text())
-    assert values["kvCacheOffloading"]["lmcache"] == {"gpuAccess": "visible-devices", "deviceClassName": "gpu.nvidia.com"}
+    assert values["kvCacheOffloading"]["lmcache"] == {
+        "gpuAccess": "visible-devices",
+        "deviceClassName": "gpu.nvidia.com",
+    }
     assert catalog.runtime()["lmcache"]["python"] == "python3" and catalog.runtime()["lmcache"]["server"] == "lmcache"

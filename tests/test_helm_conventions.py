@@ -10,18 +10,18 @@ import json
 import shutil
 import tarfile
 
+import helm
+import helm_cli
 import helm_python
 import kubernetes_validate
 import pytest
+from conftest import EXAMPLES, ROOT, compile_spec, dump, kube_version_of, run_kvgen, spec
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-import helm
-import helm_cli
-from conftest import EXAMPLES, ROOT, compile_spec, dump, kube_version_of, run_kvgen, spec
-from kvgen import catalog
-from kvgen.compiler import compile_text
-from kvgen.dialects import Options
+from kvgen.app.compiler import compile_text
+from kvgen.data import catalog
+from kvgen.input.dialects import Options
 
 load = YAML(typ="safe", pure=True).load
 CI = sorted((helm.CHART / "ci").glob("*-values.yaml"))
@@ -83,7 +83,9 @@ def test_kvgen_names_the_objects_after_name_or_fullname_override_and_needs_one()
     assert result.returncode == 1
     assert "name: required key is missing" in result.stderr and "the Helm chart uses the release name" in result.stderr
     unknown = run_kvgen("render", "-", input=dump({**values, "model": {"id": "google/gemma-4-12B-itt"}}))
-    assert "name: required key is missing" in unknown.stderr and "did you mean 'google/gemma-4-12B-it'" in unknown.stderr
+    assert (
+        "name: required key is missing" in unknown.stderr and "did you mean 'google/gemma-4-12B-it'" in unknown.stderr
+    )
     (c,) = compile_text(dump({**values, "fullnameOverride": "gemma-small"}), "spec.yaml")
     assert {o["metadata"]["name"] for o in c.objects} == {"gemma-small", "gemma-small-lmcache-launcher"}
 
@@ -190,7 +192,9 @@ def flow_collections(node, path=""):
 def test_helm_template_writes_block_yaml_like_the_goldens(example):
     """`helm template` as users run it: no one-line JSON for labels, args, resources..., and the
     launcher script as a `|` block."""
-    result = helm_cli.run("template", "prod", str(helm.CHART), "-f", str(example), "--kube-version", kube_version_of(example))
+    result = helm_cli.run(
+        "template", "prod", str(helm.CHART), "-f", str(example), "--kube-version", kube_version_of(example)
+    )
     assert result.returncode == 0, result.stderr
     docs = [d for d in YAML(typ="rt").load_all(result.stdout) if d]
     for d in docs:
@@ -212,7 +216,9 @@ def test_the_chart_fails_from_validate_yaml_with_kvgens_words(example):
         helm.render(values)
     message = str(err.value)
     assert "kvgen/templates/validate.yaml" in message
-    assert not any(f"templates/{t}" in message for t in ("statefulset.yaml", "deployment.yaml", "service.yaml", "NOTES.txt"))
+    assert not any(
+        f"templates/{t}" in message for t in ("statefulset.yaml", "deployment.yaml", "service.yaml", "NOTES.txt")
+    )
     assert "did you mean" in message
 
 
@@ -239,7 +245,7 @@ def counting_chart(tmp_path):
     and templates/0-last.txt, rendered last; each prints .Values, the last also the count."""
     root = tmp_path / "kvgen"
     shutil.copytree(helm.CHART, root)
-    context = root / "templates" / "_context.tpl"
+    context = root / "templates" / "context" / "_context.tpl"
     plan = '{{- include "kvgen.plan" $s -}}'
     text = context.read_text()
     assert text.count(plan) == 1
@@ -252,7 +258,7 @@ def counting_chart(tmp_path):
 
 def test_the_context_is_computed_once_per_render_and_kept_off_the_values(tmp_path):
     # every object template, NOTES.txt, validate.yaml and the test pod include kvgen.context: once
-    # computed, the others read it (templates/_context.tpl); before, each computed it again (16 times)
+    # computed, the others read it (templates/context/_context.tpl); before, each computed it again (16 times)
     rendered = helm.render(values_of(DEPLOYMENT_SPEC), chart_=counting_chart(tmp_path))
     first = rendered["kvgen/templates/tests/zz-first.txt"]
     values, count = rendered["kvgen/templates/0-last.txt"].rsplit(" ", 1)
@@ -335,8 +341,13 @@ def test_helm_package_gives_a_chart_without_ci_values(tmp_path):
     assert archive.name == f"kvgen-{chart['version']}.tgz"
     with tarfile.open(archive) as tar:
         members = set(tar.getnames())
-    assert {"kvgen/Chart.yaml", "kvgen/values.schema.json", "kvgen/templates/validate.yaml",
-            "kvgen/templates/tests/test-health.yaml", "kvgen/files/runtime.yaml"} <= members
+    assert {
+        "kvgen/Chart.yaml",
+        "kvgen/values.schema.json",
+        "kvgen/templates/validate.yaml",
+        "kvgen/templates/tests/test-health.yaml",
+        "kvgen/files/runtime.yaml",
+    } <= members
     assert not any(m.startswith("kvgen/ci/") for m in members)
 
 
@@ -345,11 +356,14 @@ def test_artifact_hub_images_are_the_runtime_pins():
     listed = {i["image"] for i in load(chart["annotations"]["artifacthub.io/images"])}
     rt = catalog.runtime()
     pins = [rt["vllm"]["image"], *rt["vllm"]["cpuImage"].values(), rt["testImage"]]
-    assert listed == {f"{p['repository']}@{p['digest']}" if p.get("digest") else f"{p['repository']}:{p['tag']}" for p in pins}
+    assert listed == {
+        f"{p['repository']}@{p['digest']}" if p.get("digest") else f"{p['repository']}:{p['tag']}" for p in pins
+    }
     assert chart["annotations"]["artifacthub.io/license"] == "Apache-2.0"
     assert chart["icon"].endswith("charts/kvgen/icon.svg") and (helm.CHART / "icon.svg").is_file()
-    assert chart["home"] in chart["sources"] and all(link["url"].startswith(chart["home"])
-                                                     for link in load(chart["annotations"]["artifacthub.io/links"]))
+    assert chart["home"] in chart["sources"] and all(
+        link["url"].startswith(chart["home"]) for link in load(chart["annotations"]["artifacthub.io/links"])
+    )
 
 
 def test_flux_helmrelease_example_installs_the_oci_chart_with_a_spec():

@@ -6,21 +6,21 @@ kvgen expanded would take minutes and gigabytes, so the suite finishing is the p
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, run_kvgen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from conftest import ROOT, run_kvgen
-from kvgen import quantity, render, source
-from kvgen.cli import app
+from kvgen.app.cli import app
+from kvgen.core import quantity
+from kvgen.input import source
+from kvgen.render import templates as render
 
 SEEDS = ROOT / "examples" / "seeds"
 # the gemma example up to its vllm section (KAITO's settings), so that cases can append a vllm
@@ -49,56 +49,126 @@ def replace_once(text: str, old: str, new: str) -> str:
 BAD_FILES: dict[str, tuple[bytes, bytes | int, str]] = {
     "binary": (b"name: demo\n\xff\xd8\xff\xe0\x00\x10JFIF", 2, "not UTF-8 text: byte 0xff"),
     "utf-16": (NATIVE.encode("utf-16"), 1, "the file is UTF-16 text; kvgen reads UTF-8"),
-    "latin-1": (replace_once(NATIVE, "namespace: default", "namespace: d\xe9faut").encode("latin-1"),
-                b"namespace:", "not UTF-8 text: byte 0xe9"),
+    "latin-1": (
+        replace_once(NATIVE, "namespace: default", "namespace: d\xe9faut").encode("latin-1"),
+        b"namespace:",
+        "not UTF-8 text: byte 0xe9",
+    ),
     "nul-byte": (replace_once(NATIVE, "instance:", "inst\0ance:").encode(), b"inst\0ance", "a NUL byte"),
     "control-character": (replace_once(NATIVE, "id: google", "id: \x07google").encode(), b"\x07", "U+0007"),
     "5000-digit-integer": ((NATIVE + "replicas: " + "9" * 5000 + "\n").encode(), b"replicas:", "out of range"),
     "integer-beyond-int64": ((NATIVE + "replicas: 9223372036854775808\n").encode(), b"replicas:", "out of range"),
-    "nesting-400-deep": ((NATIVE + "scheduling:\n  affinity: " + "[" * 400 + "]" * 400 + "\n").encode(), b"affinity:",
-                         "nested more than 100 levels"),
-    "block-nesting-400-deep": ((NATIVE + "".join(" " * i + "a:\n" for i in range(400))).encode(), 111,
-                               "nested more than 100 levels"),
-    "lone-surrogate-escape": ((NATIVE + 'vllm:\n  extraArgs: ["--x=\\ud800"]\n').encode(), b"extraArgs", "lone UTF-16 surrogate"),
+    "nesting-400-deep": (
+        (NATIVE + "scheduling:\n  affinity: " + "[" * 400 + "]" * 400 + "\n").encode(),
+        b"affinity:",
+        "nested more than 100 levels",
+    ),
+    "block-nesting-400-deep": (
+        (NATIVE + "".join(" " * i + "a:\n" for i in range(400))).encode(),
+        111,
+        "nested more than 100 levels",
+    ),
+    "lone-surrogate-escape": (
+        (NATIVE + 'vllm:\n  extraArgs: ["--x=\\ud800"]\n').encode(),
+        b"extraArgs",
+        "lone UTF-16 surrogate",
+    ),
     "binary-tag": ((NATIVE + "vllm:\n  extraArgs: !!binary aGVsbG8=\n").encode(), b"extraArgs", "!!binary"),
-    "configmap-metadata-string": (replace_once(KAITO, "metadata:\n  name: inference-params\n  namespace: default\n",
-                                               "metadata: inference-params\n").encode(),
-                                  b"metadata: inference-params", "metadata: must be a mapping, not a string"),
-    "configmap-data-list": (replace_once(KAITO, "data:\n  inference_config.yaml: |\n    kv_cache_cpu_memory_utilization: 0.25\n",
-                                         "data: [a]\n").encode(), b"data: [a]", "data: must be a mapping, not a list"),
-    "kserve-annotations-string": (replace_once(KSERVE, "  name: qwen2-7b-kv-cache-offloading\n",
-                                               "  name: qwen2-7b-kv-cache-offloading\n  annotations: none\n").encode(),
-                                  b"annotations: none", "metadata.annotations: must be a mapping, not a string"),
-    "kserve-containers-mapping": (replace_once(KSERVE, "    containers:\n      - name: main\n",
-                                               "    containers:\n      main:\n        name: main\n").encode(),
-                                  b"containers:", "spec.template.containers: must be a list"),
-    "kserve-env-name-list": (replace_once(KSERVE, "      - name: main\n", "      - name: main\n        env: [{name: [X]}]\n").encode(),
-                             b"env: [{name", "env[0].name: must be a string, not a list"),
-    "kaito-instance-type-list": (replace_once(KAITO, "instanceType: Standard_NC24ads_A100_v4", "instanceType: [a, b]").encode(),
-                                 b"instanceType", "instanceType: must be a string, not a list"),
-    "kaito-preset-name-mapping": (replace_once(KAITO, "name: google/gemma-4-12B-it", "name: {id: x}").encode(),
-                                  b"name: {id: x}", "preset.name: must be a string, not a mapping"),
-    "kaito-max-model-len-400-digits": (replace_once(KAITO, "    kv_cache_cpu_memory_utilization: 0.25\n",
-                                                    "    kv_cache_cpu_memory_utilization: 0.25\n    vllm:\n"
-                                                    f"      max-model-len: '{'9' * 400}'\n").encode(),
-                                       b"max-model-len", "tokens"),
-    "emptydir-size-beyond-int64": ((NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: " + "9" * 400 + "Gi}}\n").encode(),
-                                   b"emptyDir", "is beyond any size"),
-    "emptydir-size-exponent": ((NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: 1e400Gi}}\n").encode(),
-                               b"emptyDir", "is not a size"),
-    "native-cpu-beyond-int64": (replace_once(NATIVE, "  cpuMemoryUtilization: 0.25", "  backend: native\n  cpu: " + "9" * 400 + "Gi").encode(),
-                                b"  cpu: 999", "is beyond any size"),
-    "pvc-resources-string": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
-                              "            accessModes: [ReadWriteOnce]\n            resources: 100Gi\n").encode(),
-                             b"resources: 100Gi", "resources: "),
-    "pvc-storage-1e999999999": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
-                                 "            accessModes: [ReadWriteOnce]\n"
-                                 "            resources: {requests: {storage: '1e999999999'}}\n").encode(),
-                                b"resources: {requests", "'1e999999999' is not a size"),
-    "pvc-storage-100GB-lmcache": ((NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
-                                   "            accessModes: [ReadWriteOnce]\n"
-                                   "            resources: {requests: {storage: 100GB}}\n").encode(),
-                                  b"resources: {requests", "'100GB' is not a size"),
+    "configmap-metadata-string": (
+        replace_once(
+            KAITO, "metadata:\n  name: inference-params\n  namespace: default\n", "metadata: inference-params\n"
+        ).encode(),
+        b"metadata: inference-params",
+        "metadata: must be a mapping, not a string",
+    ),
+    "configmap-data-list": (
+        replace_once(
+            KAITO, "data:\n  inference_config.yaml: |\n    kv_cache_cpu_memory_utilization: 0.25\n", "data: [a]\n"
+        ).encode(),
+        b"data: [a]",
+        "data: must be a mapping, not a list",
+    ),
+    "kserve-annotations-string": (
+        replace_once(
+            KSERVE,
+            "  name: qwen2-7b-kv-cache-offloading\n",
+            "  name: qwen2-7b-kv-cache-offloading\n  annotations: none\n",
+        ).encode(),
+        b"annotations: none",
+        "metadata.annotations: must be a mapping, not a string",
+    ),
+    "kserve-containers-mapping": (
+        replace_once(
+            KSERVE, "    containers:\n      - name: main\n", "    containers:\n      main:\n        name: main\n"
+        ).encode(),
+        b"containers:",
+        "spec.template.containers: must be a list",
+    ),
+    "kserve-env-name-list": (
+        replace_once(KSERVE, "      - name: main\n", "      - name: main\n        env: [{name: [X]}]\n").encode(),
+        b"env: [{name",
+        "env[0].name: must be a string, not a list",
+    ),
+    "kaito-instance-type-list": (
+        replace_once(KAITO, "instanceType: Standard_NC24ads_A100_v4", "instanceType: [a, b]").encode(),
+        b"instanceType",
+        "instanceType: must be a string, not a list",
+    ),
+    "kaito-preset-name-mapping": (
+        replace_once(KAITO, "name: google/gemma-4-12B-it", "name: {id: x}").encode(),
+        b"name: {id: x}",
+        "preset.name: must be a string, not a mapping",
+    ),
+    "kaito-max-model-len-400-digits": (
+        replace_once(
+            KAITO,
+            "    kv_cache_cpu_memory_utilization: 0.25\n",
+            f"    kv_cache_cpu_memory_utilization: 0.25\n    vllm:\n      max-model-len: '{'9' * 400}'\n",
+        ).encode(),
+        b"max-model-len",
+        "tokens",
+    ),
+    "emptydir-size-beyond-int64": (
+        (NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: " + "9" * 400 + "Gi}}\n").encode(),
+        b"emptyDir",
+        "is beyond any size",
+    ),
+    "emptydir-size-exponent": (
+        (NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: 1e400Gi}}\n").encode(),
+        b"emptyDir",
+        "is not a size",
+    ),
+    "native-cpu-beyond-int64": (
+        replace_once(NATIVE, "  cpuMemoryUtilization: 0.25", "  backend: native\n  cpu: " + "9" * 400 + "Gi").encode(),
+        b"  cpu: 999",
+        "is beyond any size",
+    ),
+    "pvc-resources-string": (
+        (
+            NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
+            "            accessModes: [ReadWriteOnce]\n            resources: 100Gi\n"
+        ).encode(),
+        b"resources: 100Gi",
+        "resources: ",
+    ),
+    "pvc-storage-1e999999999": (
+        (
+            NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
+            "            accessModes: [ReadWriteOnce]\n"
+            "            resources: {requests: {storage: '1e999999999'}}\n"
+        ).encode(),
+        b"resources: {requests",
+        "'1e999999999' is not a size",
+    ),
+    "pvc-storage-100GB-lmcache": (
+        (
+            NATIVE + "  secondary:\n    - fileSystem:\n        pvc:\n          spec:\n"
+            "            accessModes: [ReadWriteOnce]\n"
+            "            resources: {requests: {storage: 100GB}}\n"
+        ).encode(),
+        b"resources: {requests",
+        "'100GB' is not a size",
+    ),
 }
 
 
@@ -135,14 +205,17 @@ def test_timestamps_stay_strings_as_helm_reads_them(tmp_path):
 
 def test_anchors_and_aliases_within_bounds_are_read(tmp_path):
     f = tmp_path / "anchors.yaml"
-    f.write_text(NATIVE + textwrap.dedent("""\
+    f.write_text(
+        NATIVE
+        + textwrap.dedent("""\
         vllm:
           extraArgs: &args [--max-num-seqs=64]
           env:
             - &debug {name: VLLM_LOGGING_LEVEL, value: DEBUG}
         scheduling:
           nodeSelector: {pool: gpu}
-        """))
+        """)
+    )
     result = cli("render", str(f))
     assert result.exit_code == 0, result.output
     assert "--max-num-seqs=64" in result.stdout and "VLLM_LOGGING_LEVEL" in result.stdout
@@ -169,12 +242,14 @@ def test_a_fifo_is_reported_as_one_without_blocking(tmp_path):
     fifo = tmp_path / "spec.yaml"
     os.mkfifo(fifo)
     # opening a FIFO with no writer blocks forever: run it where a hang fails the test instead
-    result = subprocess.run([sys.executable, "-m", "kvgen", "render", str(fifo)], capture_output=True, text=True,
-                            timeout=60, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "kvgen", "render", str(fifo)], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert result.returncode == 2
     assert f"{fifo}: a named pipe (FIFO), not a file" in result.stderr
-    result = subprocess.run([sys.executable, "-m", "kvgen", "render", str(tmp_path)], capture_output=True, text=True,
-                            timeout=60, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "kvgen", "render", str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert result.returncode == 2, "a FIFO found in a directory is not skipped silently either"
     assert "a named pipe (FIFO)" in result.stderr
 
@@ -192,7 +267,7 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
     code = textwrap.dedent(f"""\
         import os, signal, sys
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a shell; a background job inherits SIG_IGN
-        from kvgen import cli
+        from kvgen.app import cli
         real = cli._inputs
         def interrupted(*args):
             os.kill(os.getpid(), signal.SIGINT)
@@ -241,7 +316,13 @@ def test_a_300_byte_alias_bomb_is_refused_while_parsing(tmp_path):
 def test_an_alias_bomb_inside_a_kserve_resource_is_refused(tmp_path):
     f = tmp_path / "kserve.yaml"
     long = "v" * 200_000
-    f.write_text(replace_once(KSERVE, "  router:\n", f"  annotations: {{big: &big {long}}}\n  router:\n    x: [*big, *big, *big, *big, *big]\n"))
+    f.write_text(
+        replace_once(
+            KSERVE,
+            "  router:\n",
+            f"  annotations: {{big: &big {long}}}\n  router:\n    x: [*big, *big, *big, *big, *big]\n",
+        )
+    )
     result = cli("render", str(f))
     assert result.exit_code == 1
     assert "alias *big" in result.stderr and "longer than 1 MiB" in result.stderr
@@ -298,7 +379,7 @@ def test_an_object_the_api_server_would_refuse_for_its_size_is_refused(tmp_path)
     f.write_text(NATIVE + "vllm:\n  env:\n    - name: QUOTES\n      value: '" + '"' * 850_000 + "'\n")
     result = cli("render", str(f))
     assert result.exit_code == 1
-    assert f"the rendered Deployment/gemma-4-12b would be 1.6 MiB" in result.stderr
+    assert "the rendered Deployment/gemma-4-12b would be 1.6 MiB" in result.stderr
     assert f"refuses objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB" in result.stderr
 
 
@@ -325,10 +406,14 @@ def test_any_string_survives_the_templates_and_the_yaml_output(value):
     assert [d for d in loader.load_all(render.to_yaml(objs)) if d] == objs
 
 
-@pytest.mark.parametrize("value", ["1e999999999", "-1e999999999", "1E+400", "9" * 1_000_000, float("inf"), float("nan")])
+@pytest.mark.parametrize(
+    "value", ["1e999999999", "-1e999999999", "1E+400", "9" * 1_000_000, float("inf"), float("nan")]
+)
 def test_an_absurd_quantity_is_refused_before_it_is_rounded(value):
     # rounding 1e999999999 up to whole bytes would build an integer of a billion digits, and a
     # million-digit size (it fits the 1 MiB input cap) took 30 s to convert
     with pytest.raises(quantity.QuantityError):
         quantity.to_bytes(value)
-    assert quantity.to_bytes("8Ei") == 2**63 and quantity.to_bytes("1e-999999999") == 1  # kvgen.apiserver bounds these
+    assert (
+        quantity.to_bytes("8Ei") == 2**63 and quantity.to_bytes("1e-999999999") == 1
+    )  # kvgen.plan.apiserver bounds these

@@ -12,13 +12,14 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from conftest import container, kv_transfer_config, workload
-from kvgen import catalog, quantity
-from kvgen.compiler import InputErrors, compile_inputs
-from kvgen.dialects import Options
-from kvgen.dialects import kaito_sizing as ks
-from kvgen.dialects.kaito_names import resolve_preset, served_name
+
+from kvgen.app.compiler import InputErrors, compile_inputs
+from kvgen.core import quantity
+from kvgen.data import catalog
+from kvgen.input.dialects import Options
+from kvgen.input.dialects import kaito_sizing as ks
+from kvgen.input.dialects.kaito_names import resolve_preset, served_name
 
 GiB = 1024**3
 
@@ -31,22 +32,37 @@ def mig(profile: str) -> ks.GpuConfig:
     return ks.gpu_config(None, None, profile, None)
 
 
-def workspace(model: str = "meta-llama/Llama-3.1-8B-Instruct", resource: str = "instanceType: Standard_NC24ads_A100_v4",
-              labels: str = "", extra: str = "") -> str:
+def workspace(
+    model: str = "meta-llama/Llama-3.1-8B-Instruct",
+    resource: str = "instanceType: Standard_NC24ads_A100_v4",
+    labels: str = "",
+    extra: str = "",
+) -> str:
     meta = f"  labels: {labels}\n" if labels else ""
     resource = textwrap.dedent(resource).rstrip("\n") + "\n"
-    return (f"apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata:\n  name: ws\n{meta}resource:\n"
-            + textwrap.indent(resource, "  ") + f"inference:\n  preset: {{name: {model}}}\n" + extra)
+    return (
+        f"apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata:\n  name: ws\n{meta}resource:\n"
+        + textwrap.indent(resource, "  ")
+        + f"inference:\n  preset: {{name: {model}}}\n"
+        + extra
+    )
 
 
-def inference_set(model: str = "meta-llama/Llama-3.1-8B-Instruct", resource: str = "instanceType: Standard_NC24ads_A100_v4",
-                  labels: str = "", template_labels: str = "") -> str:
+def inference_set(
+    model: str = "meta-llama/Llama-3.1-8B-Instruct",
+    resource: str = "instanceType: Standard_NC24ads_A100_v4",
+    labels: str = "",
+    template_labels: str = "",
+) -> str:
     meta = f"  labels: {labels}\n" if labels else ""
     tmeta = f"    metadata: {{labels: {template_labels}}}\n" if template_labels else ""
     resource = textwrap.dedent(resource).rstrip("\n") + "\n"
-    return (f"apiVersion: kaito.sh/v1beta1\nkind: InferenceSet\nmetadata:\n  name: my-inferenceset\n{meta}spec:\n"
-            f"  template:\n{tmeta}    resource:\n" + textwrap.indent(resource, "      ")
-            + f"    inference:\n      preset: {{name: {model}}}\n")
+    return (
+        f"apiVersion: kaito.sh/v1beta1\nkind: InferenceSet\nmetadata:\n  name: my-inferenceset\n{meta}spec:\n"
+        f"  template:\n{tmeta}    resource:\n"
+        + textwrap.indent(resource, "      ")
+        + f"    inference:\n      preset: {{name: {model}}}\n"
+    )
 
 
 def compile_kaito(*texts: str, instance: str | None = None):
@@ -69,25 +85,63 @@ def args(c) -> list[str]:
 
 
 def config_map(text: str) -> str:
-    return ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: params}\ndata:\n  inference_config.yaml: |\n"
-            + textwrap.indent(textwrap.dedent(text), "    "))
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: params}\ndata:\n  inference_config.yaml: |\n"
+        + textwrap.indent(textwrap.dedent(text), "    ")
+    )
 
 
 # ----------------------------------------------------------------------------- the node estimator
 
 
-@pytest.mark.parametrize("case,size,bpt,sku,count,nodes", [
-    ("TestNodeEstimator_EstimateNodeCount: Should optimize node count with valid instance type when NAP enabled",
-     "8Gi", 0, "Standard_NC96ads_A100_v4", 4, 1),
-    ("TestNodeEstimator_EstimateNodeCount: Should respect user node count when already optimal", "8Gi", 0, "Standard_NV36ads_A10_v5", 1, 1),
-    ("TestNodeEstimator_EstimateNodeCount: Should handle workspace with nil resource count", "8Gi", 0, "Standard_NV36ads_A10_v5", 0, 1),
-    ("TestNodeEstimator_EstimateNodeCount_Falcon7B (count 3)", "13.44Gi", 8192, "Standard_NV36ads_A10_v5", 3, 1),
-    ("TestNodeEstimator_EstimateNodeCount_Falcon7B (count 4)", "13.44Gi", 8192, "Standard_NC24ads_A100_v4", 4, 1),
-    ("TestNodeEstimator_EstimateNodeCount_Qwen25Coder32B", "62.5Gi", 163840, "Standard_NC24ads_A100_v4", 3, 2),
-    ("preset_inferences_test.go TestGeneratePresetInference: test-model-download-distributed/vllm (more nodes than required)",
-     "64Gi", 0, "Standard_NV36ads_A10_v5", 8, 4),
-    ("preset_inferences_test.go TestGeneratePresetInference: test-model-download-distributed/vllm", "64Gi", 0, "Standard_NV36ads_A10_v5", 2, 4),
-])
+@pytest.mark.parametrize(
+    "case,size,bpt,sku,count,nodes",
+    [
+        (
+            "TestNodeEstimator_EstimateNodeCount: Should optimize node count with valid instance type when NAP enabled",
+            "8Gi",
+            0,
+            "Standard_NC96ads_A100_v4",
+            4,
+            1,
+        ),
+        (
+            "TestNodeEstimator_EstimateNodeCount: Should respect user node count when already optimal",
+            "8Gi",
+            0,
+            "Standard_NV36ads_A10_v5",
+            1,
+            1,
+        ),
+        (
+            "TestNodeEstimator_EstimateNodeCount: Should handle workspace with nil resource count",
+            "8Gi",
+            0,
+            "Standard_NV36ads_A10_v5",
+            0,
+            1,
+        ),
+        ("TestNodeEstimator_EstimateNodeCount_Falcon7B (count 3)", "13.44Gi", 8192, "Standard_NV36ads_A10_v5", 3, 1),
+        ("TestNodeEstimator_EstimateNodeCount_Falcon7B (count 4)", "13.44Gi", 8192, "Standard_NC24ads_A100_v4", 4, 1),
+        ("TestNodeEstimator_EstimateNodeCount_Qwen25Coder32B", "62.5Gi", 163840, "Standard_NC24ads_A100_v4", 3, 2),
+        (
+            "preset_inferences_test.go TestGeneratePresetInference: test-model-download-distributed/vllm (more nodes than required)",
+            "64Gi",
+            0,
+            "Standard_NV36ads_A10_v5",
+            8,
+            4,
+        ),
+        (
+            "preset_inferences_test.go TestGeneratePresetInference: test-model-download-distributed/vllm",
+            "64Gi",
+            0,
+            "Standard_NV36ads_A10_v5",
+            2,
+            4,
+        ),
+    ],
+)
 def test_estimator_matches_kaitos_tests(case, size, bpt, sku, count, nodes):
     """estimator_test.go and preset_inferences_test.go, the case in the parameter."""
     assert ks.estimate_nodes(size, bpt, nap(sku), None, count) == nodes
@@ -113,24 +167,30 @@ def test_estimator_errors_in_kaitos_words():
     provides") and estimator.go L153-157 (the too-small error; no upstream test asserts its text)."""
     with pytest.raises(ks.KaitoError) as exc:
         ks.estimate_nodes("8Gi", 0, mig("1g.10gb"), None, 0, "1g.10gb")
-    assert exc.value.message == ("model needs 10.9GB (weights 8.2GB + overhead 2.7GB) but MIG profile 1g.10gb only provides "
-                                 "10GB (8.4GB available after vLLM gpu-memory-utilization)")
+    assert exc.value.message == (
+        "model needs 10.9GB (weights 8.2GB + overhead 2.7GB) but MIG profile 1g.10gb only provides "
+        "10GB (8.4GB available after vLLM gpu-memory-utilization)"
+    )
     with pytest.raises(ks.KaitoError) as exc:
         ks.estimate_nodes("131.42Gi", 327680, nap("Standard_NV36ads_A10_v5"), 131072)
-    assert exc.value.message == ("GPU memory 25769803776 bytes is too small, needs at least 42.3 GB overhead "
-                                 "(base: 2.3GB + KV Cache: 40.0 GB)")
+    assert exc.value.message == (
+        "GPU memory 25769803776 bytes is too small, needs at least 42.3 GB overhead (base: 2.3GB + KV Cache: 40.0 GB)"
+    )
     with pytest.raises(ks.KaitoError, match="unknown MIG profile 'bogus'|invalid MIG profile format 'bogus'"):
         ks.check_mig_profile("bogus")
 
 
-@pytest.mark.parametrize("text,value", [
-    ("vllm:\n  max-model-len: 4096\n", 4096),  # "found under vllm section"
-    ("vllm:\n  max-model-len: 0\n", None),  # "zero value is not valid"
-    ("vllm:\n  max-model-len: -1\n", None),  # "negative value is not valid"
-    ("vllm:\n  max-model-len: 4k\n", None),  # "non-integer value is skipped"
-    ("vllm:\n  max_model_len: 4096\n", None),  # hyphens only
-    ("max-model-len: 4096\n", None),  # outside the vllm block
-])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("vllm:\n  max-model-len: 4096\n", 4096),  # "found under vllm section"
+        ("vllm:\n  max-model-len: 0\n", None),  # "zero value is not valid"
+        ("vllm:\n  max-model-len: -1\n", None),  # "negative value is not valid"
+        ("vllm:\n  max-model-len: 4k\n", None),  # "non-integer value is skipped"
+        ("vllm:\n  max_model_len: 4096\n", None),  # hyphens only
+        ("max-model-len: 4096\n", None),  # outside the vllm block
+    ],
+)
 def test_explicit_max_model_len_is_kaitos_line_scanner(text, value):
     """pkg/utils/config_parser_test.go TestParseExplicitMaxModelLen."""
     assert ks.explicit_max_model_len(text) == value
@@ -193,22 +253,40 @@ def test_the_configmaps_max_model_len_feeds_the_estimator_and_its_error():
     as the estimator's ContextSize) and estimator.go L153-157: Llama-3.3-70B at 131072 tokens does not
     fit an A10's overhead; the error points at the instance type."""
     cm = config_map("vllm:\n  max-model-len: 131072\n")
-    text = workspace("meta-llama/Llama-3.3-70B-Instruct", "instanceType: Standard_NV36ads_A10_v5\n",
-                     extra="  config: params\n")
+    text = workspace(
+        "meta-llama/Llama-3.3-70B-Instruct", "instanceType: Standard_NV36ads_A10_v5\n", extra="  config: params\n"
+    )
     (problem,) = [p for p in problems(cm, text) if "too small" in p]
-    assert "resource.instanceType: GPU memory 25769803776 bytes is too small, needs at least 42.3 GB overhead" in problem
+    assert (
+        "resource.instanceType: GPU memory 25769803776 bytes is too small, needs at least 42.3 GB overhead" in problem
+    )
     # the same model and node without the ConfigMap's length: KAITO's default context of 2048
-    assert one(workspace("meta-llama/Llama-3.1-8B-Instruct", "instanceType: Standard_NV36ads_A10_v5\n")).spec.parallelism.nodes == 1
+    assert (
+        one(
+            workspace("meta-llama/Llama-3.1-8B-Instruct", "instanceType: Standard_NV36ads_A10_v5\n")
+        ).spec.parallelism.nodes
+        == 1
+    )
 
 
-@pytest.mark.parametrize("case,size,gpus,memory,nodes,expected", [
-    ("TestModelFitsOnSingleGPU: 8Gi on 4 GPUs of 160Gi", "8Gi", 4, 160, 1, {"data": 4}),
-    ("TestModelFitsOnSingleGPU: 20Gi is 50%, not less", "20Gi", 4, 160, 1, {"tensor": 4}),
-    ("TestModelFitsOnSingleGPU: one GPU", "8Gi", 1, 80, 1, {}),
-    ("TestGetInferenceCommandVLLMTensorParallelismWhenModelLarge", "64Gi", 4, 320, 1, {"tensor": 4}),
-    ("TestGetInferenceCommandVLLMMultiNodePPAndTP", "256Gi", 4, 320, 2, {"tensor": 4, "pipeline": 2, "nodes": 2}),
-    ("TestGetInferenceCommandVLLMSmallModelOnMultiNodeUsesTP", "8Gi", 4, 320, 2, {"tensor": 4, "pipeline": 2, "nodes": 2}),
-])
+@pytest.mark.parametrize(
+    "case,size,gpus,memory,nodes,expected",
+    [
+        ("TestModelFitsOnSingleGPU: 8Gi on 4 GPUs of 160Gi", "8Gi", 4, 160, 1, {"data": 4}),
+        ("TestModelFitsOnSingleGPU: 20Gi is 50%, not less", "20Gi", 4, 160, 1, {"tensor": 4}),
+        ("TestModelFitsOnSingleGPU: one GPU", "8Gi", 1, 80, 1, {}),
+        ("TestGetInferenceCommandVLLMTensorParallelismWhenModelLarge", "64Gi", 4, 320, 1, {"tensor": 4}),
+        ("TestGetInferenceCommandVLLMMultiNodePPAndTP", "256Gi", 4, 320, 2, {"tensor": 4, "pipeline": 2, "nodes": 2}),
+        (
+            "TestGetInferenceCommandVLLMSmallModelOnMultiNodeUsesTP",
+            "8Gi",
+            4,
+            320,
+            2,
+            {"tensor": 4, "pipeline": 2, "nodes": 2},
+        ),
+    ],
+)
 def test_parallelism_is_configure_parallelism(case, size, gpus, memory, nodes, expected):
     """interface_test.go, the test in the parameter (configureParallelism, modelFitsOnSingleGPU)."""
     assert ks.parallelism(nodes, ks.GpuConfig(gpus, memory * GiB, "NVIDIA A100"), size) == expected
@@ -229,8 +307,15 @@ def test_a_sku_kaito_does_not_know_is_sized_from_kvgens_catalog_with_a_warning()
 # ----------------------------------------------------------------------------- gpu-memory-utilization
 
 
-@pytest.mark.parametrize("sku,value", [("Standard_NV36ads_A10_v5", "0.82"), ("Standard_NV72ads_A10_v5", "0.82"),
-                                       ("Standard_NC24ads_A100_v4", "0.84"), ("g5.12xlarge", "0.84")])
+@pytest.mark.parametrize(
+    "sku,value",
+    [
+        ("Standard_NV36ads_A10_v5", "0.82"),
+        ("Standard_NV72ads_A10_v5", "0.82"),
+        ("Standard_NC24ads_A100_v4", "0.84"),
+        ("g5.12xlarge", "0.84"),
+    ],
+)
 def test_gpu_memory_utilization_per_gpu_model(sku, value):
     """interface_test.go TestGetInferenceCommandVLLMGpuMemoryUtilization: GPUModel "NVIDIA A10" ->
     0.82, "NVIDIA A100" -> 0.84 (AWS g5 is "NVIDIA A10G": the default)."""
@@ -259,18 +344,26 @@ def test_served_model_name_is_kaitos():
     assert "--served-model-name=my-inferenceset" in args(one(inference_set()))
     mri = "{multiroleinference.kaito.sh/created-by: phi-4}"
     assert "--served-model-name=llama-3.1-8b-instruct" in args(one(inference_set(labels=mri)))
-    assert served_name("microsoft/Phi-4-mini-instruct", {"inferenceset.kaito.sh/created-by": "phi-4-decode",
-                                                         "multiroleinference.kaito.sh/created-by": "phi-4"}) == "phi-4-mini-instruct"
+    assert (
+        served_name(
+            "microsoft/Phi-4-mini-instruct",
+            {"inferenceset.kaito.sh/created-by": "phi-4-decode", "multiroleinference.kaito.sh/created-by": "phi-4"},
+        )
+        == "phi-4-mini-instruct"
+    )
     assert served_name("microsoft/phi-4", {"inferenceset.kaito.sh/created-by": ""}) == "phi-4"
     child = workspace(labels="{inferenceset.kaito.sh/created-by: chat}")
     assert "--served-model-name=chat" in args(one(child))
 
 
-@pytest.mark.parametrize("legacy,model_id,served", [
-    ("llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"),
-    ("gemma-3-27b-instruct", "google/gemma-3-27b-it", "gemma-3-27b-it"),
-    ("mistral-7b-instruct", "mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-instruct-v0.3"),
-])
+@pytest.mark.parametrize(
+    "legacy,model_id,served",
+    [
+        ("llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"),
+        ("gemma-3-27b-instruct", "google/gemma-3-27b-it", "gemma-3-27b-it"),
+        ("mistral-7b-instruct", "mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-instruct-v0.3"),
+    ],
+)
 def test_legacy_preset_names_are_kaitos_table(legacy, model_id, served):
     """pkg/utils/plugin/plugin.go LegacyBuiltinToCatalog; the served name is the target's last part
     (generator.go NewGenerator L318-331)."""
@@ -294,8 +387,10 @@ def test_a_mig_partition_runs_on_one_slice_with_offloading_off():
     pkg/utils/mig/mig_test.go TestMIGResourceName (nvidia.com/mig-<profile>), preset_inferences.go
     L560-575 (request = limit = 1) and L663-669 (the toleration); --gpu-memory-utilization 0.84
     (GPUModel "" for a slice)."""
-    for text in (workspace(resource="partition: {mode: mig, profile: 2g.24gb}\n"),
-                 inference_set(resource="partition: {mode: mig, profile: 2g.24gb}\n")):
+    for text in (
+        workspace(resource="partition: {mode: mig, profile: 2g.24gb}\n"),
+        inference_set(resource="partition: {mode: mig, profile: 2g.24gb}\n"),
+    ):
         out = compile_kaito(text)
         (c,) = out.compiled
         assert c.plan.decision.reason_code == "mig-partition"
@@ -309,25 +404,36 @@ def test_a_mig_partition_runs_on_one_slice_with_offloading_off():
 
 
 def test_a_mig_partition_on_your_own_node_type():
-    c = one(workspace(resource="partition: {mode: mig, profile: 3g.40gb}\nlabelSelector: {matchLabels: {pool: mig}}\n"),
-            instance="Standard_NC24ads_A100_v4")
+    c = one(
+        workspace(resource="partition: {mode: mig, profile: 3g.40gb}\nlabelSelector: {matchLabels: {pool: mig}}\n"),
+        instance="Standard_NC24ads_A100_v4",
+    )
     assert (c.spec.instance.type, c.spec.instance.mig) == ("Standard_NC24ads_A100_v4", "3g.40gb")
     assert workload(c)["spec"]["template"]["spec"]["nodeSelector"]["pool"] == "mig"
 
 
-@pytest.mark.parametrize("partition,message", [
-    # api/v1beta1/workspace_validation_test.go TestValidateMIGModelFit "model exceeds the MIG slice"
-    ("{mode: mig, profile: 1g.10gb}", "Model meta-llama/Llama-3.1-8B-Instruct requires at least 14.96Gi for weights, "
-                                      "which exceeds the 1g.10gb MIG slice capacity of 10Gi"),
-    # estimator_test.go TestNodeEstimator_EstimateNodeCount_MIG "1g.10gb" (here 1g.20gb: the weights fit, the overhead not)
-    ("{mode: mig, profile: 1g.20gb}", "model needs 18.6GB (weights 15.3GB + overhead 3.3GB) but MIG profile 1g.20gb only "
-                                      "provides 20GB (16.8GB available after vLLM gpu-memory-utilization)"),
-    # workspace_validation_test.go TestValidatePartition "mig with count set"
-    ("{mode: mig, profile: 2g.24gb, count: 1}", "count is only valid for accelerator mode"),
-    # estimator_test.go TestNodeEstimator_EstimateNodeCount_MIG "bogus" / mig.go ValidateMIGProfile
-    ("{mode: mig, profile: 5g.55gb}", "unknown MIG profile '5g.55gb': must be one of [1g.10gb 1g.12gb"),
-    ("{mode: slices}", 'unsupported partition mode \'slices\', supported modes are "mig" and "accelerator"'),
-])
+@pytest.mark.parametrize(
+    "partition,message",
+    [
+        # api/v1beta1/workspace_validation_test.go TestValidateMIGModelFit "model exceeds the MIG slice"
+        (
+            "{mode: mig, profile: 1g.10gb}",
+            "Model meta-llama/Llama-3.1-8B-Instruct requires at least 14.96Gi for weights, "
+            "which exceeds the 1g.10gb MIG slice capacity of 10Gi",
+        ),
+        # estimator_test.go TestNodeEstimator_EstimateNodeCount_MIG "1g.10gb" (here 1g.20gb: the weights fit, the overhead not)
+        (
+            "{mode: mig, profile: 1g.20gb}",
+            "model needs 18.6GB (weights 15.3GB + overhead 3.3GB) but MIG profile 1g.20gb only "
+            "provides 20GB (16.8GB available after vLLM gpu-memory-utilization)",
+        ),
+        # workspace_validation_test.go TestValidatePartition "mig with count set"
+        ("{mode: mig, profile: 2g.24gb, count: 1}", "count is only valid for accelerator mode"),
+        # estimator_test.go TestNodeEstimator_EstimateNodeCount_MIG "bogus" / mig.go ValidateMIGProfile
+        ("{mode: mig, profile: 5g.55gb}", "unknown MIG profile '5g.55gb': must be one of [1g.10gb 1g.12gb"),
+        ("{mode: slices}", 'unsupported partition mode \'slices\', supported modes are "mig" and "accelerator"'),
+    ],
+)
 def test_mig_partitions_kaito_refuses(partition, message):
     found = problems(workspace(resource=f"partition: {partition}\n"))
     assert any("resource.partition" in p and message in p for p in found), found
@@ -335,7 +441,9 @@ def test_mig_partitions_kaito_refuses(partition, message):
 
 def test_a_partition_with_an_instance_type_is_refused_as_kaitos_webhook_does():
     """api/v1beta1/workspace_validation.go L604-608: partitions need BYO nodes."""
-    found = problems(workspace(resource="instanceType: Standard_NC24ads_A100_v4\npartition: {mode: mig, profile: 3g.40gb}\n"))
+    found = problems(
+        workspace(resource="instanceType: Standard_NC24ads_A100_v4\npartition: {mode: mig, profile: 3g.40gb}\n")
+    )
     assert any("resource.partition: GPU partitioning is only supported with BYO nodes" in p for p in found)
 
 
@@ -364,10 +472,15 @@ def test_a_role_label_is_nixl_with_kaitos_env_and_no_lmcache(role):
     cm = config_map("kv_cache_cpu_memory_utilization: 0.5\n")
     text = inference_set(template_labels=f"{{kaito.sh/inference-role: {role}}}").replace(
         "      preset: {name: meta-llama/Llama-3.1-8B-Instruct}\n",
-        "      preset: {name: meta-llama/Llama-3.1-8B-Instruct}\n      config: params\n")
+        "      preset: {name: meta-llama/Llama-3.1-8B-Instruct}\n      config: params\n",
+    )
     out = compile_kaito(cm, text)
     (c,) = out.compiled
-    assert kv_transfer_config(c) == {"kv_connector": "NixlConnector", "kv_role": "kv_both", "kv_load_failure_policy": "fail"}
+    assert kv_transfer_config(c) == {
+        "kv_connector": "NixlConnector",
+        "kv_role": "kv_both",
+        "kv_load_failure_policy": "fail",
+    }
     assert c.plan.decision.reason_code == "prefill-decode-disaggregation"
     env = {e["name"]: e for e in container(c, "vllm")["env"]}
     assert env["KAITO_INFERENCE_ROLE"] == {"name": "KAITO_INFERENCE_ROLE", "value": role}

@@ -9,10 +9,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from conftest import container, kv_transfer_config, workload
-from kvgen.compiler import InputErrors, compile_inputs
-from kvgen.dialects import Options
+
+from kvgen.app.compiler import InputErrors, compile_inputs
+from kvgen.input.dialects import Options
 
 GiB = 1024**3
 
@@ -78,8 +78,10 @@ def test_tiers_are_numbered_by_position():
             - fileSystem: {emptyDir: {size: 100Gi}}
             - fileSystem: {pvc: {ref: {name: my-pvc, path: kv-cache/}}}
         """).compiled
-    assert extra(c)["secondary_tiers"] == [{"type": "fs", "root_dir": "/mnt/kv-cache-0"},
-                                           {"type": "fs", "root_dir": "/mnt/kv-cache-1"}]
+    assert extra(c)["secondary_tiers"] == [
+        {"type": "fs", "root_dir": "/mnt/kv-cache-0"},
+        {"type": "fs", "root_dir": "/mnt/kv-cache-1"},
+    ]
 
 
 # ----------------------------------------------------------------------------- prefill/decode
@@ -87,11 +89,26 @@ def test_tiers_are_numbered_by_position():
 
 TIERS = {
     "emptyDir": ("{emptyDir: {size: 100Gi}}", {"emptyDir": {"sizeLimit": "100Gi"}}, {}),
-    "pvc.spec": ("{pvc: {spec: {storageClassName: fast-nvme, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}}}",
-                 {"ephemeral": {"volumeClaimTemplate": {"spec": {"storageClassName": "fast-nvme", "accessModes": ["ReadWriteOnce"],
-                                                                 "resources": {"requests": {"storage": "100Gi"}}}}}}, {}),
-    "pvc.ref": ("{pvc: {ref: {name: shared-kv-cache-pvc, path: kv/}}}",
-                {"persistentVolumeClaim": {"claimName": "shared-kv-cache-pvc"}}, {"subPath": "kv/"}),
+    "pvc.spec": (
+        "{pvc: {spec: {storageClassName: fast-nvme, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Gi}}}}}",
+        {
+            "ephemeral": {
+                "volumeClaimTemplate": {
+                    "spec": {
+                        "storageClassName": "fast-nvme",
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "100Gi"}},
+                    }
+                }
+            }
+        },
+        {},
+    ),
+    "pvc.ref": (
+        "{pvc: {ref: {name: shared-kv-cache-pvc, path: kv/}}}",
+        {"persistentVolumeClaim": {"claimName": "shared-kv-cache-pvc"}},
+        {"subPath": "kv/"},
+    ),
 }
 
 
@@ -113,10 +130,16 @@ def test_decode_keeps_its_secondary_tier_with_prefill_set(tier):
     # NIXL for the hand-off, then the user's OffloadingConnector (a deliberate addition, warned)
     connectors = kv_transfer_config(decode)["kv_connector_extra_config"]["connectors"]
     assert [c["kv_connector"] for c in connectors] == ["NixlConnector", "OffloadingConnector"]
-    assert connectors[1]["kv_connector_extra_config"]["secondary_tiers"] == [{"type": "fs", "root_dir": "/mnt/kv-cache-0"}]
+    assert connectors[1]["kv_connector_extra_config"]["secondary_tiers"] == [
+        {"type": "fs", "root_dir": "/mnt/kv-cache-0"}
+    ]
     # spec.prefill has no kvCacheOffloading of its own: KServe renders none there (template L163)
     assert prefill.plan.decision.reason_code == "disabled-by-config"
-    assert kv_transfer_config(prefill) == {"kv_connector": "NixlConnector", "kv_role": "kv_both", "kv_load_failure_policy": "fail"}
+    assert kv_transfer_config(prefill) == {
+        "kv_connector": "NixlConnector",
+        "kv_role": "kv_both",
+        "kv_load_failure_policy": "fail",
+    }
     warnings = [w.render() for w in out.input_warnings]
     assert any("kvgen adds NixlConnector before it in a MultiConnector" in w for w in warnings)
 
@@ -142,7 +165,9 @@ def test_without_an_instance_gpus_come_from_main_and_memory_as_written():
     """workload_single_node.go L138-139: the pod template is copied as written; GPUs are main's
     resources. Memory and CPU as written, a missing request equal to its limit (the API server's
     default); no node selector; the fit checks skipped with one warning."""
-    out = compile_svc(main("{nvidia.com/gpu: 2, memory: 900Gi, cpu: '16'}") + "parallelism: {tensor: 2}\n", instance=None)
+    out = compile_svc(
+        main("{nvidia.com/gpu: 2, memory: 900Gi, cpu: '16'}") + "parallelism: {tensor: 2}\n", instance=None
+    )
     (c,) = out.compiled
     assert resources(c)["limits"] == {"cpu": "16", "memory": "900Gi", "nvidia.com/gpu": 2}
     assert resources(c)["requests"]["memory"] == "900Gi" and resources(c)["requests"]["cpu"] == "16"
@@ -157,15 +182,20 @@ def test_without_an_instance_a_mig_resource_is_the_mig_rule():
     decides the rule from the resource."""
     out = compile_svc(main("{nvidia.com/mig-3g.40gb: 1}") + "kvCacheOffloading: {cpu: 4Gi}\n", instance=None)
     (c,) = out.compiled
-    assert any("KServe would pass its OffloadingConnector on this MIG slice too" in w.render() for w in out.input_warnings)
+    assert any(
+        "KServe would pass its OffloadingConnector on this MIG slice too" in w.render() for w in out.input_warnings
+    )
     assert c.spec.instance.mig == "3g.40gb"
     assert resources(c)["limits"]["nvidia.com/mig-3g.40gb"] == 1 and "nvidia.com/gpu" not in resources(c)["limits"]
     assert c.plan.decision.reason_code == "mig-partition"
 
 
 def test_without_an_instance_no_gpu_resource_is_a_cpu_pod_on_the_nodes_arch():
-    (c,) = compile_svc(main("{memory: 64Gi}", selector="nodeSelector: {kubernetes.io/arch: arm64}\n  ")
-                       + "kvCacheOffloading: {cpu: 4Gi}\n", instance=None).compiled
+    (c,) = compile_svc(
+        main("{memory: 64Gi}", selector="nodeSelector: {kubernetes.io/arch: arm64}\n  ")
+        + "kvCacheOffloading: {cpu: 4Gi}\n",
+        instance=None,
+    ).compiled
     assert c.plan.decision.reason_code == "cpu-instance"
     assert (c.spec.instance.gpus, c.spec.instance.arch) == (0, "arm64")
     assert c.plan.instance.arch == "arm64"
@@ -186,16 +216,22 @@ def test_two_kinds_of_gpu_device_are_an_error():
 # ----------------------------------------------------------------------------- ephemeral storage
 
 
-@pytest.mark.parametrize("request_,tiers,expected", [
-    ("50Gi", ["{emptyDir: {size: 100Gi}}"], "150Gi"),
-    ("10Gi", ["{emptyDir: {size: 100Gi}}", "{emptyDir: {size: 200Gi}}"], "310Gi"),
-    ("10Gi", ["{emptyDir: {size: 100Gi}}", "{pvc: {ref: {name: shared}}}"], "110Gi"),  # a claim adds nothing
-])
+@pytest.mark.parametrize(
+    "request_,tiers,expected",
+    [
+        ("50Gi", ["{emptyDir: {size: 100Gi}}"], "150Gi"),
+        ("10Gi", ["{emptyDir: {size: 100Gi}}", "{emptyDir: {size: 200Gi}}"], "310Gi"),
+        ("10Gi", ["{emptyDir: {size: 100Gi}}", "{pvc: {ref: {name: shared}}}"], "110Gi"),  # a claim adds nothing
+    ],
+)
 def test_ephemeral_request_grows_by_each_empty_dir_tier(request_, tiers, expected):
     """workload_kvcache.go attachFileSystemKVCacheTier L80-90 (no upstream test asserts the
     request): existing := Requests[ephemeral-storage]; existing.Add(fs.EmptyDir.Size); limits untouched."""
     secondary = "".join(f"\n    - fileSystem: {t}" for t in tiers)
-    body = main("{ephemeral-storage: 2Ti}", f"{{ephemeral-storage: {request_}}}") + f"kvCacheOffloading:\n  cpu: 10Gi\n  secondary:{secondary}\n"
+    body = (
+        main("{ephemeral-storage: 2Ti}", f"{{ephemeral-storage: {request_}}}")
+        + f"kvCacheOffloading:\n  cpu: 10Gi\n  secondary:{secondary}\n"
+    )
     (c,) = compile_svc(body).compiled
     assert resources(c)["requests"]["ephemeral-storage"] == expected
     assert resources(c)["limits"]["ephemeral-storage"] == "2Ti"
@@ -203,8 +239,10 @@ def test_ephemeral_request_grows_by_each_empty_dir_tier(request_, tiers, expecte
 
 def test_ephemeral_request_above_its_limit_after_the_tiers_is_an_error():
     """The API server refuses a request above its limit (ValidateContainerResourceRequirements)."""
-    body = main("{ephemeral-storage: 120Gi}", "{ephemeral-storage: 50Gi}") + \
-        "kvCacheOffloading:\n  cpu: 10Gi\n  secondary: [{fileSystem: {emptyDir: {size: 100Gi}}}]\n"
+    body = (
+        main("{ephemeral-storage: 120Gi}", "{ephemeral-storage: 50Gi}")
+        + "kvCacheOffloading:\n  cpu: 10Gi\n  secondary: [{fileSystem: {emptyDir: {size: 100Gi}}}]\n"
+    )
     (problem,) = [p for p in problems(body) if "ephemeral-storage" in p]
     assert "150Gi, more than the limit 120Gi" in problem and problem.startswith("svc.yaml:13:")
 
@@ -230,18 +268,42 @@ def test_hf_token_secret_keeps_its_optional():
 # ----------------------------------------------------------------------------- the webhook's rules
 
 
-@pytest.mark.parametrize("subtest,written,message", [
-    ("secondary without cpu produces error", "{secondary: [{fileSystem: {emptyDir: {size: 1Gi}}}]}", "needs the size of its CPU tier"),
-    ("nil fileSystem produces error", "{cpu: 1Gi, secondary: [{}]}", "fileSystem"),
-    ("both emptyDir and pvc set produces error", "{cpu: 1Gi, secondary: [{fileSystem: {emptyDir: {size: 1Gi}, pvc: {ref: {name: x}}}}]}",
-     "exactly one of emptyDir or pvc must be set; both are set"),
-    ("none of emptyDir/pvc set produces error", "{cpu: 1Gi, secondary: [{fileSystem: {}}]}", "exactly one of emptyDir or pvc must be set; neither"),
-    ("pvc with neither spec nor ref produces error", "{cpu: 1Gi, secondary: [{fileSystem: {pvc: {}}}]}", "exactly one of spec or ref must be set; neither"),
-    ("pvc.ref with empty name produces error", "{cpu: 1Gi, secondary: [{fileSystem: {pvc: {ref: {name: ''}}}}]}", "name"),
-    ("pvc with both spec and ref produces error",
-     "{cpu: 1Gi, secondary: [{fileSystem: {pvc: {ref: {name: x}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]}",
-     "exactly one of spec or ref must be set; both are set"),
-])
+@pytest.mark.parametrize(
+    "subtest,written,message",
+    [
+        (
+            "secondary without cpu produces error",
+            "{secondary: [{fileSystem: {emptyDir: {size: 1Gi}}}]}",
+            "needs the size of its CPU tier",
+        ),
+        ("nil fileSystem produces error", "{cpu: 1Gi, secondary: [{}]}", "fileSystem"),
+        (
+            "both emptyDir and pvc set produces error",
+            "{cpu: 1Gi, secondary: [{fileSystem: {emptyDir: {size: 1Gi}, pvc: {ref: {name: x}}}}]}",
+            "exactly one of emptyDir or pvc must be set; both are set",
+        ),
+        (
+            "none of emptyDir/pvc set produces error",
+            "{cpu: 1Gi, secondary: [{fileSystem: {}}]}",
+            "exactly one of emptyDir or pvc must be set; neither",
+        ),
+        (
+            "pvc with neither spec nor ref produces error",
+            "{cpu: 1Gi, secondary: [{fileSystem: {pvc: {}}}]}",
+            "exactly one of spec or ref must be set; neither",
+        ),
+        (
+            "pvc.ref with empty name produces error",
+            "{cpu: 1Gi, secondary: [{fileSystem: {pvc: {ref: {name: ''}}}}]}",
+            "name",
+        ),
+        (
+            "pvc with both spec and ref produces error",
+            "{cpu: 1Gi, secondary: [{fileSystem: {pvc: {ref: {name: x}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]}",
+            "exactly one of spec or ref must be set; both are set",
+        ),
+    ],
+)
 def test_what_kserves_webhook_refuses_kvgen_refuses(subtest, written, message):
     """pkg/apis/serving/v1alpha2/llm_inference_service_validation_test.go TestValidateKVCacheOffloading,
     the subtest named in the parameter (validateKVCacheOffloadingSpec L785-843)."""
@@ -256,7 +318,9 @@ def test_prefill_kv_cache_offloading_is_also_validated():
     assert any("spec.prefill.kvCacheOffloading" in p and "CPU tier" in p for p in found), found
 
 
-@pytest.mark.parametrize("written", ["{cpu: 10Gi}", "{cpu: 10Gi, secondary: [{fileSystem: {emptyDir: {size: 100Gi}}}]}"])
+@pytest.mark.parametrize(
+    "written", ["{cpu: 10Gi}", "{cpu: 10Gi, secondary: [{fileSystem: {emptyDir: {size: 100Gi}}}]}"]
+)
 def test_what_kserves_webhook_accepts_kvgen_renders(written):
     """TestValidateKVCacheOffloading, "cpu-only (no secondary) produces no errors" and "valid emptyDir
     secondary tier"."""

@@ -1,4 +1,4 @@
-"""kvgen.kube: the compiled (jsonschema-rs) validator of the pruned schemas gives the same
+"""kvgen.data.kube: the compiled (jsonschema-rs) validator of the pruned schemas gives the same
 verdict as jsonschema on kubernetes-validate's own files, for valid and broken objects."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of
-from kvgen import kube
+from kvgen.data import kube
 
 
 def golden_objects() -> list[tuple[dict, str]]:
@@ -84,13 +85,16 @@ def test_broken_objects_get_the_same_verdict_from_both(data):
     assert fast_verdict(obj, version) == expected, json.dumps(obj)[:400]
 
 
-@pytest.mark.parametrize("name, data, valid", [
-    ("io.k8s.api.core.v1.Toleration", {"key": "a", "operator": "Exists", "effect": "NoSchedule"}, True),
-    ("io.k8s.api.core.v1.Toleration", {"key": "a", "bogus": 1}, False),
-    ("io.k8s.api.core.v1.Toleration", {"tolerationSeconds": "ten"}, False),
-    ("io.k8s.api.core.v1.PersistentVolumeClaimSpec", {"resources": {"requests": {"storage": "1Gi"}}}, True),
-    ("io.k8s.api.core.v1.PersistentVolumeClaimSpec", {"resources": {"requests": {"storage": []}}}, False),
-])
+@pytest.mark.parametrize(
+    "name, data, valid",
+    [
+        ("io.k8s.api.core.v1.Toleration", {"key": "a", "operator": "Exists", "effect": "NoSchedule"}, True),
+        ("io.k8s.api.core.v1.Toleration", {"key": "a", "bogus": 1}, False),
+        ("io.k8s.api.core.v1.Toleration", {"tolerationSeconds": "ten"}, False),
+        ("io.k8s.api.core.v1.PersistentVolumeClaimSpec", {"resources": {"requests": {"storage": "1Gi"}}}, True),
+        ("io.k8s.api.core.v1.PersistentVolumeClaimSpec", {"resources": {"requests": {"storage": []}}}, False),
+    ],
+)
 def test_definitions_get_the_same_verdict_from_both(name, data, valid):
     assert kube._valid(kube._fast_definition(name, "1.33"), data) is valid
     assert (not list(kube._definition_validator(name, "1.33").iter_errors(data))) is valid
@@ -98,7 +102,12 @@ def test_definitions_get_the_same_verdict_from_both(name, data, valid):
 
 
 def test_errors_are_still_every_error_with_jsonschema_messages():
-    bad = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}, "spec": {"ports": [{"port": "eighty"}], "bogus": 1}}
+    bad = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "x"},
+        "spec": {"ports": [{"port": "eighty"}], "bogus": 1},
+    }
     errors = kube.validate_object(bad)
     assert [p for p, _m in errors] == [("spec",), ("spec", "ports", 0, "port")]
     assert "'bogus' was unexpected" in errors[0][1]
@@ -110,19 +119,26 @@ def test_pruning_refuses_a_keyword_it_does_not_know():
 
 
 def test_pruning_keeps_a_property_named_description():
-    defs = {"X": {"description": "an X", "properties": {"description": {"type": "string", "description": "d"}},
-                  "additionalProperties": False}}
+    defs = {
+        "X": {
+            "description": "an X",
+            "properties": {"description": {"type": "string", "description": "d"}},
+            "additionalProperties": False,
+        }
+    }
     pruned = kube.prune({"$ref": "#/$defs/X"}, defs)
     assert pruned["$defs"]["X"] == {"properties": {"description": {"type": "string"}}, "additionalProperties": False}
 
 
 def test_valid_output_never_imports_the_python_validator():
     """jsonschema (about 120 ms to import) is only for messages about invalid objects."""
-    code = ("import sys, contextlib, io, kvgen.cli\n"
-            "sys.argv = ['kvgen', 'render', '--quiet', 'examples/kaito-gemma-4-12b.yaml']\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try: kvgen.cli.main()\n"
-            "    except SystemExit: pass\n"
-            "print('jsonschema' in sys.modules)")
+    code = (
+        "import sys, contextlib, io, kvgen.app.cli\n"
+        "sys.argv = ['kvgen', 'render', '--quiet', 'examples/kaito-gemma-4-12b.yaml']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: kvgen.app.cli.main()\n"
+        "    except SystemExit: pass\n"
+        "print('jsonschema' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip().splitlines()[-1] == "False"

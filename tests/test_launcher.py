@@ -10,7 +10,6 @@ import sys
 
 import lmcache_dist
 import pytest
-
 from conftest import ROOT
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
@@ -35,7 +34,8 @@ def node(tmp_path, available_gib: float | None, v2: str | None = None, v1: str |
 def launch(root, *args: str):
     return subprocess.run(
         [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--dry-run", *args, "--", *SERVER],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
 
 
@@ -54,13 +54,23 @@ def test_seed_400gib_half_tp2_is_100gib(tmp_path):
 
 
 def test_cgroup_v2_limit_smaller_than_host_ram_caps_l1(tmp_path):
-    r = launch(node(tmp_path, 400, v2=str(60 * GiB)), "--utilization=0.5", "--tensor-parallel-size=1", f"--reserve-bytes={5 * GiB}")
+    r = launch(
+        node(tmp_path, 400, v2=str(60 * GiB)),
+        "--utilization=0.5",
+        "--tensor-parallel-size=1",
+        f"--reserve-bytes={5 * GiB}",
+    )
     assert l1(r) == "55.00"
     assert "cgroup v2: limit 60.00 GB" in r.stderr
 
 
 def test_cgroup_v1_limit_is_read_when_v2_is_absent(tmp_path):
-    r = launch(node(tmp_path, 400, v1=str(30 * GiB)), "--utilization=1", "--tensor-parallel-size=1", f"--reserve-bytes={5 * GiB}")
+    r = launch(
+        node(tmp_path, 400, v1=str(30 * GiB)),
+        "--utilization=1",
+        "--tensor-parallel-size=1",
+        f"--reserve-bytes={5 * GiB}",
+    )
     assert l1(r) == "25.00"
     assert "cgroup v1" in r.stderr
 
@@ -115,9 +125,18 @@ def test_garbage_cgroup_file_exits_2(tmp_path):
 
 def test_server_command_must_not_carry_the_size(tmp_path):
     r = subprocess.run(
-        [sys.executable, str(LAUNCHER), f"--proc-root={node(tmp_path, 100, v2='max')}", "--utilization=0.5", "--",
-         *SERVER, "--l1-size-gb", "3"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={node(tmp_path, 100, v2='max')}",
+            "--utilization=0.5",
+            "--",
+            *SERVER,
+            "--l1-size-gb",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 2 and "must not carry --l1-size-gb" in r.stderr
 
@@ -136,7 +155,11 @@ def test_launcher_uses_only_the_standard_library():
     [
         ("unreadable-meminfo", dict(available_gib=None, v2="max"), "cannot read"),
         ("utilization-zero", dict(available_gib=400, v2="max", util="0"), "below the 1 GB initial allocation"),
-        ("cgroup-limit-below-initial", dict(available_gib=400, v2=str(int(5.5 * GiB)), reserve=5 * GiB), "below the 1 GB initial allocation"),
+        (
+            "cgroup-limit-below-initial",
+            dict(available_gib=400, v2=str(int(5.5 * GiB)), reserve=5 * GiB),
+            "below the 1 GB initial allocation",
+        ),
         ("utilization-above-one", dict(available_gib=400, v2="max", util="1.5"), "utilization must be within [0, 1]"),
         ("garbage-cgroup", dict(available_gib=100, v2="lots"), "not a byte count"),
     ],
@@ -154,11 +177,26 @@ def test_without_dry_run_the_launcher_replaces_itself_with_the_server(tmp_path):
     """The real path: os.execv, not a child process. The 'server' here is python printing its
     pid and argv; the pid is the launcher's own, and the argv carries the computed L1 size."""
     root = node(tmp_path, 400, v2="max")
-    server = [sys.executable, "-c", "import json, os, sys; print(json.dumps([os.getpid(), sys.argv[1:]]))",
-              "--eviction-policy", "LRU"]
+    server = [
+        sys.executable,
+        "-c",
+        "import json, os, sys; print(json.dumps([os.getpid(), sys.argv[1:]]))",
+        "--eviction-policy",
+        "LRU",
+    ]
     proc = subprocess.Popen(
-        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--tensor-parallel-size=2", "--", *server],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={root}",
+            "--utilization=0.5",
+            "--tensor-parallel-size=2",
+            "--",
+            *server,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -179,8 +217,9 @@ def _one_error_line(r, message: str) -> None:
 
 
 @pytest.mark.parametrize("where", ["meminfo", "memory.max"])
-@pytest.mark.parametrize("payload", ["MemAvailable: 1000 kB é\n".encode(), b"\xff\xfe\x00\x01binary\x80\n"],
-                         ids=["non-ascii", "binary"])
+@pytest.mark.parametrize(
+    "payload", ["MemAvailable: 1000 kB é\n".encode(), b"\xff\xfe\x00\x01binary\x80\n"], ids=["non-ascii", "binary"]
+)
 def test_undecodable_proc_and_cgroup_files_are_one_error_line(tmp_path, where, payload):
     root = node(tmp_path, 100, v2="max")
     target = root / ("proc/meminfo" if where == "meminfo" else "sys/fs/cgroup/memory.max")
@@ -192,9 +231,19 @@ def test_undecodable_proc_and_cgroup_files_are_one_error_line(tmp_path, where, p
 def test_missing_server_binary_is_one_error_line(tmp_path):
     root = node(tmp_path, 400, v2="max")
     r = subprocess.run(
-        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--",
-         str(tmp_path / "no-such-lmcache"), "server", "--eviction-policy", "LRU"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={root}",
+            "--utilization=0.5",
+            "--",
+            str(tmp_path / "no-such-lmcache"),
+            "server",
+            "--eviction-policy",
+            "LRU",
+        ],
+        capture_output=True,
+        text=True,
     )
     # the size was computed and logged (INFO), then exec failed: one ERROR line, exit 2
     assert r.returncode == 2 and "Traceback" not in r.stderr
@@ -212,8 +261,17 @@ def test_l1_size_is_rounded_down_never_above_the_cap(tmp_path):
     assert float(size) * GiB <= cap
 
 
-@pytest.mark.parametrize("option", ["--reserve-bytes=-1", "--initial-gb=-1", "--initial-gb=0", "--max-bytes=0",
-                                    "--max-bytes=-5", "--tensor-parallel-size=0"])
+@pytest.mark.parametrize(
+    "option",
+    [
+        "--reserve-bytes=-1",
+        "--initial-gb=-1",
+        "--initial-gb=0",
+        "--max-bytes=0",
+        "--max-bytes=-5",
+        "--tensor-parallel-size=0",
+    ],
+)
 def test_negative_or_zero_options_are_refused(tmp_path, option):
     r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", option)
     _one_error_line(r, option.split("=")[0])
@@ -229,7 +287,8 @@ def test_any_bytes_in_proc_files_exit_0_or_2_without_traceback(tmp_path_factory)
     never raises (in-process, so hypothesis can try many files quickly)."""
     import importlib.util
 
-    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
 
     spec = importlib.util.spec_from_file_location("kvgen_launcher_under_test", LAUNCHER)
     module = importlib.util.module_from_spec(spec)
@@ -281,7 +340,10 @@ def test_a_bare_server_command_is_found_on_path_as_in_the_pod(tmp_path):
     bin_dir, cwd = _lmcache_on_path(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--", *SERVER],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
         env={**os.environ, "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", os.defpath)])},
     )
     out, err = proc.communicate(timeout=60)
@@ -298,7 +360,10 @@ def test_a_server_command_not_on_path_is_one_error_line(tmp_path):
     (bin_dir / "lmcache").unlink()
     r = subprocess.run(
         [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--utilization=0.5", "--", *SERVER],
-        capture_output=True, text=True, cwd=cwd, env={**os.environ, "PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PATH": str(bin_dir)},
     )
     _one_error_line(r, f"cannot start lmcache: lmcache is not on PATH ({bin_dir})")
 
@@ -317,9 +382,19 @@ def with_lmcache(tmp_path, version: str | None, *args: str, dry_run: bool = True
         lmcache_dist.install(site, version)
     root = node(tmp_path, 400, v2="max")
     return subprocess.run(
-        [sys.executable, str(LAUNCHER), f"--proc-root={root}", *(["--dry-run"] if dry_run else []), "--utilization=0.5",
-         *args, "--", *SERVER],
-        capture_output=True, text=True, env=lmcache_dist.env(site),
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={root}",
+            *(["--dry-run"] if dry_run else []),
+            "--utilization=0.5",
+            *args,
+            "--",
+            *SERVER,
+        ],
+        capture_output=True,
+        text=True,
+        env=lmcache_dist.env(site),
     )
 
 
@@ -336,10 +411,13 @@ def test_an_lmcache_outside_the_supported_range_is_one_line_naming_both(tmp_path
     _one_error_line(r, f"LMCache {version} is installed; kvgen supports LMCache >=0.4.4,<0.6.0")
 
 
-@pytest.mark.parametrize("version, message", [
-    (None, "LMCache is not installed in this Python"),
-    ("unknown", "LMCache 'unknown' is not a version kvgen can compare; kvgen supports LMCache >=0.4.4,<0.6.0"),
-])
+@pytest.mark.parametrize(
+    "version, message",
+    [
+        (None, "LMCache is not installed in this Python"),
+        ("unknown", "LMCache 'unknown' is not a version kvgen can compare; kvgen supports LMCache >=0.4.4,<0.6.0"),
+    ],
+)
 def test_no_lmcache_or_an_unreadable_version_is_one_line(tmp_path, version, message):
     _one_error_line(with_lmcache(tmp_path, version, *VERSIONS), message)
 
@@ -352,7 +430,7 @@ class _Server:
         import threading
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 self.send_response(200 if self.path == path else 404)
                 self.end_headers()
 
@@ -373,11 +451,18 @@ def probe(tmp_path, version: str | None, url: str, *extra: str):
     site.mkdir(exist_ok=True)
     if version is not None:
         lmcache_dist.install(site, version)
-    return subprocess.run([sys.executable, str(LAUNCHER), "--probe", f"--http-url={url}", *HEALTH, *extra],
-                          capture_output=True, text=True, env=lmcache_dist.env(site), timeout=60)
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), "--probe", f"--http-url={url}", *HEALTH, *extra],
+        capture_output=True,
+        text=True,
+        env=lmcache_dist.env(site),
+        timeout=60,
+    )
 
 
-@pytest.mark.parametrize("version, served", [("0.4.4", "/api/healthcheck"), ("0.4.5", "/healthcheck"), ("0.5.6", "/healthcheck")])
+@pytest.mark.parametrize(
+    "version, served", [("0.4.4", "/api/healthcheck"), ("0.4.5", "/healthcheck"), ("0.5.6", "/healthcheck")]
+)
 def test_the_probe_asks_the_installed_lmcache_its_own_health_path(tmp_path, version, served):
     """0.4.4 serves /api/healthcheck, 0.4.5 on /healthcheck: the probe passes against the path
     the installed version serves, and fails against the other."""
@@ -400,7 +485,9 @@ def test_the_probe_fails_with_one_line_when_nothing_listens(tmp_path):
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("version, message", [(None, "LMCache is not installed"), ("0.4.3", "older than any known health path")])
+@pytest.mark.parametrize(
+    "version, message", [(None, "LMCache is not installed"), ("0.4.3", "older than any known health path")]
+)
 def test_the_probe_without_a_usable_lmcache_fails_with_one_line(tmp_path, version, message):
     server = _Server("/healthcheck")
     try:
@@ -414,7 +501,7 @@ def test_the_probe_without_a_usable_lmcache_fails_with_one_line(tmp_path, versio
 
 def test_the_rendered_sidecar_probes_are_the_launcher_with_the_rendered_health_paths():
     """kvgen's sidecar probe command runs this launcher (its ConfigMap) with runtime.yaml's paths."""
-    from kvgen import connector
+    from kvgen.data import connector
 
     command = connector.lmcache_health_probe()
     assert command[:3] == ["python3", "/opt/kvgen/lmcache_launcher.py", "--probe"]
@@ -430,10 +517,20 @@ def test_a_401_digit_memavailable_is_one_error_line(tmp_path):
     _one_error_line(launch(root, "--utilization=0.5"), "MemAvailable has 401 digits")
 
 
-@pytest.mark.parametrize("option", [f"--initial-gb={10**400}", f"--initial-gb={2**20 + 1}", f"--reserve-bytes={10**400}",
-                                    f"--max-bytes={10**400}", f"--tensor-parallel-size={10**400}"])
+@pytest.mark.parametrize(
+    "option",
+    [
+        f"--initial-gb={10**400}",
+        f"--initial-gb={2**20 + 1}",
+        f"--reserve-bytes={10**400}",
+        f"--max-bytes={10**400}",
+        f"--tensor-parallel-size={10**400}",
+    ],
+)
 def test_a_huge_size_option_is_one_error_line(tmp_path, option):
-    _one_error_line(launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", option), f"{option.split('=')[0]} must be at most")
+    _one_error_line(
+        launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", option), f"{option.split('=')[0]} must be at most"
+    )
 
 
 @pytest.mark.parametrize("where", ["proc/meminfo", "sys/fs/cgroup/memory.max"])
@@ -443,7 +540,9 @@ def test_a_fifo_in_place_of_a_proc_file_is_refused_without_blocking(tmp_path, wh
     os.mkfifo(root / where)  # nobody writes: a blocking open or read would wait forever
     r = subprocess.run(
         [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--dry-run", "--utilization=0.5", "--", *SERVER],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     _one_error_line(r, f"{root / where} is not a regular file")
 

@@ -15,7 +15,6 @@ import time
 
 import lmcache_dist
 import pytest
-
 from conftest import ROOT
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
@@ -34,20 +33,47 @@ def free_port() -> int:
 class Pod:
     """One launcher run: the server and vLLM stand-ins, their state files, the launcher process."""
 
-    def __init__(self, tmp_path, server=(), vllm=(), health_timeout=10, grace=2, then_command=None, lmcache="0.5.6",
-                 health_path="/healthcheck"):
+    def __init__(
+        self,
+        tmp_path,
+        server=(),
+        vllm=(),
+        health_timeout=10,
+        grace=2,
+        then_command=None,
+        lmcache="0.5.6",
+        health_path="/healthcheck",
+    ):
         self.state = tmp_path / "state"
         self.state.mkdir()
         (tmp_path / "proc").mkdir()  # no meminfo, no cgroup: --max-bytes alone sizes L1
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{health_path}"
-        server_cmd = [sys.executable, str(STANDIN), "server", str(self.state), f"port={self.port}",
-                      f"health-path={health_path}", *server]
+        server_cmd = [
+            sys.executable,
+            str(STANDIN),
+            "server",
+            str(self.state),
+            f"port={self.port}",
+            f"health-path={health_path}",
+            *server,
+        ]
         vllm_cmd = then_command or [sys.executable, str(STANDIN), "vllm", str(self.state), f"probe={self.url}", *vllm]
         self.argv = [
-            sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", f"--max-bytes={2 * 1024**3}", *VERSIONS,
-            f"--http-url=http://127.0.0.1:{self.port}", *HEALTH_PATHS, f"--health-timeout={health_timeout}",
-            f"--grace-period={grace}", "--poll-interval=0.05", "--", *server_cmd, "--then", *vllm_cmd,
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={tmp_path}",
+            f"--max-bytes={2 * 1024**3}",
+            *VERSIONS,
+            f"--http-url=http://127.0.0.1:{self.port}",
+            *HEALTH_PATHS,
+            f"--health-timeout={health_timeout}",
+            f"--grace-period={grace}",
+            "--poll-interval=0.05",
+            "--",
+            *server_cmd,
+            "--then",
+            *vllm_cmd,
         ]
         site = lmcache_dist.install(tmp_path / "site-packages", lmcache)  # the image's LMCache
         self.proc = subprocess.Popen(self.argv, stderr=subprocess.PIPE, text=True, env=lmcache_dist.env(site))
@@ -200,8 +226,20 @@ def test_vllm_that_cannot_start_stops_the_server_and_exits_2(tmp_path):
 
 def test_nothing_after_then_is_one_error_line(tmp_path):
     (tmp_path / "proc").mkdir()
-    r = subprocess.run([sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", "--max-bytes=2147483648", "--",
-                        "lmcache", "server", "--then"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={tmp_path}",
+            "--max-bytes=2147483648",
+            "--",
+            "lmcache",
+            "server",
+            "--then",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2
     assert r.stderr.strip().endswith("no command after --then") and len(r.stderr.strip().splitlines()) == 1
 
@@ -209,8 +247,23 @@ def test_nothing_after_then_is_one_error_line(tmp_path):
 @pytest.mark.parametrize("option", ["--health-timeout=0", "--grace-period=-1", "--poll-interval=0"])
 def test_supervision_times_must_be_positive(tmp_path, option):
     (tmp_path / "proc").mkdir()
-    r = subprocess.run([sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", "--max-bytes=2147483648", option,
-                        "--", "lmcache", "server", "--then", "vllm", "serve"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={tmp_path}",
+            "--max-bytes=2147483648",
+            option,
+            "--",
+            "lmcache",
+            "server",
+            "--then",
+            "vllm",
+            "serve",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "must be greater than 0" in r.stderr
 
 
@@ -237,10 +290,30 @@ def _refused(tmp_path, *options: str, lmcache: str | None = None):
     (tmp_path / "proc").mkdir(exist_ok=True)
     site = lmcache_dist.install(tmp_path / "site-packages", lmcache) if lmcache else tmp_path
     rendered = [*VERSIONS, *HEALTH_PATHS] if lmcache else []
-    r = subprocess.run([sys.executable, str(LAUNCHER), f"--proc-root={tmp_path}", "--max-bytes=2147483648", *rendered,
-                        *options, "--", sys.executable, str(STANDIN), "server", str(tmp_path), "--then",
-                        sys.executable, str(STANDIN), "vllm", str(tmp_path)],
-                       capture_output=True, text=True, timeout=60, env=lmcache_dist.env(site))
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(LAUNCHER),
+            f"--proc-root={tmp_path}",
+            "--max-bytes=2147483648",
+            *rendered,
+            *options,
+            "--",
+            sys.executable,
+            str(STANDIN),
+            "server",
+            str(tmp_path),
+            "--then",
+            sys.executable,
+            str(STANDIN),
+            "vllm",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=lmcache_dist.env(site),
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert not (tmp_path / "server.pid").exists() and not (tmp_path / "vllm.pid").exists()  # nothing started
@@ -249,11 +322,22 @@ def _refused(tmp_path, *options: str, lmcache: str | None = None):
 
 def test_an_lmcache_outside_the_range_starts_neither_child(tmp_path):
     line = _refused(tmp_path, lmcache="0.6.1")
-    assert line.endswith("LMCache MP server not started: LMCache 0.6.1 is installed; kvgen supports LMCache >=0.4.4,<0.6.0")
+    assert line.endswith(
+        "LMCache MP server not started: LMCache 0.6.1 is installed; kvgen supports LMCache >=0.4.4,<0.6.0"
+    )
 
 
-@pytest.mark.parametrize("option", ["--poll-interval=inf", "--health-timeout=inf", "--grace-period=inf",
-                                    "--health-timeout=nan", "--poll-interval=1e308", "--grace-period=3601"])
+@pytest.mark.parametrize(
+    "option",
+    [
+        "--poll-interval=inf",
+        "--health-timeout=inf",
+        "--grace-period=inf",
+        "--health-timeout=nan",
+        "--poll-interval=1e308",
+        "--grace-period=3601",
+    ],
+)
 def test_supervision_times_must_be_finite_and_bounded(tmp_path, option):
     line = _refused(tmp_path, option)
     assert f"{option.split('=')[0]} must be " in line

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 import helm
+import pytest
 from conftest import ROOT, compile_spec, problem_set, spec
-from kvgen import contract, kube
 
-MULTI = dict(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-             instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
-             parallelism={"tensor": 16, "nodes": 2})
+from kvgen.data import contract, kube
+
+MULTI = dict(
+    model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+    parallelism={"tensor": 16, "nodes": 2},
+)
 
 
 def lws_spec(**overrides):
@@ -33,7 +35,9 @@ def the(c, kind):
 def test_one_leaderworkerset_replaces_the_statefulset_pair_and_the_headless_service():
     c = compile_spec(lws_spec(replicas=3))
     assert "StatefulSet" not in kinds(c)
-    assert [o["metadata"]["name"] for o in c.objects if o["kind"] == "Service"] == ["demo"]  # LWS makes the headless one
+    assert [o["metadata"]["name"] for o in c.objects if o["kind"] == "Service"] == [
+        "demo"
+    ]  # LWS makes the headless one
     lws = the(c, "LeaderWorkerSet")
     assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
     assert lws["spec"]["replicas"] == 3
@@ -50,8 +54,11 @@ def _normalized(pod_spec):
     every node's LMCache server (lmcache.mp.server_urls: tests/test_multinode.py)."""
     pod = copy.deepcopy(pod_spec)
     for c in [*pod.get("initContainers", []), *pod["containers"]]:
-        c["args"] = [a for a in c.get("args", [])
-                     if not a.startswith(("--node-rank=", "--master-addr=", "--kv-transfer-config="))]
+        c["args"] = [
+            a
+            for a in c.get("args", [])
+            if not a.startswith(("--node-rank=", "--master-addr=", "--kv-transfer-config="))
+        ]
         c["env"] = [e for e in c.get("env", []) if e["name"] not in ("NODE_RANK", "KVGEN_LWS_GROUP_INDEX")]
     return pod
 
@@ -88,7 +95,9 @@ def test_the_rendered_leaderworkerset_is_checked_against_the_crd_schema():
     bad["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["argz"] = []
     errors = dict(kube.validate_object(bad))
     assert "'Always' is not one of" in errors[("spec", "leaderWorkerTemplate", "restartPolicy")]
-    assert "'argz' was unexpected" in errors[("spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", 0)]
+    assert (
+        "'argz' was unexpected" in errors[("spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", 0)]
+    )
 
 
 def test_replicas_beyond_one_need_the_leaderworkerset_engine():
@@ -106,11 +115,15 @@ def test_the_name_bound_follows_the_statefulsets_lws_makes():
     assert "'" + "a" * 50 + "-999'" in problem[1]
 
 
-@pytest.mark.parametrize("values", [
-    lws_spec(replicas=2),
-    lws_spec(kvCacheOffloading={"lmcache": {"gpuAccess": "in-container"}}),
-    lws_spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi"}),
-], ids=["replicas-2", "in-container", "native"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        lws_spec(replicas=2),
+        lws_spec(kvCacheOffloading={"lmcache": {"gpuAccess": "in-container"}}),
+        lws_spec(kvCacheOffloading={"backend": "native", "cpu": "100Gi"}),
+    ],
+    ids=["replicas-2", "in-container", "native"],
+)
 def test_the_chart_renders_the_same_leaderworkerset(values):
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compile_spec(values).objects)
 

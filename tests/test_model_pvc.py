@@ -4,8 +4,9 @@ under the model's id, nothing downloaded; in kvgen and in the chart alike."""
 from __future__ import annotations
 
 import helm
-from kvgen import catalog
 from conftest import compile_spec, container, problem_set, spec
+
+from kvgen.data import catalog
 
 PVC = spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "uri": "pvc://model-store/models/llama-8b/"})
 
@@ -17,10 +18,16 @@ def test_the_model_is_served_from_the_claim_under_its_id():
     assert vllm["args"][:2] == ["/mnt/models", "--served-model-name=meta-llama/Llama-3.1-8B-Instruct"]
     assert "meta-llama/Llama-3.1-8B-Instruct" not in vllm["args"][0]
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in vllm["env"]
-    assert {"name": "model-weights", "mountPath": "/mnt/models", "readOnly": True,
-            "subPath": "models/llama-8b"} in vllm["volumeMounts"]
+    assert {
+        "name": "model-weights",
+        "mountPath": "/mnt/models",
+        "readOnly": True,
+        "subPath": "models/llama-8b",
+    } in vllm["volumeMounts"]
     pod = compiled.objects[-1]["spec"]["template"]["spec"]
-    assert {"name": "model-weights", "persistentVolumeClaim": {"claimName": "model-store", "readOnly": True}} in pod["volumes"]
+    assert {"name": "model-weights", "persistentVolumeClaim": {"claimName": "model-store", "readOnly": True}} in pod[
+        "volumes"
+    ]
     # the LMCache sidecar needs no weights
     sidecar = container(compiled, "lmcache-mp-server")
     assert all(m["name"] != "model-weights" for m in sidecar["volumeMounts"])
@@ -37,8 +44,10 @@ def test_nothing_is_downloaded_so_the_model_cache_holds_no_weights():
 
 
 def test_a_claim_without_a_path_is_mounted_whole_and_a_served_name_of_ones_own_wins():
-    values = spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "uri": "pvc://model-store"},
-                  vllm={"extraArgs": ["--served-model-name=llama"]})
+    values = spec(
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "uri": "pvc://model-store"},
+        vllm={"extraArgs": ["--served-model-name=llama"]},
+    )
     compiled = compile_spec(values)
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compiled.objects)
     vllm = container(compiled, "vllm")
@@ -49,8 +58,10 @@ def test_a_claim_without_a_path_is_mounted_whole_and_a_served_name_of_ones_own_w
 
 
 def test_bad_claims_are_refused_alike():
-    for uri, words in (("pvc://Model_Store/x", "cannot name a PersistentVolumeClaim"),
-                       ("pvc://model-store/a/../b", "must not contain '..'")):
+    for uri, words in (
+        ("pvc://Model_Store/x", "cannot name a PersistentVolumeClaim"),
+        ("pvc://model-store/a/../b", "must not contain '..'"),
+    ):
         values = spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "uri": uri})
         ours = problem_set(values)
         assert helm.problems(values) == ours

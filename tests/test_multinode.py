@@ -21,16 +21,21 @@ import helm
 import pytest
 from conftest import ROOT, compile_spec, spec
 
-from kvgen import catalog, contract
+from kvgen.data import catalog, contract
 
 NODES = 4
-MULTI = dict(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-             instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
-             parallelism={"tensor": 16, "nodes": NODES})
+MULTI = dict(
+    model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+    parallelism={"tensor": 16, "nodes": NODES},
+)
 # DeepSeek-V3: MLA, whose one writer per LMCache server is the first rank of each node
-MLA = dict(name="deepseek-v3-mla", model={"id": "deepseek-ai/DeepSeek-V3"},
-           instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
-           parallelism={"tensor": 16, "nodes": 2})
+MLA = dict(
+    name="deepseek-v3-mla",
+    model={"id": "deepseek-ai/DeepSeek-V3"},
+    instance={"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+    parallelism={"tensor": 16, "nodes": 2},
+)
 LMCACHE_PORT = catalog.runtime()["wiring"]["lmcache"]["port"]
 
 FACES: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
@@ -49,23 +54,33 @@ def _pods(objects: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any],
             s = obj["spec"]
             start = (s.get("ordinals") or {}).get("start", 0)
             for ordinal in range(start, start + s["replicas"]):
-                out.append((f"{obj['metadata']['name']}-{ordinal}", s["serviceName"], s["template"],
-                            {"NODE_RANK": str(ordinal)}))
+                out.append(
+                    (
+                        f"{obj['metadata']['name']}-{ordinal}",
+                        s["serviceName"],
+                        s["template"],
+                        {"NODE_RANK": str(ordinal)},
+                    )
+                )
         elif obj["kind"] == "LeaderWorkerSet":
             name, t = obj["metadata"]["name"], obj["spec"]["leaderWorkerTemplate"]
             assert "networkConfig" not in obj["spec"], "subdomainPolicy Shared: the subdomain is the LWS's name"
             leader = f"{name}-0.{name}.{obj['metadata'].get('namespace', 'default')}"
             for index in range(t["size"]):
                 template = t["leaderTemplate"] if index == 0 else t["workerTemplate"]
-                injected = {contract.LWS_LEADER_ADDRESS: leader, contract.LWS_WORKER_INDEX: str(index),
-                            contract.LWS_GROUP_INDEX_FIELD: "0"}
+                injected = {
+                    contract.LWS_LEADER_ADDRESS: leader,
+                    contract.LWS_WORKER_INDEX: str(index),
+                    contract.LWS_GROUP_INDEX_FIELD: "0",
+                }
                 out.append((f"{name}-0" if index == 0 else f"{name}-0-{index}", name, template, injected))
     return out
 
 
 def _container(template: dict[str, Any], name: str) -> dict[str, Any]:
-    (c,) = [c for c in [*template["spec"].get("initContainers", []), *template["spec"]["containers"]]
-            if c["name"] == name]
+    (c,) = [
+        c for c in [*template["spec"].get("initContainers", []), *template["spec"]["containers"]] if c["name"] == name
+    ]
     return c
 
 
@@ -83,7 +98,7 @@ def _server_argv(template: dict[str, Any]) -> list[str]:
     spec_ = template["spec"]
     sidecars = [c for c in spec_.get("initContainers", []) if c["name"] == "lmcache-mp-server"]
     args = (sidecars[0] if sidecars else _container(template, "vllm"))["args"]
-    server = args[args.index("--") + 1:]
+    server = args[args.index("--") + 1 :]
     return server[: server.index("--then")] if "--then" in server else server
 
 
@@ -132,8 +147,10 @@ def test_an_mla_model_across_nodes_reads_its_own_nodes_server(face):
     pods = _pods([o for o in objects if o["kind"] == "StatefulSet"])
     (host, subdomain, template, _i), (worker, _s, _t, _w) = pods
     extra = _kv_extra(_container(template, "vllm")["args"])
-    assert extra["lmcache.mp.server_urls"] == [f"tcp://deepseek-v3-mla-0.deepseek-v3-mla-headless:{LMCACHE_PORT}",
-                                               f"tcp://deepseek-v3-mla-worker-1.deepseek-v3-mla-headless:{LMCACHE_PORT}"]
+    assert extra["lmcache.mp.server_urls"] == [
+        f"tcp://deepseek-v3-mla-0.deepseek-v3-mla-headless:{LMCACHE_PORT}",
+        f"tcp://deepseek-v3-mla-worker-1.deepseek-v3-mla-headless:{LMCACHE_PORT}",
+    ]
     assert (host, worker) == ("deepseek-v3-mla-0", "deepseek-v3-mla-worker-1")
 
 
@@ -157,7 +174,10 @@ def test_a_single_node_server_stays_on_loopback(face):
     objects = FACES[face](spec())
     (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
     t = deployment["spec"]["template"]
-    assert _kv_extra(_container(t, "vllm")["args"]) == {"lmcache.mp.host": "tcp://127.0.0.1", "lmcache.mp.port": LMCACHE_PORT}
+    assert _kv_extra(_container(t, "vllm")["args"]) == {
+        "lmcache.mp.host": "tcp://127.0.0.1",
+        "lmcache.mp.port": LMCACHE_PORT,
+    }
     assert _option(_server_argv(t), "--host") == "127.0.0.1"
 
 
@@ -173,22 +193,36 @@ def test_the_leaderworkerset_restart_policy_is_the_recorded_choice(face):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("### Multi-node servers: StatefulSets or a LeaderWorkerSet", 1)[1].split("\n### ", 1)[0]
     why = section.split("The LeaderWorkerSet's restart policy, chosen knowingly", 1)[1]
-    for reason in ("cannot rejoin", "`None`", "ContainerRestarted", "LMCache sidecar", "emptyDirs",
-                   "model.uri: pvc://", "RecreateGroupAfterStart"):
+    for reason in (
+        "cannot rejoin",
+        "`None`",
+        "ContainerRestarted",
+        "LMCache sidecar",
+        "emptyDirs",
+        "model.uri: pvc://",
+        "RecreateGroupAfterStart",
+    ):
         assert reason in why, reason
 
 
 def test_the_readme_warns_that_the_servers_are_reachable_and_why_they_must_be():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("### Multi-node servers: StatefulSets or a LeaderWorkerSet", 1)[1].split("\n### ", 1)[0]
-    for words in ("lmcache.mp.server_urls", "--host 0.0.0.0", "no authentication", "NetworkPolicy",
-                  "lmcache_mp_connector.py"):
+    for words in (
+        "lmcache.mp.server_urls",
+        "--host 0.0.0.0",
+        "no authentication",
+        "NetworkPolicy",
+        "lmcache_mp_connector.py",
+    ):
         assert words in section, words
 
 
 ROUTING = ROOT / "tests" / "contract" / "lmcache_routing.py"
 ROUTED = {  # (spec, the rendered first group's server_urls are read from its leader pod)
-    "dense-lws-2": spec(**{**MULTI, "parallelism": {"tensor": 16, "nodes": 2}}, multiNode={"engine": "leaderworkerset"}),
+    "dense-lws-2": spec(
+        **{**MULTI, "parallelism": {"tensor": 16, "nodes": 2}}, multiNode={"engine": "leaderworkerset"}
+    ),
     "dense-sts-4": spec(**MULTI),
     "mla-sts-2": spec(**MLA),
     "mla-lws-2": spec(**MLA, multiNode={"engine": "leaderworkerset"}),
@@ -210,13 +244,27 @@ def test_lmcache_routes_every_rank_to_its_own_pods_server_and_every_lookup_can_h
         (host, _s, template, injected), *_ = _pods(c.objects)
         urls = _kv_extra(_expanded_args(_container(template, "vllm"), {}, injected))["lmcache.mp.server_urls"]
         p = c.plan.spec.parallelism
-        cases.append({"id": case, "server_urls": urls, "tp": p.tensor, "nodes": p.nodes, "mla": c.plan.model.mla,
-                      "pods": [f"tcp://{h}.{s}:{LMCACHE_PORT}" for h, s, _t, _i in _pods(c.objects)]})
+        cases.append(
+            {
+                "id": case,
+                "server_urls": urls,
+                "tp": p.tensor,
+                "nodes": p.nodes,
+                "mla": c.plan.model.mla,
+                "pods": [f"tcp://{h}.{s}:{LMCACHE_PORT}" for h, s, _t, _i in _pods(c.objects)],
+            }
+        )
     batch, output = tmp_path / "cases.json", tmp_path / "routes.json"
     batch.write_text(json.dumps({"cases": cases}), encoding="utf-8")
     env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "LMCACHE_DISABLE_BANNER": "1", "PYTHONPATH": ""}
-    run = subprocess.run([python, str(ROUTING), str(batch), str(output)], capture_output=True, text=True,
-                         cwd=tmp_path, env=env, timeout=600)
+    run = subprocess.run(
+        [python, str(ROUTING), str(batch), str(output)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     routes = json.loads(output.read_text(encoding="utf-8"))
     for case in cases:
@@ -227,12 +275,15 @@ def test_lmcache_routes_every_rank_to_its_own_pods_server_and_every_lookup_can_h
             assert s["lookup"] and set(s["lookup"]) <= set(s["written"]), (case["id"], url, s)
 
 
-@pytest.mark.parametrize("offloading, uri, warned", [
-    ({}, None, True),  # the sidecar, weights in the emptyDir
-    ({"lmcache": {"gpuAccess": "in-container"}}, None, False),  # no sidecar: a server restart is vLLM's
-    ({}, "pvc://models/llama-70b", False),  # weights on a claim survive the group's recreation
-    ({"enabled": False}, None, False),
-])
+@pytest.mark.parametrize(
+    "offloading, uri, warned",
+    [
+        ({}, None, True),  # the sidecar, weights in the emptyDir
+        ({"lmcache": {"gpuAccess": "in-container"}}, None, False),  # no sidecar: a server restart is vLLM's
+        ({}, "pvc://models/llama-70b", False),  # weights on a claim survive the group's recreation
+        ({"enabled": False}, None, False),
+    ],
+)
 def test_a_leaderworkerset_with_the_sidecar_warns_that_its_restart_recreates_the_group(offloading, uri, warned):
     model = {"id": "meta-llama/Llama-3.1-70B-Instruct", **({"uri": uri} if uri else {})}
     values = spec(**{**MULTI, "model": model}, multiNode={"engine": "leaderworkerset"}, kvCacheOffloading=offloading)

@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import json
 
+import helm
 import pytest
+from conftest import compile_spec, container, dump, problem_set, run_kvgen, spec
 from ruamel.yaml import YAML
 
-import helm
-from conftest import compile_spec, container, dump, kind, problem_set, run_kvgen, spec, workload
-from kvgen import kube
+from kvgen.data import kube
 
-MULTI_NODE = {"model": {"id": "Qwen/Qwen3-32B"}, "parallelism": {"tensor": 2, "nodes": 2},
-              "instance": {"type": "Standard_NC24ads_A100_v4"}}
+MULTI_NODE = {
+    "model": {"id": "Qwen/Qwen3-32B"},
+    "parallelism": {"tensor": 2, "nodes": 2},
+    "instance": {"type": "Standard_NC24ads_A100_v4"},
+}
 KEDA = {"maxReplicas": 4, "keda": {"serverAddress": "http://prometheus.monitoring:9090"}}
-HPA_METRIC = {"type": "Pods", "pods": {"metric": {"name": "vllm_num_requests_waiting"},
-                                       "target": {"type": "AverageValue", "averageValue": "5"}}}
+HPA_METRIC = {
+    "type": "Pods",
+    "pods": {"metric": {"name": "vllm_num_requests_waiting"}, "target": {"type": "AverageValue", "averageValue": "5"}},
+}
 
 
 def both(values: dict) -> list[dict]:
@@ -54,7 +59,10 @@ def test_default_probes_survive_a_saturated_server():
     objs = both(spec())
     probes = vllm_probes(objs)
     assert {name: p["timeoutSeconds"] for name, p in probes.items()} == {
-        "startupProbe": 5, "readinessProbe": 5, "livenessProbe": 10}
+        "startupProbe": 5,
+        "readinessProbe": 5,
+        "livenessProbe": 10,
+    }
     assert probes["startupProbe"]["periodSeconds"] * probes["startupProbe"]["failureThreshold"] == 1800
     # the rollout deadline covers the startup budget (30 min) plus 600 s to schedule and pull
     (deployment,) = of_kind(objs, "Deployment")
@@ -62,12 +70,21 @@ def test_default_probes_survive_a_saturated_server():
 
 
 def test_probe_timings_are_configurable_and_the_deadline_follows_the_startup_budget():
-    values = spec(probes={"startup": {"failureThreshold": 360}, "readiness": {"timeoutSeconds": 12, "periodSeconds": 15},
-                          "liveness": {"failureThreshold": 6}})
+    values = spec(
+        probes={
+            "startup": {"failureThreshold": 360},
+            "readiness": {"timeoutSeconds": 12, "periodSeconds": 15},
+            "liveness": {"failureThreshold": 6},
+        }
+    )
     objs = both(values)
     probes = vllm_probes(objs)
-    assert probes["startupProbe"] == {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10,
-                                      "timeoutSeconds": 5, "failureThreshold": 360}
+    assert probes["startupProbe"] == {
+        "httpGet": {"path": "/health", "port": "http"},
+        "periodSeconds": 10,
+        "timeoutSeconds": 5,
+        "failureThreshold": 360,
+    }
     assert probes["readinessProbe"]["timeoutSeconds"] == 12 and probes["readinessProbe"]["periodSeconds"] == 15
     assert probes["livenessProbe"]["failureThreshold"] == 6 and probes["livenessProbe"]["timeoutSeconds"] == 10
     assert of_kind(objs, "Deployment")[0]["spec"]["progressDeadlineSeconds"] == 10 * 360 + 600
@@ -87,7 +104,10 @@ def test_a_bad_probe_value_is_refused_with_its_path(tmp_path):
     path.write_text(dump(spec(probes={"readiness": {"timeoutSeconds": 0}, "startup": {"bogus": 1}})))
     result = run_kvgen("render", str(path))
     assert result.returncode == 1 and result.stdout == ""
-    assert "probes.readiness.timeoutSeconds" in result.stderr and "probes.startup.bogus: unknown key 'bogus'" in result.stderr
+    assert (
+        "probes.readiness.timeoutSeconds" in result.stderr
+        and "probes.startup.bogus: unknown key 'bogus'" in result.stderr
+    )
     with pytest.raises(Exception, match="timeoutSeconds"):
         helm.render(spec(probes={"readiness": {"timeoutSeconds": 0}}))
 
@@ -95,16 +115,20 @@ def test_a_bad_probe_value_is_refused_with_its_path(tmp_path):
 # ----------------------------------------------------------------------------- disruption budget
 
 
-@pytest.mark.parametrize("values, expected", [
-    (spec(), None),                                                         # one replica: nothing to protect
-    (spec(replicas=3), 1),                                                  # on by default
-    (spec(replicas=3, disruptionBudget={"enabled": False}), None),
-    (spec(disruptionBudget={"enabled": True}), 1),
-    (spec(replicas=4, disruptionBudget={"maxUnavailable": "25%"}), "25%"),
-    (spec(replicas=4, disruptionBudget={"maxUnavailable": 2}), 2),
-    (spec(autoscaling=KEDA), 1),                                            # up to 4 replicas
-    (spec(autoscaling={**KEDA, "maxReplicas": 1}), None),
-], ids=["one-replica", "three", "disabled", "forced", "percent", "two", "autoscaled", "autoscaled-to-one"])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        (spec(), None),  # one replica: nothing to protect
+        (spec(replicas=3), 1),  # on by default
+        (spec(replicas=3, disruptionBudget={"enabled": False}), None),
+        (spec(disruptionBudget={"enabled": True}), 1),
+        (spec(replicas=4, disruptionBudget={"maxUnavailable": "25%"}), "25%"),
+        (spec(replicas=4, disruptionBudget={"maxUnavailable": 2}), 2),
+        (spec(autoscaling=KEDA), 1),  # up to 4 replicas
+        (spec(autoscaling={**KEDA, "maxReplicas": 1}), None),
+    ],
+    ids=["one-replica", "three", "disabled", "forced", "percent", "two", "autoscaled", "autoscaled-to-one"],
+)
 def test_a_disruption_budget_when_there_can_be_several_replicas(values, expected):
     objs = both(values)
     pdbs = of_kind(objs, "PodDisruptionBudget")
@@ -133,7 +157,7 @@ def test_a_bad_max_unavailable_is_refused():
 
 
 def lmcache_argv(c: dict) -> list[str]:
-    return c["args"][c["args"].index("--"):]
+    return c["args"][c["args"].index("--") :]
 
 
 def test_a_pod_monitor_scrapes_vllm_and_the_lmcache_server():
@@ -208,8 +232,12 @@ def test_a_bad_interval_is_refused():
 
 
 def test_keda_scales_the_deployment_on_vllms_queue():
-    objs = both(spec(namespace="llm", autoscaling={**KEDA, "minReplicas": 0, "keda": {**KEDA["keda"], "threshold": "3",
-                                                                                       "cooldownPeriod": 600}}))
+    objs = both(
+        spec(
+            namespace="llm",
+            autoscaling={**KEDA, "minReplicas": 0, "keda": {**KEDA["keda"], "threshold": "3", "cooldownPeriod": 600}},
+        )
+    )
     (deployment,) = of_kind(objs, "Deployment")
     assert "replicas" not in deployment["spec"]  # KEDA sets them
     (so,) = of_kind(objs, "ScaledObject")
@@ -217,15 +245,21 @@ def test_keda_scales_the_deployment_on_vllms_queue():
     assert (so["spec"]["minReplicaCount"], so["spec"]["maxReplicaCount"], so["spec"]["cooldownPeriod"]) == (0, 4, 600)
     assert "pollingInterval" not in so["spec"]
     (trigger,) = so["spec"]["triggers"]
-    assert trigger == {"type": "prometheus", "metadata": {
-        "serverAddress": "http://prometheus.monitoring:9090",
-        "query": 'sum(vllm:num_requests_waiting{namespace="llm",pod=~"demo-[a-z0-9]+-[a-z0-9]+"})',
-        "threshold": "3"}}
+    assert trigger == {
+        "type": "prometheus",
+        "metadata": {
+            "serverAddress": "http://prometheus.monitoring:9090",
+            "query": 'sum(vllm:num_requests_waiting{namespace="llm",pod=~"demo-[a-z0-9]+-[a-z0-9]+"})',
+            "threshold": "3",
+        },
+    }
     assert not of_kind(objs, "HorizontalPodAutoscaler")
 
 
 def test_keda_takes_a_query_of_your_own():
-    objs = both(spec(autoscaling={**KEDA, "keda": {**KEDA["keda"], "query": "sum(rate(x[1m]))", "pollingInterval": 15}}))
+    objs = both(
+        spec(autoscaling={**KEDA, "keda": {**KEDA["keda"], "query": "sum(rate(x[1m]))", "pollingInterval": 15}})
+    )
     (so,) = of_kind(objs, "ScaledObject")
     assert so["spec"]["triggers"][0]["metadata"]["query"] == "sum(rate(x[1m]))" and so["spec"]["pollingInterval"] == 15
 
@@ -242,11 +276,17 @@ def test_without_autoscaling_the_deployment_keeps_its_replicas():
     assert of_kind(both(spec(replicas=2)), "Deployment")[0]["spec"]["replicas"] == 2
 
 
-@pytest.mark.parametrize("autoscaling, path, message", [
-    ({**KEDA, "minReplicas": 5}, "autoscaling.minReplicas", "5 is above autoscaling.maxReplicas (4)"),
-    ({"minReplicas": 0, "maxReplicas": 3, "hpa": {"metrics": [HPA_METRIC]}}, "autoscaling.minReplicas",
-     "an HPA cannot scale to zero: minReplicas must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "autoscaling, path, message",
+    [
+        ({**KEDA, "minReplicas": 5}, "autoscaling.minReplicas", "5 is above autoscaling.maxReplicas (4)"),
+        (
+            {"minReplicas": 0, "maxReplicas": 3, "hpa": {"metrics": [HPA_METRIC]}},
+            "autoscaling.minReplicas",
+            "an HPA cannot scale to zero: minReplicas must be at least 1",
+        ),
+    ],
+)
 def test_inconsistent_autoscaling_is_refused_by_both(autoscaling, path, message):
     problems = both_problems(spec(autoscaling=autoscaling))
     assert {(p, m) for p, m, _h in problems} == {(path, message)}
@@ -254,8 +294,12 @@ def test_inconsistent_autoscaling_is_refused_by_both(autoscaling, path, message)
 
 def test_a_multi_node_server_is_not_autoscaled():
     problems = both_problems(spec(**MULTI_NODE, autoscaling=KEDA))
-    assert {(p, m) for p, m, _h in problems} == {("autoscaling", "a server spanning 2 nodes is one pair of StatefulSets "
-                                                  "(rank 0 and ranks 1..); kvgen does not autoscale it")}
+    assert {(p, m) for p, m, _h in problems} == {
+        (
+            "autoscaling",
+            "a server spanning 2 nodes is one pair of StatefulSets (rank 0 and ranks 1..); kvgen does not autoscale it",
+        )
+    }
 
 
 def test_exactly_one_autoscaler(tmp_path):
@@ -270,7 +314,9 @@ def test_exactly_one_autoscaler(tmp_path):
 
 
 def test_a_bad_hpa_metric_is_refused_with_its_path():
-    problems = problem_set(spec(autoscaling={"maxReplicas": 2, "hpa": {"metrics": [{"type": "Pods", "pods": {"bogus": 1}}]}}))
+    problems = problem_set(
+        spec(autoscaling={"maxReplicas": 2, "hpa": {"metrics": [{"type": "Pods", "pods": {"bogus": 1}}]}})
+    )
     assert any(p == "autoscaling.hpa.metrics[0].pods" for p, _m, _h in problems), problems
 
 

@@ -4,14 +4,14 @@ test (or, where upstream has none, the code line) it follows."""
 
 from __future__ import annotations
 
+import helm
 import helm_python
 import pytest
-
-import helm
 from conftest import compile_spec, container, kv_transfer_config, spec, workload
-from kvgen import quantity
-from kvgen.errors import SpecError
 from test_context_contract import assert_same_context
+
+from kvgen.core import quantity
+from kvgen.core.errors import SpecError
 
 GiB = 1024**3
 TIER = {"fileSystem": {"emptyDir": {"size": "100Gi"}}}
@@ -36,13 +36,21 @@ def test_hf_token_secret_optional_renders_like_kaito():
     """KAITO pkg/workspace/inference/preset_inferences_test.go TestGeneratePresetInference, cases
     "test-model-download-a100/vllm" and "test-model-download-distributed/vllm": the HF_TOKEN env is
     SecretKeyRef{Key: "HF_TOKEN", Name: "test-secret", Optional: ptr.To(true)} (SetHFToken)."""
-    values = spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct",
-                         "hfTokenSecret": {"name": "test-secret", "key": "HF_TOKEN", "optional": True}})
+    values = spec(
+        model={
+            "id": "meta-llama/Llama-3.1-8B-Instruct",
+            "hfTokenSecret": {"name": "test-secret", "key": "HF_TOKEN", "optional": True},
+        }
+    )
     c = compile_spec(values)
-    assert env_of(c)["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "test-secret", "key": "HF_TOKEN", "optional": True}}
+    assert env_of(c)["HF_TOKEN"]["valueFrom"] == {
+        "secretKeyRef": {"name": "test-secret", "key": "HF_TOKEN", "optional": True}
+    }
     assert_same_context(values)
     # unset: the Kubernetes default (required), as before
-    plain = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "s", "key": "k"}}))
+    plain = compile_spec(
+        spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "s", "key": "k"}})
+    )
     assert env_of(plain)["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "s", "key": "k"}}
 
 
@@ -55,8 +63,11 @@ def test_spec_name_tiering_without_tiers_is_kserves_cpu_tier():
     spec_name TieringOffloadingSpec, cpu_bytes_to_use 10737418240."""
     values = spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "specName": "TieringOffloadingSpec"})
     kv = kv_transfer_config(compile_spec(values))
-    assert kv["kv_connector_extra_config"] == {"cpu_bytes_to_use": 10737418240, "eviction_policy": "lru",
-                                               "spec_name": "TieringOffloadingSpec"}
+    assert kv["kv_connector_extra_config"] == {
+        "cpu_bytes_to_use": 10737418240,
+        "eviction_policy": "lru",
+        "spec_name": "TieringOffloadingSpec",
+    }
     assert_same_context(values)
     # without specName, the CPU tier alone stays CPUOffloadingSpec (native specs keep their output)
     default = kv_transfer_config(compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"})))
@@ -64,8 +75,11 @@ def test_spec_name_tiering_without_tiers_is_kserves_cpu_tier():
 
 
 def test_spec_name_cpu_offloading_with_disk_tiers_is_refused_by_kvgen_and_the_chart():
-    message = refused_by_both(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "specName": "CPUOffloadingSpec",
-                                                      "secondary": [TIER]}))
+    message = refused_by_both(
+        spec(
+            kvCacheOffloading={"backend": "native", "cpu": "10Gi", "specName": "CPUOffloadingSpec", "secondary": [TIER]}
+        )
+    )
     assert "specName CPUOffloadingSpec takes no secondary tiers" in message
 
 
@@ -78,18 +92,32 @@ def test_native_decode_keeps_its_tiers_beside_nixl_in_a_multiconnector():
     decode workload keeps volume kv-cache-secondary-0 (emptyDir sizeLimit 100Gi) mounted on main at
     /mnt/kv-cache-0. vLLM 0.33 needs NIXL for the hand-off, so the OffloadingConnector goes into a
     MultiConnector after it (multi_connector.py); KAITO's failure policy "fail" is top level."""
-    values = spec(model={"id": "Qwen/Qwen2.5-7B-Instruct"}, disaggregation={"role": "decode"},
-                  kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": [TIER]})
+    values = spec(
+        model={"id": "Qwen/Qwen2.5-7B-Instruct"},
+        disaggregation={"role": "decode"},
+        kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": [TIER]},
+    )
     c = compile_spec(values)
     assert c.plan.decision.enabled
     assert kv_transfer_config(c) == {
-        "kv_connector": "MultiConnector", "kv_role": "kv_both", "kv_load_failure_policy": "fail",
-        "kv_connector_extra_config": {"connectors": [
-            {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
-            {"kv_connector": "OffloadingConnector", "kv_role": "kv_both", "kv_connector_extra_config": {
-                "cpu_bytes_to_use": 10737418240, "eviction_policy": "lru", "spec_name": "TieringOffloadingSpec",
-                "secondary_tiers": [{"type": "fs", "root_dir": "/mnt/kv-cache-0"}]}},
-        ]},
+        "kv_connector": "MultiConnector",
+        "kv_role": "kv_both",
+        "kv_load_failure_policy": "fail",
+        "kv_connector_extra_config": {
+            "connectors": [
+                {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+                {
+                    "kv_connector": "OffloadingConnector",
+                    "kv_role": "kv_both",
+                    "kv_connector_extra_config": {
+                        "cpu_bytes_to_use": 10737418240,
+                        "eviction_policy": "lru",
+                        "spec_name": "TieringOffloadingSpec",
+                        "secondary_tiers": [{"type": "fs", "root_dir": "/mnt/kv-cache-0"}],
+                    },
+                },
+            ]
+        },
     }
     volumes = {v["name"]: v for v in workload(c)["spec"]["template"]["spec"]["volumes"]}
     assert volumes["kv-cache-secondary-0"]["emptyDir"] == {"sizeLimit": "100Gi"}
@@ -106,7 +134,11 @@ def test_lmcache_decode_still_turns_offloading_off():
     values = spec(disaggregation={"role": "prefill"}, kvCacheOffloading={"cpuMemoryUtilization": 0.5})
     c = compile_spec(values)
     assert c.plan.decision.reason_code == "prefill-decode-disaggregation"
-    assert kv_transfer_config(c) == {"kv_connector": "NixlConnector", "kv_role": "kv_both", "kv_load_failure_policy": "fail"}
+    assert kv_transfer_config(c) == {
+        "kv_connector": "NixlConnector",
+        "kv_role": "kv_both",
+        "kv_load_failure_policy": "fail",
+    }
     assert_same_context(values)
 
 
@@ -118,9 +150,13 @@ def test_an_instance_of_gpus_only_renders_without_fit_checks_and_says_so():
     and nothing checks a node (no upstream test asserts a node check; none exists). A spec with
     instance {gpus: N} and no type or memory renders N GPUs, skips the memory, disk and GPU fit
     checks with one warning, and passes no --max-model-len (vLLM finds the length)."""
-    values = spec(model={"id": "Qwen/Qwen2.5-72B-Instruct"}, instance={"gpus": 2}, parallelism={"tensor": 2},
-                  kvCacheOffloading={"backend": "native", "cpu": "500Gi"},
-                  resources={"vllm": {"requests": {"memory": "2000Gi"}, "limits": {"memory": "2000Gi"}}})
+    values = spec(
+        model={"id": "Qwen/Qwen2.5-72B-Instruct"},
+        instance={"gpus": 2},
+        parallelism={"tensor": 2},
+        kvCacheOffloading={"backend": "native", "cpu": "500Gi"},
+        resources={"vllm": {"requests": {"memory": "2000Gi"}, "limits": {"memory": "2000Gi"}}},
+    )
     c = compile_spec(values)
     res = container(c, "vllm")["resources"]
     assert res["limits"]["nvidia.com/gpu"] == 2 and res["requests"]["memory"] == "2000Gi"
@@ -139,14 +175,20 @@ def test_an_instance_without_gpus_is_the_cpu_rule_and_a_mig_one_the_mig_rule():
     pod, nvidia.com/mig-<profile> a MIG slice (KAITO preset_inferences.go L560-567 requests the
     same resource; its interface_test.go TestGetInferenceCommandVLLMMIGDisablesCPUOffload turns
     offloading off on MIG)."""
-    cpu = spec(model={"id": "meta-llama/Llama-3.2-1B-Instruct"}, instance={"gpus": 0, "arch": "arm64"},
-               kvCacheOffloading={"backend": "native", "cpu": "4Gi"})
+    cpu = spec(
+        model={"id": "meta-llama/Llama-3.2-1B-Instruct"},
+        instance={"gpus": 0, "arch": "arm64"},
+        kvCacheOffloading={"backend": "native", "cpu": "4Gi"},
+    )
     c = compile_spec(cpu)
     assert c.plan.decision.reason_code == "cpu-instance"
     assert "nvidia.com/gpu" not in container(c, "vllm")["resources"]["limits"]
     assert_same_context(cpu)
-    mig = spec(model={"id": "meta-llama/Llama-3.2-1B-Instruct"}, instance={"gpus": 1, "mig": "1g.10gb"},
-               kvCacheOffloading={"backend": "native", "cpu": "4Gi"})
+    mig = spec(
+        model={"id": "meta-llama/Llama-3.2-1B-Instruct"},
+        instance={"gpus": 1, "mig": "1g.10gb"},
+        kvCacheOffloading={"backend": "native", "cpu": "4Gi"},
+    )
     c = compile_spec(mig)
     assert c.plan.decision.reason_code == "mig-partition"
     assert container(c, "vllm")["resources"]["limits"]["nvidia.com/mig-1g.10gb"] == 1

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kvgen import outdir, tree
+from kvgen.output import outdir, tree
 
 EXAMPLES = int(os.environ.get("KVGEN_OUTDIR_EXAMPLES", "150"))
 MANIFEST = ".kvgen-manifest.json"
@@ -47,8 +47,19 @@ SPECS = st.lists(
 )
 
 # your files: mostly beside kvgen's (README.md, .git/config, notes), sometimes where kvgen writes
-YOURS = ["README.md", ".git/config", ".git/HEAD", "notes.yaml", "x/a.yaml", "prod/notes.md", "prod/eu/x.yaml",
-         ".hidden/kustomization.yaml", "x/kustomization.yaml", "gemma-copy.yaml", "dev/.env"]
+YOURS = [
+    "README.md",
+    ".git/config",
+    ".git/HEAD",
+    "notes.yaml",
+    "x/a.yaml",
+    "prod/notes.md",
+    "prod/eu/x.yaml",
+    ".hidden/kustomization.yaml",
+    "x/kustomization.yaml",
+    "gemma-copy.yaml",
+    "dev/.env",
+]
 IN_THE_WAY = ["kustomization.yaml", "a.yaml", "gemma.yaml", "prod/kustomization.yaml", "prod/b.yaml", "prod", "dev"]
 USER_PATHS = st.one_of(*[st.sampled_from(YOURS)] * 4, st.sampled_from(IN_THE_WAY))
 # bytes of yours, or (an int) a copy of the i-th file of tree A somewhere else: kvgen's bytes in your directory
@@ -56,8 +67,21 @@ USER_FILES = st.dictionaries(USER_PATHS, st.one_of(st.binary(max_size=24), st.in
 ODD_KEYS = st.one_of(
     *[st.sampled_from(YOURS + IN_THE_WAY)] * 6,  # names within OUT: the manifest stays valid
     st.text(st.sampled_from("ab.-/"), min_size=1, max_size=8).filter(lambda k: "//" not in k and "/." not in k),
-    st.sampled_from(["..", "../x.yaml", "/etc/passwd", "a/../b.yaml", "./a.yaml", "a//b.yaml", "", ".",
-                     "a\\b.yaml", MANIFEST, ".git/../README.md"]),  # refused as a whole
+    st.sampled_from(
+        [
+            "..",
+            "../x.yaml",
+            "/etc/passwd",
+            "a/../b.yaml",
+            "./a.yaml",
+            "a//b.yaml",
+            "",
+            ".",
+            "a\\b.yaml",
+            MANIFEST,
+            ".git/../README.md",
+        ]
+    ),  # refused as a whole
 )
 
 
@@ -72,7 +96,7 @@ def tamperings(draw: st.DrawFn) -> dict:
 
 
 def plan(specs: list[tuple[str, str, str]]) -> dict[PurePosixPath, str]:
-    return tree.plan([tree.Entry(PurePosixPath(d), n, rendered(n, v), f"{d}/{n}") for d, n, v in specs])
+    return tree.layout([tree.Entry(PurePosixPath(d), n, rendered(n, v), f"{d}/{n}") for d, n, v in specs])
 
 
 def sha(data: bytes) -> str:

@@ -22,12 +22,12 @@ import time
 from pathlib import Path, PurePosixPath
 
 import pytest
+from conftest import GOLDEN, ROOT, run_kvgen
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from conftest import GOLDEN, ROOT, run_kvgen
-from kvgen import outdir, tree
-from kvgen.cli import app
+from kvgen.app.cli import app
+from kvgen.output import outdir, tree
 
 EXAMPLES = ROOT / "examples"
 MANIFEST = ".kvgen-manifest.json"
@@ -300,16 +300,18 @@ def test_a_file_where_a_directory_must_go_is_a_usage_error(specs, tmp_path):
 
 def rendered(name: str, data: str) -> str:
     """A <name>.yaml in the form kvgen renders (one object labelled as kvgen's), data its ConfigMap data."""
-    return (f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n"
-            f"    app.kubernetes.io/instance: {name}\n    app.kubernetes.io/managed-by: kvgen\ndata:\n{data}")
+    return (
+        f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n"
+        f"    app.kubernetes.io/instance: {name}\n    app.kubernetes.io/managed-by: kvgen\ndata:\n{data}"
+    )
 
 
 def entry(subdir: str, name: str, data: str) -> tree.Entry:
     return tree.Entry(PurePosixPath(subdir), name, rendered(name, data), f"{subdir}/{name}")
 
 
-PLAN_A = tree.plan([entry(".", "a", "  a: '1'\n"), entry("sub", "b", "  b: '1'\n")])
-PLAN_B = tree.plan([entry(".", "a", "".join(f"  a{i}: '2'\n" for i in range(500))), entry("new", "c", "  c: '2'\n")])
+PLAN_A = tree.layout([entry(".", "a", "  a: '1'\n"), entry("sub", "b", "  b: '1'\n")])
+PLAN_B = tree.layout([entry(".", "a", "".join(f"  a{i}: '2'\n" for i in range(500))), entry("new", "c", "  c: '2'\n")])
 
 
 @pytest.fixture
@@ -401,8 +403,9 @@ def test_a_failure_while_committing_is_finished_by_the_next_render(tree_a, monke
 HOOKED = r"""
 import os, sys, time
 from pathlib import Path
-import kvgen.commit
-from kvgen import safedir, signals
+import kvgen.output.commit
+from kvgen.core import signals
+from kvgen.output import safedir
 
 ready, mode, argv = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 got = []
@@ -436,16 +439,16 @@ elif mode == "commit":  # stop after the first rename of the commit
             pause()
     os.replace = replacing
 elif mode == "hold":  # hold the lock between staging and commit
-    commit = kvgen.commit.commit
+    commit = kvgen.output.commit.commit
     def holding(*a):
         ready.write_text("ready")
         time.sleep(float(os.environ["KVGEN_TEST_HOLD"]))
         commit(*a)
-    kvgen.commit.commit = holding
+    kvgen.output.commit.commit = holding
 elif mode == "timeout":
     safedir.LOCK_TIMEOUT = 0.5
 
-from kvgen.cli import main
+from kvgen.app.cli import main
 sys.argv = ["kvgen", *argv]
 main()
 """
@@ -453,8 +456,14 @@ main()
 
 def hooked(tmp_path, mode, *argv, env=None):
     ready = tmp_path / f"ready-{mode}"
-    proc = subprocess.Popen([sys.executable, "-c", HOOKED, str(ready), mode, *argv], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOOKED, str(ready), mode, *argv],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
     return proc, ready
 
 
@@ -520,8 +529,13 @@ def test_two_renders_into_one_out_are_serialized(out, specs, tmp_path):
     # the first render (other specs) holds OUT between staging and commit; the second (back to specs) starts then
     first, ready = hooked(tmp_path, "hold", "render", "-q", str(other), "-o", str(out), env={"KVGEN_TEST_HOLD": "3"})
     wait_for(ready, first)
-    second = subprocess.Popen([sys.executable, "-m", "kvgen", "render", str(specs), "-o", str(out)], cwd=ROOT,
-                              text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    second = subprocess.Popen(
+        [sys.executable, "-m", "kvgen", "render", str(specs), "-o", str(out)],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     _o, err2 = second.communicate(timeout=120)
     _o, err1 = first.communicate(timeout=120)
     assert first.returncode == 0 and second.returncode == 0, err1 + err2
@@ -552,8 +566,12 @@ def test_the_manifest_is_deterministic_and_lists_every_file_with_its_digest(spec
     body = json.loads(text)
     assert text == json.dumps(body, indent=2, sort_keys=True) + "\n"
     assert set(body) == {"files", "generator", "version"} and body["version"] == 1
-    assert sorted(body["files"]) == ["gemma-4-12b.yaml", "kustomization.yaml", "prod/kustomization.yaml",
-                                     "prod/qwen2-7b-pvc-ref.yaml"]
+    assert sorted(body["files"]) == [
+        "gemma-4-12b.yaml",
+        "kustomization.yaml",
+        "prod/kustomization.yaml",
+        "prod/qwen2-7b-pvc-ref.yaml",
+    ]
     assert_consistent(out)
     again = tmp_path / "again"
     render(specs, again)
@@ -568,16 +586,36 @@ def test_kustomize_resource_adds_your_own_files_to_the_top_kustomization(specs, 
     root = tmp_path / "rendered"
     (root / "extras").mkdir(parents=True)
     (root / "namespace.yaml").write_text("kind: Namespace\n")
-    result = render(specs, root, "--kustomize-resource", "namespace.yaml", "--kustomize-resource", "extras/",
-                    "--kustomize-resource", "later.yaml")
+    result = render(
+        specs,
+        root,
+        "--kustomize-resource",
+        "namespace.yaml",
+        "--kustomize-resource",
+        "extras/",
+        "--kustomize-resource",
+        "later.yaml",
+    )
     assert result.returncode == 0, result.stderr
     top = YAML(typ="safe").load((root / "kustomization.yaml").read_text())
     assert top["resources"] == [GEMMA, "prod", "namespace.yaml", "extras", "later.yaml"]
     assert "rendered/later.yaml (--kustomize-resource) does not exist yet" in result.stderr
     assert (root / "namespace.yaml").read_text() == "kind: Namespace\n"
     assert "namespace.yaml" not in manifest_of(root)["files"]
-    assert render(specs, root, "--check", "--kustomize-resource", "namespace.yaml", "--kustomize-resource", "extras",
-                  "--kustomize-resource", "later.yaml").returncode == 0
+    assert (
+        render(
+            specs,
+            root,
+            "--check",
+            "--kustomize-resource",
+            "namespace.yaml",
+            "--kustomize-resource",
+            "extras",
+            "--kustomize-resource",
+            "later.yaml",
+        ).returncode
+        == 0
+    )
 
 
 def test_kustomize_resource_must_stay_inside_out_and_be_yours(specs, tmp_path):
@@ -600,7 +638,6 @@ def test_kustomize_resource_through_a_link_is_refused(specs, tmp_path):
     result = render(specs, root, "--kustomize-resource", "extras/ns.yaml")
     assert result.returncode == 1
     assert "rendered/extras is a symbolic link" in result.stderr
-
 
 
 # ----------------------------------------------------------------------------- the manifest is input (issue 20)
@@ -640,8 +677,10 @@ def test_a_manifest_claiming_your_file_where_kvgen_writes_never_replaces_it(spec
     before = snapshot(root)
     result = render(specs, root)
     assert result.returncode == 1
-    assert (f"error: {root.as_posix()}/kustomization.yaml is listed in {MANIFEST} with its sha256, but does not "
-            "hold what kvgen writes") in result.stderr
+    assert (
+        f"error: {root.as_posix()}/kustomization.yaml is listed in {MANIFEST} with its sha256, but does not "
+        "hold what kvgen writes"
+    ) in result.stderr
     assert snapshot(root) == before
 
 
@@ -679,6 +718,14 @@ def test_kvgen_tells_its_own_files_by_name_and_form(out):
     for other in (k + "namespace: x\n", k.replace("  - a.yaml", "- a.yaml"), k[:-1], "resources: []\n", k + "\n"):
         assert not tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), other.encode()), other
     assert not tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), b"\xff" + k.encode())
-    for rel in ("README.md", ".git/config", ".git/hooks/kustomization.yaml", "prod/.cache/a.yaml", "A.yaml", "a.yml",
-                ".kvgen-tmp-1", "-a.yaml"):
+    for rel in (
+        "README.md",
+        ".git/config",
+        ".git/hooks/kustomization.yaml",
+        "prod/.cache/a.yaml",
+        "A.yaml",
+        "a.yml",
+        ".kvgen-tmp-1",
+        "-a.yaml",
+    ):
         assert tree.layout_reason(PurePosixPath(rel)) is not None, rel

@@ -1,4 +1,4 @@
-"""A large batch compiles in forked worker processes (kvgen.parallel) and gives the same bytes,
+"""A large batch compiles in forked worker processes (kvgen.core.parallel) and gives the same bytes,
 the same problems in the same order, and the same exit codes as a serial run."""
 
 from __future__ import annotations
@@ -12,17 +12,20 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, ROOT, run_kvgen
-from kvgen import compiler, parallel
-from kvgen.compiler import InputErrors, compile_inputs
+
+from kvgen.app import compiler
+from kvgen.app.compiler import InputErrors, compile_inputs
+from kvgen.core import parallel
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
 
 # the native examples that render for the default Kubernetes version
 NATIVES = [
-    p for p in EXAMPLES
-    if re.search(r"^name: ", p.read_text(), re.M) and not re.search(r"^(apiVersion|# kube-version):", p.read_text(), re.M)
+    p
+    for p in EXAMPLES
+    if re.search(r"^name: ", p.read_text(), re.M)
+    and not re.search(r"^(apiVersion|# kube-version):", p.read_text(), re.M)
 ]
 
 
@@ -31,7 +34,9 @@ def batch(directory: Path, count: int, bad: tuple[int, ...] = ()) -> list[Path]:
     paths = []
     for i in range(count):
         source = NATIVES[i % len(NATIVES)]
-        text = re.sub(r"^name: (.*)$", lambda m: f"name: b{i:03d}-{m.group(1)}"[:58], source.read_text(), count=1, flags=re.M)
+        text = re.sub(
+            r"^name: (.*)$", lambda m: f"name: b{i:03d}-{m.group(1)}"[:58], source.read_text(), count=1, flags=re.M
+        )
         if i in bad:
             text += f"bogus{i}: 1\n"
         path = directory / f"group-{i // 40}" / f"spec-{i:03d}.yaml"
@@ -100,7 +105,10 @@ def test_a_translated_batch_keeps_its_conversions():
     seed = (ROOT / "examples" / "seeds" / "kaito-workspace-gemma-4-12b.yaml").read_text()
     assert "inference-params" in seed and "name: gemma-4-12b" in seed
     inputs = [
-        (f"w{i}.yaml", seed.replace("inference-params", f"params-{i}").replace("name: gemma-4-12b", f"name: w{i}-gemma"))
+        (
+            f"w{i}.yaml",
+            seed.replace("inference-params", f"params-{i}").replace("name: gemma-4-12b", f"name: w{i}-gemma"),
+        )
         for i in range(110)
     ]
     two = compile_inputs(inputs, jobs=2).compiled
@@ -117,11 +125,16 @@ def test_the_cli_gives_the_same_tree_and_messages_whatever_the_jobs(tmp_path):
         out = tmp_path / f"out-{jobs}"
         result = run_kvgen("render", str(specs), "-o", str(out), "-j", jobs, env=env)
         assert result.returncode == 0, result.stderr
-        runs[jobs] = (result.stderr.replace(str(out), "OUT"), {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+        runs[jobs] = (
+            result.stderr.replace(str(out), "OUT"),
+            {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()},
+        )
     assert runs["2"] == runs["1"]
     assert len(runs["1"][1]) > 105  # the specs and the kustomization files
     via_env = run_kvgen("validate", str(specs), env={**env, "KVGEN_JOBS": "2"})
-    assert via_env.returncode == 0 and via_env.stderr == run_kvgen("validate", str(specs), "--jobs", "1", env=env).stderr
+    assert (
+        via_env.returncode == 0 and via_env.stderr == run_kvgen("validate", str(specs), "--jobs", "1", env=env).stderr
+    )
     refused = run_kvgen("validate", str(specs), "-j", "0", env=env)
     assert refused.returncode == 2 and "--jobs" in refused.stderr
 
@@ -148,12 +161,18 @@ def test_ctrl_c_stops_the_workers_and_exits_130(tmp_path):
                 os.kill(os.getpid(), signal.SIGINT)
             return result(self, *args)
         ProcessPoolExecutor.submit, Future.result = recording, interrupting
-        from kvgen import cli
+        from kvgen.app import cli
         sys.argv = ["kvgen", "render", "-j", "2", {str(specs)!r}]
         cli.main()
         """)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                            env={**os.environ, "KVGEN_REPLAY": "off"})
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "KVGEN_REPLAY": "off"},
+    )
     assert result.returncode == 130, result.stderr
     assert "Traceback" not in result.stderr and "kvgen: interrupted" in result.stderr
     assert result.stdout == ""
@@ -166,7 +185,7 @@ def test_a_worker_that_dies_fails_the_batch_instead_of_hanging():
     # as when the OOM killer ends a worker: multiprocessing.Pool would wait for its results forever
     code = textwrap.dedent("""\
         import os
-        from kvgen import parallel
+        from kvgen.core import parallel
         try:
             list(parallel.imap_ordered(lambda i: os._exit(9) if i == 150 else i, list(range(300)), 2))
         except Exception as exc:
@@ -184,7 +203,9 @@ def test_a_platform_that_refuses_the_workers_compiles_serially(monkeypatch):
         raise OSError(38, "Function not implemented")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
-    assert list(parallel.imap_ordered(lambda i: (i, os.getpid()), list(range(120)), 2)) == [(i, os.getpid()) for i in range(120)]
+    assert list(parallel.imap_ordered(lambda i: (i, os.getpid()), list(range(120)), 2)) == [
+        (i, os.getpid()) for i in range(120)
+    ]
 
 
 def test_no_worker_is_forked_for_a_small_batch(tmp_path, monkeypatch):

@@ -3,10 +3,9 @@ secure defaults of every pod and container, in kvgen and in the chart alike."""
 
 from __future__ import annotations
 
-import pytest
-
 import helm
-from conftest import ROOT, compile_spec, container, dump, problem_set, run_kvgen, spec, workload
+import pytest
+from conftest import ROOT, compile_spec, dump, problem_set, run_kvgen, spec, workload
 
 MULTI_NODE = dict(
     model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
@@ -45,8 +44,12 @@ SETTINGS = spec(
         "runtimeClassName": "nvidia",
         "topologySpreadConstraints": [
             {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"},
-            {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
-             "labelSelector": {"matchLabels": {"team": "ml"}}},
+            {
+                "maxSkew": 2,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"team": "ml"}},
+            },
         ],
     },
     pod={
@@ -72,11 +75,18 @@ def test_pod_settings_reach_every_pod_in_kvgen_and_the_chart():
     assert s["imagePullSecrets"] == [{"name": "registry-credentials"}]
     assert s["runtimeClassName"] == "nvidia"
     # the spec's keys win, kvgen's defaults stay beside them
-    assert s["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}, "runAsNonRoot": True,
-                                    "runAsUser": 1000, "fsGroup": 1000}
+    assert s["securityContext"] == {
+        "seccompProfile": {"type": "RuntimeDefault"},
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "fsGroup": 1000,
+    }
     for c in containers(pod):
-        assert c["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": False,
-                                        "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}}
+        assert c["securityContext"] == {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": False,
+            "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
+        }
     # a constraint without labelSelector spreads this workload's pods; one with it is kept
     zone, host = s["topologySpreadConstraints"]
     assert zone["labelSelector"] == {"matchLabels": workload(compile_spec(SETTINGS))["spec"]["selector"]["matchLabels"]}
@@ -95,8 +105,14 @@ def test_a_named_existing_service_account_is_used_without_rendering_one():
 
 
 def test_each_rank_of_a_multi_node_server_spreads_its_own_pods():
-    values = spec(**MULTI_NODE, scheduling={"topologySpreadConstraints": [
-        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}]})
+    values = spec(
+        **MULTI_NODE,
+        scheduling={
+            "topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}
+            ]
+        },
+    )
     ours = compile_spec(values).objects
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(ours)
     leader, worker = pods(ours)
@@ -108,8 +124,7 @@ def test_each_rank_of_a_multi_node_server_spreads_its_own_pods():
 BAD_SETTINGS = spec(
     scheduling={
         "runtimeClassName": "NVIDIA_runtime",
-        "topologySpreadConstraints": [
-            {"maxSkew": 0, "topologyKey": "bad key!", "whenUnsatisfiable": "Sometimes"}],
+        "topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "bad key!", "whenUnsatisfiable": "Sometimes"}],
     },
     pod={
         "labels": {"app.kubernetes.io/instance": "other", "team": "a b", "bad key!": "x"},
@@ -125,26 +140,40 @@ def test_bad_pod_settings_are_refused_alike_by_kvgen_and_the_chart():
     assert helm.problems(BAD_SETTINGS) == ours
     paths = {p for p, _m, _h in ours}
     assert paths == {
-        "scheduling.runtimeClassName", "scheduling.topologySpreadConstraints[0].maxSkew",
-        "scheduling.topologySpreadConstraints[0].topologyKey", "scheduling.topologySpreadConstraints[0].whenUnsatisfiable",
-        "pod.labels.app.kubernetes.io/instance", "pod.labels.team", "pod.labels.bad key!",
-        "pod.annotations.kvgen.dev/kv-cache-offloading", "pod.annotations.bad key!",
-        "pod.imagePullSecrets[0].name", "pod.serviceAccount.name",
+        "scheduling.runtimeClassName",
+        "scheduling.topologySpreadConstraints[0].maxSkew",
+        "scheduling.topologySpreadConstraints[0].topologyKey",
+        "scheduling.topologySpreadConstraints[0].whenUnsatisfiable",
+        "pod.labels.app.kubernetes.io/instance",
+        "pod.labels.team",
+        "pod.labels.bad key!",
+        "pod.annotations.kvgen.dev/kv-cache-offloading",
+        "pod.annotations.bad key!",
+        "pod.imagePullSecrets[0].name",
+        "pod.serviceAccount.name",
     }
     assert any("a label kvgen sets itself" in m for p, m, _h in ours if p == "pod.labels.app.kubernetes.io/instance")
 
 
 def test_security_contexts_are_checked_against_the_kubernetes_definitions(tmp_path):
-    bad = spec(pod={"securityContext": {"runAsUser": "root", "seccompProfile": {"type": "RuntimeDefault", "extra": 1}},
-                    "containerSecurityContext": {"capabilities": {"add": "IPC_LOCK"}, "privileged": "no"}},
-               scheduling={"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname"}]})
+    bad = spec(
+        pod={
+            "securityContext": {"runAsUser": "root", "seccompProfile": {"type": "RuntimeDefault", "extra": 1}},
+            "containerSecurityContext": {"capabilities": {"add": "IPC_LOCK"}, "privileged": "no"},
+        },
+        scheduling={"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname"}]},
+    )
     f = tmp_path / "bad.yaml"
     f.write_text(dump(bad))
     result = run_kvgen("validate", str(f))
     assert result.returncode == 1, result.stderr
-    for path in ("pod.securityContext.runAsUser", "pod.securityContext.seccompProfile",
-                 "pod.containerSecurityContext.capabilities.add", "pod.containerSecurityContext.privileged",
-                 "scheduling.topologySpreadConstraints[0]"):
+    for path in (
+        "pod.securityContext.runAsUser",
+        "pod.securityContext.seccompProfile",
+        "pod.containerSecurityContext.capabilities.add",
+        "pod.containerSecurityContext.privileged",
+        "scheduling.topologySpreadConstraints[0]",
+    ):
         assert path in result.stderr, (path, result.stderr)
     assert f"{f}:" in result.stderr  # file:line
     assert "Traceback" not in result.stderr

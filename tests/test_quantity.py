@@ -1,4 +1,4 @@
-"""kvgen.quantity against the oracle: the Kubernetes Python client's parse_quantity (a test
+"""kvgen.core.quantity against the oracle: the Kubernetes Python client's parse_quantity (a test
 dependency only; kvgen does not import it at run time)."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ import sys
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kubernetes.utils.quantity import parse_quantity as reference
 
-from kvgen import quantity
+from kvgen.core import quantity
 
 digits = st.text("0123456789", min_size=1, max_size=12)
 number = st.one_of(
@@ -51,10 +52,18 @@ def test_text_kvgen_reads_has_the_reference_value(text):
     assert ours == reference(text)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("10Gi", 10 * 1024**3), ("1.5T", Decimal("1.5e12")), ("512Mi", 512 * 1024**2), ("500m", Decimal("0.5")),
-    ("1e3", 1000), ("2E", 2 * 10**18), ("7", 7),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("10Gi", 10 * 1024**3),
+        ("1.5T", Decimal("1.5e12")),
+        ("512Mi", 512 * 1024**2),
+        ("500m", Decimal("0.5")),
+        ("1e3", 1000),
+        ("2E", 2 * 10**18),
+        ("7", 7),
+    ],
+)
 def test_known_values(text, expected):
     assert quantity.parse(text) == expected
 
@@ -73,12 +82,15 @@ def test_true_is_not_a_quantity():
 def test_kvgen_does_not_import_the_kubernetes_client():
     """The client is a test oracle only: rendering must not import it (126 MB installed,
     about 280 ms to import)."""
-    code = ("import sys, runpy; sys.argv = ['kvgen', 'render', '--quiet', 'examples/kaito-gemma-4-12b.yaml'];\n"
-            "import kvgen.cli, contextlib, io\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try: kvgen.cli.main()\n"
-            "    except SystemExit: pass\n"
-            "print('kubernetes' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=__import__("conftest").ROOT)
+    code = (
+        "import sys, runpy; sys.argv = ['kvgen', 'render', '--quiet', 'examples/kaito-gemma-4-12b.yaml'];\n"
+        "import kvgen.app.cli, contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: kvgen.app.cli.main()\n"
+        "    except SystemExit: pass\n"
+        "print('kubernetes' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=__import__("conftest").ROOT
+    )
     assert out.stdout.strip().splitlines()[-1] == "False"

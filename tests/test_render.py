@@ -41,13 +41,17 @@ def test_sidecar_shares_dev_shm_and_sees_the_gpus_without_requesting_one():
 
 
 def test_lmcache_disk_tiers_mount_on_the_sidecar_as_l2_fs_adapters():
-    c = compile_spec(spec(kvCacheOffloading={"cpu": "20Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}]}))
+    c = compile_spec(
+        spec(kvCacheOffloading={"cpu": "20Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}]})
+    )
     side = container(c, "lmcache-mp-server")
     assert {"name": "kv-cache-secondary-0", "mountPath": "/mnt/kv-cache-0"} in side["volumeMounts"]
     args = side["args"]
     # a tier of known size is bounded (fs_native + eviction); LMCache's plain fs adapter has no bound
     assert json.loads(args[args.index("--l2-adapter") + 1]) == {
-        "type": "fs_native", "base_path": "/mnt/kv-cache-0", "max_capacity_gb": 100,
+        "type": "fs_native",
+        "base_path": "/mnt/kv-cache-0",
+        "max_capacity_gb": 100,
         "eviction": {"eviction_policy": "LRU", "trigger_watermark": 0.8, "eviction_ratio": 0.2},
     }
     assert side["resources"]["requests"]["ephemeral-storage"] == "100Gi"
@@ -55,8 +59,13 @@ def test_lmcache_disk_tiers_mount_on_the_sidecar_as_l2_fs_adapters():
 
 
 def test_multi_node_renders_leader_and_worker_statefulsets_and_a_headless_service():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
-                          parallelism={"tensor": 8, "pipeline": 3, "nodes": 3}))
+    c = compile_spec(
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism={"tensor": 8, "pipeline": 3, "nodes": 3},
+        )
+    )
     assert [o["kind"] for o in c.objects] == ["Service", "Service", "StatefulSet", "StatefulSet"]
     leader, worker = [o for o in c.objects if o["kind"] == "StatefulSet"]
     assert leader["metadata"]["name"] == "demo" and leader["spec"]["replicas"] == 1 and "ordinals" not in leader["spec"]
@@ -101,17 +110,24 @@ def test_recommended_labels_and_instance_type_pinning():
 
 
 def test_hf_token_is_only_a_secret_reference():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "token"}}))
+    c = compile_spec(
+        spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "token"}})
+    )
     (env,) = [e for e in container(c, "vllm")["env"] if e["name"] == "HF_TOKEN"]
     assert env == {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}
 
 
 def test_user_scheduling_and_env_pass_through():
-    c = compile_spec(spec(
-        scheduling={"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                    "priorityClassName": "inference"},
-        vllm={"env": [{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}], "extraArgs": ["--max-num-seqs=64"]},
-    ))
+    c = compile_spec(
+        spec(
+            scheduling={
+                "nodeSelector": {"pool": "gpu"},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "priorityClassName": "inference",
+            },
+            vllm={"env": [{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}], "extraArgs": ["--max-num-seqs=64"]},
+        )
+    )
     pod = workload(c)["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4", "pool": "gpu"}
     assert pod["tolerations"][0]["key"] == "nvidia.com/gpu" and pod["priorityClassName"] == "inference"
@@ -121,14 +137,21 @@ def test_user_scheduling_and_env_pass_through():
 
 def test_image_overrides_and_digest():
     digest = "sha256:" + "a" * 64
-    c = compile_spec(spec(images={"vllm": {"tag": "v0.33.1"}, "lmcache": {"repository": "mirror/lmcache", "digest": digest}}))
+    c = compile_spec(
+        spec(images={"vllm": {"tag": "v0.33.1"}, "lmcache": {"repository": "mirror/lmcache", "digest": digest}})
+    )
     assert container(c, "vllm")["image"] == "vllm/vllm-openai:v0.33.1"
     assert container(c, "lmcache-mp-server")["image"] == f"mirror/lmcache@{digest}"
 
 
 def test_multi_node_tensor_parallel_keeps_offloading_with_a_sidecar_on_every_rank():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
-                          parallelism={"tensor": 16, "nodes": 2}))
+    c = compile_spec(
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism={"tensor": 16, "nodes": 2},
+        )
+    )
     assert [o["kind"] for o in c.objects] == ["ConfigMap", "Service", "Service", "StatefulSet", "StatefulSet"]
     for sts in (o for o in c.objects if o["kind"] == "StatefulSet"):
         (side,) = sts["spec"]["template"]["spec"]["initContainers"]
@@ -136,11 +159,20 @@ def test_multi_node_tensor_parallel_keeps_offloading_with_a_sidecar_on_every_ran
 
 
 def test_a_model_and_a_node_outside_the_catalog_can_be_described_inline():
-    c = compile_spec(spec(
-        model={"id": "acme/private-13b", "architecture": "LlamaForCausalLM", "layers": 40, "kvHeads": 8, "headDim": 128, "weights": "26Gi"},
-        instance={"gpus": 2, "gpuMemory": "48Gi", "memory": "256Gi", "cpu": 32, "localDisk": "2Ti"},
-        parallelism={"tensor": 2},
-    ))
+    c = compile_spec(
+        spec(
+            model={
+                "id": "acme/private-13b",
+                "architecture": "LlamaForCausalLM",
+                "layers": 40,
+                "kvHeads": 8,
+                "headDim": 128,
+                "weights": "26Gi",
+            },
+            instance={"gpus": 2, "gpuMemory": "48Gi", "memory": "256Gi", "cpu": 32, "localDisk": "2Ti"},
+            parallelism={"tensor": 2},
+        )
+    )
     assert container(c, "vllm")["args"][0] == "acme/private-13b"
     assert c.plan.model.kv_bytes_per_token(tensor_parallel=2) == 40 * 2 * 4 * 128 * 2
     assert "nodeSelector" not in workload(c)["spec"]["template"]["spec"]  # no instance type to pin to
@@ -151,11 +183,18 @@ def test_invalid_output_is_refused_with_every_error_and_exit_code_3(monkeypatch)
     import pytest
     from typer.testing import CliRunner
 
-    from kvgen import render
-    from kvgen.cli import app
-    from kvgen.errors import OutputInvalidError
+    from kvgen.app.cli import app
+    from kvgen.core.errors import OutputInvalidError
+    from kvgen.render import templates as render
 
-    bad = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}, "spec": {"ports": [{"port": "eighty"}], "bogus": 1}}]
+    bad = [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "x"},
+            "spec": {"ports": [{"port": "eighty"}], "bogus": 1},
+        }
+    ]
     with pytest.raises(OutputInvalidError) as err:
         render.check(bad, "1.33")
     assert len(err.value.messages) == 2  # both errors, not just the first

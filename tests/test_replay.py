@@ -1,4 +1,4 @@
-"""kvgen.replay: an identical run is replayed from its record; anything its output depends on is a new run."""
+"""kvgen.output.replay: an identical run is replayed from its record; anything its output depends on is a new run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kvgen import paths, replay
+from kvgen.core import paths
+from kvgen.output import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
@@ -58,8 +59,11 @@ def test_a_changed_spec_option_or_variable_is_a_new_run(tmp_path):
     assert changed.returncode == 0 and "name: other" in changed.stdout and "stale" not in changed.stdout
     spec.write_text(SPEC.read_text())  # the original bytes again: the (tampered) record of that run
     assert _kvgen(cache, "render", str(spec)).stdout == "stale\n"
-    for args, env in ((("render", "-q", str(spec)), {}), (("render", str(spec)), {"KVGEN_ANYTHING": "1"}),
-                      (("render", str(spec)), {"COLUMNS": "40"})):
+    for args, env in (
+        (("render", "-q", str(spec)), {}),
+        (("render", str(spec)), {"KVGEN_ANYTHING": "1"}),
+        (("render", str(spec)), {"COLUMNS": "40"}),
+    ):
         assert _kvgen(cache, *args, **env).stdout == GOLDEN.read_text(), (args, env)
 
 
@@ -101,8 +105,14 @@ def test_runs_that_are_never_recorded(tmp_path, args):
 
 def test_stdin_and_an_off_cache_are_never_recorded(tmp_path):
     environ = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-m", "kvgen", "render", "-"], input=SPEC.read_text(), cwd=ROOT,
-                         capture_output=True, text=True, env=environ)
+    run = subprocess.run(
+        [sys.executable, "-m", "kvgen", "render", "-"],
+        input=SPEC.read_text(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=environ,
+    )
     assert run.returncode == 0 and _records(tmp_path) == []
     assert _kvgen(tmp_path, "render", str(SPEC), KVGEN_CACHE_DIR="off").returncode == 0
     assert not (ROOT / "off").exists() and _records(tmp_path) == []
@@ -186,8 +196,12 @@ def test_a_corrupt_or_foreign_record_is_not_replayed(tmp_path, monkeypatch):
     monkeypatch.setenv("KVGEN_CACHE_DIR", str(tmp_path))
     k = "ab" * 32
     (tmp_path / "runs").mkdir()
-    for junk in ("{", "[]", json.dumps({"key": "other", "exit": 0, "stdout": "", "stderr": ""}),
-                 json.dumps({"key": k, "exit": 4, "stdout": "", "stderr": ""})):
+    for junk in (
+        "{",
+        "[]",
+        json.dumps({"key": "other", "exit": 0, "stdout": "", "stderr": ""}),
+        json.dumps({"key": k, "exit": 4, "stdout": "", "stderr": ""}),
+    ):
         (tmp_path / "runs" / f"{k}.json").write_text(junk)
         assert replay.lookup(k) is None, junk
     replay.store(k, 4, "x", "")  # an internal error is not recorded

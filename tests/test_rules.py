@@ -4,9 +4,10 @@ and a neighbouring case that differs in just that respect keeps offloading on.""
 from __future__ import annotations
 
 import pytest
+from conftest import compile_spec, container, dump, kv_transfer_config, run_kvgen, spec, workload
 
-from conftest import compile_spec, container, kv_transfer_config, run_kvgen, spec, workload, dump
-from kvgen import catalog, rules
+from kvgen.data import catalog
+from kvgen.plan import rules
 
 LLAMA = {"id": "meta-llama/Llama-3.1-8B-Instruct"}
 # p5 node pools that put the kubelet on the instance NVMe (a default EKS pool has a 20 GiB root volume)
@@ -32,11 +33,17 @@ CASES = {
         spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 4}),
     ),
     "multi-node-pipeline-parallel": (
-        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
-             parallelism={"tensor": 8, "pipeline": 2, "nodes": 2}),
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism={"tensor": 8, "pipeline": 2, "nodes": 2},
+        ),
         # pipeline parallel inside one node keeps offloading on
-        spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
-             parallelism={"tensor": 4, "pipeline": 2}),
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism={"tensor": 4, "pipeline": 2},
+        ),
     ),
     "prefill-decode-disaggregation": (
         spec(disaggregation={"role": "decode"}),
@@ -89,8 +96,12 @@ def test_utilization_zero_is_disabled_by_config():
 
 
 def test_hybrid_opt_in_with_native_backend_keeps_offloading_on_with_prefix_caching():
-    c = compile_spec(spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
-                          kvCacheOffloading={"backend": "native", "cpu": "20Gi", "allowHybrid": True}))
+    c = compile_spec(
+        spec(
+            model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
+            kvCacheOffloading={"backend": "native", "cpu": "20Gi", "allowHybrid": True},
+        )
+    )
     assert kv_transfer_config(c)["kv_connector"] == "OffloadingConnector"
     assert "--enable-prefix-caching" in container(c, "vllm")["args"]
 
@@ -127,8 +138,13 @@ def test_decision_is_printed_on_stderr_and_the_render_succeeds(tmp_path):
 # ----------------------------------------------------------------------------- hybrid by architecture
 
 NEMOTRON_INLINE = {  # a model the catalog does not know, described inline, with no `hybrid:`
-    "id": "example-org/nemotron-h-custom", "architecture": "NemotronHForCausalLM", "layers": 52,
-    "attentionLayers": 4, "kvHeads": 8, "headDim": 128, "weights": "16Gi",
+    "id": "example-org/nemotron-h-custom",
+    "architecture": "NemotronHForCausalLM",
+    "layers": 52,
+    "attentionLayers": 4,
+    "kvHeads": 8,
+    "headDim": 128,
+    "weights": "16Gi",
 }
 
 
@@ -147,7 +163,7 @@ def test_inline_model_with_a_plain_architecture_stays_not_hybrid():
 
 
 def test_hybrid_false_on_a_hybrid_architecture_is_an_error_not_a_silent_override():
-    from kvgen.errors import SpecError
+    from kvgen.core.errors import SpecError
 
     for model in ({**NEMOTRON_INLINE, "hybrid": False}, {"id": "Qwen/Qwen3-Next-80B-A3B-Instruct", "hybrid": False}):
         with pytest.raises(SpecError) as err:
@@ -160,8 +176,11 @@ def test_hybrid_false_on_a_hybrid_architecture_is_an_error_not_a_silent_override
 
 def test_catalog_rows_agree_with_the_captured_hybrid_architectures():
     hybrid = catalog.hybrid_architectures()
-    disagree = {mid: (row["architecture"], row["hybrid"]) for mid, row in catalog.models().items()
-                if row["hybrid"] != (row["architecture"] in hybrid)}
+    disagree = {
+        mid: (row["architecture"], row["hybrid"])
+        for mid, row in catalog.models().items()
+        if row["hybrid"] != (row["architecture"] in hybrid)
+    }
     assert not disagree
 
 
@@ -170,9 +189,19 @@ def test_hybrid_architectures_are_captured_from_the_pinned_vllm():
     assert data["source"]["package"] == "vllm"
     assert data["source"]["version"] == str(catalog.runtime()["vllm"]["version"])
     # the families the issue names, among the registry architectures vLLM 0.33 marks IsHybrid
-    for arch in ("Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM",
-                 "NemotronH_Nano_VL_V2", "JambaForCausalLM", "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM",
-                 "Zamba2ForCausalLM", "Lfm2ForCausalLM", "KimiLinearForCausalLM"):
+    for arch in (
+        "Qwen3NextForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "NemotronHForCausalLM",
+        "NemotronH_Nano_VL_V2",
+        "JambaForCausalLM",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "Zamba2ForCausalLM",
+        "Lfm2ForCausalLM",
+        "KimiLinearForCausalLM",
+    ):
         assert arch in data["architectures"], arch
     for plain in ("LlamaForCausalLM", "Gemma4ForConditionalGeneration", "GptOssForCausalLM", "MambaForCausalLM"):
         assert plain not in data["architectures"], plain

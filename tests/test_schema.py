@@ -6,10 +6,10 @@ import json
 
 import jsonschema
 import pytest
+from conftest import EXAMPLES, ROOT, run_kvgen
 from ruamel.yaml import YAML
 
-from conftest import EXAMPLES, ROOT, run_kvgen
-from kvgen.schema import schema_text, spec_schema
+from kvgen.spec.schema import schema_text, spec_schema
 
 SCHEMA_FILE = ROOT / "schemas" / "kvgen.schema.json"
 
@@ -57,9 +57,18 @@ def test_every_field_has_a_description():
 
 
 SCHEMA_LEVEL = [
-    "unknown-key", "negative-size", "emptydir-and-pvc", "neither-emptydir-nor-pvc", "pvc-spec-and-ref",
-    "missing-ref-name", "native-without-cpu", "invalid-name", "utilization-above-one", "utilization-below-zero",
-    "wrong-type", "invalid-embedded-pvc-spec",
+    "unknown-key",
+    "negative-size",
+    "emptydir-and-pvc",
+    "neither-emptydir-nor-pvc",
+    "pvc-spec-and-ref",
+    "missing-ref-name",
+    "native-without-cpu",
+    "invalid-name",
+    "utilization-above-one",
+    "utilization-below-zero",
+    "wrong-type",
+    "invalid-embedded-pvc-spec",
 ]
 
 
@@ -73,6 +82,10 @@ def test_schema_alone_rejects_the_structural_bad_inputs(case):
 
 
 def test_schema_accepts_native_with_utilization_zero_and_no_cpu():
-    data = {"name": "x", "model": {"id": "a/b"}, "instance": {"type": "t"},
-            "kvCacheOffloading": {"backend": "native", "cpuMemoryUtilization": 0}}
+    data = {
+        "name": "x",
+        "model": {"id": "a/b"},
+        "instance": {"type": "t"},
+        "kvCacheOffloading": {"backend": "native", "cpuMemoryUtilization": 0},
+    }
     assert not list(jsonschema.Draft202012Validator(spec_schema()).iter_errors(data))

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, compile_spec, container, kv_transfer_config, spec, workload
-from kvgen import quantity
+
+from kvgen.core import quantity
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
 GiB = 1024**3
@@ -27,12 +27,25 @@ def fake_node(tmp_path, available_kib: int, cgroup_v2: str | None = "max"):
 def test_kaito_l1_formula_400gib_half_tp2_is_100gib(tmp_path):
     root = fake_node(tmp_path, 400 * 1024 * 1024)
     out = subprocess.run(
-        [sys.executable, str(LAUNCHER), "--utilization=0.5", "--tensor-parallel-size=2", f"--proc-root={root}",
-         "--dry-run", "--", "lmcache", "server"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            str(LAUNCHER),
+            "--utilization=0.5",
+            "--tensor-parallel-size=2",
+            f"--proc-root={root}",
+            "--dry-run",
+            "--",
+            "lmcache",
+            "server",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert json.loads(out.stdout)[-2:] == ["--l1-size-gb", "100.00"]
-    assert "Offload KV cache to LMCache MP server: 1.00 GB initial, 100.00 GB final (utilization=0.5, tp=2)" in out.stderr
+    assert (
+        "Offload KV cache to LMCache MP server: 1.00 GB initial, 100.00 GB final (utilization=0.5, tp=2)" in out.stderr
+    )
 
 
 def test_kaito_seed_spec_wires_lmcache_mp_connector_and_lazy_l1():
@@ -92,8 +105,20 @@ def test_kserve_two_tiers_mount_at_kv_cache_0_and_1():
 
 def test_kserve_pvc_spec_becomes_an_ephemeral_claim_template():
     # the KServe guide's snippet plus accessModes, which the API server requires of every claim
-    pvc_spec = {"storageClassName": "fast-local-nvme", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "100Gi"}}}
-    c = compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "secondary": [{"fileSystem": {"pvc": {"spec": pvc_spec}}}]}))
+    pvc_spec = {
+        "storageClassName": "fast-local-nvme",
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "100Gi"}},
+    }
+    c = compile_spec(
+        spec(
+            kvCacheOffloading={
+                "backend": "native",
+                "cpu": "10Gi",
+                "secondary": [{"fileSystem": {"pvc": {"spec": pvc_spec}}}],
+            }
+        )
+    )
     volumes = {v["name"]: v for v in workload(c)["spec"]["template"]["spec"]["volumes"]}
     assert volumes["kv-cache-secondary-0"]["ephemeral"] == {"volumeClaimTemplate": {"spec": pvc_spec}}
     # an ephemeral claim is not node-local disk: no ephemeral-storage is requested for it
@@ -110,7 +135,9 @@ def test_kserve_pvc_ref_path_is_a_subpath():
 @pytest.mark.parametrize("size", ["10Gi", "100Gi", "512Mi"])
 def test_native_dev_shm_holds_the_cpu_tier(size):
     """vLLM keeps the native CPU tier in /dev/shm and refuses to start without room for it."""
-    c = compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": size}, instance={"type": "Standard_ND96amsr_A100_v4"}))
+    c = compile_spec(
+        spec(kvCacheOffloading={"backend": "native", "cpu": size}, instance={"type": "Standard_ND96amsr_A100_v4"})
+    )
     (dshm,) = [v for v in workload(c)["spec"]["template"]["spec"]["volumes"] if v["name"] == "dshm"]
     assert dshm["emptyDir"]["medium"] == "Memory"
     assert quantity.to_bytes(dshm["emptyDir"]["sizeLimit"]) >= quantity.to_bytes(size)

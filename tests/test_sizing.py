@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from conftest import compile_spec, container, spec, workload
-from kvgen import catalog, quantity, sizing
-from kvgen.errors import SpecError
+
+from kvgen.core import quantity
+from kvgen.core.errors import SpecError
+from kvgen.data import catalog
+from kvgen.plan import sizing
 
 GiB = 1024**3
 
@@ -50,7 +52,9 @@ def test_lmcache_sidecar_memory_is_l1_plus_server_overhead():
 
 def test_lmcache_utilization_plans_l1_from_the_pods_share_of_allocatable():
     # 4 GPUs, TP 1: each pod may use a quarter of the node
-    c = compile_spec(spec(instance={"type": "Standard_NC96ads_A100_v4"}, kvCacheOffloading={"cpuMemoryUtilization": 0.5}))
+    c = compile_spec(
+        spec(instance={"type": "Standard_NC96ads_A100_v4"}, kvCacheOffloading={"cpuMemoryUtilization": 0.5})
+    )
     alloc = sizing.allocatable_memory(quantity.to_bytes("880Gi"))
     planned = int(alloc / 4 * 0.5) // 1024**2 * 1024**2
     assert c.plan.sizing.cpu_tier == planned
@@ -74,13 +78,21 @@ def test_native_cpu_tier_is_in_vllm_memory_and_dev_shm():
 
 
 def test_native_hybrid_tier_budgets_twice_its_size():
-    c = compile_spec(spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
-                          kvCacheOffloading={"backend": "native", "cpu": "10Gi", "allowHybrid": True}))
+    c = compile_spec(
+        spec(
+            model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
+            kvCacheOffloading={"backend": "native", "cpu": "10Gi", "allowHybrid": True},
+        )
+    )
     assert quantity.to_bytes(volume(c, "dshm")["emptyDir"]["sizeLimit"]) >= 20 * GiB
 
 
 def test_dev_shm_grows_with_gpus():
-    one = compile_spec(spec(instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, model={"id": "meta-llama/Llama-3.1-8B-Instruct"}))
+    one = compile_spec(
+        spec(
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, model={"id": "meta-llama/Llama-3.1-8B-Instruct"}
+        )
+    )
     eight = compile_spec(spec(instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, parallelism={"tensor": 8}))
     assert volume(one, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
     assert volume(eight, "dshm")["emptyDir"]["sizeLimit"] == "8Gi"
@@ -93,15 +105,20 @@ def test_model_cache_holds_the_weights():
 
 
 def test_explicit_resources_win():
-    c = compile_spec(spec(
-        resources={
-            "vllm": {"requests": {"cpu": "3", "memory": "100Gi", "ephemeral-storage": "300Gi"}, "limits": {"memory": "120Gi"}},
-            "lmcacheServer": {"requests": {"memory": "20Gi"}},
-            "shm": "16Gi",
-            "modelCache": "50Gi",
-        },
-        kvCacheOffloading={"cpu": "10Gi"},
-    ))
+    c = compile_spec(
+        spec(
+            resources={
+                "vllm": {
+                    "requests": {"cpu": "3", "memory": "100Gi", "ephemeral-storage": "300Gi"},
+                    "limits": {"memory": "120Gi"},
+                },
+                "lmcacheServer": {"requests": {"memory": "20Gi"}},
+                "shm": "16Gi",
+                "modelCache": "50Gi",
+            },
+            kvCacheOffloading={"cpu": "10Gi"},
+        )
+    )
     r = container(c, "vllm")["resources"]
     assert r["requests"]["cpu"] == "3" and r["requests"]["memory"] == "100Gi" and r["limits"]["memory"] == "120Gi"
     assert r["requests"]["ephemeral-storage"] == "300Gi"
@@ -157,7 +174,9 @@ def test_llama_8b_fits_a_g5_xlarge_with_offloading_off():
     4 + 4 + 15 + 1 = 24 GiB and refused the node's 13.3 GiB."""
     c = compile_spec(spec(instance={"type": "g5.xlarge"}, kvCacheOffloading={"enabled": False}))
     alloc = sizing.allocatable_memory(16 * GiB)
-    assert alloc == 16 * GiB - math.ceil((0.25 * 4 + 0.20 * 4 + 0.10 * 8) * GiB) - 100 * 1024**2  # kube-reserved, eviction
+    assert (
+        alloc == 16 * GiB - math.ceil((0.25 * 4 + 0.20 * 4 + 0.10 * 8) * GiB) - 100 * 1024**2
+    )  # kube-reserved, eviction
     # runtime 4 GiB + one GPU worker 4 GiB + /dev/shm 1 GiB; no weights
     assert mem(c, "vllm") == mem(c, "vllm", "limits") == 9 * GiB <= alloc
     soft = [i for i in c.plan.sizing.memory_items if i.soft]
@@ -178,7 +197,13 @@ def test_emptydir_tier_is_checked_against_the_default_os_disk_not_the_nvme():
     tiers = [{"fileSystem": {"emptyDir": {"size": "500Gi"}}}]
     one_node = {"tensor": 8}
     with pytest.raises(SpecError) as err:
-        compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism=one_node, kvCacheOffloading={"cpu": "64Gi", "secondary": tiers}))
+        compile_spec(
+            spec(
+                instance={"type": "p5.48xlarge"},
+                parallelism=one_node,
+                kvCacheOffloading={"cpu": "64Gi", "secondary": tiers},
+            )
+        )
     (problem,) = err.value.problems
     assert problem.path == ("kvCacheOffloading", "secondary")
     assert "the pod needs 517.0 GiB of ephemeral storage" in problem.message
@@ -186,18 +211,46 @@ def test_emptydir_tier_is_checked_against_the_default_os_disk_not_the_nvme():
     assert "pvc.spec tier on a local-NVMe storage class (p5.48xlarge has 28312.0 GiB of local NVMe)" in problem.hint
     assert "instance.ephemeralStorage" in problem.hint
     # a node pool that puts the kubelet on the NVMe says so, and the same tier fits
-    ok = compile_spec(spec(instance={"type": "p5.48xlarge", "ephemeralStorage": NVME}, parallelism=one_node,
-                           kvCacheOffloading={"cpu": "64Gi", "secondary": tiers}))
+    ok = compile_spec(
+        spec(
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism=one_node,
+            kvCacheOffloading={"cpu": "64Gi", "secondary": tiers},
+        )
+    )
     assert ok.plan.sizing.ephemeral_allocatable == 28312 * GiB - 28312 * GiB // 10
     # a pvc.spec tier is not the kubelet's disk: it fits the default pool too
-    claim = [{"fileSystem": {"pvc": {"spec": {"storageClassName": "local-nvme", "accessModes": ["ReadWriteOnce"],
-                                              "resources": {"requests": {"storage": "500Gi"}}}}}}]
-    compile_spec(spec(instance={"type": "p5.48xlarge"}, parallelism=one_node, kvCacheOffloading={"cpu": "64Gi", "secondary": claim}))
+    claim = [
+        {
+            "fileSystem": {
+                "pvc": {
+                    "spec": {
+                        "storageClassName": "local-nvme",
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "500Gi"}},
+                    }
+                }
+            }
+        }
+    ]
+    compile_spec(
+        spec(
+            instance={"type": "p5.48xlarge"},
+            parallelism=one_node,
+            kvCacheOffloading={"cpu": "64Gi", "secondary": claim},
+        )
+    )
 
 
 def test_model_cache_alone_beyond_the_os_disk_points_at_instance_ephemeral_storage():
     with pytest.raises(SpecError) as err:
-        compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge"}, parallelism={"tensor": 8}))
+        compile_spec(
+            spec(
+                model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+                instance={"type": "p5.48xlarge"},
+                parallelism={"tensor": 8},
+            )
+        )
     (problem,) = err.value.problems
     assert problem.path == ("instance", "ephemeralStorage")
     assert "model cache 134.0 GiB" in problem.message and "would stay Pending" in problem.message
@@ -225,9 +278,12 @@ def test_lmcache_backend_needs_kubernetes_1_29():
     assert problem.path == ("kvCacheOffloading", "lmcache", "gpuAccess")
     assert problem.message == (
         "gpuAccess visible-devices needs Kubernetes 1.29 or newer (its LMCache server runs as a native sidecar; "
-        "SidecarContainers is off by default in 1.28), but the output is for Kubernetes 1.28")
-    assert problem.hint == ("render with --kube-version 1.29 (or newer) for a cluster that has it, or use gpuAccess "
-                            "in-container (no sidecar) or the native backend")
+        "SidecarContainers is off by default in 1.28), but the output is for Kubernetes 1.28"
+    )
+    assert problem.hint == (
+        "render with --kube-version 1.29 (or newer) for a cluster that has it, or use gpuAccess "
+        "in-container (no sidecar) or the native backend"
+    )
     compile_spec(spec(), version="1.29")
     # the native backend, a disabled one and gpuAccess in-container have no sidecar: 1.28 is fine
     compile_spec(spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}), version="1.28")
@@ -261,7 +317,7 @@ def test_gpu_memory_is_planned_from_what_the_device_reports_not_the_marketed_siz
     left = usable - weights - sizing.GPU_BASE_OVERHEAD - weights * sizing.GPU_OVERHEAD_WEIGHT_PERCENT // 100
     assert c.plan.sizing.gpu_kv_cache == left * sizing.KV_BUDGET_PERCENT // 100
     # --max-model-len planned from that budget: 128 KiB a token (32 layers x 8 KV x 128 x 2 x 2 B)
-    fits = (c.plan.context.budget // (128 * 1024) - 256) // 16 * 16
+    fits = (c.plan.context_length.budget // (128 * 1024) - 256) // 16 * 16
     assert f"--max-model-len={fits}" in container(c, "vllm")["args"]
 
 
@@ -272,14 +328,23 @@ def test_a_spec_that_gives_its_own_gpu_memory_is_taken_at_its_word():
 
 def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused():
     # 18.5 GiB + 2.3 GiB = 20.8 GiB: below 24 GiB x 0.92 = 22.1, above 22,589 MiB x 0.92 = 20.3
-    model = {"id": "example/18g", "architecture": "LlamaForCausalLM", "layers": 32, "kvHeads": 8, "headDim": 128,
-             "weights": "18944Mi", "maxModelLen": 1024}
+    model = {
+        "id": "example/18g",
+        "architecture": "LlamaForCausalLM",
+        "layers": 32,
+        "kvHeads": 8,
+        "headDim": 128,
+        "weights": "18944Mi",
+        "maxModelLen": 1024,
+    }
     disk = {"type": "g5.xlarge", "ephemeralStorage": "200Gi"}
     with pytest.raises(SpecError) as err:
         compile_spec(spec(model=model, instance=disk, kvCacheOffloading={"enabled": False}))
     (problem,) = [p for p in err.value.problems if p.path == ("parallelism", "tensor")]
     assert "offers 20.3 GiB" in problem.message
-    compile_spec(spec(model=model, instance={**disk, "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False}))  # fits 24 GiB
+    compile_spec(
+        spec(model=model, instance={**disk, "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False})
+    )  # fits 24 GiB
 
 
 @pytest.mark.parametrize(
@@ -292,7 +357,7 @@ def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused
 )
 def test_the_chart_plans_from_the_reported_gpu_memory_as_kvgen(model, instance):
     c = compile_spec(spec(model={"id": model}, instance=instance, kvCacheOffloading={"enabled": False}))
-    assert c.plan.context.flag  # the planned length depends on the GPU memory
+    assert c.plan.context_length.flag  # the planned length depends on the GPU memory
     _both(spec(model={"id": model}, instance=instance, kvCacheOffloading={"enabled": False}))
 
 
@@ -356,8 +421,17 @@ def test_a_shared_memory_processor_cache_is_in_dev_shm_once():
     assert _mm(two) == 8 * GiB and volume(two, "dshm")["emptyDir"]["sizeLimit"] == "1Gi"
 
 
-@pytest.mark.parametrize("args", [[], ["--api-server-count=2"], ["--mm-processor-cache-gb", "0.5"], ["--mm-processor-cache-gb=0"],
-                                  ["--mm-processor-cache-type=shm"], ["--mm-processor-cache-type=shm", "-asc", "2"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--api-server-count=2"],
+        ["--mm-processor-cache-gb", "0.5"],
+        ["--mm-processor-cache-gb=0"],
+        ["--mm-processor-cache-type=shm"],
+        ["--mm-processor-cache-type=shm", "-asc", "2"],
+    ],
+)
 def test_the_chart_budgets_the_processor_cache_as_kvgen(args):
     _both(spec(**GEMMA, vllm={"extraArgs": args}))
 
@@ -377,8 +451,13 @@ def test_a_small_model_keeps_the_thirty_minute_floor():
 
 
 def test_a_large_model_gets_the_time_its_weights_take():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
-                          parallelism={"tensor": 8}))
+    c = compile_spec(
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism={"tensor": 8},
+        )
+    )
     weights = 132 * GiB
     seconds = math.ceil(weights / (100 * MiB)) + math.ceil(weights / (125 * MiB)) + 600
     budget, deadline = _startup(c)
@@ -387,30 +466,57 @@ def test_a_large_model_gets_the_time_its_weights_take():
 
 
 def test_weights_on_a_claim_are_not_downloaded():
-    big = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
-           "parallelism": {"tensor": 8}}
+    big = {
+        "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+        "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
+        "parallelism": {"tensor": 8},
+    }
     hub = _startup(compile_spec(spec(**big)))[0]
     claim = _startup(compile_spec(spec(**{**big, "model": {**big["model"], "uri": "pvc://models/llama"}})))[0]
     assert claim == max(1800, math.ceil((math.ceil(132 * GiB / (125 * MiB)) + 600) / 10) * 10) < hub
 
 
 def test_an_explicit_failure_threshold_is_the_budget():
-    c = compile_spec(spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
-                          parallelism={"tensor": 8}, probes={"startup": {"failureThreshold": 90, "periodSeconds": 20}}))
+    c = compile_spec(
+        spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            instance={"type": "p5.48xlarge", "ephemeralStorage": NVME},
+            parallelism={"tensor": 8},
+            probes={"startup": {"failureThreshold": 90, "periodSeconds": 20}},
+        )
+    )
     assert _startup(c) == (1800, 2400)
 
 
-@pytest.mark.parametrize("more", [{}, {"probes": {"startup": {"failureThreshold": 7}}}, {"probes": {"startup": {"periodSeconds": 7}}},
-                                  {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct", "uri": "pvc://m/x"}}])
+@pytest.mark.parametrize(
+    "more",
+    [
+        {},
+        {"probes": {"startup": {"failureThreshold": 7}}},
+        {"probes": {"startup": {"periodSeconds": 7}}},
+        {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct", "uri": "pvc://m/x"}},
+    ],
+)
 def test_the_chart_sizes_the_startup_budget_as_kvgen(more):
-    big = {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}, "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
-           "parallelism": {"tensor": 8}}
+    big = {
+        "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+        "instance": {"type": "p5.48xlarge", "ephemeralStorage": NVME},
+        "parallelism": {"tensor": 8},
+    }
     _both(spec(**{**big, **more}))
 
 
 def test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal():
-    inline = {"id": "example/vlm", "architecture": "LlavaForConditionalGeneration", "layers": 32, "kvHeads": 8,
-              "headDim": 128, "weights": "15Gi", "maxModelLen": 4096, "multimodal": True}
+    inline = {
+        "id": "example/vlm",
+        "architecture": "LlavaForConditionalGeneration",
+        "layers": 32,
+        "kvHeads": 8,
+        "headDim": 128,
+        "weights": "15Gi",
+        "maxModelLen": 4096,
+        "multimodal": True,
+    }
     assert _mm(compile_spec(spec(model=inline))) == 4 * GiB
     assert _mm(compile_spec(spec(model={**inline, "multimodal": False}))) == 0
     off = spec(**GEMMA, catalog={"models": {"google/gemma-4-12B-it": {"multimodal": False}}})

@@ -11,7 +11,6 @@ import venv
 import zipfile
 
 import pytest
-
 from conftest import GOLDEN, ROOT
 
 pytestmark = pytest.mark.slow
@@ -21,7 +20,9 @@ def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
     dist = tmp_path / "dist"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     (wheel,) = dist.glob("kvgen-*.whl")
     # PEP 561: type checkers read kvgen's annotations only when the package carries py.typed
@@ -39,26 +40,38 @@ def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / example.name).read_text()
     # what `pipx install .` (or `pipx install git+https://...`) gives: the command, its version, its completion
-    version = subprocess.run([str(bin_dir / "kvgen"), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    version = subprocess.run(
+        [str(bin_dir / "kvgen"), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert version.returncode == 0 and version.stdout.startswith("kvgen "), version.stderr
-    completion = subprocess.run([str(bin_dir / "kvgen"), "completion", "bash"], capture_output=True, text=True,
-                                cwd=tmp_path, env=env)
+    completion = subprocess.run(
+        [str(bin_dir / "kvgen"), "completion", "bash"], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert "complete -o default -F _kvgen_completion kvgen" in completion.stdout, completion.stderr
     # your own catalog over the shipped one (the shipped models.yaml with its gated list included)
     onprem = ROOT / "examples" / "onprem-dgx-a100.yaml"
-    own = subprocess.run([str(bin_dir / "kvgen"), "render", "-q", str(onprem)], capture_output=True, text=True,
-                         cwd=tmp_path, env=env)
+    own = subprocess.run(
+        [str(bin_dir / "kvgen"), "render", "-q", str(onprem)], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert own.returncode == 0, own.stderr
     assert own.stdout == (GOLDEN / onprem.name).read_text()
     located = subprocess.run(
-        [str(bin_dir / "python"), "-c", "import kvgen.paths as p; print(p.files_dir())"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
+        [str(bin_dir / "python"), "-c", "import kvgen.core.paths as p; print(p.files_dir())"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=True,
     )
     assert str(env_dir) in located.stdout  # data came from the installed wheel
     # the vLLM contract snapshot ships too: validate checks vllm.extraArgs against vLLM's flags offline
     spec = tmp_path / "spec.yaml"
-    spec.write_text("name: demo\nmodel: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstance: {type: Standard_NC24ads_A100_v4}\n"
-                    "vllm: {extraArgs: [--swap-space=4]}\n")
-    refused = subprocess.run([str(bin_dir / "kvgen"), "validate", str(spec)], capture_output=True, text=True, cwd=tmp_path, env=env)
+    spec.write_text(
+        "name: demo\nmodel: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstance: {type: Standard_NC24ads_A100_v4}\n"
+        "vllm: {extraArgs: [--swap-space=4]}\n"
+    )
+    refused = subprocess.run(
+        [str(bin_dir / "kvgen"), "validate", str(spec)], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert refused.returncode == 1, refused.stderr
     assert "vllm.extraArgs[0]: --swap-space is not an option of vllm serve" in refused.stderr

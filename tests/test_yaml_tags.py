@@ -13,10 +13,10 @@ string, so that every reader loads the same data.
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 from typer.testing import CliRunner
 
-from conftest import ROOT
-from kvgen.cli import app
+from kvgen.app.cli import app
 
 EXAMPLES = ROOT / "examples"
 NATIVE = (EXAMPLES / "lmcache-tp2.yaml").read_text()
@@ -72,10 +72,12 @@ def test_a_value_that_does_not_fit_its_tag_is_a_problem_at_its_path(tmp_path, ta
     assert "nothing was written" in result.stderr
 
 
-@pytest.mark.parametrize("tagged, value", [("!!int 2", 2), ('!!int "2"', 2), ("!!float 0.5", 0.5), ("!!str 2", "2"),
-                                           ("!!null", None), ("!!float 1", 1.0)])
+@pytest.mark.parametrize(
+    "tagged, value",
+    [("!!int 2", 2), ('!!int "2"', 2), ("!!float 0.5", 0.5), ("!!str 2", "2"), ("!!null", None), ("!!float 1", 1.0)],
+)
 def test_a_value_that_fits_its_tag_is_read_as_that_type(tagged, value):
-    from kvgen.source import load_documents
+    from kvgen.input.source import load_documents
 
     [doc] = load_documents(f"a: {tagged}\n", "f.yaml")
     assert doc.data == {"a": value} and type(doc.data["a"]) is type(value)
@@ -107,8 +109,9 @@ def test_a_problem_under_an_omap_has_a_location(tmp_path):
 
 
 def test_locations_are_never_none_positions():
-    from kvgen.source import SourceDoc, _Plain
     from ruamel.yaml.comments import CommentedOrderedMap
+
+    from kvgen.input.source import SourceDoc, _Plain
 
     omap = CommentedOrderedMap([("a", {"b": 1})])
     plain = _Plain("f.yaml", 0)
@@ -117,13 +120,21 @@ def test_locations_are_never_none_positions():
     assert str(SourceDoc("f.yaml", None, plain.positions, 0).locate(("a", "b"))) == "f.yaml:1:1"
 
 
-@pytest.mark.parametrize("tagged, fragment", [
-    ("!!float abc", "kv_cache_cpu_memory_utilization: is not valid YAML: 'abc' is tagged !!float but is not a number"),
-    ("!!set 5", "kv_cache_cpu_memory_utilization: is not valid YAML: a YAML !!set value is not supported here"),
-    ("!!int", "kv_cache_cpu_memory_utilization: is not valid YAML: an empty value is tagged !!int"),
-])
+@pytest.mark.parametrize(
+    "tagged, fragment",
+    [
+        (
+            "!!float abc",
+            "kv_cache_cpu_memory_utilization: is not valid YAML: 'abc' is tagged !!float but is not a number",
+        ),
+        ("!!set 5", "kv_cache_cpu_memory_utilization: is not valid YAML: a YAML !!set value is not supported here"),
+        ("!!int", "kv_cache_cpu_memory_utilization: is not valid YAML: an empty value is tagged !!int"),
+    ],
+)
 def test_a_bad_tag_in_kaito_inference_config_is_a_problem_at_its_line(tmp_path, tagged, fragment):
-    text = replace_once(KAITO, "    kv_cache_cpu_memory_utilization: 0.25\n", f"    kv_cache_cpu_memory_utilization: {tagged}\n")
+    text = replace_once(
+        KAITO, "    kv_cache_cpu_memory_utilization: 0.25\n", f"    kv_cache_cpu_memory_utilization: {tagged}\n"
+    )
     f, result = render(tmp_path, text)
     assert result.exit_code == 1, result.output
     line = line_of(text, "    kv_cache_cpu_memory_utilization")
@@ -146,8 +157,34 @@ def test_a_manifest_nested_100000_deep_is_not_a_kvgen_manifest(tmp_path):
 
 # --- class 5: YAML 1.1 readers ------------------------------------------------------------------------
 
-YAML11_STRINGS = ["on", "off", "yes", "no", "y", "Y", "n", "N", "On", "NO", "1:20", "010", "0o17", "1_000", ".Inf",
-                  "~", "Null", "2001-12-14", "=", "<<", "0x1F", "1e3", "+1", "0b101", "-.5", "3."]
+YAML11_STRINGS = [
+    "on",
+    "off",
+    "yes",
+    "no",
+    "y",
+    "Y",
+    "n",
+    "N",
+    "On",
+    "NO",
+    "1:20",
+    "010",
+    "0o17",
+    "1_000",
+    ".Inf",
+    "~",
+    "Null",
+    "2001-12-14",
+    "=",
+    "<<",
+    "0x1F",
+    "1e3",
+    "+1",
+    "0b101",
+    "-.5",
+    "3.",
+]
 
 
 def _readers_agree(text: str) -> list:
@@ -164,7 +201,7 @@ def _readers_agree(text: str) -> list:
 
 @pytest.mark.parametrize("value", YAML11_STRINGS)
 def test_a_string_that_yaml_1_1_reads_otherwise_is_written_quoted(value):
-    from kvgen import render
+    from kvgen.render import templates as render
 
     doc = {"metadata": {"name": value, value: value}, "args": [value]}
     for text in (render.to_yaml([doc]), render.ruamel_yaml([doc])):
@@ -174,7 +211,7 @@ def test_a_string_that_yaml_1_1_reads_otherwise_is_written_quoted(value):
 @pytest.mark.parametrize("value", [1e20, 1e-05, -2.5e-300, 1.0, float("inf"), 2**63 - 1])
 def test_a_number_is_written_as_yaml_1_1_reads_it_too(value):
     """ruamel writes 1e+20, a string to YAML 1.1 (its floats need a dot): kvgen writes 1.0e+20."""
-    from kvgen import render
+    from kvgen.render import templates as render
 
     doc = {"a": value, "l": [value]}
     for text in (render.to_yaml([doc]), render.ruamel_yaml([doc])):
@@ -201,11 +238,14 @@ def test_a_name_yaml_1_1_reads_as_a_boolean_is_quoted_and_the_chart_agrees(tmp_p
             _readers_agree(out)
 
 
-@pytest.mark.parametrize("plain, reading", [
-    ("on", "a string to YAML 1.2 (kvgen) but a boolean to YAML 1.1 (Helm, kubectl)"),
-    ("y", "a string to YAML 1.2 (kvgen) but a boolean to YAML 1.1 (Helm, kubectl)"),
-    ("1:20", "a string to YAML 1.2 (kvgen) but an integer to YAML 1.1 (Helm, kubectl)"),
-])
+@pytest.mark.parametrize(
+    "plain, reading",
+    [
+        ("on", "a string to YAML 1.2 (kvgen) but a boolean to YAML 1.1 (Helm, kubectl)"),
+        ("y", "a string to YAML 1.2 (kvgen) but a boolean to YAML 1.1 (Helm, kubectl)"),
+        ("1:20", "a string to YAML 1.2 (kvgen) but an integer to YAML 1.1 (Helm, kubectl)"),
+    ],
+)
 def test_a_plain_value_yaml_1_1_reads_otherwise_is_a_problem_at_its_line(tmp_path, plain, reading):
     """Helm reads a values file as YAML 1.1: `name: on` is the boolean true to the chart, which
     refuses it, and the string "on" to kvgen. Both refuse it: kvgen says how to write it."""
@@ -217,7 +257,7 @@ def test_a_plain_value_yaml_1_1_reads_otherwise_is_a_problem_at_its_line(tmp_pat
 
 
 def test_an_octal_looking_integer_is_a_problem():
-    from kvgen.source import SpecError, load_documents
+    from kvgen.input.source import SpecError, load_documents
 
     with pytest.raises(SpecError) as exc:
         load_documents("replicas: 010\n", "f.yaml")
@@ -243,13 +283,20 @@ from hypothesis import strategies as st  # noqa: E402
 SCALARS = st.one_of(
     # no NEL, U+2028, U+2029: ruamel.yaml writes them as raw line breaks, which every reader folds (not a 1.1 matter)
     st.sampled_from(YAML11_STRINGS),
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x85\u2028\u2029"), max_size=8),
-    st.from_regex(r"[-+]?[0-9_.:eoxbO]{1,8}", fullmatch=True), st.integers(-(2**63), 2**63 - 1),
-    st.floats(allow_nan=False), st.booleans(),
+    st.text(
+        st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x85\u2028\u2029"), max_size=8
+    ),
+    st.from_regex(r"[-+]?[0-9_.:eoxbO]{1,8}", fullmatch=True),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+    st.booleans(),
 )
 KEYS = st.one_of(st.sampled_from(YAML11_STRINGS), st.from_regex(r"[A-Za-z0-9._/:-]{1,10}", fullmatch=True))
-DOCS = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(KEYS, inner, max_size=4)), max_leaves=12)
+DOCS = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
@@ -257,7 +304,7 @@ DOCS = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3)
 def test_every_output_loads_the_same_in_yaml_1_1_and_yaml_1_2(docs):
     """Whatever kvgen writes (its emitter, or ruamel.yaml where the emitter declines), a YAML 1.1
     reader and a YAML 1.2 reader load the same data, and it is what was written."""
-    from kvgen import render
+    from kvgen.render import templates as render
 
     for text in (render.to_yaml(docs), render.ruamel_yaml(docs)):
         loaded = _readers_agree(text)
@@ -268,7 +315,9 @@ def test_every_example_renders_to_what_yaml_1_1_and_yaml_1_2_read_alike():
     from conftest import kube_version_of
 
     for example in sorted(EXAMPLES.glob("*.yaml")):
-        result = CliRunner().invoke(app, ["render", str(example), "--quiet", "--kube-version", kube_version_of(example)])
+        result = CliRunner().invoke(
+            app, ["render", str(example), "--quiet", "--kube-version", kube_version_of(example)]
+        )
         assert result.exit_code == 0, (example, result.output)
         assert _readers_agree(result.stdout)
 
@@ -297,8 +346,11 @@ def test_helm_and_kvgen_agree_on_a_value_yaml_1_1_reads_otherwise(tmp_path, writ
 def test_convert_writes_a_native_spec_that_yaml_1_1_and_kvgen_read_alike(tmp_path):
     """`kvgen convert` writes a native spec, which is also a Helm values file: a name "on" is quoted,
     so Helm reads a string and kvgen reads its own output back."""
-    text = replace_once((EXAMPLES / "seeds" / "kserve-qwen2-7b.yaml").read_text(),
-                        "  name: qwen2-7b-kv-cache-offloading\n", '  name: "on"\n')
+    text = replace_once(
+        (EXAMPLES / "seeds" / "kserve-qwen2-7b.yaml").read_text(),
+        "  name: qwen2-7b-kv-cache-offloading\n",
+        '  name: "on"\n',
+    )
     f = tmp_path / "isvc.yaml"
     f.write_text(text)
     result = CliRunner().invoke(app, ["convert", str(f)])

@@ -9,8 +9,8 @@ beside it, recaptures with it), also run as a script with the *contract* venv's 
     scripts/capture-contract --check    # exit 1 if the committed files differ from a fresh capture
 
 The snapshots ship in kvgen's wheel (and the chart): ``kvgen validate`` and ``render`` check a
-spec's ``vllm.extraArgs`` against them (kvgen/flags.py), and the tests check every command line
-kvgen renders (kvgen/contract.py).
+spec's ``vllm.extraArgs`` against them (kvgen/data/flags.py), and the tests check every command line
+kvgen renders (kvgen/data/contract.py).
 
 It writes two snapshots, named with the versions:
 
@@ -141,7 +141,9 @@ def _name_of(node: ast.AST) -> str | None:
     return None
 
 
-def _keys_in(root: ast.AST, path: Path, receivers: set[str], methods: tuple[str, ...], found: dict[str, set[str]]) -> None:
+def _keys_in(
+    root: ast.AST, path: Path, receivers: set[str], methods: tuple[str, ...], found: dict[str, set[str]]
+) -> None:
     """Add to ``found`` the string keys read under ``root`` from a mapping named one of
     ``receivers`` (a name or attribute, e.g. ``self.extra_config``): ``<recv>.get("key", ...)``
     (or another method in ``methods``), ``<recv>["key"]`` and ``"key" in <recv>``."""
@@ -160,7 +162,11 @@ def _keys_in(root: ast.AST, path: Path, receivers: set[str], methods: tuple[str,
             and isinstance(node.args[0], ast.Constant)
         ):
             add(node.args[0].value, node)
-        elif isinstance(node, ast.Subscript) and _name_of(node.value) in receivers and isinstance(node.slice, ast.Constant):
+        elif (
+            isinstance(node, ast.Subscript)
+            and _name_of(node.value) in receivers
+            and isinstance(node.slice, ast.Constant)
+        ):
             add(node.slice.value, node)
         elif (
             isinstance(node, ast.Compare)
@@ -176,7 +182,9 @@ def _sorted_locations(found: dict[str, set[str]]) -> dict[str, list[str]]:
     return {k: sorted(v, key=_line_order) for k, v in sorted(found.items())}
 
 
-def scan_keys(paths: list[Path], receivers: set[str], methods: tuple[str, ...] = ("get", "pop")) -> dict[str, list[str]]:
+def scan_keys(
+    paths: list[Path], receivers: set[str], methods: tuple[str, ...] = ("get", "pop")
+) -> dict[str, list[str]]:
     """Every key the files in ``paths`` read from ``receivers``: key -> sorted ['file:line']."""
     found: dict[str, set[str]] = {}
     for path in paths:
@@ -213,7 +221,11 @@ def function_node(path: Path, qualname: str) -> ast.AST:
     node: ast.AST | None = None
     for part in parts:
         node = next(
-            (n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part),
+            (
+                n
+                for n in scope
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part
+            ),
             None,
         )
         if node is None:
@@ -223,7 +235,9 @@ def function_node(path: Path, qualname: str) -> ast.AST:
     return node
 
 
-def keys_read_in(path: Path, qualname: str, receivers: set[str], methods: tuple[str, ...] = ("get", "pop")) -> dict[str, list[str]]:
+def keys_read_in(
+    path: Path, qualname: str, receivers: set[str], methods: tuple[str, ...] = ("get", "pop")
+) -> dict[str, list[str]]:
     """Like scan_keys, restricted to one function or method of ``path``."""
     found: dict[str, set[str]] = {}
     _keys_in(function_node(path, qualname), path, receivers, methods, found)
@@ -323,7 +337,12 @@ def describe_option(parser: argparse.ArgumentParser, option: str, action: argpar
 def describe_parser(parser: argparse.ArgumentParser, prog: str) -> dict[str, Any]:
     options = {opt: describe_option(parser, opt, action) for opt, action in parser._option_string_actions.items()}
     positionals = [
-        {"dest": a.dest, "nargs": a.nargs, "type": type_name(a.type), "choices": None if a.choices is None else [jsonable(c) for c in a.choices]}
+        {
+            "dest": a.dest,
+            "nargs": a.nargs,
+            "type": type_name(a.type),
+            "choices": None if a.choices is None else [jsonable(c) for c in a.choices],
+        }
         for a in parser._actions
         if not a.option_strings
     ]
@@ -362,12 +381,14 @@ def describe_routes(app: Any) -> list[dict[str, Any]]:
     out = []
     for route in app.routes:
         methods = getattr(route, "methods", None)
-        out.append({
-            "path": route.path,
-            "regex": route.path_regex.pattern,
-            "methods": sorted(methods) if methods is not None else None,
-            "kind": type(route).__name__,
-        })
+        out.append(
+            {
+                "path": route.path,
+                "regex": route.path_regex.pattern,
+                "methods": sorted(methods) if methods is not None else None,
+                "kind": type(route).__name__,
+            }
+        )
     return sorted(out, key=lambda r: (r["path"], r["methods"] or []))
 
 
@@ -375,7 +396,9 @@ def parser_default(parser: argparse.ArgumentParser, option: str) -> Any:
     return jsonable(parser._option_string_actions[option].default)
 
 
-def endpoint_paths(routes: list[dict[str, Any]], fact: HandListed, roles: dict[str, tuple[str, str, str]]) -> dict[str, str]:
+def endpoint_paths(
+    routes: list[dict[str, Any]], fact: HandListed, roles: dict[str, tuple[str, str, str]]
+) -> dict[str, str]:
     """{role: path} for hand-listed paths (health, metrics), each anchored and checked to be a route."""
     out = {}
     for role, (path, module, needle) in roles.items():
@@ -392,8 +415,15 @@ def endpoint_paths(routes: list[dict[str, Any]], fact: HandListed, roles: dict[s
 # instrumentator. Placeholders let the modules import and the apps be built; the snapshot names
 # them. Routes such a package would add itself are therefore missing: the instrumentator's own
 # GET /metrics (vLLM mounts /metrics anyway) and whatever SageMaker's bootstrap adds.
-SERVER_ONLY_MODULES = ("httpx", "model_hosting_container_standards", "model_hosting_container_standards.sagemaker",
-                       "orjson", "prometheus_fastapi_instrumentator", "uvicorn", "watchfiles")
+SERVER_ONLY_MODULES = (
+    "httpx",
+    "model_hosting_container_standards",
+    "model_hosting_container_standards.sagemaker",
+    "orjson",
+    "prometheus_fastapi_instrumentator",
+    "uvicorn",
+    "watchfiles",
+)
 
 
 class _AnyMeta(type):
@@ -461,7 +491,11 @@ def server_imports() -> Any:
     used: list[str] = []
     sys.meta_path.append(finder)
     try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with (
+            warnings.catch_warnings(),
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+        ):
             warnings.simplefilter("ignore")
             yield used
     finally:
@@ -482,10 +516,14 @@ def vllm_endpoints(root: argparse.ArgumentParser, serve: argparse.ArgumentParser
 
         app = build_app(args, supported_tasks=FALLBACK_SUPPORTED_TASKS)
     routes = describe_routes(app)
-    paths = endpoint_paths(routes, fact, {
-        "health": ("/health", "vllm.entrypoints.serve.instrumentator.health", '@router.get("/health"'),
-        "metrics": ("/metrics", "vllm.entrypoints.serve.instrumentator.metrics", 'Mount("/metrics"'),
-    })
+    paths = endpoint_paths(
+        routes,
+        fact,
+        {
+            "health": ("/health", "vllm.entrypoints.serve.instrumentator.health", '@router.get("/health"'),
+            "metrics": ("/metrics", "vllm.entrypoints.serve.instrumentator.metrics", 'Mount("/metrics"'),
+        },
+    )
     return {
         "app": f"{rel(module_file('vllm.entrypoints.launchers.app'))} (build_app)",
         "supported_tasks": list(FALLBACK_SUPPORTED_TASKS),
@@ -502,19 +540,24 @@ def lmcache_endpoints(server: argparse.ArgumentParser, fact: HandListed) -> dict
     with server_imports() as placeholders:
         http_server = importlib.import_module("lmcache.v1.multiprocess.http_server")
     routes = describe_routes(http_server.app)
-    paths = endpoint_paths(routes, fact, {
-        "health": ("/healthcheck", "lmcache.v1.multiprocess.http_apis.info_api", '@router.get("/healthcheck")'),
-        "metrics": ("/metrics", "lmcache.v1.internal_api_server.common.metrics_api", '@router.get("/metrics")'),
-    })
+    paths = endpoint_paths(
+        routes,
+        fact,
+        {
+            "health": ("/healthcheck", "lmcache.v1.multiprocess.http_apis.info_api", '@router.get("/healthcheck")'),
+            "metrics": ("/metrics", "lmcache.v1.internal_api_server.common.metrics_api", '@router.get("/metrics")'),
+        },
+    )
     return {
         "app": f"{rel(module_file(http_server.__name__))} (app)",
         "placeholders": placeholders,
         "routes": routes,
         **paths,
-        "defaults": {key.removeprefix("--").replace("-", "_"): parser_default(server, key)
-                     for key in ("--host", "--port", "--http-host", "--http-port")},
+        "defaults": {
+            key.removeprefix("--").replace("-", "_"): parser_default(server, key)
+            for key in ("--host", "--port", "--http-host", "--http-port")
+        },
     }
-
 
 
 # ----------------------------------------------------------------------------- vLLM
@@ -536,8 +579,11 @@ def capture_vllm() -> dict[str, Any]:
     serve = make_arg_parser(root.add_subparsers(dest="subparser").add_parser("serve"))
     serve_info = describe_parser(serve, "vllm serve")
     serve_info["normalizes_underscores"] = True
-    fact("option names: '_' and '-' are interchangeable before the first '.'; '--x.y v' sets key y of JSON option --x",
-         "vllm.utils.argparse_utils", "Convert underscores to dashes and vice versa in argument names")
+    fact(
+        "option names: '_' and '-' are interchangeable before the first '.'; '--x.y v' sets key y of JSON option --x",
+        "vllm.utils.argparse_utils",
+        "Convert underscores to dashes and vice versa in argument names",
+    )
     if "--swap-space" in serve_info["options"]:
         raise CaptureError("--swap-space is back in vLLM's parser: re-check runtime.md section 3")
 
@@ -552,8 +598,15 @@ def capture_vllm() -> dict[str, Any]:
         "extra": extra,
         "fields": dict(sorted(fields.items())),
         "requires": [
-            {"if_set": "kv_connector", "then": "kv_role",
-             "source": fact("kv_role is required whenever kv_connector is set", "vllm.config.kv_transfer", "Please specify kv_role when kv_connector")},
+            {
+                "if_set": "kv_connector",
+                "then": "kv_role",
+                "source": fact(
+                    "kv_role is required whenever kv_connector is set",
+                    "vllm.config.kv_transfer",
+                    "Please specify kv_role when kv_connector",
+                ),
+            },
         ],
     }
     if extra != "forbid":
@@ -578,9 +631,17 @@ def capture_vllm() -> dict[str, Any]:
     create = function_node(tier_factory, "SecondaryTierFactory.create_secondary_tier")
     # keys the factory itself consumes (config.pop("type"), ...), and the keyword arguments it
     # passes to the tier class itself (so they are not tier keys)
-    factory_keys = keys_read_in(tier_factory, "SecondaryTierFactory.create_secondary_tier", {"config"}, methods=("pop",))
+    factory_keys = keys_read_in(
+        tier_factory, "SecondaryTierFactory.create_secondary_tier", {"config"}, methods=("pop",)
+    )
     injected = sorted(
-        {kw.arg for n in ast.walk(create) if isinstance(n, ast.Call) and _name_of(n.func) == "tier_cls" for kw in n.keywords if kw.arg}
+        {
+            kw.arg
+            for n in ast.walk(create)
+            if isinstance(n, ast.Call) and _name_of(n.func) == "tier_cls"
+            for kw in n.keywords
+            if kw.arg
+        }
     )
     if not injected or "type" not in factory_keys:
         raise CaptureError("SecondaryTierFactory.create_secondary_tier changed shape; re-check the tier capture")
@@ -590,9 +651,13 @@ def capture_vllm() -> dict[str, Any]:
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 cls = SecondaryTierFactory._registry[tier_type]()
-        except Exception as exc:  # noqa: BLE001 - an optional dependency missing in the capture venv
-            tiers[tier_type] = {"class": None, "keys": None, "accepts_any_key": None,
-                                "unavailable": f"{type(exc).__name__}: {exc}"}
+        except Exception as exc:
+            tiers[tier_type] = {
+                "class": None,
+                "keys": None,
+                "accepts_any_key": None,
+                "unavailable": f"{type(exc).__name__}: {exc}",
+            }
             continue
         sig = inspect.signature(cls.__init__)
         keys: dict[str, Any] = {}
@@ -603,7 +668,10 @@ def capture_vllm() -> dict[str, Any]:
                 continue
             if p.name in injected:
                 continue
-            keys[p.name] = {"required": p.default is p.empty, "type": type_name(p.annotation) if p.annotation is not p.empty else None}
+            keys[p.name] = {
+                "required": p.default is p.empty,
+                "type": type_name(p.annotation) if p.annotation is not p.empty else None,
+            }
         tiers[tier_type] = {
             "class": f"{cls.__module__}.{cls.__qualname__}",
             "source": f"{rel(inspect.getsourcefile(cls))} ({cls.__qualname__}.__init__)",
@@ -613,14 +681,21 @@ def capture_vllm() -> dict[str, Any]:
     fs_manager = importlib.import_module("vllm.v1.kv_offload.tiering.fs.manager")
     locality = [m.value for m in fs_manager.Locality]
     tiers["fs"]["keys"]["locality"]["choices"] = locality
-    fact("fs tier 'locality' is converted with Locality(locality): LOCAL or REMOTE", "vllm.v1.kv_offload.tiering.fs.manager", "Locality(locality)")
+    fact(
+        "fs tier 'locality' is converted with Locality(locality): LOCAL or REMOTE",
+        "vllm.v1.kv_offload.tiering.fs.manager",
+        "Locality(locality)",
+    )
 
     offloading = {
         "connector": "OffloadingConnector",
         "extra_config_keys": offload_keys,
         "required_keys": {
-            "cpu_bytes_to_use": fact("cpu_bytes_to_use is required (CPUOffloadingSpec and TieringOffloadingSpec)",
-                                     "vllm.v1.kv_offload.cpu.spec", "cpu_bytes_to_use must be specified"),
+            "cpu_bytes_to_use": fact(
+                "cpu_bytes_to_use is required (CPUOffloadingSpec and TieringOffloadingSpec)",
+                "vllm.v1.kv_offload.cpu.spec",
+                "cpu_bytes_to_use must be specified",
+            ),
         },
         "spec_names": sorted(OffloadingSpecFactory._registry),
         "spec_names_source": f"{rel(module_file('vllm.v1.kv_offload.factory'))} (OffloadingSpecFactory._registry)",
@@ -650,9 +725,11 @@ def capture_vllm() -> dict[str, Any]:
         "connector": "MultiConnector",
         "extra_config_keys": multi_keys,
         "children_key": "connectors",
-        "children_are_kv_transfer_configs": fact("each entry of MultiConnector's 'connectors' is a KVTransferConfig of its own",
-                                                 "vllm.distributed.kv_transfer.kv_connector.v1.multi_connector",
-                                                 "temp_config.kv_transfer_config = KVTransferConfig("),
+        "children_are_kv_transfer_configs": fact(
+            "each entry of MultiConnector's 'connectors' is a KVTransferConfig of its own",
+            "vllm.distributed.kv_transfer.kv_connector.v1.multi_connector",
+            "temp_config.kv_transfer_config = KVTransferConfig(",
+        ),
     }
 
     # --- vLLM's built-in LMCacheMPConnector (used when lmcache's own class cannot be imported)
@@ -697,21 +774,34 @@ def capture_lmcache() -> dict[str, Any]:
     server_info["normalizes_underscores"] = False
     server_info["source"] = f"{rel(module_file('lmcache.cli.commands.server'))} (ServerCommand.add_arguments)"
 
-    requires = [{
-        "all_of": ["--l1-size-gb", "--eviction-policy"],
-        "unless_any": ["--l1-manager"],
-        "message": "Legacy L1 configuration requires --l1-size-gb and --eviction-policy",
-        "source": fact("--l1-size-gb and --eviction-policy are both required unless --l1-manager is used",
-                       "lmcache.v1.distributed.config", "Legacy L1 configuration requires --l1-size-gb and --eviction-policy"),
-    }]
-    conflicts = [{
-        "option": "--l1-manager",
-        "conflicts_with": ["--l1-size-gb", "--gds-l1-path", "--l1-devdax-path"],
-        "message": "Use either --l1-manager or legacy L1 flags",
-        "source": fact("--l1-manager excludes the legacy L1 flags", "lmcache.v1.distributed.config", "Use either --l1-manager or legacy L1 flags"),
-    }]
+    requires = [
+        {
+            "all_of": ["--l1-size-gb", "--eviction-policy"],
+            "unless_any": ["--l1-manager"],
+            "message": "Legacy L1 configuration requires --l1-size-gb and --eviction-policy",
+            "source": fact(
+                "--l1-size-gb and --eviction-policy are both required unless --l1-manager is used",
+                "lmcache.v1.distributed.config",
+                "Legacy L1 configuration requires --l1-size-gb and --eviction-policy",
+            ),
+        }
+    ]
+    conflicts = [
+        {
+            "option": "--l1-manager",
+            "conflicts_with": ["--l1-size-gb", "--gds-l1-path", "--l1-devdax-path"],
+            "message": "Use either --l1-manager or legacy L1 flags",
+            "source": fact(
+                "--l1-manager excludes the legacy L1 flags",
+                "lmcache.v1.distributed.config",
+                "Use either --l1-manager or legacy L1 flags",
+            ),
+        }
+    ]
     for rule in requires + conflicts:
-        for flag in rule.get("all_of", []) + rule.get("unless_any", []) + [rule.get("option")] + rule.get("conflicts_with", []):
+        for flag in (
+            rule.get("all_of", []) + rule.get("unless_any", []) + [rule.get("option")] + rule.get("conflicts_with", [])
+        ):
             if flag and flag not in server_info["options"]:
                 raise CaptureError(f"hand-listed flag {flag} is not an option of lmcache server")
 
@@ -726,13 +816,16 @@ def capture_lmcache() -> dict[str, Any]:
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 importlib.import_module(f"{package.__name__}.{info.name}")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             unavailable[info.name] = type(exc).__name__
 
     cfg_file = module_file("lmcache.v1.distributed.l2_adapters.config")
     common = keys_read_in(cfg_file, "parse_args_to_l2_adapters_config", {"d"})
-    for fn in ("L2AdapterConfigBase._parse_eviction_config", "L2AdapterConfigBase._parse_persist_config",
-               "L2AdapterConfigBase._parse_serde_config"):
+    for fn in (
+        "L2AdapterConfigBase._parse_eviction_config",
+        "L2AdapterConfigBase._parse_persist_config",
+        "L2AdapterConfigBase._parse_serde_config",
+    ):
         for key, locs in keys_read_in(cfg_file, fn, {"d"}).items():
             common.setdefault(key, []).extend(locs)
     eviction_keys = keys_read_in(cfg_file, "L2AdapterConfigBase._parse_eviction_config", {"eviction_dict"})
@@ -756,12 +849,17 @@ def capture_lmcache() -> dict[str, Any]:
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
         own = {k: v for k, v in read.items() if k not in common}
         if set(own) != {p.name for p in params}:
-            raise CaptureError(f"{type_name_}: from_dict reads {sorted(own)} but __init__ takes {[p.name for p in params]}")
+            raise CaptureError(
+                f"{type_name_}: from_dict reads {sorted(own)} but __init__ takes {[p.name for p in params]}"
+            )
         type_keys[type_name_] = {
             "class": f"{cls.__module__}.{cls.__qualname__}",
             "keys": {
-                p.name: {"required": p.default is p.empty, "type": type_name(p.annotation) if p.annotation is not p.empty else None,
-                         "read_at": own[p.name]}
+                p.name: {
+                    "required": p.default is p.empty,
+                    "type": type_name(p.annotation) if p.annotation is not p.empty else None,
+                    "read_at": own[p.name],
+                }
                 for p in params
             },
         }
@@ -787,8 +885,11 @@ def capture_lmcache() -> dict[str, Any]:
     for member in adapter.ExtraConfigDefault:
         mp_keys.setdefault(f"lmcache.mp.{member.name}", []).append(f"{adapter_loc} (ExtraConfigDefault.{member.name})")
     eviction_aware = importlib.import_module("lmcache.integration.vllm.lazy_offload_policy.eviction_aware")
-    loc = fact("lmcache.mp.lazy_offload_<field> for each EvictionAwarePolicyConfig field",
-               "lmcache.integration.vllm.lazy_offload_policy.eviction_aware", 'key = f"lmcache.mp.lazy_offload_{name}"')
+    loc = fact(
+        "lmcache.mp.lazy_offload_<field> for each EvictionAwarePolicyConfig field",
+        "lmcache.integration.vllm.lazy_offload_policy.eviction_aware",
+        'key = f"lmcache.mp.lazy_offload_{name}"',
+    )
     for f in dataclasses.fields(eviction_aware.EvictionAwarePolicyConfig):
         mp_keys.setdefault(f"lmcache.mp.lazy_offload_{f.name}", []).append(loc)
     mp_keys = {k: sorted(set(v), key=lambda s: _line_order(s.split(" ")[0])) for k, v in sorted(mp_keys.items())}
@@ -831,7 +932,9 @@ def _module_statements(body: list[ast.stmt]):
                 yield from _module_statements(block)
 
 
-def _class_index(roots: list[Path], site: Path) -> dict[str, tuple[dict[str, tuple[str, str]], dict[str, tuple[list[str], bool | None]]]]:
+def _class_index(
+    roots: list[Path], site: Path
+) -> dict[str, tuple[dict[str, tuple[str, str]], dict[str, tuple[list[str], bool | None]]]]:
     """{module: (imported names -> (module, name), classes -> (base names, explicit is_hybrid))}."""
     index = {}
     for root in roots:
@@ -861,9 +964,18 @@ def _class_index(roots: list[Path], site: Path) -> dict[str, tuple[dict[str, tup
                             bases.append(b.id if isinstance(b, ast.Name) else b.attr)
                     flag = None
                     for st in node.body:  # an explicit `is_hybrid = True/False` in the class body
-                        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else getattr(st, "target", None)
+                        target = (
+                            st.targets[0]
+                            if isinstance(st, ast.Assign) and len(st.targets) == 1
+                            else getattr(st, "target", None)
+                        )
                         value = getattr(st, "value", None)
-                        if isinstance(target, ast.Name) and target.id == "is_hybrid" and isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                        if (
+                            isinstance(target, ast.Name)
+                            and target.id == "is_hybrid"
+                            and isinstance(value, ast.Constant)
+                            and isinstance(value.value, bool)
+                        ):
                             flag = value.value
                     classes[node.name] = (bases, flag)
             index[module] = (imports, classes)
@@ -918,7 +1030,7 @@ def capture_hybrid() -> str:
         "# Hybrid architectures: vLLM model classes implementing IsHybrid (Mamba / linear attention + attention).",
         f"# Generated by {GENERATED_BY}. Do not edit by hand; regenerate with scripts/capture-contract.",
         "#",
-        "# Read by kvgen (kvgen/catalog.py) and by the Helm chart (templates/_resolve.tpl): a model whose",
+        "# Read by kvgen (kvgen/data/catalog.py) and by the Helm chart (templates/plan/_resolve.tpl): a model whose",
         "# architecture is listed here is hybrid, so the hybrid-architecture rule turns offloading off.",
         "# Each architecture maps to the class vLLM's registry (_VLLM_MODELS) loads for it.",
         "source:",
@@ -979,7 +1091,9 @@ def capture() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="compare with the committed files instead of writing them")
-    p.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where the snapshots live (default: charts/kvgen/files/contract)")
+    p.add_argument(
+        "--out-dir", type=Path, default=OUT_DIR, help="where the snapshots live (default: charts/kvgen/files/contract)"
+    )
     args = p.parse_args(argv)
     try:
         files = capture()
@@ -997,7 +1111,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            print(f"capture-contract: wrote {path.relative_to(ROOT) if ROOT in path.parents else path}", file=sys.stderr)
+            print(
+                f"capture-contract: wrote {path.relative_to(ROOT) if ROOT in path.parents else path}", file=sys.stderr
+            )
     if args.check:
         if not HYBRID_YAML.exists() or HYBRID_YAML.read_text(encoding="utf-8") != hybrid:
             stale.append(HYBRID_YAML.name)

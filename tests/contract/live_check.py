@@ -86,16 +86,16 @@ class VllmChecker:
                 ns = self.parser.parse_args(["serve", *argv])
         except SystemExit as exc:
             return _fail("parse", _argparse_error(captured.getvalue()) or f"argparse exit {exc.code}")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return _fail("parse", _error(exc))
         try:
             self.validate(ns)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return _fail("validate", _error(exc))
         ns.model = ns.model_tag  # what ServeSubcommand.cmd does first
         try:
             ea = self.engine_args.from_cli_args(ns)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return _fail("engine_args", _error(exc))
         kv = ea.kv_transfer_config
         facts = {
@@ -123,7 +123,7 @@ class VllmChecker:
             return _fail("connector_registry", f"{kv.kv_connector!r} is not in KVConnectorFactory._registry", facts)
         try:
             self._connector(kv)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return _fail("connector_config", _error(exc), facts)
         return {"ok": True, "stage": None, "error": None, "facts": facts}
 
@@ -164,7 +164,12 @@ class VllmChecker:
             # primary_kv_view=..., tier_type=..., backpressure_detector=..., **config): a
             # missing or unknown key is a TypeError at start-up; bind() raises the same.
             inspect.signature(cls.__init__).bind(
-                None, offloading_spec=None, primary_kv_view=None, tier_type=tier_type, backpressure_detector=None, **config
+                None,
+                offloading_spec=None,
+                primary_kv_view=None,
+                tier_type=tier_type,
+                backpressure_detector=None,
+                **config,
             )
 
 
@@ -208,7 +213,7 @@ class LMCacheChecker:
         for stage, parse in self.stages:
             try:
                 configs[stage] = parse(ns)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return _fail(stage, _error(exc))
         mp, sm, http = configs["mp_server_config"], configs["storage_manager_config"], configs["http_frontend_config"]
         facts = {

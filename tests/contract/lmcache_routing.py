@@ -24,8 +24,9 @@ def route(case: dict) -> dict:
     local = tp // nodes  # vLLM: rank = node_rank * local_world_size + local_rank
     servers: dict[str, dict] = {u: {"written": set(), "nodes": set(), "lookup": None} for u in urls}
     for rank in range(tp):
-        s = ParallelStrategy(mla_only=case["mla"], vllm_world_size=tp, vllm_worker_id=rank, tp_size=tp,
-                             pp_size=1, n_servers=len(urls))
+        s = ParallelStrategy(
+            mla_only=case["mla"], vllm_world_size=tp, vllm_worker_id=rank, tp_size=tp, pp_size=1, n_servers=len(urls)
+        )
         server = servers[urls[rank // s.ranks_per_server]]
         server["nodes"].add(rank // local)
         if s.is_kv_writer:
@@ -33,8 +34,10 @@ def route(case: dict) -> dict:
             server["written"].update(_lookup_kv_ranks(key))
         lookup = set(_lookup_kv_ranks(SimpleNamespace(world_size=s.kv_world_size, worker_id=None)))
         server["lookup"] = sorted(lookup)
-    return {u: {"written": sorted(v["written"]), "lookup": v["lookup"], "nodes": sorted(v["nodes"])}
-            for u, v in servers.items()}
+    return {
+        u: {"written": sorted(v["written"]), "lookup": v["lookup"], "nodes": sorted(v["nodes"])}
+        for u, v in servers.items()
+    }
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ signal.signal(signal.SIGINT, on_term)
 
 
 class Health(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server's name)
+    def do_GET(self):
         after = opts.get("healthy-after", "0")
         ready = after != "never" and time.monotonic() - start >= float(after)
         path = opts.get("health-path", "/healthcheck")

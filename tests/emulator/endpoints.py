@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvgen import catalog
+from kvgen.data import catalog
 
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "charts" / "kvgen" / "files" / "contract"
 ENGINES = ("vllm", "lmcache")

@@ -46,7 +46,7 @@ from typing import Any
 import yaml
 
 from emulator.engines import wrappers
-from kvgen import quantity
+from kvgen.core import quantity
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -79,8 +79,16 @@ def images() -> list[tuple[dict[str, Any], Image]]:
     data = yaml.safe_load((HERE / "images.yaml").read_text())
     out = []
     for entry in data["images"]:
-        image = Image(entry["name"], entry["entrypoint"], entry["cmd"], entry["workdir"], entry["env"],
-                      entry["engines"], entry.get("lmcache"), entry.get("files", {}))
+        image = Image(
+            entry["name"],
+            entry["entrypoint"],
+            entry["cmd"],
+            entry["workdir"],
+            entry["env"],
+            entry["engines"],
+            entry.get("lmcache"),
+            entry.get("files", {}),
+        )
         out.append((entry, image))
     return out
 
@@ -143,8 +151,13 @@ class Pod:
         if not self.subdomain:
             return [self.hostname]
         base = f"{self.hostname}.{self.subdomain}"
-        return [self.hostname, base, f"{base}.{self.namespace}", f"{base}.{self.namespace}.svc",
-                f"{base}.{self.namespace}.svc.cluster.local"]
+        return [
+            self.hostname,
+            base,
+            f"{base}.{self.namespace}",
+            f"{base}.{self.namespace}.svc",
+            f"{base}.{self.namespace}.svc.cluster.local",
+        ]
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str, str]:
@@ -176,8 +189,10 @@ def pods_of(objects: list[dict[str, Any]]) -> list[Pod]:
                 pod = _template_pod(pod_name, pod_name, spec.get("serviceName"), ns, spec["template"])
                 pod.labels["statefulset.kubernetes.io/pod-name"] = pod_name
                 pod.labels["apps.kubernetes.io/pod-index"] = str(ordinal)
-                pod.claims = {t["metadata"]["name"]: f"{t['metadata']['name']}-{pod_name}"
-                              for t in spec.get("volumeClaimTemplates") or []}
+                pod.claims = {
+                    t["metadata"]["name"]: f"{t['metadata']['name']}-{pod_name}"
+                    for t in spec.get("volumeClaimTemplates") or []
+                }
                 pods.append(pod)
         else:
             pods += _lws_pods(name, ns, spec)
@@ -199,8 +214,13 @@ def _lws_pods(name: str, ns: str, spec: dict[str, Any]) -> list[Pod]:
         template = tmpl.get("leaderTemplate") if index == 0 and tmpl.get("leaderTemplate") else tmpl["workerTemplate"]
         pod_name = leader_name if index == 0 else f"{leader_name}-{index}"
         pod = _template_pod(pod_name, pod_name, name, ns, template)
-        pod.labels.update({"leaderworkerset.sigs.k8s.io/name": name, "leaderworkerset.sigs.k8s.io/group-index": "0",
-                           "leaderworkerset.sigs.k8s.io/worker-index": str(index)})
+        pod.labels.update(
+            {
+                "leaderworkerset.sigs.k8s.io/name": name,
+                "leaderworkerset.sigs.k8s.io/group-index": "0",
+                "leaderworkerset.sigs.k8s.io/worker-index": str(index),
+            }
+        )
         pod.annotations["leaderworkerset.sigs.k8s.io/size"] = str(size)
         pod.extra_env = {"LWS_LEADER_ADDRESS": address, "LWS_GROUP_SIZE": str(size), "LWS_WORKER_INDEX": str(index)}
         pods.append(pod)
@@ -241,9 +261,15 @@ def _field(pod: Pod, path: str, node: str) -> str:
         values = pod.labels if m.group(1) == "labels" else pod.annotations
         return values.get(m.group(2), "")
     known = {
-        "metadata.name": pod.name, "metadata.namespace": pod.namespace, "metadata.uid": f"uid-{pod.name}",
-        "spec.nodeName": node, "spec.serviceAccountName": pod.spec.get("serviceAccountName", "default"),
-        "status.podIP": pod.ip, "status.podIPs": pod.ip, "status.hostIP": f"{SUBNET}.1", "status.hostIPs": f"{SUBNET}.1",
+        "metadata.name": pod.name,
+        "metadata.namespace": pod.namespace,
+        "metadata.uid": f"uid-{pod.name}",
+        "spec.nodeName": node,
+        "spec.serviceAccountName": pod.spec.get("serviceAccountName", "default"),
+        "status.podIP": pod.ip,
+        "status.podIPs": pod.ip,
+        "status.hostIP": f"{SUBNET}.1",
+        "status.hostIPs": f"{SUBNET}.1",
     }
     if path not in known:
         raise EmulatorError(f"pod {pod.name}: fieldRef {path!r} is not one the API server accepts")
@@ -420,7 +446,9 @@ class Cluster:
         return f"{SUBNET}.1"
 
     def _ns(self, *argv: str, pid: int | None = None) -> None:
-        done = subprocess.run(["nsenter", "-t", str(pid or self.holder.pid), "-n", *argv], capture_output=True, text=True)
+        done = subprocess.run(
+            ["nsenter", "-t", str(pid or self.holder.pid), "-n", *argv], capture_output=True, text=True
+        )
         if done.returncode:
             raise EmulatorError(f"{' '.join(argv)}: {done.stderr.strip()}")
 
@@ -438,9 +466,17 @@ class Cluster:
         return ip
 
     # -- starting a group -------------------------------------------------------------------------
-    def start(self, objects: list[dict[str, Any]], *, node: dict[str, Any], secrets: dict[tuple[str, str], str] | None = None,
-              extra_hosts: dict[str, str] | None = None, timeout: float = 90.0, liveness_rounds: int = 2,
-              files: dict[str, str] | None = None) -> Group:
+    def start(
+        self,
+        objects: list[dict[str, Any]],
+        *,
+        node: dict[str, Any],
+        secrets: dict[tuple[str, str], str] | None = None,
+        extra_hosts: dict[str, str] | None = None,
+        timeout: float = 90.0,
+        liveness_rounds: int = 2,
+        files: dict[str, str] | None = None,
+    ) -> Group:
         """Start every pod the objects' workloads create, together; wait until each is ready or
         failed; tear them all down; return what happened. `node`: {"name", "memory" (bytes of
         RAM), "cpus"}. `files` replaces files baked into images (tests: a known-bad launcher)."""
@@ -465,9 +501,22 @@ class Cluster:
                 plan = self._plan(pod, pod_dir, world, node, hosts, liveness_rounds, files or {})
                 (pod_dir / "plan.json").write_text(json.dumps(plan, indent=1))
                 proc = subprocess.Popen(
-                    ["unshare", "--mount", "--pid", "--net", "--uts", "--ipc", "--fork", "--kill-child",
-                     HOST_PYTHON, str(PODINIT), str(pod_dir / "plan.json")],
-                    stdout=(pod_dir / "podinit.out").open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
+                    [
+                        "unshare",
+                        "--mount",
+                        "--pid",
+                        "--net",
+                        "--uts",
+                        "--ipc",
+                        "--fork",
+                        "--kill-child",
+                        HOST_PYTHON,
+                        str(PODINIT),
+                        str(pod_dir / "plan.json"),
+                    ],
+                    stdout=(pod_dir / "podinit.out").open("wb"),
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
                 self._wire(pod, proc.pid, pod_dir)
                 procs.append((pod, pod_dir, proc))
@@ -484,8 +533,11 @@ class Cluster:
                 self._stop(proc)
         results = []
         for pod, pod_dir, _ in procs:
-            events = [json.loads(line) for line in (pod_dir / "events.jsonl").read_text().splitlines()] if (
-                pod_dir / "events.jsonl").exists() else []
+            events = (
+                [json.loads(line) for line in (pod_dir / "events.jsonl").read_text().splitlines()]
+                if (pod_dir / "events.jsonl").exists()
+                else []
+            )
             outcome_path = pod_dir / "outcome.json"
             if outcome_path.exists():
                 outcome = json.loads(outcome_path.read_text())
@@ -512,8 +564,9 @@ class Cluster:
         deadline = time.monotonic() + 10
         while True:  # unshare has made the pod's network namespace once /proc/PID/ns/net differs
             try:
-                if os.readlink(f"/proc/{pid}/ns/net") != os.readlink(f"/proc/{self.holder.pid}/ns/net") and \
-                        os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net"):
+                if os.readlink(f"/proc/{pid}/ns/net") != os.readlink(f"/proc/{self.holder.pid}/ns/net") and os.readlink(
+                    f"/proc/{pid}/ns/net"
+                ) != os.readlink("/proc/self/ns/net"):
                     break
             except OSError:
                 pass
@@ -533,15 +586,25 @@ class Cluster:
         for svc in world.services:  # a Service's name resolves to (one of) the pods it selects
             name, ns = _meta(svc)
             selector = (svc.get("spec") or {}).get("selector") or {}
-            target = next((p for p in pods if selector and all(p.labels.get(k) == v for k, v in selector.items())), None)
+            target = next(
+                (p for p in pods if selector and all(p.labels.get(k) == v for k, v in selector.items())), None
+            )
             if target is not None:
                 lines.append(f"{target.ip}\t{name} {name}.{ns} {name}.{ns}.svc {name}.{ns}.svc.cluster.local")
         for host, ip in extra.items():
             lines.append(f"{ip}\t{host}")
         return "\n".join(lines) + "\n"
 
-    def _plan(self, pod: Pod, pod_dir: Path, world: World, node: dict[str, Any], hosts: str, liveness_rounds: int,
-              files: dict[str, str]) -> dict[str, Any]:
+    def _plan(
+        self,
+        pod: Pod,
+        pod_dir: Path,
+        world: World,
+        node: dict[str, Any],
+        hosts: str,
+        liveness_rounds: int,
+        files: dict[str, str],
+    ) -> dict[str, Any]:
         pod_dir.mkdir(parents=True)
         (pod_dir / "hosts").write_text(hosts)
         (pod_dir / "hostname").write_text(pod.hostname + "\n")
@@ -559,18 +622,30 @@ class Cluster:
         for c in pod.spec["containers"]:
             main.append(self._container(pod, c, world, node, files, sidecar=False))
         return {
-            "dir": str(pod_dir), "log": str(pod_dir / "events.jsonl"), "outcome": str(pod_dir / "outcome.json"),
-            "hostname": pod.hostname, "ip": pod.ip, "network_ready": str(pod_dir / "network-ready"),
-            "files": {"meminfo": str(pod_dir / "meminfo"), "hosts": str(pod_dir / "hosts"),
-                      "hostname": str(pod_dir / "hostname"), "resolv.conf": str(pod_dir / "resolv.conf")},
+            "dir": str(pod_dir),
+            "log": str(pod_dir / "events.jsonl"),
+            "outcome": str(pod_dir / "outcome.json"),
+            "hostname": pod.hostname,
+            "ip": pod.ip,
+            "network_ready": str(pod_dir / "network-ready"),
+            "files": {
+                "meminfo": str(pod_dir / "meminfo"),
+                "hosts": str(pod_dir / "hosts"),
+                "hostname": str(pod_dir / "hostname"),
+                "resolv.conf": str(pod_dir / "resolv.conf"),
+            },
             "emulator": {"dir": str(HERE), "run": str(self.run_dir)},
-            "volumes": volumes, "init": init, "main": main, "liveness_rounds": liveness_rounds,
+            "volumes": volumes,
+            "init": init,
+            "main": main,
+            "liveness_rounds": liveness_rounds,
             "ready_within": self.ready_within,
             "scale": {"factor": self.scale, "min": 0.05, "probe_timeout_min": 2.0},
         }
 
-    def _container(self, pod: Pod, c: dict[str, Any], world: World, node: dict[str, Any], files: dict[str, str],
-                   sidecar: bool) -> dict[str, Any]:
+    def _container(
+        self, pod: Pod, c: dict[str, Any], world: World, node: dict[str, Any], files: dict[str, str], sidecar: bool
+    ) -> dict[str, Any]:
         image = image_for(c["image"])
         own = container_env(pod, c, image, world, node)
         # what the runtime adds (containerd's CRI: HOSTNAME, and HOME from the user's passwd entry)
@@ -585,17 +660,33 @@ class Cluster:
         site = "/usr/local/lib/python3.11/dist-packages"  # on the system python3's path (the image's python)
         if image.lmcache:
             image_files[f"{site}/lmcache-{image.lmcache}.dist-info/METADATA"] = {
-                "text": f"Metadata-Version: 2.1\nName: lmcache\nVersion: {image.lmcache}\n", "mode": 0o644}
+                "text": f"Metadata-Version: 2.1\nName: lmcache\nVersion: {image.lmcache}\n",
+                "mode": 0o644,
+            }
         security = c.get("securityContext") or {}
         limits = (c.get("resources") or {}).get("limits") or {}
         return {
-            "name": c["name"], "sidecar": sidecar, "argv": argv, "env": env, "workdir": c.get("workingDir") or image.workdir,
-            "mounts": [{"volume": m["name"], "path": m["mountPath"], "subPath": m.get("subPath"),
-                        "readOnly": bool(m.get("readOnly"))} for m in c.get("volumeMounts") or []],
+            "name": c["name"],
+            "sidecar": sidecar,
+            "argv": argv,
+            "env": env,
+            "workdir": c.get("workingDir") or image.workdir,
+            "mounts": [
+                {
+                    "volume": m["name"],
+                    "path": m["mountPath"],
+                    "subPath": m.get("subPath"),
+                    "readOnly": bool(m.get("readOnly")),
+                }
+                for m in c.get("volumeMounts") or []
+            ],
             "memory_limit": quantity.to_bytes(str(limits["memory"])) if "memory" in limits else None,
             "image_files": image_files,
-            "probes": {k: _probe(c, c.get(k), env) for k in ("startupProbe", "readinessProbe", "livenessProbe")
-                       if c.get(k) is not None},
+            "probes": {
+                k: _probe(c, c.get(k), env)
+                for k in ("startupProbe", "readinessProbe", "livenessProbe")
+                if c.get(k) is not None
+            },
             "no_new_privs": security.get("allowPrivilegeEscalation") is False,
             "drop_all": "ALL" in ((security.get("capabilities") or {}).get("drop") or []),
         }
@@ -636,7 +727,9 @@ class Cluster:
             elif "hostPath" in v:
                 raise EmulatorError(f"pod {pod.name}: hostPath volume {name} is not emulated")
             else:
-                raise EmulatorError(f"pod {pod.name}: volume {name} has a source the emulator does not know: {sorted(v)}")
+                raise EmulatorError(
+                    f"pod {pod.name}: volume {name} has a source the emulator does not know: {sorted(v)}"
+                )
             out[name] = entry
         for claim in pod.claims:  # volumeClaimTemplates: one empty claim per pod
             if claim not in out:
@@ -650,7 +743,9 @@ class Cluster:
         path.write_text(text)
         path.chmod(mode)
 
-    def _configmap_files(self, pod: Pod, ref: dict[str, Any], path: Path, world: World, default: int | None = None) -> None:
+    def _configmap_files(
+        self, pod: Pod, ref: dict[str, Any], path: Path, world: World, default: int | None = None
+    ) -> None:
         cm = world.configmaps.get((pod.namespace, ref["name"]))
         if cm is None:
             if ref.get("optional"):
@@ -667,8 +762,11 @@ class Cluster:
     def _secret_files(self, ref: dict[str, Any], path: Path, world: World, default: int | None = None) -> None:
         mode = ref.get("defaultMode", default if default is not None else 0o644)
         for item in ref.get("items") or []:
-            self._file(path / item["path"], world.secret(ref["secretName"] if "secretName" in ref else ref["name"],
-                                                          item["key"]), item.get("mode", mode))
+            self._file(
+                path / item["path"],
+                world.secret(ref["secretName"] if "secretName" in ref else ref["name"], item["key"]),
+                item.get("mode", mode),
+            )
 
     def _downward(self, pod: Pod, items: list[dict[str, Any]], path: Path) -> None:
         for item in items:
@@ -682,15 +780,22 @@ class Cluster:
 def _wrapper(engine: str) -> str:
     """The engine on the image's PATH: the stand-in, with the emulator's settings (paths as the
     container sees them: the run directory and this container's state directory)."""
-    env = {"KVGEN_EMU_PARSERD": "/opt/kvgen-emulator-run/parserd.sock",
-           "KVGEN_EMU_ENDPOINTS": "/opt/kvgen-emulator-run/endpoints.json",
-           "KVGEN_EMU_REPORT": f"/opt/kvgen-emulator-state/{engine}.json", "KVGEN_EMU_TIMEOUT": "20"}
+    env = {
+        "KVGEN_EMU_PARSERD": "/opt/kvgen-emulator-run/parserd.sock",
+        "KVGEN_EMU_ENDPOINTS": "/opt/kvgen-emulator-run/endpoints.json",
+        "KVGEN_EMU_REPORT": f"/opt/kvgen-emulator-state/{engine}.json",
+        "KVGEN_EMU_TIMEOUT": "20",
+    }
     return wrappers.script(engine, env, HOST_PYTHON, "/opt/kvgen-emulator/engines/standin.py")
 
 
 def node_for(instance: Any) -> dict[str, Any]:
     """The node as the launcher sees it: the instance's RAM and CPUs (a kvgen InstanceInfo)."""
-    return {"name": f"node-{instance.type or 'custom'}", "memory": int(instance.memory_bytes), "cpus": int(instance.cpu or 8)}
+    return {
+        "name": f"node-{instance.type or 'custom'}",
+        "memory": int(instance.memory_bytes),
+        "cpus": int(instance.cpu or 8),
+    }
 
 
 def objects_of(text: str) -> list[dict[str, Any]]:

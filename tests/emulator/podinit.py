@@ -83,7 +83,7 @@ class Container:
         self.process: subprocess.Popen[bytes] | None = None
         self.restarts = 0
         self.volumes = volumes
-        self.out = open(os.path.join(PLAN["dir"], f"{self.name}.log"), "ab")  # noqa: SIM115 (kept open)
+        self.out = open(os.path.join(PLAN["dir"], f"{self.name}.log"), "ab")
 
     # -- the root -------------------------------------------------------------------------------
     def build_root(self) -> None:
@@ -126,7 +126,10 @@ class Container:
         emu = os.path.join(r, "opt", "kvgen-emulator")
         os.makedirs(emu)
         bind(PLAN["emulator"]["dir"], emu, True)
-        for where, source in (("run", PLAN["emulator"]["run"]), ("state", os.path.join(PLAN["dir"], "state", self.name))):
+        for where, source in (
+            ("run", PLAN["emulator"]["run"]),
+            ("state", os.path.join(PLAN["dir"], "state", self.name)),
+        ):
             os.makedirs(source, exist_ok=True)
             os.makedirs(os.path.join(r, "opt", "kvgen-emulator-" + where))
             bind(source, os.path.join(r, "opt", "kvgen-emulator-" + where), where == "run")
@@ -182,7 +185,9 @@ class Container:
         code = self.exited()
         event("exited", container=self.name, code=code, why=why, log=self.tail())
         if self.restarts >= RESTARTS:
-            raise PodFailed(f"container {self.name} {why} (exit {code}), restarted {self.restarts} times: {self.tail()}")
+            raise PodFailed(
+                f"container {self.name} {why} (exit {code}), restarted {self.restarts} times: {self.tail()}"
+            )
         self.restarts += 1
         time.sleep(scaled(10))  # the first CrashLoopBackOff delay
         self.start()
@@ -209,7 +214,7 @@ class Container:
             h = probe["httpGet"]
             url = f"{h.get('scheme', 'HTTP').lower()}://{h.get('host') or PLAN['ip']}:{h['port']}{h.get('path', '/')}"
             try:
-                with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (the pod's own address)
+                with urllib.request.urlopen(url, timeout=timeout) as response:
                     return 200 <= response.status < 400, f"{url}: {response.status}"
             except urllib.error.HTTPError as exc:
                 return 200 <= exc.code < 400, f"{url}: {exc.code}"
@@ -311,7 +316,7 @@ def wait_for_network() -> None:
 def main() -> int:
     global LOG
     PLAN.update(json.loads(Path(sys.argv[1]).read_text()))
-    LOG = open(PLAN["log"], "a")  # noqa: SIM115
+    LOG = open(PLAN["log"], "a")
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     containers: list[Container] = []

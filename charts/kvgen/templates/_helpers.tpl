@@ -69,6 +69,16 @@ kvgen.formatBytes: the shortest exact quantity for a byte count: 10737418240 -> 
 {{- end -}}
 
 {{/*
+kvgen.quoted: a value the user wrote, as a problem quotes it: Python's repr of a printable string
+('a', "it's"), the same as kvgen's core/errors.py quoted(), so both faces word a problem alike.
+Usage: {{ include "kvgen.quoted" $value }}
+*/}}
+{{- define "kvgen.quoted" -}}
+{{- $t := toString . | replace "\\" "\\\\" | replace "\n" "\\n" | replace "\r" "\\r" | replace "\t" "\\t" -}}
+{{- if and (contains "'" $t) (not (contains "\"" $t)) -}}"{{ $t }}"{{- else -}}'{{ replace "'" "\\'" $t }}'{{- end -}}
+{{- end -}}
+
+{{/*
 kvgen.number: a float as Go's %v prints it (0.92, 0.5, 1); kvgen prints the same form.
 */}}
 {{- define "kvgen.number" -}}

@@ -145,8 +145,9 @@ def route_table(routes: list[dict[str, Any]]) -> list[tuple[re.Pattern[str], str
 Answer = Callable[[], tuple[int, str, str]]  # (status, content type, body)
 
 
-def serve_http(what: str, host: str | None, port: int, routes: list[dict[str, Any]],
-               special: dict[tuple[str, str], Answer]) -> None:
+def serve_http(
+    what: str, host: str | None, port: int, routes: list[dict[str, Any]], special: dict[tuple[str, str], Answer]
+) -> None:
     """Serve exactly ``routes`` on host:port: ``special`` (method, route path) -> its answer;
     other captured GET routes 200 with a small JSON body, other captured methods 501, a known
     path with another method 405, anything else 404."""
@@ -166,7 +167,11 @@ def serve_http(what: str, host: str | None, port: int, routes: list[dict[str, An
             elif self.command in ("GET", "HEAD"):
                 status, ctype, body = 200, "application/json", json.dumps({"standin": ENGINE, "route": serving[0]})
             else:
-                status, ctype, body = 501, "application/json", json.dumps({"detail": f"the {ENGINE} stand-in runs no model"})
+                status, ctype, body = (
+                    501,
+                    "application/json",
+                    json.dumps({"detail": f"the {ENGINE} stand-in runs no model"}),
+                )
             data = body.encode()
             self.send_response(status)
             self.send_header("Content-Type", ctype)
@@ -281,8 +286,10 @@ def resp_check(remote: dict[str, Any]) -> None:
         answer = resp_command(sock, "PING")
         if answer != "+PONG":
             raise Refused(f"{where}: PING answered {answer}")
-    record("reached", {"what": "resp", "host": host, "port": port, "username": username or None,
-                       "authenticated": bool(password)})
+    record(
+        "reached",
+        {"what": "resp", "host": host, "port": port, "username": username or None, "authenticated": bool(password)},
+    )
 
 
 def lmcache_server(argv: list[str]) -> None:
@@ -427,8 +434,10 @@ def vllm_port_env() -> None:
         int(port)
     except ValueError:
         if "://" in port:
-            raise Refused(f"ValueError: VLLM_PORT '{port}' appears to be a URI. This may be caused by a Kubernetes "
-                          "service discovery issue, check the warning in: https://docs.vllm.ai/en/stable/serving/env_vars.html") from None
+            raise Refused(
+                f"ValueError: VLLM_PORT '{port}' appears to be a URI. This may be caused by a Kubernetes "
+                "service discovery issue, check the warning in: https://docs.vllm.ai/en/stable/serving/env_vars.html"
+            ) from None
         raise Refused(f"ValueError: VLLM_PORT '{port}' must be a valid integer") from None
 
 
@@ -441,7 +450,9 @@ def vllm_serve(argv: list[str]) -> None:
     model = facts["model"]
     if model.startswith("/") and not os.path.exists(model):
         raise Refused(f"the model path {model} does not exist")
-    found = connectors({"kv_connector": facts["kv_connector"], "kv_connector_extra_config": facts["kv_connector_extra_config"]})
+    found = connectors(
+        {"kv_connector": facts["kv_connector"], "kv_connector_extra_config": facts["kv_connector_extra_config"]}
+    )
     for name, extra in found:
         if name == "OffloadingConnector":
             offloading(extra)
@@ -456,11 +467,16 @@ def vllm_serve(argv: list[str]) -> None:
     api = endpoints("vllm")
     names = facts["served_model_name"] or [model]
     names = [names] if isinstance(names, str) else names
-    models = {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "vllm", "root": model} for n in names]}
+    models = {
+        "object": "list",
+        "data": [{"id": n, "object": "model", "owned_by": "vllm", "root": model} for n in names],
+    }
     labels = f'model_name="{names[0]}",engine="0"'
-    metrics = ("# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
-               "# TYPE vllm:num_requests_waiting gauge\n"
-               f"vllm:num_requests_waiting{{{labels}}} 0.0\n")
+    metrics = (
+        "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+        "# TYPE vllm:num_requests_waiting gauge\n"
+        f"vllm:num_requests_waiting{{{labels}}} 0.0\n"
+    )
     special = {
         ("GET", api["health"]): lambda: (200, "application/json", ""),
         ("GET", "/v1/models"): lambda: (200, "application/json", json.dumps(models)),
@@ -476,8 +492,15 @@ def vllm_serve(argv: list[str]) -> None:
 def main(argv: list[str]) -> int:
     global ENGINE
     ENGINE = argv[0] if argv else ""
-    REPORT.update({"engine": ENGINE, "argv": argv[1:], "pid": os.getpid(), "started": False,
-                   **{key: [] for key in ("checked", "listening", "reached", "peers", "clients")}})
+    REPORT.update(
+        {
+            "engine": ENGINE,
+            "argv": argv[1:],
+            "pid": os.getpid(),
+            "started": False,
+            **{key: [] for key in ("checked", "listening", "reached", "peers", "clients")},
+        }
+    )
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     try:

@@ -17,10 +17,12 @@ ENGINES = ("vllm", "lmcache")
 
 def script(engine: str, env: dict[str, str], python: str, standin: str) -> str:
     exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
-    return f"#!/bin/sh\n{exports}exec {shlex.quote(python)} {shlex.quote(standin)} {engine} \"$@\"\n"
+    return f'#!/bin/sh\n{exports}exec {shlex.quote(python)} {shlex.quote(standin)} {engine} "$@"\n'
 
 
-def install(bin_dir: Path, env: dict[str, str], python: str = "/usr/bin/python3", standin: str = str(STANDIN)) -> list[Path]:
+def install(
+    bin_dir: Path, env: dict[str, str], python: str = "/usr/bin/python3", standin: str = str(STANDIN)
+) -> list[Path]:
     """Write the two wrappers into ``bin_dir`` (created if missing); ``env`` maps KVGEN_EMU_* to values."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     written = []

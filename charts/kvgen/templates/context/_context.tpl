@@ -1,0 +1,589 @@
+{{/*
+kvgen.context: every value the object templates lay out, as JSON: the contract between kvgen and
+its chart (kvgen/context/types.py Context; kvgen/context/build.py builds the same in Python, and the
+tests compare the two key by key). Keys are camelCase; an absent value is a key left out.
+It plans (kvgen.plan), then builds the context in named pieces, each below with the name of its
+Python face (kvgen.context.vllmArgs: vllm_args). Values with problems give {} (the templates then
+render nothing), except in templates/validate.yaml, where kvgen.plan fails listing every
+problem: the error always names that file, whichever template Helm renders first.
+Usage: {{- $c := include "kvgen.context" . | fromJson -}}
+
+Computed once per render. Every object template (and NOTES.txt, validate.yaml, tests/) starts
+with that include, so the first template that asks keeps the context, as its JSON, under a
+private key of the root context ($, not .Values), and every later one reads it there: 16
+computations became one (issue 11). Safe because Helm runs every template of one chart with one
+and the same root map, fresh for each render. Helm v4 pkg/engine/engine.go (v4.2.3, the engine
+helm-python-sdk embeds; the same in v4.1.4, the CLI the tests run, and in v3.19): recAllTpls
+(lines 534-582) makes one map `next` per chart and hands it to each of the chart's templates
+(`vals: next`, line 577); render (lines 302-305) executes each file with that map, only setting
+its "Template" key. `helm template`, install and upgrade (pkg/action/action.go renderResources,
+lines 304-314) and `helm lint` (pkg/chart/v2/lint/rules/template.go, line 138) call
+engine.Render once per render; a parent chart and each subchart get maps of their own. Of what
+differs per file (.Template), the context reads only whether it is validate.yaml (failHere):
+there a kept {} (values with problems) is computed again, so that file still fails listing every
+problem, whichever template Helm renders first (templates/tests/ come first).
+*/}}
+{{- define "kvgen.context" -}}
+{{- $key := "kvgen.context (computed once per render)" -}}
+{{- $kept := index . $key -}}
+{{- if and $kept (not (and (eq $kept "{}") (hasSuffix "/templates/validate.yaml" .Template.Name))) -}}
+{{- $kept -}}
+{{- else -}}
+{{- $json := include "kvgen.buildContext" . -}}
+{{- $_ := set . $key $json -}}
+{{- $json -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.buildContext: kvgen.context computed (kvgen.context keeps it for the rest of the render).
+Usage: {{- $json := include "kvgen.buildContext" . -}}
+*/}}
+{{- define "kvgen.buildContext" -}}
+{{- $s := dict "V" .Values "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace .Values.namespace) -}}
+{{- $_ := set $s "release" (dict "name" .Release.Name "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
+{{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
+{{- include "kvgen.resolveName" $s -}}
+{{- $v := $s.V -}}
+{{- include "kvgen.plan" $s -}}
+{{- if $s.errs -}}
+{{- "{}" -}}
+{{- else -}}
+{{- $rt := .Files.Get "files/runtime.yaml" | fromYaml -}}
+{{- $_ := set $s "rt" $rt -}}
+{{- $_ := set $s "W" $rt.wiring -}}
+{{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
+{{- include "kvgen.images" $s -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" -}}
+{{- include (printf "kvgen.context.%s" $piece) $s -}}
+{{- end -}}
+{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
+{{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
+{{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
+{{- end -}}
+{{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
+{{- if $s.gpus.claimTemplate -}}{{- $_ := set $c "claimTemplate" $s.gpus.claimTemplate -}}{{- end -}}
+{{- $sa := default dict (default dict $v.pod).serviceAccount -}}
+{{- if $sa.create -}}{{- $_ := set $c "serviceAccount" (dict "name" (default $v.name $sa.name) "automountToken" (default false $sa.automountToken)) -}}{{- end -}}
+{{- $_ := set $c "workloads" $s.workloads -}}
+{{- range $k, $o := $s.operations -}}{{- $_ := set $c $k $o -}}{{- end -}}
+{{- $decision := dict "enabled" $s.decision.enabled -}}
+{{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
+{{- $_ := set $c "decision" $decision -}}
+{{- if $s.gpuAccess -}}{{- $_ := set $c "gpuAccess" $s.gpuAccess -}}{{- end -}}
+{{- if $s.warnings -}}{{- $_ := set $c "warnings" $s.warnings -}}{{- end -}}
+{{- toJson $c -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.context.meta: the labels, the selector and the annotations that record the decision.
+Sets $s.meta: labels, selector, annotations (keys: wiring.labels, wiring.annotations).
+Usage: {{- include "kvgen.context.meta" $s -}}
+*/}}
+{{- define "kvgen.context.meta" -}}
+{{- $s := . -}}
+{{- $key := $s.W.labels -}}
+{{- $note := $s.W.annotations -}}
+{{- $role := $s.V.disaggregation.role -}}
+{{/* under Helm: the release is the instance (kvgen: the name), Helm manages it and the chart is named;
+     helm.sh/chart stays off the pod template (labels), so a new chart version alone restarts no server */}}
+{{- $selector := dict $key.name "vllm" $key.instance $s.release.name -}}
+{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) $selector -}}
+{{- $objectLabels := merge (dict $key.chart $s.release.chartLabel) $labels -}}
+{{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.decision.enabled) -}}
+{{- if $s.decision.enabled -}}
+{{- $_ := set $annotations $note.backend $s.backend -}}
+{{- else -}}
+{{- $_ := set $annotations $note.reason $s.decision.code -}}
+{{- end -}}
+{{- if $s.gpuAccess -}}{{- $_ := set $annotations $note.gpuAccess $s.gpuAccess.mode -}}{{- end -}}
+{{- $_ := set $s "meta" (dict "labels" $objectLabels "podLabels" $labels "selector" $selector "annotations" $annotations) -}}
+{{- end -}}
+
+{{/*
+kvgen.context.vllmArgs: `vllm serve`'s arguments (the image's entrypoint; the model is its
+positional argument). Sets $s.vllmArgs: head and tail; ranks 1.. of a multi-node server add
+--headless between them.
+Usage: {{- include "kvgen.context.vllmArgs" $s -}}
+*/}}
+{{- define "kvgen.context.vllmArgs" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $p := $v.parallelism -}}
+{{- $o := $v.kvCacheOffloading -}}
+{{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{/* model.uri: vLLM serves the mounted directory, under the model's id */}}
+{{- if $v.model.uri -}}
+{{- $named := false -}}
+{{- range $a := default list $v.vllm.extraArgs -}}{{- if regexMatch "^--served[-_]model[-_]name(=|$)" $a -}}{{- $named = true -}}{{- end -}}{{- end -}}
+{{- $head = concat (list $s.W.modelPvc.mountPath) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
+{{- end -}}
+{{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
+{{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
+{{- if and (gt (int64 $p.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") -}}
+{{/* the LWS controller gives every container the group's leader and the pod's index */}}
+{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) (printf "--node-rank=$(%s)" $s.W.lws.workerIndexEnv) (printf "--master-addr=$(%s)" $s.W.lws.leaderAddressEnv) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
+{{- else if gt (int64 $p.nodes) 1 -}}
+{{- $head = concat $head (list (printf "--nnodes=%d" (int64 $p.nodes)) "--node-rank=$(NODE_RANK)" (printf "--master-addr=%s-0.%s-headless" $v.name $v.name) (printf "--master-port=%d" (int64 $s.W.masterPort))) -}}
+{{- end -}}
+{{- $tail := list -}}
+{{/* the spec's model.maxModelLen, or the longest length that fits (kvgen.contextLength) */}}
+{{- if gt (int64 $s.context.flag) 0 -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 $s.context.flag)) -}}{{- end -}}
+{{- if gt $s.inst.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
+{{- $kv := dict -}}
+{{- if eq $s.backend "lmcache" -}}
+{{- $extra := dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port -}}
+{{/* a server spanning several nodes: one LMCache server per node, every node's pod named in node-rank
+     order (kvgen/context/build.py lmcache_server_hosts, kvgen/data/connector.py lmcache_server_urls) */}}
+{{- if gt (int64 $p.nodes) 1 -}}
+{{- $urls := list -}}
+{{- range $rank := until (int $p.nodes) -}}
+{{- $host := "" -}}
+{{- if eq $v.multiNode.engine "leaderworkerset" -}}
+{{- $host = printf "%s-$(%s)" $v.name $s.W.lws.groupIndexEnv -}}
+{{- if gt $rank 0 -}}{{- $host = printf "%s-%d" $host $rank -}}{{- end -}}
+{{- $host = printf "%s.%s" $host $v.name -}}
+{{- else if eq $rank 0 -}}
+{{- $host = printf "%s-0.%s-headless" $v.name $v.name -}}
+{{- else -}}
+{{- $host = printf "%s-worker-%d.%s-headless" $v.name $rank $v.name -}}
+{{- end -}}
+{{- $urls = append $urls (printf "tcp://%s:%d" $host (int64 $s.W.lmcache.port)) -}}
+{{- end -}}
+{{- $extra = dict "lmcache.mp.server_urls" $urls -}}
+{{- end -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.lmcache "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
+{{- else if eq $s.backend "native" -}}
+{{- $count := len $o.secondary -}}
+{{- $specName := ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $count 0) -}}
+{{- if include "kvgen.isSet" (list $o "specName") -}}{{- $specName = $o.specName -}}{{- end -}}
+{{- $extra := dict "cpu_bytes_to_use" (int64 $s.size.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" $specName -}}
+{{- if gt $count 0 -}}
+{{- $tiers := list -}}
+{{- range $n := until $count -}}{{- $tiers = append $tiers (dict "type" "fs" "root_dir" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}{{- end -}}
+{{- $_ := set $extra "secondary_tiers" $tiers -}}
+{{- end -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.native "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
+{{/* prefill/decode: NIXL hands the KV over, the OffloadingConnector keeps its tiers (kvgen/data/connector.py) */}}
+{{- if ne $v.disaggregation.role "none" -}}
+{{- $nixl := dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.multi "kv_role" "kv_both" "kv_load_failure_policy" $s.rt.kvLoadFailurePolicy "kv_connector_extra_config" (dict "connectors" (list $nixl $kv)) -}}
+{{- end -}}
+{{- else if ne $v.disaggregation.role "none" -}}
+{{- $kv = dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" "kv_load_failure_policy" $s.rt.kvLoadFailurePolicy -}}
+{{- end -}}
+{{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
+{{- if and (eq $s.backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
+{{- $tail = concat $tail (default list $v.vllm.extraArgs) -}}
+{{- $_ := set $s "vllmArgs" (dict "head" $head "tail" $tail) -}}
+{{- end -}}
+
+{{/*
+kvgen.context.env: the vLLM container's environment: kvgen's variables, then the values'.
+Sets $s.env (a list, maybe empty).
+Usage: {{- include "kvgen.context.env" $s -}}
+*/}}
+{{- define "kvgen.context.env" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $env := list -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}{{- $env = append $env (dict "name" "NODE_RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.labels.podIndex)))) -}}{{- end -}}
+{{/* the group's index names its pods in lmcache.mp.server_urls (kvgen.context.vllmArgs) */}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") (eq $s.backend "lmcache") -}}{{- $env = append $env (dict "name" $s.W.lws.groupIndexEnv "valueFrom" (dict "fieldRef" (dict "fieldPath" (printf "metadata.labels['%s']" $s.W.lws.groupIndexLabel)))) -}}{{- end -}}
+{{- with $v.model.hfTokenSecret -}}
+{{- $ref := dict "name" .name "key" .key -}}
+{{- if include "kvgen.isSet" (list . "optional") -}}{{- $_ := set $ref "optional" .optional -}}{{- end -}}
+{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" $ref)) -}}
+{{- end -}}
+{{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
+{{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
+{{/* the weights are on the claim: never ask the Hub (air-gapped clusters) */}}
+{{- if $v.model.uri -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
+{{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
+{{/* dra: only the claimed GPUs (files/gpu-access.yaml; kvgen/plan/gpu_access.py env) */}}
+{{- $env = concat $env (include "kvgen.gpuAccessEnv" $s | fromJsonArray) -}}
+{{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
+{{- $_ := set $s "env" $env -}}
+{{- end -}}
+
+{{/*
+kvgen.context.gpus: the pod's GPUs: a device-plugin request, or (gpuAccess dra) one claim that
+the LMCache sidecar lists too. Sets $s.gpus: resources (name: count), or claims and claimTemplate;
+empty on a CPU node.
+Usage: {{- include "kvgen.context.gpus" $s -}}
+*/}}
+{{- define "kvgen.context.gpus" -}}
+{{- $s := . -}}
+{{- $gpus := dict -}}
+{{- if eq (toString $s.gpuAccess.mode) "dra" -}}
+{{- $gpus = dict "claims" (list (dict "name" "gpus")) "claimTemplate" (dict "name" (printf "%s-gpus" $s.V.name) "request" "gpus" "deviceClassName" $s.gpuAccess.deviceClassName "count" (int64 $s.gpusPerPod)) -}}
+{{- else if gt $s.inst.gpus 0 -}}
+{{- $gpus = dict "resources" (dict (ternary (printf "nvidia.com/mig-%s" $s.inst.mig) "nvidia.com/gpu" (ne $s.inst.mig "")) (int64 $s.gpusPerPod)) -}}
+{{- end -}}
+{{- $_ := set $s "gpus" $gpus -}}
+{{- end -}}
+
+{{/*
+kvgen.context.tiers: the disk tiers, while offloading is on. Sets $s.tiers: a list of volume,
+mount (at wiring.tierMountPrefix + index) and capacity (bytes; left out when unknown).
+Usage: {{- include "kvgen.context.tiers" $s -}}
+*/}}
+{{- define "kvgen.context.tiers" -}}
+{{- $s := . -}}
+{{- $tiers := list -}}
+{{- if $s.backend -}}
+{{- range $n, $t := $s.V.kvCacheOffloading.secondary -}}
+{{- $fs := $t.fileSystem -}}
+{{- $name := printf "kv-cache-secondary-%d" $n -}}
+{{- $tier := dict "volume" (dict "name" $name) "mount" (dict "name" $name "mountPath" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}
+{{- if include "kvgen.isSet" (list $fs "emptyDir") -}}
+{{- $_ := set $tier.volume "emptyDir" (dict "sizeLimit" $fs.emptyDir.size) -}}
+{{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.emptyDir.size | int64) -}}
+{{- else if include "kvgen.isSet" (list $fs.pvc "spec") -}}
+{{- $_ := set $tier.volume "ephemeral" (dict "volumeClaimTemplate" (dict "spec" $fs.pvc.spec)) -}}
+{{- if and (kindIs "map" $fs.pvc.spec.resources) (kindIs "map" $fs.pvc.spec.resources.requests) (include "kvgen.isSet" (list $fs.pvc.spec.resources.requests "storage")) -}}
+{{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.pvc.spec.resources.requests.storage | int64) -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $tier.volume "persistentVolumeClaim" (dict "claimName" $fs.pvc.ref.name) -}}
+{{- if include "kvgen.isSet" (list $fs.pvc.ref "path") -}}{{- $_ := set $tier.mount "subPath" $fs.pvc.ref.path -}}{{- end -}}
+{{- end -}}
+{{- $tiers = append $tiers $tier -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "tiers" $tiers -}}
+{{- end -}}
+
+{{/*
+kvgen.context.lmcache: the LMCache server, when there is one: its launcher ConfigMap, and the
+launcher's command line where the server runs (the launcher measures the node and adds
+--l1-size-gb; with gpuAccess in-container it then runs `vllm serve`). Sets $s.lmcache: launcher,
+command and args; leaves it out without a server.
+Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
+*/}}
+{{- define "kvgen.context.lmcache" -}}
+{{- $s := . -}}
+{{- if $s.gpuAccess -}}
+{{- $z := $s.size -}}
+{{- $L := $s.W.launcher -}}
+{{- $lm := $s.W.lmcache -}}
+{{- $inContainer := eq $s.gpuAccess.mode "in-container" -}}
+{{- $_ := set $s "lmcacheScraped" (and $s.V.metrics.podMonitor $s.V.metrics.lmcacheServer) -}}
+{{- $script := $s.F.Get (printf "files/%s" $L.file) -}}
+{{- $launcher := dict "name" (printf "%s-lmcache-launcher" $s.V.name) "file" $L.file "script" $script "sha256" (sha256sum $script) -}}
+{{- $args := list -}}
+{{- if not (kindIs "string" $z.utilization) -}}{{- $args = append $args (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
+{{- $args = append $args (printf "--tensor-parallel-size=%d" (int64 $s.V.parallelism.tensor)) -}}
+{{- if not (kindIs "string" $z.l1Cap) -}}{{- $args = append $args (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
+{{/* the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container */}}
+{{- $reserve := mul (int64 $s.C.lmcache.serverOverheadGiB) 1073741824 -}}
+{{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
+{{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
+{{/* the LMCache versions the launcher accepts in the image */}}
+{{- $args = concat $args (list (printf "--lmcache-min=%s" $s.rt.lmcache.supported.min) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
+{{- if $inContainer -}}{{- $args = concat $args (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray) -}}{{- end -}}
+{{/* a server spanning several nodes: rank 0's scheduler reaches every node's server (kvgen/data/connector.py) */}}
+{{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" (ternary $lm.multiNodeHost $lm.host (gt (int64 $s.V.parallelism.nodes) 1)) "--port" (toString (int64 $lm.port))) -}}
+{{- if $s.lmcacheScraped -}}{{- $args = concat $args (list "--http-host" $lm.metricsHost) -}}{{- end -}}
+{{- $args = concat $args (list "--chunk-size" (toString (int64 $lm.chunkSize)) "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $s.C.lmcache.l1InitGiB)) "--eviction-policy" (upper $s.V.kvCacheOffloading.evictionPolicy)) -}}
+{{- range $n, $t := $s.tiers -}}
+{{- $path := printf "%s%d" $s.W.tierMountPrefix $n -}}
+{{- $adapter := dict "type" "fs" "base_path" $path -}}
+{{- if and (hasKey $t "capacity") (ge (int64 $t.capacity) 1073741824) -}}
+{{- $e := $lm.l2Eviction -}}
+{{- $adapter = dict "type" "fs_native" "base_path" $path "max_capacity_gb" (div (int64 $t.capacity) 1073741824) "eviction" (dict "eviction_policy" $e.policy "trigger_watermark" $e.triggerWatermark "eviction_ratio" $e.ratio) -}}
+{{- end -}}
+{{- $args = concat $args (list "--l2-adapter" (toJson $adapter)) -}}
+{{- end -}}
+{{- if include "kvgen.isSet" (list $s.V.kvCacheOffloading "remote") -}}{{- $args = concat $args (list "--l2-adapter" (include "kvgen.remoteAdapter" $s)) -}}{{- end -}}
+{{- if $inContainer -}}{{- $args = concat $args (list $L.then) $s.rt.vllm.entrypoint -}}{{- end -}}
+{{- $_ := set $s "lmcache" (dict "launcher" $launcher "command" (list $s.rt.lmcache.python (printf "%s/%s" $L.dir $L.file)) "args" $args) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.context.vllm: the vLLM container of rank 0 (or of a single-node server); with gpuAccess
+in-container it runs the launcher, which starts the LMCache server, then `vllm serve`.
+Sets $s.vllm (VllmContainer).
+Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers, lmcache)
+*/}}
+{{- define "kvgen.context.vllm" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
+{{- if $v.model.uri -}}
+{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
+{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.W.modelPvc.mountPath "readOnly" true -}}
+{{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
+{{- $mounts = append $mounts $m -}}
+{{- end -}}
+{{/* the spec's, after kvgen's own */}}
+{{- $mounts = concat $mounts (default list $v.vllm.volumeMounts) -}}
+{{- $size := $s.size.vllm -}}
+{{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
+{{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
+{{- $prefix := list -}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}
+{{- $mounts = append $mounts (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
+{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
+{{- $size = include "kvgen.withServer" (list $s.size.vllm $s.size.lmcache) | fromJson -}}
+{{- $_ := set $c "command" $s.lmcache.command -}}
+{{- $prefix = $s.lmcache.args -}}
+{{- end -}}
+{{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
+{{- $env := $s.env -}}
+{{/* the LMCache server runs here: the remote tier's password */}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (include "kvgen.remoteEnv" $s | fromJsonArray) -}}{{- end -}}
+{{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
+{{- $ports := list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP") -}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") $s.lmcacheScraped -}}
+{{- $ports = append $ports (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP") -}}
+{{- end -}}
+{{- $_ := set $c "ports" $ports -}}
+{{/* RDMA devices beside the GPUs (resources.extra) */}}
+{{- $extended := merge (deepCopy (default dict (default dict $v.resources).extra)) (default dict $s.gpus.resources) -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $size $extended (default list $s.gpus.claims)) | fromJson) -}}
+{{- $probes := dict -}}
+{{- range $name := list "startup" "readiness" "liveness" -}}
+{{- $t := index $s.V.probes $name -}}
+{{- $threshold := int64 0 -}}
+{{- if eq $name "startup" -}}{{- $threshold = include "kvgen.startupThreshold" $s | int64 -}}{{- else -}}{{- $threshold = int64 $t.failureThreshold -}}{{- end -}}
+{{- $_ := set $probes $name (dict "periodSeconds" (int64 $t.periodSeconds) "timeoutSeconds" (int64 $t.timeoutSeconds) "failureThreshold" $threshold) -}}
+{{- end -}}
+{{- $_ := set $c "probes" $probes -}}
+{{- $_ := set $c "volumeMounts" $mounts -}}
+{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
+{{- $_ := set $s "vllm" $c -}}
+{{- end -}}
+
+{{/*
+kvgen.context.sidecar: the LMCache MP server as a native sidecar (gpuAccess visible-devices or
+dra). Sets $s.sidecar (Sidecar); leaves it out otherwise.
+Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
+*/}}
+{{- define "kvgen.context.sidecar" -}}
+{{- $s := . -}}
+{{- if and $s.lmcache (ne $s.gpuAccess.mode "in-container") -}}
+{{- $c := dict "name" "lmcache-mp-server" "image" $s.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
+{{/* without a DRA claim it sees the GPUs it reads over CUDA IPC without taking GPUs of its own */}}
+{{- $env := list -}}
+{{- if not $s.gpus.claims -}}
+{{- $env = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}
+{{- else -}}
+{{/* dra: only the claimed GPUs (files/gpu-access.yaml) */}}
+{{- $env = include "kvgen.gpuAccessEnv" $s | fromJsonArray -}}
+{{- end -}}
+{{/* the remote tier's password, from its Secret */}}
+{{- $env = concat $env (include "kvgen.remoteEnv" $s | fromJsonArray) -}}
+{{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
+{{- if $s.lmcacheScraped -}}
+{{- $_ := set $c "ports" (list (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP")) -}}
+{{- end -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
+{{/* the startup and liveness probes: the launcher in probe mode, which picks the installed LMCache's health path */}}
+{{- $_ := set $c "probeCommand" (concat (list $s.rt.lmcache.python (printf "%s/%s" $s.W.launcher.dir $s.W.launcher.file) "--probe") (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray)) -}}
+{{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
+{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
+{{- $_ := set $c "volumeMounts" $mounts -}}
+{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
+{{- $_ := set $s "sidecar" $c -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.context.volumes: the pod's volumes: /dev/shm, the model cache, the launcher, the disk tiers.
+Sets $s.volumes.
+Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
+*/}}
+{{- define "kvgen.context.volumes" -}}
+{{- $s := . -}}
+{{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.size.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.size.modelCache))) -}}
+{{- if $s.V.model.uri -}}
+{{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" (include "kvgen.modelPvc" $s.V | fromJson).claim "readOnly" true)) -}}
+{{- end -}}
+{{- if $s.lmcache -}}
+{{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
+{{- end -}}
+{{- range $t := $s.tiers -}}{{- $volumes = append $volumes $t.volume -}}{{- end -}}
+{{- $volumes = concat $volumes (default list (default dict $s.V.pod).volumes) -}}
+{{- $_ := set $s "volumes" $volumes -}}
+{{- end -}}
+
+{{/*
+kvgen.context.workloads: a Deployment, or the StatefulSets of rank 0 and ranks 1.. of a
+multi-node server, each with its pod (Workload). Sets $s.workloads.
+Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
+*/}}
+{{- define "kvgen.context.workloads" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $key := $s.W.labels -}}
+{{- $annotations := merge (deepCopy $s.meta.annotations) (deepCopy (default dict (default dict $v.pod).annotations)) -}}
+{{/* a changed launcher rolls the pods */}}
+{{- if $s.lmcache -}}{{- $_ := set $annotations $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
+{{- $nodeSelector := dict -}}
+{{- if and $s.inst.type $s.inst.cloudType -}}{{- $_ := set $nodeSelector $key.instanceType $s.inst.type -}}{{- end -}}
+{{/* your own nodes' labels (a catalog row's nodeSelector), then the spec's: later ones win */}}
+{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) (deepCopy $s.inst.nodeSelector) $nodeSelector -}}
+{{- $base := dict "annotations" $annotations "vllm" $s.vllm "volumes" $s.volumes -}}
+{{- if $nodeSelector -}}{{- $_ := set $base "nodeSelector" $nodeSelector -}}{{- end -}}
+{{/* the spec's tolerations, then the mode's (dra: the GPU taint; kvgen/plan/gpu_access.py tolerations) */}}
+{{- with include "kvgen.gpuAccessTolerations" $s | fromJsonArray -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}
+{{- with $v.scheduling.affinity -}}{{- $_ := set $base "affinity" . -}}{{- end -}}
+{{- with $v.scheduling.priorityClassName -}}{{- $_ := set $base "priorityClassName" . -}}{{- end -}}
+{{- with $v.scheduling.topologySpreadConstraints -}}{{- $_ := set $base "spreadFrom" . -}}{{- end -}}
+{{- with $v.scheduling.runtimeClassName -}}{{- $_ := set $base "runtimeClassName" . -}}{{- end -}}
+{{- $podv := default dict $v.pod -}}
+{{- $sa := default dict $podv.serviceAccount -}}
+{{- $account := default (ternary $v.name "" (default false $sa.create)) $sa.name -}}
+{{- if $account -}}{{- $_ := set $base "serviceAccountName" $account -}}{{- end -}}
+{{- $_ := set $base "automountServiceAccountToken" (default false $sa.automountToken) -}}
+{{- with $podv.imagePullSecrets -}}
+{{- $secrets := list -}}{{- range $p := . -}}{{- $secrets = append $secrets (dict "name" $p.name) -}}{{- end -}}
+{{- $_ := set $base "imagePullSecrets" $secrets -}}
+{{- end -}}
+{{- $_ := set $base "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.pod (default dict $podv.securityContext)) | fromJson) -}}
+{{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
+{{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
+{{- $workloads := list -}}
+{{- $lws := dict -}}
+{{- if gt (int64 $v.parallelism.nodes) 1 -}}
+{{- range $role := list "leader" "worker" -}}
+{{- $pod := deepCopy $base -}}
+{{- $_ := set $pod "selector" (merge (dict $key.nodeRole $role) $s.meta.selector) -}}
+{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.podLabels (default dict (default dict $v.pod).labels)) -}}
+{{- include "kvgen.spreadSelector" $pod -}}
+{{- if eq $role "leader" -}}
+{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
+{{- $_ := set $lws "pod" $pod -}}
+{{- else -}}
+{{/* ranks 1.. run engine workers only: no API server, no HTTP probes */}}
+{{- $prefix := list -}}
+{{- if eq (toString $s.gpuAccess.mode) "in-container" -}}{{- $prefix = $s.lmcache.args -}}{{- end -}}
+{{- $_ := set $pod.vllm "args" (concat $prefix $s.vllmArgs.head (list "--headless") $s.vllmArgs.tail) -}}
+{{- $_ := unset $pod.vllm "probes" -}}
+{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) -}}
+{{- $_ := set $lws "workerPod" $pod -}}
+{{- end -}}
+{{- end -}}
+{{/* multiNode.engine leaderworkerset: the same two pods, as one group of parallelism.nodes per replica */}}
+{{- if eq $v.multiNode.engine "leaderworkerset" -}}
+{{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "restartPolicy" $s.W.lws.restartPolicy "pod" $lws.pod "workerPod" $lws.workerPod) -}}
+{{- end -}}
+{{- else -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels))) $base -}}
+{{- include "kvgen.spreadSelector" $pod -}}
+{{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
+{{- $startup := $v.probes.startup -}}
+{{- $_ := set $deployment "progressDeadlineSeconds" (add (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{- $workloads = list $deployment -}}
+{{- end -}}
+{{- $_ := set $s "workloads" $workloads -}}
+{{- end -}}
+
+{{/*
+kvgen.securityContext: a securityContext from kvgen's default (files/runtime.yaml
+securityContext) and the spec's, as JSON: the spec's keys win, maps merge key by key, lists and
+scalars are replaced (kvgen/plan/pod_settings.py merge; a securityContext nests maps two deep).
+Usage: {{- include "kvgen.securityContext" (list $default $spec) | fromJson -}}
+*/}}
+{{- define "kvgen.securityContext" -}}
+{{- $out := deepCopy (index . 0) -}}
+{{- range $k, $val := index . 1 -}}
+{{- if and (kindIs "map" $val) (kindIs "map" (index $out $k)) -}}
+{{- $m := index $out $k -}}
+{{- range $k2, $v2 := $val -}}{{- $_ := set $m $k2 $v2 -}}{{- end -}}
+{{- else -}}
+{{- $_ := set $out $k $val -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+kvgen.spreadSelector: a pod's topologySpreadConstraints from the spec's, a constraint without
+labelSelector spreading the pods of this workload (the pod's selector). Sets $pod.topologySpreadConstraints.
+Usage: {{- include "kvgen.spreadSelector" $pod -}} (with $pod.selector set)
+*/}}
+{{- define "kvgen.spreadSelector" -}}
+{{- $pod := . -}}
+{{- $out := list -}}
+{{- range $c := $pod.spreadFrom -}}
+{{- if hasKey $c "labelSelector" -}}{{- $out = append $out $c -}}
+{{- else -}}{{- $out = append $out (merge (dict "labelSelector" (dict "matchLabels" $pod.selector)) $c) -}}{{- end -}}
+{{- end -}}
+{{- $_ := unset $pod "spreadFrom" -}}
+{{- if $out -}}{{- $_ := set $pod "topologySpreadConstraints" $out -}}{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.modelPvc: model.uri pvc://CLAIM[/PATH] as JSON {claim, path} (path "" when none), as
+kvgen/plan/model_source.py model_pvc reads it.
+Usage: {{- $pvc := include "kvgen.modelPvc" $values | fromJson -}}
+*/}}
+{{- define "kvgen.modelPvc" -}}
+{{- $parts := splitn "/" 2 (trimPrefix "pvc://" (toString .model.uri)) -}}
+{{- toJson (dict "claim" $parts._0 "path" (trimAll "/" (default "" $parts._1))) -}}
+{{- end -}}
+
+{{/*
+kvgen.context.operations: the operations objects, each left out when off: disruptionBudget (a
+PodDisruptionBudget), podMonitor and serviceMonitor (Prometheus Operator), scaledObject (KEDA)
+or hpa (a HorizontalPodAutoscaler). Sets $s.operations (a map of those keys).
+Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
+*/}}
+{{- define "kvgen.context.operations" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $out := dict -}}
+{{- $a := $v.autoscaling -}}
+{{- $budget := $v.disruptionBudget -}}
+{{- $most := int64 $v.replicas -}}
+{{- if $a -}}{{- $most = int64 $a.maxReplicas -}}{{- end -}}
+{{- $on := gt $most 1 -}}
+{{- if not (kindIs "invalid" $budget.enabled) -}}{{- $on = $budget.enabled -}}{{- end -}}
+{{- if $on -}}
+{{- $max := $budget.maxUnavailable -}}
+{{- if not (kindIs "string" $max) -}}{{- $max = int64 $max -}}{{- end -}}
+{{- $_ := set $out "disruptionBudget" (dict "name" $v.name "selector" $s.meta.selector "maxUnavailable" $max) -}}
+{{- end -}}
+{{- $m := $v.metrics -}}
+{{- $labels := merge (deepCopy (default dict $m.labels)) $s.meta.labels -}}
+{{- $vllmEndpoint := dict "port" "http" "path" $s.W.vllmMetricsPath "interval" $m.interval -}}
+{{- if $m.podMonitor -}}
+{{- $endpoints := list $vllmEndpoint -}}
+{{- if and $s.lmcache $s.lmcacheScraped -}}
+{{- $endpoints = append $endpoints (dict "port" $s.W.lmcache.httpPortName "path" $s.W.lmcache.metricsPath "interval" $m.interval) -}}
+{{- end -}}
+{{/* the pods serving the API: rank 0 of a multi-node server (ranks 1.. serve no /metrics) */}}
+{{- $_ := set $out "podMonitor" (dict "name" $v.name "labels" $labels "selector" (index $s.workloads 0).pod.selector "endpoints" $endpoints) -}}
+{{- end -}}
+{{- if $m.serviceMonitor -}}
+{{- $_ := set $out "serviceMonitor" (dict "name" $v.name "labels" $labels "selector" $s.meta.selector "endpoints" (list $vllmEndpoint)) -}}
+{{- end -}}
+{{- if $a -}}
+{{- $min := 1 -}}
+{{- if not (kindIs "invalid" $a.minReplicas) -}}{{- $min = $a.minReplicas -}}{{- end -}}
+{{- $scale := dict "name" $v.name "target" $v.name "minReplicas" (int64 $min) "maxReplicas" (int64 $a.maxReplicas) -}}
+{{- if $a.keda -}}
+{{- $k := $a.keda -}}
+{{- if not (kindIs "invalid" $k.pollingInterval) -}}{{- $_ := set $scale "pollingInterval" (int64 $k.pollingInterval) -}}{{- end -}}
+{{- if not (kindIs "invalid" $k.cooldownPeriod) -}}{{- $_ := set $scale "cooldownPeriod" (int64 $k.cooldownPeriod) -}}{{- end -}}
+{{- $_ := set $scale "serverAddress" $k.serverAddress -}}
+{{/* the spec's namespace only (kvgen/context/build.py keda_query): without one, no namespace matcher */}}
+{{- $where := "" -}}
+{{- if $v.namespace -}}{{- $where = printf "namespace=%q," $v.namespace -}}{{- end -}}
+{{- $query := printf "sum(vllm:num_requests_waiting{%spod=~%q})" $where (printf "%s-[a-z0-9]+-[a-z0-9]+" $v.name) -}}
+{{- if not (kindIs "invalid" $k.query) -}}{{- $query = $k.query -}}{{- end -}}
+{{- $_ := set $scale "query" $query -}}
+{{- $_ := set $scale "threshold" (default "5" $k.threshold) -}}
+{{- $_ := set $out "scaledObject" $scale -}}
+{{- else if $a.hpa -}}
+{{- $_ := set $scale "metrics" $a.hpa.metrics -}}
+{{- $_ := set $out "hpa" $scale -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "operations" $out -}}
+{{- end -}}

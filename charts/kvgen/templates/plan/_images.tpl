@@ -1,0 +1,44 @@
+{{/*
+kvgen.images: the image references the context uses, the chart's counterpart of kvgen/plan/images.py.
+Sets $s.images: vllm (the vLLM image for the node: GPU, or the CPU build of its architecture),
+vllmTag (the label app.kubernetes.io/version), lmcache (the sidecar's image) and lmcacheSet
+(images.lmcache names an image of its own).
+Usage: {{- include "kvgen.images" $s -}} (after kvgen.plan)
+*/}}
+{{- define "kvgen.images" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $rt := $s.rt -}}
+{{- $pin := $rt.vllm.image -}}
+{{- $image := default dict $v.images.vllm -}}
+{{- if eq $s.inst.gpus 0 -}}
+{{- $pin = index $rt.vllm.cpuImage $s.inst.arch -}}
+{{- $image = default dict $v.images.vllmCpu -}}
+{{- end -}}
+{{- $own := default dict $v.images.lmcache -}}
+{{- $_ := set $s "images" (dict
+  "vllm" (include "kvgen.image" (list $image $pin))
+  "vllmTag" (default $pin.tag $image.tag)
+  "lmcache" (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image))
+  "lmcacheSet" (not (not (or $own.repository $own.tag $own.digest)))) -}}
+{{- end -}}
+
+{{/* kvgen.image: repository:tag, or repository@digest; each field from the values, else the pin. */}}
+{{- define "kvgen.image" -}}
+{{- $spec := index . 0 -}}{{- $pin := index . 1 -}}
+{{- $repo := default $pin.repository $spec.repository -}}
+{{- $digest := default (default "" $pin.digest) $spec.digest -}}
+{{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo (default $pin.tag $spec.tag) -}}{{- end -}}
+{{- end -}}
+
+{{/* kvgen.lmcacheImage: the sidecar's image: the vLLM image, with the fields images.lmcache sets
+in its place (a tag or digest there replaces the vLLM image's tag and digest together). */}}
+{{- define "kvgen.lmcacheImage" -}}
+{{- $own := index . 0 -}}{{- $spec := index . 1 -}}{{- $pin := index . 2 -}}
+{{- $repo := default $pin.repository $spec.repository -}}
+{{- $tag := default $pin.tag $spec.tag -}}
+{{- $digest := default (default "" $pin.digest) $spec.digest -}}
+{{- if or $own.tag $own.digest -}}{{- $tag = default $tag $own.tag -}}{{- $digest = default "" $own.digest -}}{{- end -}}
+{{- $repo = default $repo $own.repository -}}
+{{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo $tag -}}{{- end -}}
+{{- end -}}

@@ -1,0 +1,41 @@
+{{/*
+kvgen.plan: resolve the model and the node, check the values, apply the rules and size the pod:
+the chart's counterpart of kvgen/plan/build.py build. Takes the state dict (V: .Values, F: .Files, errs,
+kube: the Kubernetes version) and records in it model, inst, gpusPerPod, decision, backend,
+gpuAccess, context (the context length) and size. When the values cannot be served, $s.errs
+lists every problem, and in templates/validate.yaml ($s.failHere) it fails with all of them.
+Usage: {{- include "kvgen.plan" $s -}}
+*/}}
+{{- define "kvgen.plan" -}}
+{{- $s := . -}}
+{{/* required values (values.schema.json leaves them to the templates, in kvgen's words) */}}
+{{- range $key := list "model" "instance" -}}
+{{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
+{{- end -}}
+{{/* literal credentials first: kvgen reports them with the spec's schema problems, before planning */}}
+{{- include "kvgen.checkCredentials" $s -}}
+{{- if and (hasKey $s.V "model") (hasKey $s.V "instance") (not $s.errs) -}}
+{{- include "kvgen.resolveModel" $s -}}
+{{- include "kvgen.resolveInstance" $s -}}
+{{- include "kvgen.checkApiserver" $s -}}
+{{- include "kvgen.checkRemote" $s -}}
+{{- end -}}
+{{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
+{{- if not $s.errs -}}
+{{- include "kvgen.decide" $s -}}
+{{- include "kvgen.gpuAccess" $s -}}
+{{- include "kvgen.checkPorts" $s -}}
+{{- include "kvgen.contextLength" $s -}}
+{{- include "kvgen.size" $s -}}
+{{- include "kvgen.warnings" $s -}}
+{{- end -}}
+{{- if and $s.errs $s.failHere -}}
+{{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
+{{- range $e := $s.errs -}}
+{{- $line := printf "  %s: %s" $e.path $e.message -}}
+{{- if $e.hint -}}{{- $line = printf "%s (hint: %s)" $line $e.hint -}}{{- end -}}
+{{- $lines = append $lines $line -}}
+{{- end -}}
+{{- fail (join "\n" $lines) -}}
+{{- end -}}
+{{- end -}}

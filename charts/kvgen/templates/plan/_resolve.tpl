@@ -1,0 +1,285 @@
+{{/*
+Resolving the model and the node, and the structural checks (the chart's counterpart of
+kvgen/data/catalog.py resolve_* and kvgen/plan/build.py _check_structure). Each define takes the state
+dict built by kvgen.context and records results or problems in it.
+*/}}
+
+{{/* kvgen.problem: record one problem. Usage: include "kvgen.problem" (list $s "model.id" "message" "hint") */}}
+{{- define "kvgen.problem" -}}
+{{- $s := index . 0 -}}
+{{- $_ := set $s "errs" (append $s.errs (dict "path" (index . 1) "message" (index . 2) "hint" (index . 3))) -}}
+{{- end -}}
+
+{{/* kvgen.isSet: "true" when key is present in the map and not null. */}}
+{{- define "kvgen.isSet" -}}
+{{- $m := index . 0 -}}{{- $k := index . 1 -}}
+{{- if and (kindIs "map" $m) (hasKey $m $k) (not (kindIs "invalid" (index $m $k))) }}true{{ end -}}
+{{- end -}}
+
+{{- define "kvgen.resolveModel" -}}
+{{- $s := . -}}
+{{- $spec := $s.V.model -}}
+{{- $catalog := ($s.F.Get "files/models.yaml" | fromYaml).models -}}
+{{- $builtin := $catalog -}}
+{{/* the values' catalog rows (a file given with -f, or the spec's catalog:) merged over files/models.yaml (kvgen/data/catalog.py merge_rows) */}}
+{{- $own := dict -}}{{- with $s.V.catalog -}}{{- with .models -}}{{- $own = . -}}{{- end -}}{{- end -}}
+{{- if $own -}}{{- $catalog = merge (deepCopy $own) $catalog -}}{{- end -}}
+{{- $row := dict -}}
+{{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
+{{- $m := deepCopy $row -}}
+{{- if hasKey $own $spec.id -}}{{- $m = mergeOverwrite (deepCopy (default dict (index $builtin $spec.id))) (deepCopy (index $own $spec.id)) -}}{{- end -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" -}}
+{{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
+{{- end -}}
+{{- $missing := list -}}
+{{- range $f := list "architecture" "layers" "kvHeads" "headDim" "weights" -}}
+{{- if not (include "kvgen.isSet" (list $m $f)) -}}{{- $missing = append $missing (printf "model.%s" $f) -}}{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- if hasKey $catalog $spec.id -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "missing %s" (join ", " $missing)) "") -}}
+{{- else -}}
+{{- $close := include "kvgen.suggest" (list $spec.id (keys $catalog)) -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "model '%s' is not in the catalog and is not described inline (missing %s)" $spec.id (join ", " $missing)) (printf "%sor describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)" (ternary (printf "did you mean '%s'? " $close) "" (ne $close "")))) -}}
+{{- end -}}
+{{- else -}}
+{{- $layers := int64 $m.layers -}}
+{{- $attention := $layers -}}
+{{- if include "kvgen.isSet" (list $m "attentionLayers") -}}{{- $attention = int64 $m.attentionLayers -}}{{- end -}}
+{{/* hybrid follows the architecture: files/hybrid-architectures.yaml, captured from vLLM (kvgen/data/catalog.py) */}}
+{{- $architecture := toString $m.architecture -}}
+{{- $hybridArchs := ($s.F.Get "files/hybrid-architectures.yaml" | fromYaml).architectures -}}
+{{- $hybridArch := hasKey $hybridArchs $architecture -}}
+{{- if and $hybridArch (include "kvgen.isSet" (list $spec "hybrid")) (eq (toString $spec.hybrid) "false") -}}
+{{- include "kvgen.problem" (list $s "model.hybrid" (printf "%s is a hybrid architecture (vLLM %s implements IsHybrid); hybrid: false cannot change how vLLM runs it" $architecture (index $hybridArchs $architecture)) "remove model.hybrid (kvgen derives it from the architecture)") -}}
+{{- end -}}
+{{- $sliding := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "slidingLayers") -}}{{- $sliding = int64 $m.slidingLayers -}}{{- end -}}
+{{- $window := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "slidingWindow") -}}{{- $window = int64 $m.slidingWindow -}}{{- end -}}
+{{- if gt $sliding $attention -}}
+{{- include "kvgen.problem" (list $s "model.slidingLayers" (printf "%d sliding layers are more than the %d attention layers" $sliding $attention) "") -}}
+{{- end -}}
+{{- if and (gt $sliding 0) (eq $window 0) -}}
+{{- include "kvgen.problem" (list $s "model.slidingWindow" "slidingLayers is set but the window is not" "set model.slidingWindow (tokens)") -}}
+{{- end -}}
+{{- if or (eq $sliding 0) (eq $window 0) -}}{{- $sliding = int64 0 -}}{{- $window = int64 0 -}}{{- end -}}
+{{- $fullKvHeads := int64 $m.kvHeads -}}
+{{- if include "kvgen.isSet" (list $m "fullKvHeads") -}}{{- $fullKvHeads = int64 $m.fullKvHeads -}}{{- end -}}
+{{- $fullHeadDim := int64 $m.headDim -}}
+{{- if include "kvgen.isSet" (list $m "fullHeadDim") -}}{{- $fullHeadDim = int64 $m.fullHeadDim -}}{{- end -}}
+{{- $maxLen := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "maxModelLen") -}}{{- $maxLen = int64 $m.maxModelLen -}}{{- end -}}
+{{- $info := dict "id" $spec.id "architecture" $architecture "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (or $hybridArch (eq (toString $m.hybrid) "true")) "weights" (include "kvgen.bytes" $m.weights | int64) "slidingLayers" $sliding "slidingWindow" $window "fullKvHeads" $fullKvHeads "fullHeadDim" $fullHeadDim "maxModelLen" $maxLen "multimodal" (eq (toString $m.multimodal) "true") -}}
+{{- $_ := set $s "model" $info -}}
+{{- if and (include "kvgen.isSet" (list $spec "maxModelLen")) (include "kvgen.isSet" (list $m "maxModelLen")) -}}
+{{- if gt (int64 $spec.maxModelLen) (int64 $m.maxModelLen) -}}
+{{- include "kvgen.problem" (list $s "model.maxModelLen" (printf "%d is longer than %s's limit of %d tokens" (int64 $spec.maxModelLen) $spec.id (int64 $m.maxModelLen)) (printf "use at most %d" (int64 $m.maxModelLen))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kvgen.resolveInstance" -}}
+{{- $s := . -}}
+{{- $spec := $s.V.instance -}}
+{{- $catalog := ($s.F.Get "files/instances.yaml" | fromYaml).instances -}}
+{{- $builtin := $catalog -}}
+{{/* the values' catalog rows merged over files/instances.yaml (kvgen/data/catalog.py merge_rows) */}}
+{{- $own := dict -}}{{- with $s.V.catalog -}}{{- with .instances -}}{{- $own = . -}}{{- end -}}{{- end -}}
+{{- if $own -}}{{- $catalog = merge (deepCopy $own) $catalog -}}{{- end -}}
+{{- $type := "" -}}
+{{- if include "kvgen.isSet" (list $spec "type") -}}{{- $type = toString $spec.type -}}{{- end -}}
+{{- $row := dict -}}
+{{- if and $type (hasKey $catalog $type) -}}{{- $row = index $catalog $type -}}{{- end -}}
+{{- if and $type (hasKey $own $type) -}}{{- $row = mergeOverwrite (deepCopy (default dict (index $builtin $type))) (deepCopy (index $own $type)) -}}{{- end -}}
+{{/* a row with a nodeSelector, or cloud: false, is not a cloud instance type: no instance-type pin (kvgen/data/catalog.py cloud_type) */}}
+{{- $cloudType := not (or (and (hasKey $row "cloud") (kindIs "bool" $row.cloud) (not $row.cloud)) (not (empty $row.nodeSelector))) -}}
+{{- $m := deepCopy $row -}}
+{{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" "ephemeralStorage" -}}
+{{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
+{{- end -}}
+{{/* a node without a type and without memory is unknown (KServe names none): checks that need it are skipped */}}
+{{- $unknownNode := and (not $type) (not (include "kvgen.isSet" (list $m "memory"))) -}}
+{{- $missing := list -}}
+{{- range $f := list "gpus" "memory" -}}
+{{- if and (not (include "kvgen.isSet" (list $m $f))) (not (and $unknownNode (eq $f "memory"))) -}}{{- $missing = append $missing (printf "instance.%s" $f) -}}{{- end -}}
+{{- end -}}
+{{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) (not (include "kvgen.isSet" (list $m "gpuMemory"))) (not (include "kvgen.isSet" (list $m "mig"))) (not $unknownNode) -}}
+{{- $missing = append $missing "instance.gpuMemory" -}}
+{{- end -}}
+{{- if $missing -}}
+{{- if and $type (not (hasKey $catalog $type)) -}}
+{{- $close := include "kvgen.suggest" (list $type (keys $catalog)) -}}
+{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type '%s' (missing %s)" $type (join ", " $missing)) (printf "%sor describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk" (ternary (printf "did you mean '%s'? " $close) "" (ne $close "")))) -}}
+{{- else -}}
+{{- include "kvgen.problem" (list $s "instance" (printf "describe the node: missing %s" (join ", " $missing)) "or set instance.type to a catalog type") -}}
+{{- end -}}
+{{- else -}}
+{{- $mig := "" -}}
+{{- if include "kvgen.isSet" (list $m "mig") -}}{{- $mig = toString $m.mig -}}{{- end -}}
+{{- $gpuMemory := int64 0 -}}
+{{- if $mig -}}
+{{- $gpuMemory = mul (index (splitList "." $mig) 1 | trimSuffix "+me" | trimSuffix "gb" | int64) 1000000000 -}}
+{{- else if include "kvgen.isSet" (list $m "gpuMemory") -}}
+{{- $gpuMemory = include "kvgen.bytes" $m.gpuMemory | int64 -}}
+{{- end -}}
+{{- $cpu := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "cpu") -}}{{- $cpu = int64 $m.cpu -}}{{- end -}}
+{{- $disk := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "localDisk") -}}{{- $disk = include "kvgen.bytes" $m.localDisk | int64 -}}{{- end -}}
+{{- $arch := "amd64" -}}
+{{- if include "kvgen.isSet" (list $m "arch") -}}{{- $arch = toString $m.arch -}}{{- end -}}
+{{- $ephemeral := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "ephemeralStorage") -}}{{- $ephemeral = include "kvgen.bytes" $m.ephemeralStorage | int64 -}}{{- end -}}
+{{- $gpuModel := "" -}}
+{{- if include "kvgen.isSet" (list $m "gpuModel") -}}{{- $gpuModel = toString $m.gpuModel -}}{{- end -}}
+{{- $memory := int64 0 -}}
+{{- if include "kvgen.isSet" (list $m "memory") -}}{{- $memory = include "kvgen.bytes" $m.memory | int64 -}}{{- end -}}
+{{/* the GPU as the device reports it to CUDA (files/instances.yaml gpuModels; kvgen/data/catalog.py gpu_reported_memory),
+unless the values give their own gpuMemory or a MIG profile: what planning multiplies by gpuMemoryUtilization */}}
+{{- $gpuUsable := $gpuMemory -}}
+{{- $reported := index (default dict ($s.F.Get "files/instances.yaml" | fromYaml).gpuModels) $gpuModel -}}
+{{- if and $reported (not $mig) (not (include "kvgen.isSet" (list $spec "gpuMemory"))) (gt $gpuMemory 0) -}}
+{{- if include "kvgen.isSet" (list $reported "mib") -}}{{- $gpuUsable = mul (int64 $reported.mib) 1048576 -}}
+{{- else -}}{{- $gpuUsable = mulf $gpuMemory (float64 $reported.share) | int64 -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "gpuUsable" $gpuUsable "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.checkStructure: parallelism against the node, multi-node replicas, flags kvgen owns. */}}
+{{- define "kvgen.checkStructure" -}}
+{{- $s := . -}}
+{{- $p := $s.V.parallelism -}}
+{{- $i := $s.inst -}}
+{{- $total := mul (int64 $p.tensor) (int64 $p.pipeline) (int64 $p.data) -}}
+{{- $nodes := int64 $p.nodes -}}
+{{- $_ := set $s "gpusPerPod" (int64 0) -}}
+{{- if ne (mod $total $nodes) 0 -}}
+{{- include "kvgen.problem" (list $s "parallelism.nodes" (printf "tensor x pipeline x data = %d GPUs cannot be split evenly over %d nodes" $total $nodes) "make tensor x pipeline x data a multiple of nodes") -}}
+{{- else if eq $i.gpus 0 -}}
+{{- if or (gt $total 1) (gt $nodes 1) -}}
+{{- include "kvgen.problem" (list $s "parallelism" (printf "%s has no GPU; parallelism must stay at 1" (default "the instance" $i.type)) "") -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $s "gpusPerPod" (div $total $nodes) -}}
+{{- if gt $s.gpusPerPod $i.gpus -}}
+{{- include "kvgen.problem" (list $s "parallelism" (printf "tensor %d x pipeline %d x data %d needs %d GPUs per node, but %s has %d" (int64 $p.tensor) (int64 $p.pipeline) (int64 $p.data) $s.gpusPerPod (default "the instance" $i.type) $i.gpus) "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs") -}}
+{{- end -}}
+{{- end -}}
+{{- if and (gt $nodes 1) (ne (int64 $s.V.replicas) 1) (eq $s.V.multiNode.engine "statefulset") -}}
+{{- include "kvgen.problem" (list $s "replicas" (printf "a server spanning %d nodes is rendered as one StatefulSet; replicas must be 1" $nodes) "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)") -}}
+{{- end -}}
+{{- with $s.V.autoscaling -}}
+{{- if gt $nodes 1 -}}
+{{- include "kvgen.problem" (list $s "autoscaling" (printf "a server spanning %d nodes is one pair of StatefulSets (rank 0 and ranks 1..); kvgen does not autoscale it" $nodes) "leave autoscaling out, or autoscale single-node servers") -}}
+{{- end -}}
+{{- $min := 1 -}}
+{{- if not (kindIs "invalid" .minReplicas) -}}{{- $min = int64 .minReplicas -}}{{- end -}}
+{{- if gt (int64 $min) (int64 .maxReplicas) -}}
+{{- include "kvgen.problem" (list $s "autoscaling.minReplicas" (printf "%d is above autoscaling.maxReplicas (%d)" (int64 $min) (int64 .maxReplicas)) "") -}}
+{{- end -}}
+{{- if and .hpa (eq (int64 $min) 0) -}}
+{{- include "kvgen.problem" (list $s "autoscaling.minReplicas" "an HPA cannot scale to zero: minReplicas must be at least 1" "use autoscaling.keda to scale to zero") -}}
+{{- end -}}
+{{- end -}}
+{{/* flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse */}}
+{{- include "kvgen.checkExtraArgs" $s -}}
+{{- end -}}
+
+{{/*
+kvgen.checkCredentials: no literal credential in the values (the chart's counterpart of
+kvgen/plan/credentials.py; the names and flags are files/credentials.yaml): an env var that carries
+one with a literal value, or a credential flag (also with underscores or abbreviated, as vLLM
+reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
+*/}}
+{{- define "kvgen.checkCredentials" -}}
+{{- $s := . -}}
+{{- $c := $s.F.Get "files/credentials.yaml" | fromYaml -}}
+{{- range $n, $e := default list $s.V.vllm.env -}}
+{{- if and (kindIs "map" $e) (kindIs "string" $e.name) $e.value -}}
+{{- $upper := upper $e.name -}}
+{{- $field := "" -}}
+{{- if hasKey $c.env.names $upper -}}{{- $field = index $c.env.names $upper -}}
+{{- else -}}{{- range $suffix := $c.env.suffixes -}}{{- if hasSuffix $suffix $upper -}}{{- $field = "valueFrom.secretKeyRef" -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- if $field -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.env[%d].value" $n) (printf "%s carries a credential: a literal value would be committed with the spec" $e.name) (include "kvgen.credentialHint" $field)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $pending := "" -}}
+{{- range $n, $arg := default list $s.V.vllm.extraArgs -}}
+{{- if hasPrefix "-" $arg -}}
+{{- $parts := splitn "=" 2 $arg -}}
+{{- $name := $parts._0 | replace "_" "-" -}}
+{{- $flag := "" -}}
+{{- if and (hasPrefix "--" $name) (ge (len $name) 3) -}}
+{{- range $f, $_ := $c.flags -}}{{- if and (not $flag) (hasPrefix $name $f) -}}{{- $flag = $f -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- $pending = "" -}}
+{{- if and $flag (contains "=" $arg) -}}
+{{- if not (regexMatch $c.reference (index $parts "_1")) -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "%s takes a credential: a literal value would be committed with the spec" $parts._0) (include "kvgen.credentialHint" (index $c.flags $flag))) -}}
+{{- end -}}
+{{- else if $flag -}}{{- $pending = $flag -}}
+{{- end -}}
+{{- else if and $pending (not (regexMatch $c.reference $arg)) -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "the value of %s is a credential: a literal value would be committed with the spec" $pending) (include "kvgen.credentialHint" (index $c.flags $pending))) -}}
+{{- end -}}
+{{- end -}}
+{{- $taken := list -}}
+{{- range $e := $s.errs -}}{{- $taken = append $taken $e.path -}}{{- end -}}
+{{- include "kvgen.credentialScan" (list $s $c (dict "taken" $taken) "" $s.V) -}}
+{{- end -}}
+
+{{/* kvgen.credentialScan: every string of the values (map keys at the key's path, and values),
+     searched for a credential (kvgen/plan/credentials.py _anywhere). Usage: (list $s $c $st PATH NODE) */}}
+{{- define "kvgen.credentialScan" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $st := index . 2 -}}{{- $path := index . 3 -}}{{- $node := index . 4 -}}
+{{- if kindIs "map" $node -}}
+{{- range $k, $v := $node -}}
+{{- $at := ternary $k (printf "%s.%s" $path $k) (eq $path "") -}}
+{{- include "kvgen.credentialString" (list $s $c $st $at $k) -}}
+{{- include "kvgen.credentialScan" (list $s $c $st $at $v) -}}
+{{- end -}}
+{{- else if kindIs "slice" $node -}}
+{{- range $i, $v := $node -}}{{- include "kvgen.credentialScan" (list $s $c $st (printf "%s[%d]" $path $i) $v) -}}{{- end -}}
+{{- else if kindIs "string" $node -}}
+{{- include "kvgen.credentialString" (list $s $c $st $path $node) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.credentialString: a well-known token shape in one string, else a JSON key carrying a
+     credential (kvgen/plan/credentials.py _in_string); never repeats the value. */}}
+{{- define "kvgen.credentialString" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $st := index . 2 -}}{{- $path := index . 3 -}}{{- $text := index . 4 -}}
+{{- if not (or (has $path $st.taken) (has $path $c.ownCheck) (regexMatch $c.reference $text)) -}}
+{{- $found := false -}}
+{{- range $shape := $c.shapes -}}
+{{- if and (not $found) (regexMatch $shape.pattern $text) -}}
+{{- $found = true -}}
+{{- include "kvgen.problem" (list $s $path (printf "holds %s: a literal credential would be committed with the spec" $shape.what) $shape.hint) -}}
+{{- end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- range $pair := regexFindAll $c.jsonPair $text -1 -}}
+{{- $key := regexReplaceAll $c.jsonPair $pair "${1}" -}}
+{{- $value := regexReplaceAll $c.jsonPair $pair "${2}" -}}
+{{- if and (not $found) $value (has (lower $key | replace "-" "_") $c.jsonKeys) (not (regexMatch $c.reference $value)) -}}
+{{- $found = true -}}
+{{- include "kvgen.problem" (list $s $path (printf "the JSON key \"%s\" carries a credential: a literal value would be committed with the spec" $key) (printf "%s, then write the value as $(NAME) of that env var (Kubernetes expands it in args)" (include "kvgen.credentialHint" "valueFrom.secretKeyRef"))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $found -}}{{- $_ := set $st "taken" (append $st.taken $path) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kvgen.credentialHint" -}}
+{{- if eq . "valueFrom.secretKeyRef" -}}take it from a Secret: valueFrom: {secretKeyRef: {name: SECRET, key: KEY}}
+{{- else -}}put it in a Secret and set {{ . }}: {name: SECRET, key: KEY}, or take an env var from it with valueFrom.secretKeyRef
+{{- end -}}
+{{- end -}}

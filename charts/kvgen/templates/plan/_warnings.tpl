@@ -1,0 +1,71 @@
+{{/*
+kvgen.warnings: every warning kvgen prints for these values, in its order and its words (kvgen's
+Plan.warnings: the sizing's, the context length's, then unused settings and images), which
+NOTES.txt prints. Sets $s.warnings.
+Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
+*/}}
+{{- define "kvgen.warnings" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $o := $v.kvCacheOffloading -}}
+{{- $out := concat $s.size.warnings $s.context.warnings -}}
+{{- if and $o.allowHybrid (ne $o.backend "native") $s.model.hybrid -}}
+{{- $out = append $out "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model" -}}
+{{- end -}}
+{{/* a LoadBalancer without the API key vLLM would require (kvgen/plan/build.py has_api_key): service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
+{{- $apiKey := not (empty $v.service.apiKeySecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
+{{- range $a := default list $v.vllm.extraArgs -}}
+{{- $flag := replace "_" "-" (splitn "." 2 (splitn "=" 2 (toString $a))._0)._0 -}}
+{{- if eq $flag "--api-key" -}}{{- $apiKey = true -}}{{- end -}}
+{{- end -}}
+{{- if and (eq $v.service.type "LoadBalancer") (not $apiKey) -}}
+{{- $out = append $out "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)" -}}
+{{- end -}}
+{{- if and (ne $v.multiNode.engine "statefulset") (eq (int64 $v.parallelism.nodes) 1) -}}
+{{- $out = append $out (printf "multiNode.engine %s applies to a server spanning several nodes (parallelism.nodes > 1); this single-node server is a Deployment" $v.multiNode.engine) -}}
+{{- end -}}
+{{/* a LeaderWorkerSet with the LMCache sidecar and weights downloaded into the emptyDir (kvgen/plan/build.py lws_sidecar_restart_warning) */}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") $s.gpuAccess (ne $s.gpuAccess.mode "in-container") (not $v.model.uri) -}}
+{{- $out = append $out (printf "multiNode.engine leaderworkerset recreates the whole group when any container restarts, the LMCache sidecar included (restartPolicy %s; LWS v0.10 counts init containers' restarts), and every pod of it downloads the weights again into its emptyDir model cache; keep them on a claim (model.uri pvc://...)" ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.lws.restartPolicy) -}}
+{{- end -}}
+{{/* a gated model without a Hugging Face token (kvgen/plan/build.py gated_warning; files/models.yaml gated:) */}}
+{{- $token := not (empty $v.model.hfTokenSecret) -}}
+{{- range $e := default list $v.vllm.env -}}{{- if has (toString $e.name) (list "HF_TOKEN" "HUGGING_FACE_HUB_TOKEN") -}}{{- $token = true -}}{{- end -}}{{- end -}}
+{{- if not $token -}}
+{{- $gated := false -}}
+{{- range $g := default list ($s.F.Get "files/models.yaml" | fromYaml).gated -}}{{- if regexMatch $g.pattern (toString $v.model.id) -}}{{- $gated = true -}}{{- end -}}{{- end -}}
+{{- if $gated -}}
+{{- $out = append $out (printf "%s is gated on Hugging Face and model.hfTokenSecret is not set: vLLM cannot download it without a token of an account that accepted the model's terms; set model.hfTokenSecret to a Secret holding one" (toString $v.model.id)) -}}
+{{- end -}}
+{{- end -}}
+{{/* settings the GPU access mode in force does not use (kvgen/plan/gpu_access.py warnings) */}}
+{{- $access := $s.gpuAccess -}}
+{{- $lm := $o.lmcache -}}
+{{- $defaults := ($s.F.Get "files/gpu-access.yaml" | fromYaml).defaults -}}
+{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName)) -}}
+{{- $out = append $out "kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it" -}}
+{{- end -}}
+{{- if and $access (ne $access.mode "dra") (ne $lm.deviceClassName $defaults.deviceClassName) -}}
+{{- $out = append $out (printf "kvCacheOffloading.lmcache.deviceClassName applies to gpuAccess dra only; %s ignores it" $access.mode) -}}
+{{- end -}}
+{{- $server := $v.resources.lmcacheServer -}}
+{{- if and $access (eq $access.mode "in-container") (or (include "kvgen.isSet" (list $server.requests "cpu")) (include "kvgen.isSet" (list $server.limits "cpu"))) -}}
+{{- $out = append $out "resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the vLLM container's CPU (its memory and ephemeral storage are added to that container)" -}}
+{{- end -}}
+{{/* images.lmcache (kvgen/plan/build.py _image_warnings) */}}
+{{- $own := default dict $v.images.lmcache -}}
+{{- if and $access (or $own.repository $own.tag $own.digest) -}}
+{{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
+{{- $client := include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- if eq $access.mode "in-container" -}}
+{{- $out = append $out (printf "images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container (%s)" $client) -}}
+{{- else -}}
+{{- $serverImage := include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- if ne $serverImage $client -}}
+{{- $out = append $out (printf "images.lmcache: the LMCache server runs from %s, the LMCacheMPConnector (the client) from the vLLM image %s; LMCache's MP protocol has no version handshake, so both images must carry the same LMCache version (%s), or requests fail at run time with a client/server version mismatch" $serverImage $client (toString $rt.lmcache.version)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $s "warnings" $out -}}
+{{- end -}}

@@ -1,0 +1,721 @@
+"""The kvgen command line.
+
+Exit codes (also in `kvgen --help` and the README):
+  0  success
+  1  invalid input: a spec with problems (each named with its spec path and file:line)
+  2  usage error: unknown option, missing argument, unreadable file
+  3  invalid output: a rendered object failed Kubernetes validation (a kvgen bug; please report it)
+  4  internal error
+  5  stale: `render --check` found committed output that differs from what kvgen renders
+  130  interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+
+import typer
+
+from kvgen import __version__
+from kvgen.core.errors import KvgenError, OutputInvalidError, Problem, SpecError
+from kvgen.data import kube
+from kvgen.input.source import MAX_INPUT_BYTES
+
+if TYPE_CHECKING:  # for annotations only: the commands import what they use when they run
+    from rich.progress import Progress, TaskID
+
+    from kvgen.app.compiler import Output
+    from kvgen.input.dialects import Unit
+
+EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL, EXIT_STALE = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+EPILOG = (
+    "Exit codes: 0 ok; 1 invalid input (every problem listed with its spec path and file:line); "
+    "2 usage error; 3 invalid output (a rendered object failed Kubernetes validation); 4 internal error; "
+    "5 stale (render --check: the committed output differs, a unified diff is printed); 130 interrupted (Ctrl-C)."
+)
+PROG = "kvgen"
+COMPLETE_VAR = "_KVGEN_COMPLETE"  # what typer's completion scripts set when they ask kvgen for completions
+PROGRESS_MIN_SPECS = 8  # a progress bar on a terminal from this many specs on
+
+app = typer.Typer(
+    name="kvgen",
+    help="Compile a kvgen spec (or a KAITO InferenceSet/Workspace or KServe LLMInferenceService) into "
+    "Kubernetes manifests for vLLM with KV-cache offloading.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    add_completion=False,  # `kvgen completion SHELL` prints the script (typer's options would cost every start-up)
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+SpecArgs = Annotated[
+    list[str],
+    typer.Argument(
+        help="Spec files or directories of specs ('-' reads stdin). Native specs, KAITO InferenceSet/Workspace "
+        "(+ their inference.config ConfigMap) and KServe LLMInferenceService, mixed freely.",
+        show_default=False,
+    ),
+]
+KubeVersion = Annotated[str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Leave out files found in a directory argument whose path below it, name, or a parent directory "
+        "matches GLOB (fnmatch: 'ci', 'seeds/*', '*.values.yaml'). Repeatable. Files named explicitly are always read.",
+        show_default=False,
+    ),
+]
+Catalogs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--catalog",
+        metavar="FILE",
+        help="Your own models and node types: a file with a top-level catalog: of models: and instances: rows "
+        "(as charts/kvgen/files/*.yaml), merged over the built-in catalog. Repeatable (later files win); read after "
+        "the files in $KVGEN_CATALOG (separated by ':'). The same file is a Helm values file (helm template -f FILE).",
+        show_default=False,
+    ),
+]
+Jobs = Annotated[
+    int | None,
+    typer.Option(
+        "-j",
+        "--jobs",
+        min=1,
+        envvar="KVGEN_JOBS",
+        metavar="N",
+        help="Worker processes for a large batch (at least 50 specs per worker; Linux only). Default: one per "
+        "available CPU, at most 8. 1 compiles in this process. The output is the same bytes whatever N is.",
+        show_default=False,
+    ),
+]
+Quiet = Annotated[
+    bool, typer.Option("-q", "--quiet", help="Do not print decisions, warnings and skipped files on stderr.")
+]
+Instance = Annotated[
+    str | None,
+    typer.Option(
+        "--instance",
+        help="Instance type for KAITO/KServe inputs that name none (KServe has no such field; an input can also "
+        "carry the annotation kvgen.dev/instance-type or a nodeSelector on node.kubernetes.io/instance-type).",
+        show_default=False,
+    ),
+]
+
+Namespace = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace of the objects of specs that set none (a spec's own namespace wins). Without it such "
+        "objects carry no metadata.namespace: kubectl -n, kustomize or Argo CD place them.",
+        show_default=False,
+    ),
+]
+
+
+class Usage(KvgenError):
+    pass
+
+
+def _err(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+@dataclass
+class _Input:
+    name: str  # as shown in messages
+    text: bytes  # at most MAX_INPUT_BYTES + 1: kvgen.input.source refuses a larger input by its size, unread
+    subdir: PurePosixPath  # its directory below the directory argument it was found in
+    found: bool = False  # found in a directory (not named): left out when nothing in it is kvgen's
+
+
+_NOT_A_FILE = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _stat(item: str) -> os.stat_result:
+    try:
+        return os.stat(item)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Usage(f"{item}: a symbolic link loop") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise Usage(f"{item}: no such file or directory") from None
+        raise Usage(f"{item}: cannot read it: {exc.strerror}") from None
+
+
+def _read(item: str, st: os.stat_result) -> bytes:
+    """A regular file's bytes. Anything else (a FIFO, /dev/zero) is a usage error, said as
+    what it is, and never opened: opening a FIFO blocks, reading /dev/zero never ends."""
+    if not stat.S_ISREG(st.st_mode):
+        what = _NOT_A_FILE.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise Usage(f"{item}: {what}, not a file; kvgen reads regular files, directories of them, or '-' for stdin")
+    try:
+        with open(item, "rb") as f:
+            return f.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise Usage(f"{item}: cannot read it: {exc.strerror}") from None
+
+
+def _stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        return stream.read(MAX_INPUT_BYTES + 1)
+    return sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8")
+
+
+def _excluded(relative: PurePosixPath, patterns: list[str]) -> bool:
+    """Whether a file found in a directory matches an --exclude GLOB: its path below the
+    directory, its name, or one of its parent directories (path or name)."""
+    from fnmatch import fnmatchcase
+
+    candidates = {relative.as_posix(), relative.name}
+    for parent in relative.parents:
+        if parent != PurePosixPath("."):
+            candidates |= {parent.as_posix(), parent.name}
+    return any(fnmatchcase(c, g.rstrip("/")) for c in candidates for g in patterns)
+
+
+def _inputs(specs: list[str], exclude: list[str] | None = None) -> list[_Input]:
+    """Every input, directories expanded (recursively, in sorted order), less --exclude matches."""
+    out: list[_Input] = []
+    for item in specs:
+        if item == "-":
+            out.append(_Input("<stdin>", _stdin(), PurePosixPath(".")))
+            continue
+        st = _stat(item)
+        if stat.S_ISDIR(st.st_mode):
+            path = Path(item)
+            found = []
+            for p in sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")):
+                if exclude and _excluded(PurePosixPath(p.relative_to(path).as_posix()), exclude):
+                    continue
+                p_st = _stat(str(p))
+                if not stat.S_ISDIR(p_st.st_mode):
+                    found.append((p, p_st))
+            if not found:
+                left = " (after --exclude)" if exclude else ""
+                raise Usage(f"{item}: no .yaml or .yml files in this directory{left}")
+            out += [
+                _Input(str(p), _read(str(p), p_st), PurePosixPath(p.parent.relative_to(path).as_posix()), True)
+                for p, p_st in found
+            ]
+        else:
+            out.append(_Input(item, _read(item, st), PurePosixPath(".")))
+    return out
+
+
+class _Progress:
+    """A rich progress bar on stderr, only when stderr is a terminal and many specs compile."""
+
+    def __init__(self, stream: TextIO | None = None, minimum: int = PROGRESS_MIN_SPECS):
+        self.stream = stream if stream is not None else sys.stderr
+        self.minimum = minimum
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+
+    def wanted(self, total: int) -> bool:
+        isatty = getattr(self.stream, "isatty", None)
+        return bool(isatty and isatty()) and total >= self.minimum
+
+    def start(self, total: int) -> None:
+        if not self.wanted(total):
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.bar = Progress(
+            TextColumn("kvgen: compiling"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(file=self.stream),
+            transient=True,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("specs", total=total)
+
+    def advance(self) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _check_version(version: str) -> None:
+    try:
+        kube.schema_dir(version)
+    except kube.UnsupportedVersion as exc:
+        raise Usage(str(exc)) from None
+
+
+def _check_namespace(namespace: str | None) -> None:
+    import re
+
+    from kvgen.spec.models import NAMESPACE_PATTERN
+
+    if namespace is not None and (len(namespace) > 63 or not re.match(NAMESPACE_PATTERN, namespace)):
+        raise Usage(
+            f"--namespace {namespace!r} is not a namespace name (lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters)"
+        )
+
+
+def _skippable(inputs: list[_Input]) -> frozenset[str]:
+    return frozenset(i.name for i in inputs if i.found)
+
+
+def _say_skipped(skipped: list[tuple[str, str]], quiet: bool) -> None:
+    if not quiet:
+        for name, why in skipped:
+            _err(f"kvgen: skipped {name}: {why}")
+
+
+def _use_catalogs(catalogs: list[str] | None) -> None:
+    """Merge $KVGEN_CATALOG's files, then --catalog's, over the built-in catalog."""
+    if not catalogs and not os.environ.get("KVGEN_CATALOG"):
+        return
+    from kvgen.input import user_catalog
+
+    named = [(f"{user_catalog.ENV}: ", f) for f in user_catalog.from_env()] + [("", f) for f in catalogs or ()]
+    files = []
+    for origin, name in named:
+        try:
+            files.append((name, _read(name, _stat(name))))
+        except Usage as exc:
+            raise Usage(f"{origin}{exc}") from None
+    try:
+        user_catalog.use(files)
+    except user_catalog.CatalogErrors as exc:
+        raise _Failed(exc.errors) from None
+
+
+def _compile_all(
+    specs: list[str],
+    version: str,
+    instance: str | None = None,
+    exclude: list[str] | None = None,
+    quiet: bool = False,
+    catalogs: list[str] | None = None,
+    namespace: str | None = None,
+    jobs: int | None = None,
+) -> tuple[list[_Input], Output]:
+    """(inputs, compile output) for every spec of every input; files found in a directory that hold
+    nothing of kvgen's are left out, one line each on stderr."""
+    from kvgen.app.compiler import InputErrors, compile_inputs
+    from kvgen.input.dialects import Options
+
+    _check_version(version)
+    _check_namespace(namespace)
+    _use_catalogs(catalogs)
+    inputs = _inputs(specs, exclude)
+    try:
+        output = compile_inputs(
+            [(i.name, i.text) for i in inputs],
+            version,
+            Options(instance, namespace),
+            progress=_Progress(),
+            skippable=_skippable(inputs),
+            jobs=jobs,
+        )
+    except InputErrors as exc:
+        _say_skipped(exc.skipped, quiet)
+        raise _Failed(exc.errors) from None
+    _say_skipped(output.skipped, quiet)
+    return inputs, output
+
+
+class _Failed(KvgenError):
+    def __init__(self, errors: list[SpecError]):
+        self.errors = errors
+
+
+def _warn(problem: Problem) -> None:
+    _err(f"kvgen: warning: {problem.render()}")
+
+
+def _report(output: Output, quiet: bool, decisions: bool = True) -> None:
+    if quiet:
+        return
+    for w in output.warnings:
+        _warn(w)
+    for r in output.compiled:
+        if r.conversion is not None:
+            for w in r.conversion.warnings:
+                _warn(w)
+        if not decisions:
+            continue
+        p = r.plan
+        d = p.decision
+        origin = f" (from {r.conversion.resource})" if r.conversion is not None else ""
+        if d.enabled:
+            _err(f"kvgen: {r.spec.name}: KV-cache offloading enabled ({p.backend} backend){origin}")
+        else:
+            _err(f"kvgen: {r.spec.name}: KV-cache offloading disabled: {d.reason_code} ({d.reason}){origin}")
+        for warning in p.warnings:
+            _err(f"kvgen: {r.spec.name}: warning: {warning}")
+
+
+def _run(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except Usage as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except _Failed as exc:
+        total = sum(len(e.problems) for e in exc.errors)
+        for e in exc.errors:
+            _err(f"error: {e}")
+        _err(f"kvgen: {total} problem{'s' if total != 1 else ''} found; nothing was written")
+        raise typer.Exit(EXIT_INVALID_INPUT) from None
+    except OutputInvalidError as exc:
+        _err("error: the rendered objects are not valid Kubernetes (this is a kvgen bug, please report it):")
+        for m in exc.messages:
+            _err(f"  {m}")
+        raise typer.Exit(EXIT_INVALID_OUTPUT) from None
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        _err("kvgen: interrupted")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Exception as exc:
+        if os.environ.get("KVGEN_DEBUG"):
+            raise
+        _err(f"internal error: {type(exc).__name__}: {exc} (set KVGEN_DEBUG=1 for a traceback)")
+        raise typer.Exit(EXIT_INTERNAL) from None
+
+
+@app.command()
+def render(
+    specs: SpecArgs,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output-dir",
+            "--output",
+            metavar="DIR",
+            help="Write a tree into this directory instead of stdout (-o is a directory here, as helm template "
+            "--output-dir; render's output is always YAML): one <name>.yaml per spec (in the spec file's "
+            "sub-directory below a directory argument) and a kustomization.yaml per directory listing them. kvgen "
+            "records what it wrote in DIR/.kvgen-manifest.json and only ever replaces or removes those files, when "
+            "they still have its names, sha256 and form (exit 1 naming any other file in its way; the manifest is "
+            "not trusted alone); files it wrote that are no longer produced are removed.",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="With -o: write nothing; compare the committed tree with what kvgen renders now, print a unified "
+            "diff and exit 5 when anything differs, is missing or is no longer produced (0 when up to date).",
+        ),
+    ] = False,
+    kustomize_resources: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kustomize-resource",
+            metavar="PATH",
+            help="With -o: also list PATH (a file or directory of yours, relative to DIR and inside it) in DIR's "
+            "top kustomization.yaml. Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
+    namespace: Namespace = None,
+    exclude: Exclude = None,
+    catalogs: Catalogs = None,
+    quiet: Quiet = False,
+    jobs: Jobs = None,
+) -> None:
+    """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
+    from kvgen.output import tree
+
+    def action() -> None:
+        if check and output is None:
+            raise Usage("--check compares a committed output directory with what kvgen renders: give it with -o DIR")
+        if kustomize_resources and output is None:
+            raise Usage(
+                "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
+            )
+        inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
+        subdirs = {i.name: i.subdir for i in inputs}
+        if output is None:
+            same = tree.stdout_same_name(
+                [
+                    (tree.Entry(PurePosixPath("."), r.spec.object_name, "", r.source), _namespace(r.objects))
+                    for r in out.compiled
+                ]
+            )
+            if same:
+                raise Usage("; ".join(same))
+            _report(out, quiet)
+            sys.stdout.write("".join(r.yaml for r in out.compiled))
+            return
+        entries = [
+            tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.object_name, r.yaml, r.source)
+            for r in out.compiled
+        ]
+        try:
+            files = tree.layout(entries, kustomize_resources or ())
+        except tree.TreeError as exc:
+            raise Usage("; ".join(exc.messages)) from None
+        _report(out, quiet, decisions=not check)
+        _render_tree(output, files, list(kustomize_resources or ()), check, quiet)
+
+    _run(action)
+
+
+def _namespace(objects: list[dict[str, Any]]) -> str | None:
+    """The namespace a spec's objects are written in (None: the one kubectl is given)."""
+    found = objects[0].get("metadata", {}).get("namespace") if objects else None
+    return found if isinstance(found, str) else None
+
+
+def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str], check: bool, quiet: bool) -> None:
+    """render -o: write (or --check) the tree through kvgen.output.outdir, mapping its outcomes to exit codes."""
+    from kvgen.core.signals import Interrupted
+    from kvgen.output import outdir, tree
+
+    say = (lambda _m: None) if quiet else _err
+    shown = output.as_posix()
+    try:
+        survey = (outdir.check if check else outdir.write)(output, files, extras, on_wait=say)
+    except outdir.OutDirError as exc:
+        for m in exc.messages:
+            _err(f"error: {m}")
+        n = len(exc.messages)
+        _err(
+            f"kvgen: {n} problem{'s' if n != 1 else ''} with the output directory {shown}; nothing was written"
+            if exc.code == 1
+            else f"kvgen: {shown} was left as it was"
+        )
+        raise typer.Exit(exc.code) from None
+    except Interrupted as exc:
+        state = "holds the complete new render" if exc.finished else "was left as it was"
+        _err(f"kvgen: interrupted ({exc.name}); {shown} {state}")
+        raise typer.Exit(exc.exit_code) from None
+    if not quiet:
+        for w in survey.warnings:
+            _err(f"kvgen: warning: {w}")
+    if not check:
+        return
+    for m in survey.refusals:
+        _err(f"kvgen: warning: kvgen render would stop here: {m}")
+    if survey.up_to_date:
+        if not quiet:
+            _err(f"kvgen: {shown} is up to date ({survey.changes.summary()})")
+        return
+    sys.stdout.write(tree.unified_diff(output, survey.changes))
+    _err(f"kvgen: {shown} is stale: {survey.changes.summary()}; run kvgen render without --check to update it")
+    raise typer.Exit(EXIT_STALE)
+
+
+@app.command()
+def validate(
+    specs: SpecArgs,
+    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
+    namespace: Namespace = None,
+    exclude: Exclude = None,
+    catalogs: Catalogs = None,
+    quiet: Quiet = False,
+    jobs: Jobs = None,
+) -> None:
+    """Check specs and the objects they render, without writing anything."""
+
+    def action() -> None:
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
+        _report(out, quiet)
+        for r in out.compiled:
+            _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")
+
+    _run(action)
+
+
+@app.command()
+def convert(
+    specs: SpecArgs, instance: Instance = None, exclude: Exclude = None, catalogs: Catalogs = None, quiet: Quiet = False
+) -> None:
+    """Print the native spec(s) that KAITO / KServe inputs translate to (native specs pass through)."""
+    from kvgen.app.compiler import InputErrors, convert_inputs
+    from kvgen.input.dialects import Options
+
+    def action() -> None:
+        _use_catalogs(catalogs)
+        inputs = _inputs(specs, exclude)
+        skipped: list[tuple[str, str]] = []
+        try:
+            units, warnings = convert_inputs(
+                [(i.name, i.text) for i in inputs], Options(instance), _skippable(inputs), skipped
+            )
+        except InputErrors as exc:
+            _say_skipped(exc.skipped, quiet)
+            raise _Failed(exc.errors) from None
+        _say_skipped(skipped, quiet)
+        for w in [] if quiet else warnings:
+            _warn(w)
+        docs = []
+        for unit in units:
+            conv = unit.conversion
+            if conv is not None and not quiet:
+                for w in conv.warnings:
+                    _warn(w)
+            docs.append(_native_yaml(unit))
+        sys.stdout.write("---\n".join(docs))
+
+    _run(action)
+
+
+def _yaml_text(data: Any) -> str:
+    """Block-style YAML, keys in their order, long lines unfolded."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    from kvgen.core.plain_tags import for_yaml11_readers
+
+    dumper = YAML(typ="safe", pure=True)
+    for_yaml11_readers(dumper)  # a native spec is a Helm values file too: YAML 1.1 must read it as kvgen does
+    dumper.default_flow_style = False
+    # ruamel.yaml initialises it to None ("default: sort") without an annotation, so mypy infers None
+    dumper.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    dumper.width = 4096
+    buf = io.StringIO()
+    dumper.dump(data, buf)
+    return buf.getvalue()
+
+
+def _native_yaml(unit: Unit) -> str:
+    conv = unit.conversion
+    head = ""
+    if conv is not None:
+        loc = conv.doc.locate(())
+        head = f"# kvgen convert: {conv.api_version} {conv.resource} ({loc})\n"
+        head += "".join(f"# {note}\n" for note in conv.notes)
+    return head + _yaml_text(unit.doc.data)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec."""
+    from kvgen.spec.schema import schema_text
+
+    sys.stdout.write(schema_text())
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+
+
+@app.command()
+def explain(
+    specs: SpecArgs,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "-o",
+            "--output",
+            help="text (tables and a bar per budget), json (stable keys, see the README) or yaml (the same data as "
+            "json), as kubectl -o.",
+        ),
+    ] = OutputFormat.text,
+    svg: Annotated[
+        Path | None, typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
+    ] = None,
+    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    instance: Instance = None,
+    exclude: Exclude = None,
+    catalogs: Catalogs = None,
+    quiet: Quiet = False,
+    jobs: Jobs = None,
+) -> None:
+    """The planning view: the offloading decision and every rule checked, the memory and disk budget
+    against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
+    from kvgen.app import explain as explaining
+
+    def action() -> None:
+        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, jobs=jobs)
+        for w in [] if quiet else out.warnings:
+            _warn(w)
+        reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]
+        data = reports if len(reports) > 1 else reports[0]
+        if output_format is OutputFormat.json:
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        elif output_format is OutputFormat.yaml:
+            sys.stdout.write(_yaml_text(data))
+        else:
+            explaining.print_text(reports)
+        if svg is not None:
+            explaining.save_svg(reports, str(svg))
+            _err(f"kvgen: wrote {svg}")
+
+    _run(action)
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+    powershell = "powershell"
+
+
+@app.command()
+def completion(shell: Annotated[Shell, typer.Argument(help="bash, zsh, fish or powershell.")]) -> None:
+    """Print the shell completion script, as helm completion and kubectl completion do:
+    `source <(kvgen completion bash)`, or save it where your shell loads completions."""
+    # typer.completion re-exports it without __all__; its home is the private _completion_shared
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]
+
+    script = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell.value)
+    sys.stdout.write(script + "\n")
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"kvgen {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """kvgen: vLLM + KV-cache offloading manifests, sized and checked."""
+
+
+def main() -> None:
+    if COMPLETE_VAR in os.environ:  # the completion script asks for completions: typer's shell classes answer
+        from typer.completion import completion_init  # type: ignore[attr-defined]  # re-exported, no __all__
+
+        completion_init()
+    try:
+        app(prog_name=PROG)  # also as `python -m kvgen`: the completion scripts call `kvgen`
+    except KeyboardInterrupt:  # outside a command (while starting up): no traceback either
+        _err("kvgen: interrupted")
+        sys.exit(EXIT_INTERRUPTED)

@@ -1,0 +1,303 @@
+"""The compiler: input text -> documents -> (dialects translated) native specs -> plan ->
+Kubernetes objects -> YAML.
+
+Pure: no file is written here. Every problem of every input is collected before failing.
+Documents in another format (KAITO, KServe; see ``kvgen.input.dialects``) are translated into native
+specs first, across all inputs at once (a KAITO resource may name a ConfigMap of another
+file); a problem found in a translated spec is reported at the field the user wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kvgen.context import build as layout
+from kvgen.context.types import Context
+from kvgen.core import parallel
+from kvgen.core.errors import KvgenError, Problem, SpecError
+from kvgen.data import kube
+from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
+from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
+from kvgen.plan import build as planning
+from kvgen.plan.types import Plan
+from kvgen.plan.validate import parse_spec
+from kvgen.render import templates as render
+from kvgen.spec.models import Spec
+
+Input = tuple[str, str | bytes]  # (file name, its text or bytes)
+
+
+@dataclass
+class Compiled:
+    source: str
+    spec: Spec
+    plan: Plan
+    objects: list[dict[str, Any]]
+    context: Context  # what the templates laid out (the chart computes the same)
+    conversion: Converted | None = None  # set when the spec was translated from KAITO or KServe
+    _yaml: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def yaml(self) -> str:
+        """The objects as YAML (written once: a worker process writes it before sending this back)."""
+        if self._yaml is None:
+            self._yaml = render.to_yaml(self.objects)
+        return self._yaml
+
+
+@dataclass
+class Output:
+    compiled: list[Compiled]
+    warnings: list[Problem] = field(default_factory=list)  # input documents left out
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why): found in a directory, not kvgen's
+
+    @property
+    def input_warnings(self) -> list[Problem]:
+        """Every warning about the input: documents left out, then fields not honoured."""
+        out = list(self.warnings)
+        for c in self.compiled:
+            if c.conversion is not None:
+                out += c.conversion.warnings
+        return out
+
+
+class InputErrors(KvgenError):
+    """Problems with the inputs, one SpecError per file."""
+
+    def __init__(self, errors: list[SpecError], skipped: list[tuple[str, str]] | None = None):
+        self.errors = errors
+        self.skipped = skipped or []
+        super().__init__("\n".join(map(str, errors)))
+
+
+class Progress(Protocol):
+    def start(self, total: int) -> None: ...
+    def advance(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Plan:
+    """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none."""
+    spec, problems = parse_spec(doc)
+    if spec is None:
+        if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
+            # only the name is missing: report what planning finds too, all problems at once
+            try:
+                planning.build(Spec.model_validate({**doc.data, "name": "unnamed"}), k8s_version)
+            except SpecError as exc:
+                problems += [p.at(doc.locate(p.path)) for p in exc.problems]
+        raise SpecError(doc.file, problems)
+    if spec.namespace is None and namespace is not None:
+        spec = spec.model_copy(update={"namespace": namespace})
+    try:
+        return planning.build(spec, k8s_version)
+    except SpecError as exc:
+        raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in exc.problems]) from None
+
+
+def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Compiled:
+    p = plan_document(doc, k8s_version, namespace)
+    ctx = layout.build(p)
+    objs = render.objects(ctx)
+    too_big = render.oversized(objs)
+    if too_big:
+        raise SpecError(
+            doc.file,
+            [
+                Problem(
+                    (),
+                    f"the rendered {name} would be {size / 1024 / 1024:.1f} MiB; the Kubernetes API server refuses "
+                    f"objects over {render.MAX_OBJECT_BYTES / 1024 / 1024:g} MiB",
+                    "shorten the longest values (vllm.extraArgs, vllm.env, images)",
+                    doc.locate(()),
+                )
+                for name, size in too_big
+            ],
+        )
+    render.check(objs, k8s_version)
+    return Compiled(doc.file, p.spec, p, objs, ctx)
+
+
+def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Compiled:
+    """Compile one unit; problems of a translated spec point at the field the user wrote."""
+    conv = unit.conversion
+    if conv is None:
+        return compile_document(unit.doc, k8s_version, namespace)
+    try:
+        compiled = compile_document(unit.doc, k8s_version, namespace)
+    except SpecError as exc:
+        raise SpecError(conv.doc.file, [conv.translate(p) for p in exc.problems]) from None
+    compiled.conversion = conv
+    return compiled
+
+
+def _group(errors: list[SpecError]) -> list[SpecError]:
+    """One SpecError per file, sorted by file (each one's problems by line, then path)."""
+    by_file: dict[str, list[Problem]] = {}
+    for e in errors:
+        by_file.setdefault(e.source, []).extend(e.problems)
+    return [SpecError(f, ps) for f, ps in sorted(by_file.items())]
+
+
+def _not_ours(docs: list[SourceDoc]) -> str | None:
+    """Why a file found in a directory is left out: none of its documents is kvgen's input."""
+    if not docs:
+        return "empty"
+    reasons = [foreign(d.data) for d in docs]
+    if any(r is None for r in reasons):
+        return None
+    return reasons[0] if len(set(reasons)) == 1 else f"{reasons[0]} (and {len(reasons) - 1} more documents)"
+
+
+def _translate(
+    inputs: Sequence[Input], options: Options, skippable: frozenset[str] = frozenset()
+) -> tuple[list[Unit], list[Problem], list[SpecError], list[tuple[str, str]]]:
+    """Units, warnings, errors, and the files of ``skippable`` (found in a directory) left out
+    because nothing in them is kvgen's (a CI workflow, another tool's manifests)."""
+    docs: list[SourceDoc] = []
+    errors: list[SpecError] = []
+    skipped: list[tuple[str, str]] = []
+    for name, text in inputs:
+        try:
+            file_docs = load_documents(text, name)
+        except SpecError as exc:
+            if not all(p.code == YAML11_CODE for p in exc.problems):
+                errors.append(exc)
+                continue
+            # only plain values that YAML 1.1 reads otherwise (on, 010): read on as kvgen reads them, so that
+            # the spec's other problems are reported with them, and a CI workflow's `on:` is skipped as not ours
+            file_docs = load_documents(text, name, check_yaml11=False)
+            if not (name in skippable and _not_ours(file_docs) is not None):
+                errors.append(exc)
+        if name in skippable:
+            why = _not_ours(file_docs)
+            if why is not None:
+                skipped.append((name, why))
+                continue
+        if not file_docs:
+            errors.append(SpecError(name, [Problem((), "no spec found (the input is empty)")]))
+        docs += file_docs
+    units, warnings, translate_errors = translate(docs, options)
+    errors += translate_errors
+    if not errors and not units and inputs:
+        left = f" ({len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped as not kvgen's)" if skipped else ""
+        errors.append(
+            SpecError(
+                inputs[0][0],
+                [Problem((), f"no spec found: no native spec, KAITO or KServe resource in the input{left}")],
+            )
+        )
+    return units, warnings, errors, skipped
+
+
+def translate_inputs(
+    inputs: Sequence[Input],
+    options: Options = NO_OPTIONS,
+    skippable: frozenset[str] = frozenset(),
+    skipped: list[tuple[str, str]] | None = None,
+) -> tuple[list[Unit], list[Problem]]:
+    """Every input (name, text) as units to compile, and warnings; InputErrors if any input
+    cannot be read or translated. Files of ``skippable`` left out are added to ``skipped``."""
+    units, warnings, errors, left_out = _translate(inputs, options, skippable)
+    if skipped is not None:
+        skipped += left_out
+    if errors:
+        raise InputErrors(_group(errors), left_out)
+    return units, warnings
+
+
+def compile_inputs(
+    inputs: Sequence[Input],
+    k8s_version: str = kube.DEFAULT_VERSION,
+    options: Options = NO_OPTIONS,
+    progress: Progress | None = None,
+    skippable: frozenset[str] = frozenset(),
+    jobs: int | None = 1,
+) -> Output:
+    """Compile every spec of every input. Raises InputErrors with the problems of all of them.
+    Inputs named in ``skippable`` (found in a directory) are left out when nothing in them is kvgen's.
+    ``jobs``: worker processes for a large batch (None: one per CPU; kvgen.core.parallel), 1 for serial."""
+    units, warnings, errors, skipped = _translate(inputs, options, skippable)
+    results: list[Compiled] = []
+    jobs = parallel.jobs_for(len(units), jobs)
+
+    def compile_one(unit: Unit) -> Compiled | SpecError:
+        try:
+            compiled = compile_unit(unit, k8s_version, options.namespace)
+        except SpecError as exc:
+            return exc
+        if jobs > 1:  # sent back from a worker: the YAML written there, the conversion left here
+            compiled.yaml  # noqa: B018 (the property stores the text)
+            compiled.conversion = None
+        return compiled
+
+    outcomes = map(compile_one, units) if jobs == 1 else parallel.imap_ordered(compile_one, units, jobs)
+    if progress is not None:
+        progress.start(len(units))  # after the workers are forked: the bar's thread is not theirs
+    try:
+        for outcome, unit in zip(
+            outcomes, units, strict=True
+        ):  # the results first: the workers' pool closes at their end
+            if isinstance(outcome, SpecError):
+                errors.append(outcome)
+            else:
+                outcome.conversion = unit.conversion
+                results.append(outcome)
+            if progress is not None:
+                progress.advance()
+    finally:
+        if progress is not None:
+            progress.stop()
+    if errors:
+        raise InputErrors(_group(errors), skipped)
+    return Output(results, warnings, skipped)
+
+
+def compile_text(
+    text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION, options: Options = NO_OPTIONS
+) -> list[Compiled]:
+    """Every spec document of one input; a SpecError carries the problems of all of them."""
+    try:
+        return compile_inputs([(file, text)], k8s_version, options).compiled
+    except InputErrors as exc:
+        raise SpecError(file, [p for e in exc.errors for p in e.problems]) from None
+
+
+def convert_inputs(
+    inputs: Sequence[Input],
+    options: Options = NO_OPTIONS,
+    skippable: frozenset[str] = frozenset(),
+    skipped: list[tuple[str, str]] | None = None,
+) -> tuple[list[Unit], list[Problem]]:
+    """Translate every input to native specs and check them against the spec's schema (not
+    the catalog or the node: that is what render and validate do). InputErrors on problems."""
+    skipped = [] if skipped is None else skipped
+    units, warnings = translate_inputs(inputs, options, skippable, skipped)
+    errors: list[SpecError] = []
+    for unit in units:
+        _spec, problems = parse_spec(unit.doc)
+        if problems:
+            if unit.conversion is not None:
+                problems = [unit.conversion.translate(p) for p in problems]
+            errors.append(SpecError(unit.conversion.doc.file if unit.conversion else unit.doc.file, problems))
+    if errors:
+        raise InputErrors(_group(errors), skipped)
+    return units, warnings
+
+
+__all__ = [
+    "Compiled",
+    "InputErrors",
+    "Options",
+    "Output",
+    "Progress",
+    "compile_document",
+    "compile_inputs",
+    "compile_text",
+    "compile_unit",
+    "convert_inputs",
+    "plan_document",
+    "translate_inputs",
+]

@@ -1,0 +1,627 @@
+"""`kvgen explain`: the planning view of a spec.
+
+- the decision: offloading on or off, and every capability rule checked;
+- the pod's memory budget (model loading, vLLM, the CPU tier, /dev/shm, overhead) against what
+  the instance leaves to the pod, and its disk budget against the local disk;
+- the capacity of each KV-cache tier (GPU, CPU, each disk tier) in tokens and in full-length
+  sequences (``max-model-len``), from the model's KV bytes per token.
+
+``report`` builds plain data: the ``--output json`` form, whose keys are stable (documented in
+the README, section "kvgen explain"); ``render`` lays it out with rich tables and a bar per
+budget, in a terminal or into an SVG.
+
+KV bytes per token (shared/reference/runtime.md section 9): standard attention stores K and V,
+``layers x KV heads per rank x head dim x 2 x dtype bytes`` per GPU (heads are replicated when
+the tensor-parallel size exceeds them); MLA stores one latent of ``kv_lora_rank +
+qk_rope_head_dim`` per layer, no factor 2, replicated on every tensor-parallel rank; hybrid
+models count their attention layers only. kvgen leaves ``--kv-cache-dtype`` at ``auto``, which
+keeps the KV cache in the model's 16-bit dtype: 2 bytes. An offloaded token costs the bytes it
+takes on all the pod's GPUs, so every tier is counted in those "pod bytes per token" (every
+attention layer, sliding ones included: a lower bound on the tokens a tier holds; for MLA this
+counts one copy per rank, a lower bound on what vLLM may store). Full-length sequences in the GPU
+tier are counted with what one sequence really costs (kvgen.plan.kvcache: sliding layers keep at most
+their window), and ``context`` says which ``--max-model-len`` vLLM is given and why.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kvgen.context import build as layout
+from kvgen.core import quantity
+from kvgen.core.quantity import GiB
+from kvgen.data import connector
+from kvgen.plan import gpu_access
+from kvgen.plan import sizing as sz
+from kvgen.plan.images import lmcache_image, vllm_image
+from kvgen.plan.types import Plan
+
+if TYPE_CHECKING:  # rich is imported where it prints
+    from rich.console import Console
+    from rich.text import Text
+
+KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
+JSON_VERSION = 1
+
+
+# ----------------------------------------------------------------------------- budgets
+
+
+_MEMORY_LABELS = {
+    ("vllm", "runtime"): "vLLM API server and engine core",
+    ("vllm", "model-loading"): "model loading: page cache of the weights (soft: reclaimable, not requested)",
+    ("vllm", "cpu-backend-kv"): "KV cache of vLLM's CPU backend",
+    ("vllm", "mm-processor-cache"): "multimodal processor cache (--mm-processor-cache-gb, in each process holding one)",
+    ("vllm", "shm"): "/dev/shm for NCCL and vLLM's queues",
+    ("vllm", "cpu-tier"): "CPU tier (native, in /dev/shm)",
+    ("lmcache-mp-server", "cpu-tier"): "CPU tier (LMCache L1)",
+    ("lmcache-mp-server", "runtime"): "LMCache server process",
+    # gpuAccess in-container: the server's items belong to the vLLM container
+    ("vllm", "lmcache-cpu-tier"): "CPU tier (LMCache L1, in the vLLM container)",
+    ("vllm", "lmcache-runtime"): "LMCache server process (in the vLLM container)",
+}
+
+
+def _memory_label(plan: Plan, container: str, item: str) -> str:
+    gpus = plan.sizing.gpus_per_pod
+    if item == "gpu-workers":
+        return f"{gpus} GPU worker process{'es' if gpus != 1 else ''}"
+    if item in ("rounding", "lmcache-rounding"):
+        return "rounded up to a whole GiB"
+    if item == "model-loading" and not plan.instance.gpus:
+        return "model weights (CPU backend keeps them in RAM)"
+    return _MEMORY_LABELS[(container, item)]
+
+
+def _memory_items(plan: Plan) -> list[dict[str, Any]]:
+    """The pod's computed memory item by item, as kvgen.plan.sizing adds it up (before explicit values),
+    each under the container that holds it (gpuAccess in-container: the server's are vLLM's);
+    ``soft`` items (page cache of the weights) are shown but not requested."""
+    out = []
+    for i in plan.sizing.memory_items:
+        container, item = i.container, i.item
+        if plan.in_container and container == "lmcache-mp-server":
+            container, item = "vllm", f"lmcache-{item}"
+        out.append(
+            {
+                "container": container,
+                "item": item,
+                "label": _memory_label(plan, container, item),
+                "bytes": int(round(i.bytes)),
+                "soft": i.soft,
+            }
+        )
+    return out
+
+
+def _memory(plan: Plan) -> dict[str, Any]:
+    s, inst = plan.sizing, plan.instance
+    items = _memory_items(plan)
+    containers = []
+    for name, size in plan.containers():
+        computed = sum(i["bytes"] for i in items if i["container"] == name and not i["soft"])
+        containers.append(
+            {
+                "name": name,
+                "requestBytes": size.memory,
+                "limitBytes": size.limit,
+                "computedBytes": computed,
+                "explicit": size.memory != computed,
+            }
+        )
+    request = s.pod_memory
+    known = inst.node_known  # an unknown node (no type, no memory): nothing to compare with
+    return {
+        "nodeMemoryBytes": inst.memory_bytes if known else None,
+        "nodeAllocatableBytes": s.node_allocatable if known else None,
+        "gpuShare": s.gpu_share,
+        "allocatableBytes": s.pod_allocatable if known else None,
+        "requestBytes": request,
+        "limitBytes": sum(c["limitBytes"] for c in containers),
+        "freeBytes": s.pod_allocatable - request if known else None,
+        "fits": request <= s.pod_allocatable if known else None,
+        "softBytes": sum(i["bytes"] for i in items if i["soft"]),
+        "containers": containers,
+        "items": items,
+    }
+
+
+def _disk(plan: Plan) -> dict[str, Any]:
+    s, inst, spec = plan.sizing, plan.instance, plan.spec
+    local = int(inst.local_disk_bytes * s.gpu_share) if inst.local_disk_bytes else None
+    kubelet = s.ephemeral_allocatable if inst.ephemeral_bytes else None
+    items = [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": s.model_cache}]
+    claims = []
+    if plan.backend:
+        caps = [t.get("capacity") for t in layout.tiers(plan)]
+        for i, tier in enumerate(spec.kv_cache_offloading.secondary):
+            fs = tier.file_system
+            if fs.empty_dir:
+                items.append({"item": f"tier-{i}", "label": f"disk tier {i} (emptyDir)", "bytes": caps[i]})
+            else:
+                claims.append(
+                    {
+                        "tier": i,
+                        "kind": "pvc-spec" if fs.pvc and fs.pvc.spec is not None else "pvc-ref",
+                        "claim": fs.pvc.ref.name if fs.pvc and fs.pvc.ref else None,
+                        "bytes": caps[i],
+                    }
+                )
+    request = s.pod_ephemeral
+    return {
+        "ephemeralStorageBytes": inst.ephemeral_bytes or None,
+        "ephemeralStorageSource": None
+        if not inst.ephemeral_bytes
+        else ("instance.ephemeralStorage" if inst.ephemeral_explicit else "default OS disk"),
+        "allocatableBytes": kubelet,
+        "localDiskBytes": local,
+        "requestBytes": request,
+        "freeBytes": None if kubelet is None else kubelet - request,
+        "fits": None if kubelet is None else request <= kubelet,
+        "items": items,
+        "claims": claims,
+    }
+
+
+# ----------------------------------------------------------------------------- KV capacity
+
+
+def _tier(
+    name: str, kind: str, nbytes: int | None, per_token: int, max_len: int | None, **extra: Any
+) -> dict[str, Any]:
+    tokens = None if nbytes is None or not per_token else nbytes // per_token
+    sequences = None if tokens is None or not max_len else tokens // max_len
+    return {"tier": name, "kind": kind, "bytes": nbytes, "tokens": tokens, "sequences": sequences, **extra}
+
+
+def _kv(plan: Plan) -> dict[str, Any]:
+    spec, s, m = plan.spec, plan.sizing, plan.model
+    p = spec.parallelism
+    per_rank = m.kv_bytes_per_token(KV_DTYPE_BYTES, p.tensor)  # all layers, one tensor-parallel rank
+    gpus = s.gpus_per_pod
+    # the bytes one token takes on all of this pod's GPUs (pipeline stages hold 1/pp of the layers)
+    pod_bytes = per_rank * max(gpus, 1) // p.pipeline if gpus else per_rank
+    ctx = plan.context_length
+    max_len = ctx.served
+    per_gpu = s.gpu_kv_cache // gpus if gpus else 0
+    seq_bytes = ctx.sequence_bytes()
+    tiers = []
+    if gpus:
+        known = plan.instance.gpu_memory_known
+        gpu = _tier(
+            "gpu", "gpu", s.gpu_kv_cache if known else None, pod_bytes, max_len, perGpuBytes=per_gpu if known else None
+        )
+        gpu["sequences"] = per_gpu // seq_bytes if seq_bytes and known else None  # what one sequence really costs
+        tiers.append(gpu)
+    else:
+        tiers.append(_tier("cpu-backend", "cpu-backend", sz.CPU_BACKEND_KV_SPACE_GIB * GiB, pod_bytes, max_len))
+    if plan.backend:
+        tiers.append(
+            _tier(
+                "cpu",
+                plan.backend,
+                s.cpu_tier,
+                pod_bytes,
+                max_len,
+                measuredAtStart=plan.backend == "lmcache" and s.utilization is not None,
+            )
+        )
+        caps = [t.get("capacity") for t in layout.tiers(plan)]
+        for i, tier in enumerate(spec.kv_cache_offloading.secondary):
+            fs = tier.file_system
+            kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc and fs.pvc.spec is not None else "pvc-ref")
+            tiers.append(_tier(f"disk-{i}", kind, caps[i], pod_bytes, max_len, path=connector.tier_path(i)))
+        r = spec.kv_cache_offloading.remote
+        if r is not None and plan.backend == "lmcache":  # shared by the replicas; unbounded without a capacity
+            cap = quantity.to_bytes(r.capacity) // GiB * GiB if r.capacity else None
+            tiers.append(_tier("remote", "resp", cap, pod_bytes, max_len, url=r.url, shared=True))
+    gpu_tier = tiers[0]
+    return {
+        "dtypeBytes": KV_DTYPE_BYTES,
+        "bytesPerTokenPerGpu": per_rank,
+        "podBytesPerToken": pod_bytes,
+        "maxModelLen": max_len,
+        "gpuBytesPerGpu": per_gpu if not gpus or plan.instance.gpu_memory_known else None,
+        "gpuTokens": (per_gpu // per_rank if per_rank else 0) if not gpus or plan.instance.gpu_memory_known else None,
+        "cpuLargerThanGpu": (s.cpu_tier > s.gpu_kv_cache)
+        if plan.backend and gpus and plan.instance.gpu_memory_known
+        else None,
+        "tiers": tiers,
+        "totalTokens": sum(t["tokens"] or 0 for t in tiers) if all(t["tokens"] is not None for t in tiers) else None,
+        "gpuTierTokens": gpu_tier["tokens"],
+        "context": {
+            "modelMaxLen": ctx.model_max,
+            "requested": ctx.requested,
+            "fits": ctx.fits,
+            "served": ctx.served,
+            "flag": ctx.flag,
+            "planned": ctx.flag is not None and ctx.requested is None,
+            "budgetBytesPerGpu": ctx.budget,
+            "sequenceBytesPerGpu": seq_bytes,
+            "fullBytesPerToken": ctx.cost.full,
+            "slidingBytesPerToken": ctx.cost.sliding,
+            "slidingTokensKept": ctx.cost.sliding_cap,
+            "stateBytes": ctx.cost.state,
+        },
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _gpu_access(plan: Plan) -> dict[str, Any] | None:
+    """How the LMCache server reaches vLLM's GPUs, what that requires, and the image it runs."""
+    a = plan.gpu_access
+    if a is None:
+        return None
+    server = vllm_image(plan) if plan.in_container else lmcache_image(plan)
+    return {
+        "mode": a.mode,
+        "summary": " ".join(a.summary.split()),
+        "requirement": " ".join(a.requirement.split()),
+        "deviceClassName": a.device_class_name,
+        "minKubeVersion": gpu_access.modes()[a.mode].get("minKubeVersion"),
+        "serverImage": server,
+        "sameImageAsVllm": server == vllm_image(plan),
+    }
+
+
+def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dict[str, Any]:
+    s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
+    p = plan.spec.parallelism
+    memory_rows = [
+        {"item": CONTAINERS_IN_MODE.get((name, plan.in_container), name), "bytes": size.memory}
+        for name, size in plan.containers()
+    ]
+    input_info: dict[str, Any] = {"file": source, "format": "native", "apiVersion": None, "kind": None, "warnings": []}
+    if conversion is not None:
+        input_info.update(
+            {
+                "format": conversion.dialect,
+                "apiVersion": conversion.api_version,
+                "kind": conversion.kind,
+                "warnings": [w.render() for w in conversion.warnings],
+                "notes": list(conversion.notes),
+            }
+        )
+    kv = _kv(plan)
+    return {
+        "version": JSON_VERSION,
+        "name": plan.spec.name,
+        "namespace": plan.spec.namespace,
+        "input": input_info,
+        "model": {
+            "id": m.id,
+            "architecture": m.architecture,
+            "hybrid": m.hybrid,
+            "mla": m.mla,
+            "multimodal": m.multimodal,
+            "weightsBytes": m.weights_bytes,
+            "layers": m.layers,
+            "attentionLayers": m.attention_layers,
+            "kvHeads": m.kv_heads,
+            "headDim": m.head_dim,
+            "maxModelLen": m.max_model_len,
+            "slidingLayers": m.sliding_layers,
+            "slidingWindow": m.sliding_window,
+        },
+        "instance": {
+            "type": i.type,
+            "gpus": i.gpus,
+            "gpuMemoryBytes": i.gpu_memory_bytes,
+            "gpuReportedBytes": i.gpu_usable_bytes,  # as CUDA reports it: what vLLM x gpuMemoryUtilization
+            "memoryBytes": i.memory_bytes,
+            "localDiskBytes": i.local_disk_bytes,
+            "ephemeralStorageBytes": i.ephemeral_bytes or None,
+            "arch": i.arch,
+            "mig": i.mig,
+        },
+        "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "nodes": p.nodes},
+        "decision": {
+            "offloading": "enabled" if d.enabled else "disabled",
+            "backend": plan.backend,
+            "reasonCode": d.reason_code,
+            "reason": d.reason,
+            "rules": [{"code": r.code, "matched": r.matched, "reason": r.reason} for r in d.checked],
+        },
+        "gpuAccess": _gpu_access(plan),
+        "sizing": {
+            "gpusPerPod": s.gpus_per_pod,
+            "nodeAllocatableBytes": s.node_allocatable if i.node_known else None,
+            "podAllocatableBytes": s.pod_allocatable if i.node_known else None,
+            "cpuTierBytes": s.cpu_tier,
+            "cpuTierUtilization": s.utilization,
+            "podMemoryBytes": s.pod_memory,
+            "memory": memory_rows,
+            "shmBytes": s.shm,
+            "modelCacheBytes": s.model_cache,
+            "emptyDirTierBytes": s.tiers_ephemeral,
+            "podEphemeralBytes": s.pod_ephemeral,
+        },
+        "memory": _memory(plan),
+        "disk": _disk(plan),
+        "kvCache": kv,
+        "warnings": list(plan.warnings),  # the same as kvgen render prints, and the chart's NOTES.txt
+    }
+
+
+# ----------------------------------------------------------------------------- text
+
+
+_STYLES = {
+    "runtime": "cyan",
+    "gpu-workers": "blue",
+    "model-loading": "magenta",
+    "shm": "yellow",
+    "mm-processor-cache": "red",
+    "cpu-tier": "green",
+    "rounding": "grey50",
+    "cpu-backend-kv": "green",
+    "model-cache": "magenta",
+}
+_SHORT = {  # legend names of the bar segments
+    ("vllm", "runtime"): "vLLM",
+    ("vllm", "gpu-workers"): "GPU workers",
+    ("vllm", "model-loading"): "model",
+    ("vllm", "mm-processor-cache"): "MM cache",
+    ("vllm", "shm"): "/dev/shm",
+    ("vllm", "cpu-tier"): "CPU tier",
+    ("vllm", "cpu-backend-kv"): "CPU-backend KV",
+    ("lmcache-mp-server", "cpu-tier"): "CPU tier (L1)",
+    ("lmcache-mp-server", "runtime"): "LMCache server",
+    ("vllm", "lmcache-cpu-tier"): "CPU tier (L1)",
+    ("vllm", "lmcache-runtime"): "LMCache server",
+}
+
+
+def _size(n: int | float | None) -> str:
+    if n is None:
+        return "unknown"
+    return f"{n / GiB:,.1f} GiB"
+
+
+def _count(n: int | None) -> str:
+    return "unknown" if n is None else f"{n:,}"
+
+
+def _bar(segments: list[tuple[str, int, str]], capacity: int | None, width: int = 48) -> Text:
+    """A stacked bar: each segment's share of ``capacity``; the rest is free space."""
+    from rich.text import Text
+
+    used = sum(b for _label, b, _style in segments)
+    if not capacity:
+        return Text(f"{_size(used)} (the instance's capacity is unknown)")
+    scale = max(capacity, used, 1)
+    text = Text()
+    cells = 0
+    for _label, nbytes, style in segments:
+        n = round(width * nbytes / scale)
+        n = min(n, width - cells)
+        text.append("█" * n, style=style)
+        cells += n
+    text.append("░" * (width - cells), style="grey35")
+    share = used / capacity
+    style = "bold red" if used > capacity else ("yellow" if share > 0.9 else "green")
+    text.append(f"  {_size(used)} of {_size(capacity)} ({share:.0%})", style=style)
+    if used > capacity:
+        text.append("  does not fit", style="bold red")
+    return text
+
+
+def _legend(segments: list[tuple[str, int, str]]) -> Text:
+    from rich.text import Text
+
+    text = Text("       ")
+    seen = set()
+    for label, nbytes, style in segments:
+        if not nbytes or (label, style) in seen:
+            continue
+        seen.add((label, style))
+        text.append("■ ", style=style)
+        text.append(f"{label}  ")
+    return text
+
+
+CONTAINERS = {"vllm": "vLLM container", "lmcache-mp-server": "LMCache MP server sidecar"}
+CONTAINERS_IN_MODE = {  # (container, gpuAccess in-container) -> label
+    ("vllm", False): "vLLM container",
+    ("vllm", True): "vLLM container (with the LMCache server)",
+    ("lmcache-mp-server", False): "LMCache MP server sidecar",
+}
+
+
+def render(reports: list[dict[str, Any]], console: Console) -> None:
+    """Print the reports on a rich Console (a terminal, or a recording one for --svg)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for r in reports:
+        d = r["decision"]
+        where = r["instance"]["type"] or "a custom node"
+        if d["offloading"] == "enabled":
+            state = f"[green]enabled[/] ({d['backend']} backend)"
+        else:
+            state = f"[red]disabled[/]: {d['reasonCode']} - {d['reason']}"
+        console.print(f"[bold]{r['name']}[/]: {r['model']['id']} on {where}: KV-cache offloading {state}")
+        if r["gpuAccess"]:
+            a = r["gpuAccess"]
+            console.print(f"  LMCache GPU access: [bold]{a['mode']}[/]: {a['summary']}", highlight=False)
+            console.print(f"  requires: {a['requirement']}", highlight=False)
+            console.print(
+                f"  LMCache server image: {a['serverImage']}"
+                f"{' (the vLLM image)' if a['sameImageAsVllm'] else ' [yellow](not the vLLM image)[/]'}",
+                highlight=False,
+            )
+        if r["input"]["format"] != "native":
+            console.print(f"  from {r['input']['apiVersion']} {r['input']['kind']} in {r['input']['file']}")
+
+        rules = Table(title="Capability rules (first match decides)", title_justify="left")
+        rules.add_column("rule")
+        rules.add_column("matched")
+        rules.add_column("what it means")
+        for rule in d["rules"]:
+            rules.add_row(rule["code"], "[red]yes[/]" if rule["matched"] else "no", rule["reason"])
+        console.print(rules)
+
+        mem = r["memory"]
+        table = Table(
+            title=f"Sizing: memory budget of one pod ({r['sizing']['gpusPerPod']} GPU(s))", title_justify="left"
+        )
+        table.add_column("item")
+        table.add_column("size", justify="right")
+        for c in mem["containers"]:
+            for item in mem["items"]:
+                if item["container"] == c["name"] and item["bytes"]:
+                    size = _size(item["bytes"])
+                    table.add_row(f"  {item['label']}", f"[grey50]({size})[/]" if item["soft"] else size)
+            note = " (explicit resources; computed: " + _size(c["computedBytes"]) + ")" if c["explicit"] else ""
+            limit = f", limit {_size(c['limitBytes'])}" if c["limitBytes"] != c["requestBytes"] else ""
+            label = (
+                "vLLM container (with the LMCache server)"
+                if c["name"] == "vllm" and (r["gpuAccess"] or {}).get("mode") == "in-container"
+                else CONTAINERS.get(c["name"], c["name"])
+            )
+            table.add_row(f"[bold]{label} memory{note}{limit}[/]", f"[bold]{_size(c['requestBytes'])}[/]")
+        table.add_row(
+            f"node RAM {_size(mem['nodeMemoryBytes'])}, allocatable {_size(mem['nodeAllocatableBytes'])}; "
+            f"this pod's share ({mem['gpuShare']:.0%})",
+            _size(mem["allocatableBytes"]),
+        )
+        console.print(table)
+        if any(c["explicit"] for c in mem["containers"]):
+            segments = [
+                (CONTAINERS.get(c["name"], c["name"]), c["requestBytes"], "cyan" if c["name"] == "vllm" else "green")
+                for c in mem["containers"]
+            ]
+        else:
+            segments = [
+                (
+                    _SHORT.get((i["container"], i["item"]), "rounding"),
+                    i["bytes"],
+                    "bright_cyan"
+                    if i["item"] == "lmcache-runtime" or (i["container"], i["item"]) == ("lmcache-mp-server", "runtime")
+                    else _STYLES.get(i["item"].removeprefix("lmcache-"), "white"),
+                )
+                for i in mem["items"]
+                if not i["soft"]
+            ]
+        console.print(Text("memory ") + _bar(segments, mem["allocatableBytes"]))
+        console.print(_legend(segments))
+
+        disk = r["disk"]
+        dt = Table(title="Disk budget (the kubelet's ephemeral storage)", title_justify="left")
+        dt.add_column("item")
+        dt.add_column("size", justify="right")
+        for item in disk["items"]:
+            dt.add_row(item["label"], _size(item["bytes"]))
+        dt.add_row("[bold]ephemeral-storage requested[/]", f"[bold]{_size(disk['requestBytes'])}[/]")
+        source = (
+            f" ({disk['ephemeralStorageSource']} {_size(disk['ephemeralStorageBytes'])}, less 10%)"
+            if disk["ephemeralStorageBytes"]
+            else ""
+        )
+        dt.add_row(f"kubelet ephemeral storage for this pod{source}", _size(disk["allocatableBytes"]))
+        if disk["localDiskBytes"]:
+            dt.add_row(
+                "local NVMe / temp disk for this pod (not the kubelet's by default)", _size(disk["localDiskBytes"])
+            )
+        for claim in disk["claims"]:
+            what = f"claim {claim['claim']}" if claim["claim"] else "one ephemeral claim per pod"
+            dt.add_row(f"disk tier {claim['tier']} ({what}, not local disk)", _size(claim["bytes"]))
+        console.print(dt)
+        segments = [
+            (
+                "model cache" if i["item"] == "model-cache" else f"disk tier {i['item'][5:]}",
+                i["bytes"] or 0,
+                _STYLES.get(i["item"], "blue"),
+            )
+            for i in disk["items"]
+        ]
+        console.print(Text("disk   ") + _bar(segments, disk["allocatableBytes"]))
+        console.print(_legend(segments))
+
+        kv = r["kvCache"]
+        max_len = kv["maxModelLen"]
+        per_gpu = f"; {kv['bytesPerTokenPerGpu']:,} per GPU" if r["sizing"]["gpusPerPod"] else ""
+        kt = Table(
+            title=f"KV-cache capacity ({kv['podBytesPerToken']:,} bytes per token in this pod{per_gpu})",
+            title_justify="left",
+        )
+        kt.add_column("tier")
+        kt.add_column("size", justify="right")
+        kt.add_column("tokens", justify="right")
+        kt.add_column(f"sequences of {max_len:,} tokens" if max_len else "full-length sequences", justify="right")
+        labels = {"gpu": "GPU (after weights)", "cpu-backend": "CPU (vLLM CPU backend)"}
+        for t in kv["tiers"]:
+            label = labels.get(t["tier"]) or (
+                f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})"
+                if t["tier"] == "cpu"
+                else f"remote, shared: {t['kind']} at {t['url']}"
+                if t["tier"] == "remote"
+                else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}"
+            )
+            kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
+        console.print(kt)
+        ctx = kv["context"]
+        if ctx["planned"]:
+            console.print(
+                f"context: --max-model-len={ctx['flag']:,} (the model supports {ctx['modelMaxLen']:,}; "
+                f"one sequence of that does not fit the KV cache)",
+                highlight=False,
+            )
+        elif ctx["requested"]:
+            fits = f"; up to {ctx['fits']:,} would fit" if ctx["fits"] else ""
+            console.print(f"context: {ctx['served']:,} tokens (model.maxModelLen{fits})", highlight=False)
+        elif ctx["served"] and ctx["fits"] is None and r["sizing"]["gpusPerPod"]:
+            console.print(
+                f"context: {ctx['served']:,} tokens (the model's own limit; the GPU memory is unknown, so vLLM "
+                "checks that one sequence fits)",
+                highlight=False,
+            )
+        elif ctx["served"]:
+            console.print(
+                f"context: {ctx['served']:,} tokens (the model's own limit: one sequence of it fits the KV cache)",
+                highlight=False,
+            )
+        for w in r["input"]["warnings"]:
+            console.print(f"[yellow]input[/]: {w}", highlight=False)
+        for w in r["warnings"]:
+            console.print(f"[yellow]warning[/]: {w}", highlight=False)
+        console.print()
+
+
+def print_text(reports: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+
+    # no highlighter: rich's ReprHighlighter would style the digits of a model id (gemma-3-12b-it)
+    # apart from the rest; the view's own markup says what is emphasised
+    render(reports, Console(highlight=False))
+
+
+def _svg_format() -> str:
+    """rich's SVG template without its @font-face rules: they fetch Fira Code from a CDN, which
+    a pull request's viewer should not (the font family stays, with monospace after it)."""
+    import inspect
+    import re
+
+    from rich.console import Console
+
+    default = inspect.signature(Console.export_svg).parameters["code_format"].default
+    return re.sub(r"\s*@font-face\s*\{\{.*?\}\}", "", default, flags=re.S)
+
+
+def save_svg(reports: list[dict[str, Any]], path: str, width: int = 120) -> None:
+    """Record the text view and write it as an SVG (to paste into a pull request): self-contained,
+    no external font links."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(
+        record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor", highlight=False
+    )
+    render(reports, console)
+    console.save_svg(path, title="kvgen explain", code_format=_svg_format())
+
+
+__all__ = ["report", "render", "print_text", "save_svg"]

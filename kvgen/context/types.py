@@ -1,0 +1,278 @@
+"""The context: every value the object templates receive, as one typed structure.
+
+It is the contract between kvgen and its Helm chart. ``kvgen.context.build`` makes it in Python,
+``include "kvgen.context" .`` in the chart (templates/context/_context.tpl); the templates in
+charts/kvgen/templates (and the Jinja2 copies generated from them into templates/) only lay it
+out. The tests render both for every example and for generated specs and compare them key by key.
+
+Rules both faces keep:
+- keys are camelCase, as in the chart (Kubernetes objects inside, such as an env var's
+  ``valueFrom`` or a toleration, are passed through as the spec wrote them);
+- absent is said one way: the key is left out (never null, an empty string, list or map).
+  A boolean is always present.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+KubeObject = dict[str, Any]  # a piece of a Kubernetes object, passed through as data
+
+
+@with_config(_STRICT)
+class Resources(TypedDict):
+    requests: dict[str, str | int]
+    limits: dict[str, str | int]
+    claims: NotRequired[list[dict[str, str]]]  # gpuAccess dra: the pod claim this container uses
+
+
+@with_config(_STRICT)
+class ProbeTiming(TypedDict):
+    periodSeconds: int
+    timeoutSeconds: int
+    failureThreshold: int
+
+
+@with_config(_STRICT)
+class ProbeSet(TypedDict):
+    """vLLM's HTTP probes on /health (spec probes)."""
+
+    startup: ProbeTiming
+    readiness: ProbeTiming
+    liveness: ProbeTiming
+
+
+@with_config(_STRICT)
+class VllmContainer(TypedDict):
+    name: str
+    image: str
+    command: NotRequired[list[str]]  # gpuAccess in-container: the launcher (which runs `vllm serve`)
+    args: list[str]
+    env: NotRequired[list[KubeObject]]
+    ports: list[KubeObject]
+    resources: Resources
+    probes: NotRequired[ProbeSet]  # HTTP probes on vLLM's API (ranks 1.. of a multi-node server serve none)
+    volumeMounts: list[KubeObject]
+    securityContext: KubeObject  # files/runtime.yaml securityContext.container merged with the spec's
+
+
+@with_config(_STRICT)
+class Sidecar(TypedDict):
+    """The LMCache MP server as a native sidecar (gpuAccess visible-devices or dra)."""
+
+    name: str
+    image: str
+    command: list[str]
+    args: list[str]
+    env: NotRequired[list[KubeObject]]
+    ports: NotRequired[list[KubeObject]]  # the server's HTTP port, when a PodMonitor scrapes it
+    resources: Resources
+    probeCommand: list[str]  # the startup probe: the server's health endpoint answers
+    volumeMounts: list[KubeObject]
+    securityContext: KubeObject
+
+
+@with_config(_STRICT)
+class Pod(TypedDict):
+    selector: dict[str, str]
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    nodeSelector: NotRequired[dict[str, str]]
+    tolerations: NotRequired[list[KubeObject]]
+    affinity: NotRequired[KubeObject]
+    priorityClassName: NotRequired[str]
+    runtimeClassName: NotRequired[str]
+    topologySpreadConstraints: NotRequired[list[KubeObject]]  # a labelSelector left out is the pod's selector
+    serviceAccountName: NotRequired[str]
+    automountServiceAccountToken: bool
+    imagePullSecrets: NotRequired[list[dict[str, str]]]
+    securityContext: KubeObject  # files/runtime.yaml securityContext.pod merged with the spec's
+    resourceClaims: NotRequired[list[dict[str, str]]]
+    sidecar: NotRequired[Sidecar]
+    vllm: VllmContainer
+    volumes: list[KubeObject]
+
+
+@with_config(_STRICT)
+class Workload(TypedDict):
+    kind: str  # Deployment, StatefulSet (rank 0, then ranks 1.. of a multi-node server) or LeaderWorkerSet
+    name: str
+    replicas: int  # a Deployment's (not rendered when an autoscaler sets them); a LeaderWorkerSet's: its groups
+    progressDeadlineSeconds: NotRequired[int]  # a Deployment: the startup budget plus a margin
+    ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
+    size: NotRequired[int]  # LeaderWorkerSet: pods per group (the server's nodes)
+    restartPolicy: NotRequired[str]  # LeaderWorkerSet: wiring.lws.restartPolicy (files/runtime.yaml)
+    pod: Pod  # LeaderWorkerSet: the leader's (rank 0)
+    workerPod: NotRequired[Pod]  # LeaderWorkerSet: ranks 1..
+
+
+@with_config(_STRICT)
+class ServiceAccount(TypedDict):
+    """pod.serviceAccount.create: the ServiceAccount kvgen renders."""
+
+    name: str
+    automountToken: bool
+
+
+@with_config(_STRICT)
+class Service(TypedDict):
+    type: str
+    port: int
+    selector: dict[str, str]
+
+
+@with_config(_STRICT)
+class Headless(TypedDict):
+    """Multi-node servers: the headless Service for torch.distributed's rendezvous."""
+
+    name: str
+    port: int
+
+
+@with_config(_STRICT)
+class Launcher(TypedDict):
+    """The LMCache launcher ConfigMap."""
+
+    name: str
+    file: str
+    script: str
+    sha256: str
+
+
+@with_config(_STRICT)
+class ClaimTemplate(TypedDict):
+    """gpuAccess dra: the ResourceClaimTemplate for the pod's GPUs."""
+
+    name: str
+    request: str
+    deviceClassName: str
+    count: int
+
+
+@with_config(_STRICT)
+class DisruptionBudget(TypedDict):
+    """The PodDisruptionBudget (policy/v1)."""
+
+    name: str
+    selector: dict[str, str]
+    maxUnavailable: int | str
+
+
+@with_config(_STRICT)
+class ScrapeEndpoint(TypedDict):
+    port: str
+    path: str
+    interval: str
+
+
+@with_config(_STRICT)
+class Monitor(TypedDict):
+    """A PodMonitor or ServiceMonitor (monitoring.coreos.com/v1)."""
+
+    name: str
+    labels: dict[str, str]
+    selector: dict[str, str]
+    endpoints: list[ScrapeEndpoint]
+
+
+@with_config(_STRICT)
+class ScaledObject(TypedDict):
+    """A KEDA ScaledObject (keda.sh/v1alpha1) with one Prometheus trigger."""
+
+    name: str
+    target: str  # the Deployment
+    minReplicas: int
+    maxReplicas: int
+    pollingInterval: NotRequired[int]
+    cooldownPeriod: NotRequired[int]
+    serverAddress: str
+    query: str
+    threshold: str
+
+
+@with_config(_STRICT)
+class Hpa(TypedDict):
+    """A HorizontalPodAutoscaler (autoscaling/v2)."""
+
+    name: str
+    target: str
+    minReplicas: int
+    maxReplicas: int
+    metrics: list[KubeObject]
+
+
+@with_config(_STRICT)
+class Decision(TypedDict):
+    enabled: bool
+    code: NotRequired[str]  # when a rule turned offloading off
+    reason: NotRequired[str]
+
+
+@with_config(_STRICT)
+class GpuAccess(TypedDict):
+    mode: str
+    summary: str
+    requirement: str
+    deviceClassName: NotRequired[str]  # dra
+
+
+@with_config(_STRICT)
+class Context(TypedDict):
+    name: str
+    namespace: NotRequired[str]  # absent: no metadata.namespace (kvgen without --namespace); the chart always sets it
+    labels: dict[str, str]
+    selector: dict[str, str]
+    annotations: dict[str, str]
+    service: Service
+    headless: NotRequired[Headless]
+    launcher: NotRequired[Launcher]
+    claimTemplate: NotRequired[ClaimTemplate]
+    serviceAccount: NotRequired[ServiceAccount]
+    workloads: list[Workload]
+    disruptionBudget: NotRequired[DisruptionBudget]
+    podMonitor: NotRequired[Monitor]
+    serviceMonitor: NotRequired[Monitor]
+    scaledObject: NotRequired[ScaledObject]
+    hpa: NotRequired[Hpa]
+    # what NOTES.txt tells the user
+    decision: Decision
+    gpuAccess: NotRequired[GpuAccess]
+    warnings: NotRequired[list[str]]  # every warning kvgen prints for the spec, in its words and order
+
+
+# ----------------------------------------------------------------------------- the pieces
+# What one piece hands to the next (kvgen/context/build.py; the chart keeps them in its state dict).
+
+
+class Meta(TypedDict):
+    labels: dict[str, str]
+    selector: dict[str, str]
+    annotations: dict[str, str]
+
+
+class VllmArgs(TypedDict):
+    head: list[str]  # ranks 1.. of a multi-node server add --headless between head and tail
+    tail: list[str]
+
+
+class Gpus(TypedDict):
+    resources: NotRequired[dict[str, int]]  # a device-plugin request
+    claims: NotRequired[list[dict[str, str]]]  # gpuAccess dra: the claim both containers list
+    claimTemplate: NotRequired[ClaimTemplate]
+
+
+class Tier(TypedDict):
+    volume: KubeObject
+    mount: KubeObject
+    capacity: NotRequired[int]  # bytes, when kvgen knows the size
+
+
+class LMCache(TypedDict):
+    launcher: Launcher
+    command: list[str]
+    args: list[str]  # the launcher's options, `--`, `lmcache server ...` (in-container: `--then vllm serve`)

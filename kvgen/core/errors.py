@@ -1,0 +1,139 @@
+"""Problems found in a spec, and the errors kvgen raises.
+
+A ``Problem`` names its path in the spec, its file:line, what is wrong and how to fix it. It is
+the one problem type of kvgen: the spec checks, the catalog, the sizing, the dialects and the
+contract checks (``kvgen.data.contract``) all report them. kvgen reports every problem of a spec at
+once (bitnami "VALUES VALIDATION" style), sorted by file and line (then path), so a user fixes
+a spec in one pass instead of one error per run.
+
+Every exception kvgen raises on purpose derives from ``KvgenError``; anything else reaching
+the CLI is a bug (exit 4, "internal error").
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+Path = tuple[str | int, ...]
+
+
+def format_path(path: Path) -> str:
+    """("kvCacheOffloading", "secondary", 1, "fileSystem") -> "kvCacheOffloading.secondary[1].fileSystem"."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(spec)"
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int  # 1-based
+    column: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem: ``path`` in the spec (or, for a command line, the argument's index),
+    ``message``, an optional ``hint`` ("did you mean ..."), where it was written, and an
+    optional stable ``code`` (the contract checks' categories, such as ``unknown-flag``)."""
+
+    path: Path
+    message: str
+    hint: str | None = None
+    location: Location | None = None
+    code: str | None = None
+
+    def render(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{format_path(self.path)}: {self.message}"
+        if self.hint:
+            text += f"\n    hint: {self.hint}"
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def at(self, location: Location | None) -> Problem:
+        return replace(self, location=location)
+
+    def under(self, *prefix: str | int) -> Problem:
+        """The same problem with its path below ``prefix``."""
+        return replace(self, path=(*prefix, *self.path))
+
+
+def quoted(value: object) -> str:
+    """A value the user wrote, as a message quotes it: Python's repr of a printable string
+    ('a', "it's"), and the same for any other value's text. The chart's twin is ``kvgen.quoted``
+    (templates/_helpers.tpl), so both faces word a problem alike."""
+    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    if "'" in text and '"' not in text:
+        return f'"{text}"'
+    return "'" + text.replace("'", "\\'") + "'"
+
+
+def suggest(word: str, choices: Iterable[str]) -> str | None:
+    """The "did you mean" of a hint: the closest of ``choices`` (difflib's ratio, at least 0.6),
+    case-insensitive. The chart's ``kvgen.suggest`` (templates/_suggest.tpl) computes the same."""
+    lowered = {c.lower(): c for c in choices}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
+def _path_key(path: Path) -> tuple[tuple[int, int, str], ...]:
+    return tuple((0, part, "") if isinstance(part, int) else (1, 0, part) for part in path)
+
+
+def sort_key(problem: Problem) -> tuple[str, int, int, tuple[tuple[int, int, str], ...], str]:
+    """File, line and column, then path: the order problems are printed in. Problems without a
+    location (a whole input, say) come first within their file."""
+    loc = problem.location
+    return (
+        loc.file if loc else "",
+        loc.line if loc else 0,
+        loc.column if loc else 0,
+        _path_key(problem.path),
+        problem.message,
+    )
+
+
+def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
+    return sorted(problems, key=sort_key)
+
+
+class KvgenError(Exception):
+    """The base of every error kvgen raises on purpose (bad input, unusable output directory,
+    unsupported version, ...); the CLI maps each to its exit code."""
+
+
+@dataclass
+class SpecError(KvgenError):
+    """One or more problems with one input (``source``: its file; empty before the problems are
+    located in a file), kept sorted by line, then path."""
+
+    source: str
+    problems: list[Problem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.problems = sorted_problems(self.problems)
+
+    def __str__(self) -> str:
+        n = len(self.problems)
+        head = f"{self.source or 'spec'}: {n} problem{'s' if n != 1 else ''}"
+        return "\n".join([head, *("  " + p.render() for p in self.problems)])
+
+
+class OutputInvalidError(KvgenError):
+    """Rendered objects that Kubernetes would reject: a bug in kvgen, never the user's fault."""
+
+    def __init__(self, messages: Iterable[str]):
+        self.messages = list(messages)
+        super().__init__("\n".join(self.messages))

@@ -1,0 +1,349 @@
+"""The data kvgen shares with the Helm chart: models, instances, runtime pins, rules.
+
+All of it lives as YAML under ``charts/kvgen/files/`` and is read once per process, parsed
+once per content (kvgen.core.diskcache keeps the parsed form, keyed by the file's hash). A spec
+names a catalog model or instance by key, may override any of its fields inline, or may
+describe one the catalog does not know.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from pydantic.alias_generators import to_camel
+
+from kvgen.core import diskcache, paths, quantity
+from kvgen.core.errors import Problem, suggest
+
+
+def parse_yaml(raw: bytes) -> Any:
+    """YAML 1.2 as ruamel.yaml's safe loader reads it (its C parser when ruamel.yaml.clib is there)."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(raw.decode("utf-8"))
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    """One data file of charts/kvgen/files, parsed (cached in the process and on disk)."""
+    raw = (paths.files_dir() / name).read_bytes()
+    return diskcache.cached("files", (name.encode(), raw), lambda: parse_yaml(raw))
+
+
+# rows from --catalog FILE / KVGEN_CATALOG (kvgen.input.user_catalog), merged over the files' rows
+_overlay: dict[str, dict[str, dict[str, Any]]] = {"models": {}, "instances": {}}
+_merged: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` over ``base``, maps merged key by key (as Helm merges values files)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def merge_rows(table: dict[str, dict[str, Any]], rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A table with ``rows`` merged over it: a new key adds a row, a known one replaces the fields it sets."""
+    if not rows:
+        return table
+    out = dict(table)
+    for key, row in rows.items():
+        out[key] = deep_merge(out.get(key) or {}, row)
+    return out
+
+
+def use_rows(rows: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """Merge these rows ({"models": {...}, "instances": {...}}) over the built-in catalog for the
+    rest of the process (the CLI's --catalog files)."""
+    _overlay["models"] = merge_rows(_overlay["models"], rows.get("models") or {})
+    _overlay["instances"] = merge_rows(_overlay["instances"], rows.get("instances") or {})
+    _merged.clear()
+
+
+def _table(name: str, file: str) -> dict[str, dict[str, Any]]:
+    if name not in _merged:
+        _merged[name] = merge_rows(load(file)[name], _overlay[name])
+    return _merged[name]
+
+
+def models(extra: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Model rows by id: the built-in catalog, --catalog rows, then ``extra`` (a spec's catalog)."""
+    return merge_rows(_table("models", "models.yaml"), extra or {})
+
+
+def instances(extra: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    return merge_rows(_table("instances", "instances.yaml"), extra or {})
+
+
+def gated(model_id: str) -> bool:
+    """Whether Hugging Face gates the model's files (models.yaml `gated:` patterns)."""
+    import re
+
+    return any(re.search(row["pattern"], model_id) for row in load("models.yaml").get("gated") or ())
+
+
+def runtime() -> dict[str, Any]:
+    return load("runtime.yaml")
+
+
+def rules() -> list[dict[str, Any]]:
+    return load("rules.yaml")["rules"]
+
+
+def hybrid_architectures() -> dict[str, str]:
+    """vLLM architectures whose class implements IsHybrid (captured from vLLM by
+    scripts/capture-contract), each with the class the registry loads."""
+    return load("hybrid-architectures.yaml")["architectures"]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    architecture: str
+    layers: int
+    attention_layers: int
+    kv_heads: int
+    head_dim: int
+    mla: bool
+    hybrid: bool
+    weights_bytes: int
+    max_model_len: int | None
+    sliding_layers: int = 0  # attention layers with a sliding window (part of attention_layers)
+    sliding_window: int | None = None  # their window, in tokens
+    full_kv_heads: int | None = None  # full-attention layers' geometry when it differs (Gemma 4)
+    full_head_dim: int | None = None
+    multimodal: bool = False  # takes images/audio: vLLM keeps a multimodal processor cache in host memory
+
+    @property
+    def full_layers(self) -> int:
+        """Attention layers that keep every token (full attention)."""
+        return self.attention_layers - self.sliding_layers
+
+    def layer_bytes_per_token(self, full: bool, dtype_bytes: int = 2, tensor_parallel: int = 1) -> int:
+        """KV-cache bytes one token takes in one attention layer on one GPU (vLLM
+        kv_cache_interface.py). Standard attention: 2 (K and V) x KV heads per rank x head dim x
+        dtype; heads are replicated when TP exceeds them. MLA: one latent vector of head_dim, no
+        factor 2, replicated on every rank (runtime.md section 9). Full-attention layers use
+        fullKvHeads / fullHeadDim where the model sets them."""
+        heads = self.full_kv_heads if full and self.full_kv_heads else self.kv_heads
+        dim = self.full_head_dim if full and self.full_head_dim else self.head_dim
+        if self.mla:
+            return dim * dtype_bytes
+        return 2 * max(1, heads // tensor_parallel) * dim * dtype_bytes
+
+    def kv_bytes_per_token(self, dtype_bytes: int = 2, tensor_parallel: int = 1) -> int:
+        """KV-cache bytes one token takes on one GPU in every attention layer, sliding ones
+        included (what a token costs while it is inside every window)."""
+        return self.full_layers * self.layer_bytes_per_token(
+            True, dtype_bytes, tensor_parallel
+        ) + self.sliding_layers * self.layer_bytes_per_token(False, dtype_bytes, tensor_parallel)
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    type: str | None
+    gpus: int
+    gpu_model: str | None
+    gpu_memory_bytes: int
+    memory_bytes: int
+    cpu: int | None
+    arch: str
+    local_disk_bytes: int
+    mig: str | None
+    # the memory a GPU reports to CUDA (instances.yaml gpuModels), what vLLM multiplies by
+    # gpu_memory_utilization; 0: the gpuMemory as given (a spec's own figure, a MIG profile, an unlisted model)
+    gpu_reported_bytes: int = 0
+    ephemeral_bytes: int = 0  # the kubelet's ephemeral storage (the OS/boot disk by default); 0: unknown
+    ephemeral_explicit: bool = False  # set by the spec's instance.ephemeralStorage
+    # a row with a nodeSelector (or cloud: false) is not a cloud instance type: its nodes carry no
+    # node.kubernetes.io/instance-type, so pods select them with the row's nodeSelector instead
+    node_selector: dict[str, str] = dataclasses.field(default_factory=dict)
+    cloud_type: bool = True
+    # memory_bytes 0: the node is unknown (no type, no memory); gpu_memory_bytes 0 with gpus: the GPUs' memory is
+
+    @property
+    def node_known(self) -> bool:
+        return self.memory_bytes > 0
+
+    @property
+    def gpu_usable_bytes(self) -> int:
+        """Device memory as the GPU reports it (vLLM's total_memory): what planning multiplies by
+        gpuMemoryUtilization."""
+        return self.gpu_reported_bytes or self.gpu_memory_bytes
+
+    @property
+    def gpu_memory_known(self) -> bool:
+        return self.gpus == 0 or self.gpu_memory_bytes > 0
+
+
+MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
+INSTANCE_FIELDS = ("gpus", "memory")
+
+
+def resolve_model(
+    spec_model: Any, extra: dict[str, dict[str, Any]] | None = None
+) -> tuple[ModelInfo | None, list[Problem]]:
+    """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint)).
+    ``extra``: the spec's own catalog rows."""
+    table = models(extra)
+    row = table.get(spec_model.id)
+    merged: dict[str, Any] = dict(row or {})
+    for field in (
+        "architecture",
+        "layers",
+        "attention_layers",
+        "kv_heads",
+        "head_dim",
+        "mla",
+        "hybrid",
+        "weights",
+        "sliding_layers",
+        "sliding_window",
+        "multimodal",
+    ):
+        value = getattr(spec_model, field)
+        if value is not None:
+            merged[to_camel(field)] = value
+    missing = [f for f in MODEL_FIELDS if merged.get(to_camel(f)) is None]
+    if missing:
+        hint_model = suggest(spec_model.id, list(table))
+        names = ", ".join(f"model.{to_camel(f)}" for f in missing)
+        if row is None:
+            message = f"model {spec_model.id!r} is not in the catalog and is not described inline (missing {names})"
+            hint = f"did you mean {hint_model!r}? " if hint_model else ""
+            hint += "or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
+        else:
+            message = f"missing {names}"
+            hint = None
+        return None, [Problem(("model", "id"), message, hint)]
+    layers = int(merged["layers"])
+    architecture = str(merged["architecture"])
+    # hybrid follows the architecture (vLLM's IsHybrid classes); a spec cannot switch it off
+    hybrid_arch = architecture in hybrid_architectures()
+    problems = []
+    if spec_model.hybrid is False and hybrid_arch:
+        problems.append(
+            Problem(
+                ("model", "hybrid"),
+                f"{architecture} is a hybrid architecture (vLLM {hybrid_architectures()[architecture]} implements IsHybrid); "
+                "hybrid: false cannot change how vLLM runs it",
+                "remove model.hybrid (kvgen derives it from the architecture)",
+            )
+        )
+    attention = merged.get("attentionLayers")
+    attention_layers = int(attention if attention is not None else layers)
+    sliding_layers = int(merged.get("slidingLayers") or 0)
+    window = merged.get("slidingWindow")
+    if sliding_layers > attention_layers:
+        problems.append(
+            Problem(
+                ("model", "slidingLayers"),
+                f"{sliding_layers} sliding layers are more than the {attention_layers} attention layers",
+                None,
+            )
+        )
+    if sliding_layers and not window:
+        problems.append(
+            Problem(
+                ("model", "slidingWindow"),
+                "slidingLayers is set but the window is not",
+                "set model.slidingWindow (tokens)",
+            )
+        )
+    info = ModelInfo(
+        id=spec_model.id,
+        architecture=architecture,
+        layers=layers,
+        attention_layers=attention_layers,
+        kv_heads=int(merged["kvHeads"]),
+        head_dim=int(merged["headDim"]),
+        mla=bool(merged.get("mla", False)),
+        hybrid=hybrid_arch or bool(merged.get("hybrid", False)),
+        weights_bytes=quantity.to_bytes(merged["weights"]),
+        max_model_len=merged.get("maxModelLen"),
+        sliding_layers=sliding_layers if window else 0,
+        sliding_window=int(window) if window and sliding_layers else None,
+        full_kv_heads=merged.get("fullKvHeads"),
+        full_head_dim=merged.get("fullHeadDim"),
+        multimodal=bool(merged.get("multimodal", False)),
+    )
+    if spec_model.max_model_len and info.max_model_len and spec_model.max_model_len > info.max_model_len:
+        problems.append(
+            Problem(
+                ("model", "maxModelLen"),
+                f"{spec_model.max_model_len} is longer than {spec_model.id}'s limit of {info.max_model_len} tokens",
+                f"use at most {info.max_model_len}",
+            )
+        )
+    return info, problems
+
+
+def gpu_reported_memory(gpu_model: str | None, gpu_memory: int) -> int:
+    """The total a GPU of ``gpu_model`` reports to CUDA (instances.yaml gpuModels): its reading in
+    MiB, or its share of ``gpu_memory``; 0 when the model is not listed."""
+    row = (load("instances.yaml").get("gpuModels") or {}).get(gpu_model or "")
+    if not row or not gpu_memory:
+        return 0
+    if row.get("mib") is not None:
+        return int(row["mib"]) * quantity.MiB
+    return int(gpu_memory * float(row["share"]))
+
+
+def _mig_memory(profile: str) -> int:
+    """'3g.40gb' -> 40 GB of device memory (MIG profiles name decimal gigabytes)."""
+    return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
+
+
+def resolve_instance(
+    spec_instance: Any, extra: dict[str, dict[str, Any]] | None = None
+) -> tuple[InstanceInfo | None, list[Problem]]:
+    table = instances(extra)
+    row = table.get(spec_instance.type) if spec_instance.type else None
+    merged: dict[str, Any] = dict(row or {})
+    for field in ("gpus", "gpu_model", "gpu_memory", "memory", "cpu", "arch", "local_disk", "mig", "ephemeral_storage"):
+        value = getattr(spec_instance, field)
+        if value is not None:
+            merged[to_camel(field)] = value
+    # a node described without a type and without memory is unknown (KServe names none): the pod is
+    # rendered from the GPUs given, and the checks that need the node's memory are skipped
+    unknown_node = not spec_instance.type and merged.get("memory") is None
+    missing = [f for f in INSTANCE_FIELDS if merged.get(to_camel(f)) is None and not (unknown_node and f == "memory")]
+    if merged.get("gpus") and not merged.get("gpuMemory") and not merged.get("mig") and not unknown_node:
+        missing.append("gpu_memory")
+    if missing:
+        names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
+        if spec_instance.type and row is None:
+            close = suggest(spec_instance.type, list(table))
+            message = f"unknown instance type {spec_instance.type!r} (missing {names})"
+            hint = f"did you mean {close!r}? " if close else ""
+            hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
+            return None, [Problem(("instance", "type"), message, hint)]
+        return None, [
+            Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")
+        ]
+    mig = merged.get("mig")
+    gpu_memory = _mig_memory(mig) if mig else quantity.to_bytes(merged.get("gpuMemory") or 0)
+    info = InstanceInfo(
+        type=spec_instance.type,
+        gpus=int(merged["gpus"]),
+        gpu_model=merged.get("gpuModel"),
+        gpu_memory_bytes=gpu_memory,
+        # the catalog's GPU as the device reports it, unless the spec gives its own gpuMemory (or a MIG profile)
+        gpu_reported_bytes=0
+        if mig or spec_instance.gpu_memory is not None
+        else gpu_reported_memory(merged.get("gpuModel"), gpu_memory),
+        memory_bytes=quantity.to_bytes(merged["memory"]) if merged.get("memory") is not None else 0,
+        cpu=int(merged["cpu"]) if merged.get("cpu") is not None else None,
+        arch=str(merged.get("arch") or "amd64"),
+        local_disk_bytes=quantity.to_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,
+        mig=mig,
+        ephemeral_bytes=quantity.to_bytes(merged["ephemeralStorage"]) if merged.get("ephemeralStorage") else 0,
+        ephemeral_explicit=spec_instance.ephemeral_storage is not None,
+        node_selector=dict((row or {}).get("nodeSelector") or {}),
+        cloud_type=not (row and (row.get("cloud") is False or row.get("nodeSelector"))),
+    )
+    return info, []

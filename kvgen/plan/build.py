@@ -1,0 +1,233 @@
+"""From a valid spec to a plan: the resolved model and node, the decision and the sizes, or
+every problem found. The chart's counterpart is ``kvgen.plan`` (templates/plan/_plan.tpl).
+
+``kvgen.context`` turns a plan into the values the object templates lay out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgen.core.errors import Problem, SpecError
+from kvgen.data import catalog, flags, kube
+from kvgen.data.catalog import InstanceInfo, ModelInfo
+from kvgen.plan import apiserver, extra_args, gpu_access, images, kvcache, ports, remote, rules, sizing
+from kvgen.plan.types import WORKER_SUFFIX, Plan
+from kvgen.spec.models import Spec
+
+
+def _check_structure(
+    spec: Spec, model: ModelInfo, instance: InstanceInfo, k8s_version: str
+) -> tuple[int, list[Problem]]:
+    problems: list[Problem] = []
+    p = spec.parallelism
+    total = p.tensor * p.pipeline * p.data
+    gpus_per_pod = 0
+    if total % p.nodes:
+        problems.append(
+            Problem(
+                ("parallelism", "nodes"),
+                f"tensor x pipeline x data = {total} GPUs cannot be split evenly over {p.nodes} nodes",
+                "make tensor x pipeline x data a multiple of nodes",
+            )
+        )
+    elif instance.gpus == 0:
+        if total > 1 or p.nodes > 1:
+            problems.append(
+                Problem(
+                    ("parallelism",), f"{instance.type or 'the instance'} has no GPU; parallelism must stay at 1", None
+                )
+            )
+    else:
+        gpus_per_pod = total // p.nodes
+        if gpus_per_pod > instance.gpus:
+            problems.append(
+                Problem(
+                    ("parallelism",),
+                    f"tensor {p.tensor} x pipeline {p.pipeline} x data {p.data} needs {gpus_per_pod} GPUs per node, "
+                    f"but {instance.type or 'the instance'} has {instance.gpus}",
+                    "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs",
+                )
+            )
+    if p.nodes > 1 and spec.replicas != 1 and spec.multi_node.engine == "statefulset":
+        problems.append(
+            Problem(
+                ("replicas",),
+                f"a server spanning {p.nodes} nodes is rendered as one StatefulSet; replicas must be 1",
+                "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)",
+            )
+        )
+    a = spec.autoscaling
+    if a is not None and p.nodes > 1:
+        problems.append(
+            Problem(
+                ("autoscaling",),
+                f"a server spanning {p.nodes} nodes is one pair of StatefulSets (rank 0 and ranks 1..); kvgen does not autoscale it",
+                "leave autoscaling out, or autoscale single-node servers",
+            )
+        )
+    if a is not None and a.min_replicas > a.max_replicas:
+        problems.append(
+            Problem(
+                ("autoscaling", "minReplicas"),
+                f"{a.min_replicas} is above autoscaling.maxReplicas ({a.max_replicas})",
+                None,
+            )
+        )
+    if a is not None and a.hpa is not None and a.min_replicas == 0:
+        problems.append(
+            Problem(
+                ("autoscaling", "minReplicas"),
+                "an HPA cannot scale to zero: minReplicas must be at least 1",
+                "use autoscaling.keda to scale to zero",
+            )
+        )
+    # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
+    problems += extra_args.check_extra_args(list(spec.vllm.extra_args))
+    # Kubernetes objects embedded in the spec, checked against the target version's schema
+    embedded: list[tuple[tuple[str | int, ...], str, Any]] = []
+    for i, tier in enumerate(spec.kv_cache_offloading.secondary):
+        pvc = tier.file_system.pvc
+        if pvc and pvc.spec is not None:
+            embedded.append(
+                (
+                    ("kvCacheOffloading", "secondary", i, "fileSystem", "pvc", "spec"),
+                    "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
+                    pvc.spec,
+                )
+            )
+    for i, tol in enumerate(spec.scheduling.tolerations):
+        embedded.append((("scheduling", "tolerations", i), "io.k8s.api.core.v1.Toleration", tol))
+    if spec.scheduling.affinity:
+        embedded.append((("scheduling", "affinity"), "io.k8s.api.core.v1.Affinity", spec.scheduling.affinity))
+    for i, env in enumerate(spec.vllm.env):
+        if env.value_from is not None:
+            embedded.append((("vllm", "env", i, "valueFrom"), "io.k8s.api.core.v1.EnvVarSource", env.value_from))
+    for i, c in enumerate(spec.scheduling.topology_spread_constraints):
+        embedded.append(
+            (("scheduling", "topologySpreadConstraints", i), "io.k8s.api.core.v1.TopologySpreadConstraint", c)
+        )
+    for i, vol in enumerate(spec.pod.volumes):
+        embedded.append((("pod", "volumes", i), "io.k8s.api.core.v1.Volume", vol))
+    for i, m in enumerate(spec.vllm.volume_mounts):
+        embedded.append((("vllm", "volumeMounts", i), "io.k8s.api.core.v1.VolumeMount", m))
+    if spec.pod.security_context:
+        embedded.append(
+            (("pod", "securityContext"), "io.k8s.api.core.v1.PodSecurityContext", spec.pod.security_context)
+        )
+    if spec.pod.container_security_context:
+        embedded.append(
+            (
+                ("pod", "containerSecurityContext"),
+                "io.k8s.api.core.v1.SecurityContext",
+                spec.pod.container_security_context,
+            )
+        )
+    if a is not None and a.hpa is not None:
+        for i, metric in enumerate(a.hpa.metrics):
+            embedded.append((("autoscaling", "hpa", "metrics", i), "io.k8s.api.autoscaling.v2.MetricSpec", metric))
+    for base, definition, data in embedded:
+        for sub, message in kube.validate_definition(definition, data, k8s_version):
+            problems.append(Problem((*base, *sub), message, None))
+    return gpus_per_pod, problems
+
+
+def statefulset_names(spec: Spec) -> list[str]:
+    """The StatefulSets a multi-node server makes: rank 0, then ranks 1.. (none otherwise). A
+    LeaderWorkerSet's controller makes them: the leaders' <name>, each group's workers' <name>-<group>."""
+    if spec.parallelism.nodes == 1:
+        return []
+    if spec.multi_node.engine == "leaderworkerset":
+        return [spec.object_name, f"{spec.object_name}-{max(spec.replicas - 1, 0)}"]
+    return [spec.object_name, f"{spec.object_name}{WORKER_SUFFIX}"]
+
+
+LOAD_BALANCER_WARNING = (
+    "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches "
+    "it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)"
+)
+
+
+# README "Multi-node servers": the LeaderWorkerSet's restart policy (files/runtime.yaml wiring.lws.restartPolicy)
+def lws_sidecar_restart_warning() -> str:
+    policy = catalog.runtime()["wiring"]["lws"]["restartPolicy"]
+    return (
+        "multiNode.engine leaderworkerset recreates the whole group when any container restarts, the LMCache sidecar "
+        f"included (restartPolicy {policy}; LWS v0.10 counts init containers' restarts), and every pod "
+        "of it downloads the weights again into its emptyDir model cache; keep them on a claim (model.uri pvc://...)"
+    )
+
+
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # what huggingface_hub reads a token from
+
+
+def gated_warning(spec: Spec) -> str | None:
+    """A gated model (models.yaml `gated:`) with no Hugging Face token: vLLM's download fails."""
+    if spec.model.hf_token_secret is not None or any(e.name in TOKEN_ENV for e in spec.vllm.env):
+        return None
+    if not catalog.gated(spec.model.id):
+        return None
+    return (
+        f"{spec.model.id} is gated on Hugging Face and model.hfTokenSecret is not set: vLLM cannot download it "
+        "without a token of an account that accepted the model's terms; set model.hfTokenSecret to a Secret holding one"
+    )
+
+
+def has_api_key(spec: Spec) -> bool:
+    """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
+    (which the credential check allows only as a $(VAR) reference)."""
+    return (
+        spec.service.api_key_secret is not None
+        or any(e.name == "VLLM_API_KEY" for e in spec.vllm.env)
+        or any(flags.flag_name(a) == "--api-key" for a in spec.vllm.extra_args)
+    )
+
+
+def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
+    """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
+    file: kvgen.app.compiler does that)."""
+    own = spec.catalog.model_dump(by_alias=True, exclude_none=True) if spec.catalog is not None else {}
+    model, problems = catalog.resolve_model(spec.model, own.get("models"))
+    instance, inst_problems = catalog.resolve_instance(spec.instance, own.get("instances"))
+    problems += inst_problems
+    # what the API server would refuse (kvgen.plan.apiserver): before sizing, which adds sizes up
+    problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
+    problems += remote.check(spec)  # kvCacheOffloading.remote: the lmcache backend's, a URL the resp adapter takes
+    if model is None or instance is None:
+        raise SpecError("", problems)
+    gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
+    problems += structural
+    if problems:
+        raise SpecError("", problems)
+    decision = rules.decide(rules.Facts(spec, model, instance))
+    backend = spec.kv_cache_offloading.backend if decision.enabled else None
+    access = gpu_access.resolve(spec, backend)
+    # a mode below its minKubeVersion (files/gpu-access.yaml); service.port on a port the pod binds
+    problems = gpu_access.check(access, k8s_version) + ports.check(spec, backend)
+    context_length = kvcache.context_length(spec, model, instance)
+    sz = sizing.size(spec, model, instance, decision, gpus_per_pod)
+    problems += sz.problems + context_length.problems
+    if problems:
+        raise SpecError("", problems)
+    warnings = list(sz.warnings) + context_length.warnings
+    o = spec.kv_cache_offloading
+    if o.allow_hybrid and o.backend != "native" and model.hybrid:
+        warnings.append(
+            "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model"
+        )
+    if spec.service.type == "LoadBalancer" and not has_api_key(spec):
+        warnings.append(LOAD_BALANCER_WARNING)
+    if spec.multi_node.engine != "statefulset" and spec.parallelism.nodes == 1:
+        warnings.append(
+            f"multiNode.engine {spec.multi_node.engine} applies to a server spanning several nodes "
+            "(parallelism.nodes > 1); this single-node server is a Deployment"
+        )
+    lws = spec.parallelism.nodes > 1 and spec.multi_node.engine == "leaderworkerset"
+    if lws and access is not None and access.mode != "in-container" and not spec.model.uri:
+        warnings.append(lws_sidecar_restart_warning())
+    gated = gated_warning(spec)
+    if gated:
+        warnings.append(gated)
+    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context_length, warnings, access)
+    plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
+    return plan

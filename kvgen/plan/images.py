@@ -1,0 +1,83 @@
+"""Image references: each field from the spec, else from the pins of ``runtime.yaml``.
+
+The chart's counterparts are ``kvgen.image`` and ``kvgen.lmcacheImage`` (templates/plan/_images.tpl).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgen.data import catalog
+from kvgen.plan.types import Plan
+
+
+def _fields(spec_image: Any, pinned: dict[str, Any]) -> dict[str, Any]:
+    """Each field from the spec, else from the pin (the same merge Helm applies to values)."""
+    return {
+        "repository": spec_image.repository or pinned["repository"],
+        "tag": spec_image.tag or pinned["tag"],
+        "digest": spec_image.digest or pinned.get("digest"),
+    }
+
+
+def _reference(fields: dict[str, Any]) -> str:
+    return (
+        f"{fields['repository']}@{fields['digest']}" if fields["digest"] else f"{fields['repository']}:{fields['tag']}"
+    )
+
+
+def vllm_pin(plan: Plan) -> dict[str, Any]:
+    """The pinned vLLM image for the node: the GPU image, or the CPU build for its architecture."""
+    rt = catalog.runtime()["vllm"]
+    return rt["image"] if plan.instance.gpus else rt["cpuImage"][plan.instance.arch]
+
+
+def vllm_spec_image(plan: Plan) -> Any:
+    """The spec's image fields for the node: images.vllm, or images.vllmCpu on a CPU node."""
+    return plan.spec.images.vllm if plan.instance.gpus else plan.spec.images.vllm_cpu
+
+
+def vllm_tag(plan: Plan) -> str:
+    return vllm_spec_image(plan).tag or vllm_pin(plan)["tag"]
+
+
+def vllm_image(plan: Plan) -> str:
+    return _reference(_fields(vllm_spec_image(plan), vllm_pin(plan)))
+
+
+def lmcache_image(plan: Plan) -> str:
+    """The sidecar's image: the vLLM image (one LMCache install for the connector and the
+    server), with any field images.lmcache sets in its place. A tag or digest set there
+    replaces the vLLM image's tag and digest together."""
+    base = _fields(plan.spec.images.vllm, catalog.runtime()["vllm"]["image"])
+    own = plan.spec.images.lmcache
+    if own.tag or own.digest:
+        base = {**base, "tag": own.tag or base["tag"], "digest": own.digest}
+    if own.repository:
+        base = {**base, "repository": own.repository}
+    return _reference(base)
+
+
+def lmcache_image_set(plan: Plan) -> bool:
+    own = plan.spec.images.lmcache
+    return bool(own.repository or own.tag or own.digest)
+
+
+def warnings(plan: Plan) -> list[str]:
+    """images.lmcache unused (in-container), or naming an image other than vLLM's."""
+    if not lmcache_image_set(plan) or plan.gpu_access is None:
+        return []
+    if plan.in_container:
+        return [
+            f"images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM "
+            f"container ({vllm_image(plan)})"
+        ]
+    server, client = lmcache_image(plan), vllm_image(plan)
+    if server == client:
+        return []
+    version = catalog.runtime()["lmcache"]["version"]
+    return [
+        f"images.lmcache: the LMCache server runs from {server}, the LMCacheMPConnector (the client) from the vLLM "
+        f"image {client}; LMCache's MP protocol has no version handshake, so both images must carry the same "
+        f"LMCache version ({version}), or requests fail at run time with a client/server version mismatch"
+    ]

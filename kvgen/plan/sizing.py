@@ -1,0 +1,515 @@
+"""How big everything must be: container memory, /dev/shm, ephemeral storage, the CPU tier.
+
+One module. Every constant is named here and defined, with where it comes from, in
+``charts/kvgen/files/sizing.yaml`` (the Helm chart reads the same file). The plan is computed from the
+node's allocatable memory (what the kubelet leaves to pods), the pod's share of the node's
+GPUs, the model's weights and the offloading spec. Explicit values in ``spec.resources``
+always win; when they look too small a warning says so. A pod that cannot fit its node is
+an error that says what to change.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from kvgen.core import quantity
+from kvgen.core.errors import Problem
+from kvgen.core.quantity import GiB, MiB
+from kvgen.data import catalog
+from kvgen.data.catalog import InstanceInfo, ModelInfo
+from kvgen.plan.rules import Decision
+from kvgen.spec.models import ContainerResources, FileSystemTier, Spec
+
+_C = catalog.load("sizing.yaml")  # every constant, with its source, lives in that file
+
+KUBE_RESERVED_BANDS: tuple[tuple[float, float], ...] = tuple(
+    (b["gib"] * GiB if b["gib"] is not None else math.inf, b["share"]) for b in _C["kubeReserved"]["bands"]
+)
+EVICTION_THRESHOLD = _C["kubeReserved"]["evictionThresholdMiB"] * MiB
+
+VLLM_POD_OVERHEAD = _C["vllm"]["podOverheadGiB"] * GiB
+VLLM_PER_GPU_OVERHEAD = _C["vllm"]["perGpuOverheadGiB"] * GiB
+MODEL_LOADING_FACTOR = _C["vllm"]["modelLoadingFactor"]
+CPU_BACKEND_KV_SPACE_GIB = _C["vllm"]["cpuBackendKvSpaceGiB"]
+VLLM_CPU_PER_GPU = _C["vllm"]["cpuPerGpu"]
+VLLM_CPU_BASE = _C["vllm"]["cpuBase"]
+CPU_REQUEST_CEILING = _C["vllm"]["cpuRequestCeiling"]
+
+NATIVE_CPU_TIER_FACTOR = _C["native"]["cpuTierFactor"]
+NATIVE_HYBRID_CPU_TIER_FACTOR = _C["native"]["hybridCpuTierFactor"]
+
+LMCACHE_SERVER_OVERHEAD = _C["lmcache"]["serverOverheadGiB"] * GiB
+LMCACHE_SERVER_CPU = str(_C["lmcache"]["serverCpu"])
+LMCACHE_L1_INIT_GIB = _C["lmcache"]["l1InitGiB"]
+DEFAULT_CPU_MEMORY_UTILIZATION = _C["lmcache"]["defaultCpuMemoryUtilization"]
+
+SHM_BASE = _C["shm"]["baseGiB"] * GiB
+SHM_PER_EXTRA_GPU = _C["shm"]["perExtraGpuGiB"] * GiB
+
+MODEL_CACHE_HEADROOM = _C["modelCache"]["headroomGiB"] * GiB
+
+GPU_BASE_OVERHEAD = int(_C["gpu"]["baseOverheadGiB"] * GiB)
+GPU_OVERHEAD_WEIGHT_PERCENT = _C["gpu"]["overheadWeightPercent"]
+KV_BUDGET_PERCENT = _C["gpu"]["kvBudgetPercent"]
+
+EPHEMERAL_EVICTION_PERCENT = _C["ephemeral"]["evictionPercent"]
+
+MM_PROCESSOR_CACHE_GIB = _C["multimodal"]["processorCacheGiB"]
+
+STARTUP_DOWNLOAD_RATE = _C["startup"]["downloadMiBPerSecond"] * MiB  # bytes per second
+STARTUP_LOAD_RATE = _C["startup"]["loadMiBPerSecond"] * MiB
+STARTUP_ENGINE_SECONDS = _C["startup"]["engineSeconds"]
+STARTUP_FLOOR_SECONDS = _C["startup"]["floorSeconds"]
+
+
+def startup_budget(spec: Spec, model: ModelInfo) -> int:
+    """Seconds vLLM may take to first answer /health: the weights downloaded (none from a
+    model.uri claim) and read at sizing.yaml's rates, plus the engine's start, at least the floor.
+    Whole seconds, each part rounded up (the chart's kvgen.startupProbe does the same)."""
+    downloaded = 0 if spec.model.uri else model.weights_bytes
+    seconds = (
+        -(-downloaded // STARTUP_DOWNLOAD_RATE) + -(-model.weights_bytes // STARTUP_LOAD_RATE) + STARTUP_ENGINE_SECONDS
+    )
+    return max(STARTUP_FLOOR_SECONDS, seconds)
+
+
+def startup_failure_threshold(spec: Spec, model: ModelInfo) -> int:
+    """vLLM's startupProbe failureThreshold: the spec's, else the sized budget over periodSeconds (rounded up)."""
+    startup = spec.probes.startup
+    if startup.failure_threshold is not None:
+        return startup.failure_threshold
+    return -(-startup_budget(spec, model) // startup.period_seconds)
+
+
+def extra_arg(spec: Spec, *names: str) -> str | None:
+    """The value vllm.extraArgs gives the option ``names`` (--name=value or --name value, with
+    underscores or dashes; the last one wins, as in argparse); None when it is not there. The
+    chart's kvgen.extraArg reads the same."""
+    args = list(spec.vllm.extra_args)
+    found = None
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name.replace("_", "-") in names:
+            found = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+    return found
+
+
+@dataclass(frozen=True)
+class MMCache:
+    """vLLM 0.33's multimodal processor cache: ``bytes`` of one cache, held by ``holders``
+    processes; ``in_shm``: one shared-memory ring in /dev/shm (--mm-processor-cache-type shm)."""
+
+    bytes: int = 0
+    holders: int = 0
+    in_shm: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.bytes * self.holders
+
+
+def mm_processor_cache(spec: Spec, model: ModelInfo) -> MMCache:
+    """The multimodal processor cache of a model that takes images (sizing.yaml multimodal):
+    mm_processor_cache_gb (--mm-processor-cache-gb, default 4; 0 disables it). With one API
+    server and no data parallelism the engine core holds it (lru) or one shared-memory ring in
+    /dev/shm does (--mm-processor-cache-type shm); with more API servers (--api-server-count, by
+    default parallelism.data) every API server holds a full one and the type is not used."""
+    if not model.multimodal:
+        return MMCache()
+    value = extra_arg(spec, "--mm-processor-cache-gb") or ""
+    # a value vLLM would refuse is reported by the extraArgs check; the default stands here
+    gib_ = float(value) if re.fullmatch(r"[0-9]+(\.[0-9]*)?|\.[0-9]+", value) else float(MM_PROCESSOR_CACHE_GIB)
+    size = int(gib_ * GiB)
+    if not size:
+        return MMCache()
+    servers = extra_arg(spec, "--api-server-count", "-asc") or ""
+    count = int(servers) if re.fullmatch(r"[0-9]+", servers) else spec.parallelism.data
+    ipc = max(1, count) == 1 and spec.parallelism.data == 1  # factories.py _get_cache_type: IPC caching
+    return MMCache(size, max(1, count), ipc and extra_arg(spec, "--mm-processor-cache-type") == "shm")
+
+
+def kube_reserved(memory: int) -> int:
+    reserved = 0.0
+    left: float = memory
+    for band, share in KUBE_RESERVED_BANDS:
+        take = min(left, band)
+        reserved += take * share
+        left -= take
+        if left <= 0:
+            break
+    return math.ceil(reserved)
+
+
+def allocatable_memory(memory: int) -> int:
+    """Memory the kubelet leaves to pods on a node with ``memory`` bytes of RAM."""
+    return memory - kube_reserved(memory) - EVICTION_THRESHOLD
+
+
+def round_up_gib(n: float) -> int:
+    return math.ceil(n / GiB) * GiB
+
+
+def ephemeral_allocatable(disk: int) -> int:
+    """Ephemeral storage the kubelet leaves to pods on a disk of ``disk`` bytes (its hard
+    eviction threshold nodefs.available<10% held back)."""
+    return disk - disk * EPHEMERAL_EVICTION_PERCENT // 100
+
+
+def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
+    """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory as the device reports it
+    (instances.yaml gpuModels; vLLM requests that total x gpu_memory_utilization) x gpuMemoryUtilization, less
+    the weights this GPU holds (tensor x pipeline split), KAITO's overhead estimate (2.3 GiB + 5%
+    of those weights), and a 10% hold-back (sizing.yaml gpu.kvBudgetPercent). kvgen explain's
+    "GPU after weights" and the context-length planning (kvgen.plan.kvcache) both use it. Integer
+    arithmetic (the utilization in parts per million) so that the Helm chart gets the same bytes."""
+    if not instance.gpus or not instance.gpu_memory_known:
+        return 0
+    p = spec.parallelism
+    ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
+    usable = instance.gpu_usable_bytes * ppm // 1_000_000
+    weights = model.weights_bytes // (p.tensor * p.pipeline)
+    left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
+    return max(0, left) * KV_BUDGET_PERCENT // 100
+
+
+@dataclass(frozen=True)
+class ContainerSize:
+    """Computed sizes set memory request = limit (pinned and shared memory cannot be
+    reclaimed, so a container must never be scheduled on less than it will use) and no CPU
+    limit (throttling a serving engine only adds latency). Explicit values replace either."""
+
+    cpu: str
+    memory: int  # memory request
+    ephemeral: int  # ephemeral-storage request (0: none)
+    memory_limit: int | None = None  # None: equal to the request
+    cpu_limit: str | None = None
+    ephemeral_limit: int | None = None
+
+    @property
+    def limit(self) -> int:
+        return self.memory_limit if self.memory_limit is not None else self.memory
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One part of a container's computed memory (``kvgen explain`` shows them)."""
+
+    container: str  # vllm | lmcache-mp-server
+    item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, mm-processor-cache, shm, cpu-tier, rounding
+    bytes: float
+    soft: bool = False  # reclaimable page cache: shown by explain, not requested
+
+
+def _rounded(items: list[MemoryItem]) -> int:
+    """The container's memory: its hard items summed in order, rounded up to a whole GiB; the
+    rounding is appended as an item of its own, so the hard items add up to the result."""
+    total = sum(i.bytes for i in items if not i.soft)
+    rounded = round_up_gib(total)
+    items.append(MemoryItem(items[0].container, "rounding", rounded - total))
+    return rounded
+
+
+@dataclass
+class Sizing:
+    gpus_per_pod: int
+    gpu_share: float  # this pod's share of the node (GPUs per pod / GPUs per node)
+    node_allocatable: int
+    pod_allocatable: int  # node allocatable x share
+    cpu_tier: int  # bytes of the CPU tier (native: cpu_bytes_to_use; lmcache: planned L1)
+    l1_cap: int | None  # lmcache: the explicit cap the launcher applies (kvCacheOffloading.cpu)
+    utilization: float | None  # lmcache: the share of available RAM the launcher uses
+    shm: int
+    model_cache: int
+    tiers_ephemeral: int  # emptyDir tier sizes, summed
+    ephemeral_allocatable: int  # the kubelet's ephemeral storage for this pod (0: unknown)
+    vllm: ContainerSize
+    lmcache: ContainerSize | None
+    gpu_kv_cache: int  # the GPU KV-cache budget of the whole pod (gpu_kv_budget x its GPUs)
+    memory_items: list[MemoryItem] = field(default_factory=list)  # computed, before explicit values
+    warnings: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # the pod cannot fit its node
+
+    @property
+    def pod_memory(self) -> int:
+        return self.vllm.memory + (self.lmcache.memory if self.lmcache else 0)
+
+    @property
+    def pod_ephemeral(self) -> int:
+        return self.vllm.ephemeral + (self.lmcache.ephemeral if self.lmcache else 0)
+
+
+def gib(n: int) -> str:
+    return f"{n / GiB:.1f} GiB"
+
+
+def _number(x: float) -> str:
+    """A number as Go's %v prints it (the chart's kvgen.number): 0.92, 1."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _override(value: str | None, computed: int) -> int:
+    return quantity.to_bytes(value) if value is not None else computed
+
+
+def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decision, gpus_per_pod: int) -> Sizing:
+    o = spec.kv_cache_offloading
+    res = spec.resources
+    p = spec.parallelism
+    warnings: list[str] = []
+
+    share = gpus_per_pod / instance.gpus if instance.gpus else 1.0
+    node_alloc = allocatable_memory(instance.memory_bytes) if instance.node_known else 0  # 0: unknown
+    pod_alloc = int(node_alloc * share)
+    weights_per_node = model.weights_bytes / p.nodes
+
+    backend = o.backend if decision.enabled else None
+    tiers = [t.file_system for t in o.secondary] if decision.enabled else []
+    tiers_ephemeral = sum(quantity.to_bytes(t.empty_dir.size) for t in tiers if t.empty_dir)
+
+    # CPU tier
+    cpu_tier, l1_cap, utilization = 0, None, None
+    unsized: list[Problem] = []
+    if backend == "native":
+        assert o.cpu is not None, "the spec refuses native offloading without kvCacheOffloading.cpu"
+        cpu_tier = quantity.to_bytes(o.cpu)
+    elif backend == "lmcache":
+        l1_cap = quantity.to_bytes(o.cpu) if o.cpu is not None else None
+        if l1_cap is not None and o.cpu_memory_utilization is None:
+            utilization = None  # an absolute size: no measurement
+            cpu_tier = l1_cap
+        else:
+            utilization = (
+                o.cpu_memory_utilization if o.cpu_memory_utilization is not None else DEFAULT_CPU_MEMORY_UTILIZATION
+            )
+            if not instance.node_known:
+                unsized.append(
+                    Problem(
+                        ("kvCacheOffloading", "cpuMemoryUtilization"),
+                        "the lmcache backend sizes its CPU tier as a share of the node's RAM, and the spec names no node",
+                        "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization",
+                    )
+                )
+            cpu_tier = int(pod_alloc * utilization / p.tensor)
+            if l1_cap is not None:
+                cpu_tier = min(cpu_tier, l1_cap)
+        cpu_tier = (cpu_tier // MiB) * MiB
+
+    # /dev/shm
+    shm_base = SHM_BASE + SHM_PER_EXTRA_GPU * max(0, gpus_per_pod - 1)  # NCCL and vLLM's queues
+    shm = shm_base
+    factor = NATIVE_HYBRID_CPU_TIER_FACTOR if model.hybrid else NATIVE_CPU_TIER_FACTOR
+    if backend == "native":
+        shm += int(cpu_tier * factor)
+    mm = mm_processor_cache(spec, model)
+    if mm.in_shm:  # the multimodal cache's shared-memory ring
+        shm += mm.total
+    shm = _override(res.shm, round_up_gib(shm))
+
+    # model cache
+    # every node downloads the whole checkpoint, even when it loads only its pipeline stage;
+    # nothing is downloaded from a claim (model.uri)
+    downloaded = 0 if spec.model.uri else model.weights_bytes
+    model_cache = _override(res.model_cache, round_up_gib(downloaded + MODEL_CACHE_HEADROOM))
+
+    # vLLM container: the sum of its items, in this order (the chart adds them in the same order)
+    items = [MemoryItem("vllm", "runtime", VLLM_POD_OVERHEAD)]
+    if instance.gpus:
+        items += [
+            MemoryItem("vllm", "gpu-workers", VLLM_PER_GPU_OVERHEAD * gpus_per_pod),
+            # page cache of the weights read while loading: reclaimable, so not requested
+            MemoryItem("vllm", "model-loading", weights_per_node * MODEL_LOADING_FACTOR, soft=True),
+        ]
+    else:
+        items += [
+            MemoryItem("vllm", "model-loading", model.weights_bytes),
+            MemoryItem("vllm", "cpu-backend-kv", CPU_BACKEND_KV_SPACE_GIB * GiB),
+        ]
+    if mm.total:  # the multimodal processor cache, in each process that holds one (or once, in /dev/shm)
+        items.append(MemoryItem("vllm", "mm-processor-cache", mm.total))
+    items.append(MemoryItem("vllm", "shm", shm_base))
+    if backend == "native":
+        items.append(MemoryItem("vllm", "cpu-tier", cpu_tier * factor))
+    vllm_mem = _rounded(items)
+    cpu_req = VLLM_CPU_BASE + VLLM_CPU_PER_GPU * gpus_per_pod
+    if instance.cpu:
+        cpu_req = min(cpu_req, max(1, int(instance.cpu * share * CPU_REQUEST_CEILING)))
+    vllm_eph = model_cache + (tiers_ephemeral if backend == "native" else 0)
+    vllm = _apply_overrides("vllm", ContainerSize(str(cpu_req), vllm_mem, vllm_eph), res.vllm, warnings)
+
+    lmcache = None
+    if backend == "lmcache":
+        lm_items = [
+            MemoryItem("lmcache-mp-server", "cpu-tier", cpu_tier),
+            MemoryItem("lmcache-mp-server", "runtime", LMCACHE_SERVER_OVERHEAD),
+        ]
+        lm_mem = _rounded(lm_items)
+        items += lm_items
+        lmcache = _apply_overrides(
+            "lmcacheServer", ContainerSize(LMCACHE_SERVER_CPU, lm_mem, tiers_ephemeral), res.lmcache_server, warnings
+        )
+
+    # GPU KV cache, for explain, the context length and the "does offloading pay off" warning
+    gpu_kv = gpu_kv_budget(spec, model, instance) * gpus_per_pod
+    eph_alloc = ephemeral_allocatable(instance.ephemeral_bytes)
+
+    sizing = Sizing(
+        gpus_per_pod=gpus_per_pod,
+        gpu_share=share,
+        node_allocatable=node_alloc,
+        pod_allocatable=pod_alloc,
+        cpu_tier=cpu_tier,
+        l1_cap=l1_cap,
+        utilization=utilization,
+        shm=shm,
+        model_cache=model_cache,
+        tiers_ephemeral=tiers_ephemeral,
+        ephemeral_allocatable=int(eph_alloc * share),
+        vllm=vllm,
+        lmcache=lmcache,
+        gpu_kv_cache=gpu_kv,
+        memory_items=items,
+        warnings=warnings,
+    )
+    sizing.problems = unsized + _check_fit(spec, model, instance, sizing, decision)
+    _advise(spec, sizing, decision, tiers)
+    unchecked = [
+        what
+        for what, known in (("memory", instance.node_known), ("GPU memory", instance.gpu_memory_known))
+        if not known
+    ]
+    if unchecked:
+        sizing.warnings.append(
+            f"node fit not checked: the instance gives no {' and no '.join(unchecked)}, so kvgen cannot check that the pod "
+            f"fits its node{' or that the weights fit the GPUs' if not instance.gpu_memory_known else ''}; name the node "
+            "with instance.type (or describe it: memory, gpuMemory)"
+        )
+    return sizing
+
+
+def _apply_overrides(
+    name: str, computed: ContainerSize, explicit: ContainerResources, warnings: list[str]
+) -> ContainerSize:
+    req, lim = explicit.requests, explicit.limits
+    if req.memory is not None:
+        memory = quantity.to_bytes(req.memory)
+    elif lim.memory is not None:
+        memory = min(computed.memory, quantity.to_bytes(lim.memory))
+    else:
+        memory = computed.memory
+    memory_limit = quantity.to_bytes(lim.memory) if lim.memory is not None else max(memory, computed.memory)
+    if memory_limit < computed.memory:
+        warnings.append(
+            f"resources.{name}: memory limit {quantity.format_bytes(memory_limit)} is below the "
+            f"{quantity.format_bytes(computed.memory)} kvgen computes for this container; it may be OOM-killed"
+        )
+    # A computed request never exceeds an explicit limit (the API server refuses a request
+    # above its limit): like memory above, cpu and ephemeral-storage are lowered to it.
+    eph = _override(req.ephemeral_storage, computed.ephemeral)
+    if req.ephemeral_storage is None and lim.ephemeral_storage is not None:
+        eph = min(eph, quantity.to_bytes(lim.ephemeral_storage))
+    if (req.ephemeral_storage is not None or lim.ephemeral_storage is not None) and eph < computed.ephemeral:
+        warnings.append(
+            f"resources.{name}: ephemeral-storage {quantity.format_bytes(eph)} is below the "
+            f"{quantity.format_bytes(computed.ephemeral)} of its emptyDir volumes; the kubelet may evict the pod"
+        )
+    cpu = req.cpu or computed.cpu
+    if req.cpu is None and lim.cpu is not None and quantity.parse(cpu) > quantity.parse(lim.cpu):
+        cpu = lim.cpu
+    return ContainerSize(
+        cpu=cpu,
+        memory=memory,
+        ephemeral=eph,
+        memory_limit=memory_limit if memory_limit != memory else None,
+        cpu_limit=lim.cpu,
+        ephemeral_limit=quantity.to_bytes(lim.ephemeral_storage) if lim.ephemeral_storage is not None else None,
+    )
+
+
+def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> list[Problem]:
+    """Why the pod cannot fit its node (memory, the kubelet's disk, the GPUs), if it cannot. Each
+    check needs what it compares with; an unknown one is skipped (plan warns: node fit not checked)."""
+    problems: list[Problem] = []
+    where = instance.type or "the instance"
+    o = spec.kv_cache_offloading
+    if instance.node_known and s.pod_memory > s.pod_allocatable:
+        lead = f"the pod needs {gib(s.pod_memory)} of memory (vLLM {gib(s.vllm.memory)}"
+        if s.lmcache:
+            lead += f", LMCache server {gib(s.lmcache.memory)}"
+        share = f" ({s.gpus_per_pod} of its {instance.gpus} GPUs)" if s.gpu_share < 1 else ""
+        message = f"{lead}) but {where} leaves {gib(s.pod_allocatable)} to it{share}"
+        if decision.enabled and s.cpu_tier:
+            room = s.pod_allocatable - (s.pod_memory - s.cpu_tier)
+            if o.backend == "native":
+                path, hint = (
+                    ("kvCacheOffloading", "cpu"),
+                    f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // GiB * GiB)}, or pick an instance with more RAM",
+                )
+            elif s.utilization is not None and s.l1_cap is None:
+                path, hint = (
+                    ("kvCacheOffloading", "cpuMemoryUtilization"),
+                    "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM",
+                )
+            else:
+                path, hint = (
+                    ("kvCacheOffloading", "cpu"),
+                    f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room - LMCACHE_SERVER_OVERHEAD) // GiB * GiB)}, or pick an instance with more RAM",
+                )
+        else:
+            path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
+        problems.append(Problem(path, message, hint))
+    if instance.ephemeral_bytes and s.pod_ephemeral > ephemeral_allocatable(instance.ephemeral_bytes) * s.gpu_share:
+        disk = "instance.ephemeralStorage" if instance.ephemeral_explicit else "the OS disk of a default node pool"
+        share = f", {s.gpus_per_pod} of its {instance.gpus} GPUs" if s.gpu_share < 1 else ""
+        nvme = f" ({where} has {gib(instance.local_disk_bytes)} of local NVMe)" if instance.local_disk_bytes else ""
+        message = (
+            f"the pod needs {gib(s.pod_ephemeral)} of ephemeral storage (model cache {gib(s.model_cache)}, "
+            f"emptyDir tiers {gib(s.tiers_ephemeral)}) but the kubelet of {where} has {gib(s.ephemeral_allocatable)} "
+            f"for it ({gib(instance.ephemeral_bytes)}: {disk}, less the kubelet's 10% eviction threshold{share}); "
+            "the pod would stay Pending"
+        )
+        if s.tiers_ephemeral:
+            path = ("kvCacheOffloading", "secondary")
+            hint = (
+                f"move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class{nvme}, or set "
+                "instance.ephemeralStorage if the node pool puts the kubelet on NVMe"
+            )
+        else:
+            path = ("instance", "ephemeralStorage")
+            hint = (
+                "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
+                "on NVMe), or pick an instance with fewer GPUs per node"
+            )
+        problems.append(Problem(path, message, hint))
+    if instance.gpus and instance.gpu_memory_known:
+        per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
+        usable = instance.gpu_usable_bytes * spec.vllm.gpu_memory_utilization
+        if per_gpu_weights + GPU_BASE_OVERHEAD > usable:
+            problems.append(
+                Problem(
+                    ("parallelism", "tensor"),
+                    f"{model.id} needs {gib(int(per_gpu_weights))} of weights per GPU at tensor {spec.parallelism.tensor} x pipeline "
+                    f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
+                    f"(gpuMemoryUtilization {_number(spec.vllm.gpu_memory_utilization)})",
+                    "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs",
+                )
+            )
+    return problems
+
+
+def _advise(spec: Spec, s: Sizing, decision: Decision, tiers: list[FileSystemTier]) -> None:
+    if not decision.enabled:
+        return
+    # explain's cpuLargerThanGpu: False on a GPU node whose CPU tier does not exceed the GPU KV cache
+    if s.gpus_per_pod and s.cpu_tier <= s.gpu_kv_cache:
+        s.warnings.append(
+            f"the CPU tier ({gib(s.cpu_tier)}) is not larger than the GPU KV cache (~{gib(s.gpu_kv_cache)}); "
+            "offloading then mostly mirrors what the GPU already holds"
+        )
+    if spec.kv_cache_offloading.backend == "native" and any(t.empty_dir for t in tiers):
+        s.warnings.append(
+            "vLLM's fs tier has no size bound: when it outgrows an emptyDir's sizeLimit the kubelet evicts the pod; "
+            "size the emptyDir generously or use a pvc tier"
+        )

@@ -1,0 +1,91 @@
+"""The plan of one spec: the resolved model and node, the capability decision, the sizes and the
+context length, with the facts derived from them that the context and explain read. Built by
+``kvgen.plan.build``; the chart's twin is the state dict ``kvgen.plan`` fills (templates/plan/_plan.tpl).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvgen.data.catalog import InstanceInfo, ModelInfo
+from kvgen.plan.gpu_access import GpuAccess
+from kvgen.plan.kvcache import ContextLength
+from kvgen.plan.rules import Decision
+from kvgen.plan.sizing import ContainerSize, Sizing
+from kvgen.spec.models import Spec
+
+# Multi-node servers: rank 0 ("leader") runs the API server, ranks 1.. ("worker") run headless.
+WORKER_SUFFIX = "-worker"  # the StatefulSet of ranks 1..
+
+
+@dataclass
+class Plan:
+    spec: Spec
+    model: ModelInfo
+    instance: InstanceInfo
+    decision: Decision
+    sizing: Sizing
+    gpus_per_pod: int
+    context_length: ContextLength
+    warnings: list[str] = field(default_factory=list)
+    gpu_access: GpuAccess | None = None  # how the LMCache server reaches the GPUs (lmcache backend)
+
+    @property
+    def backend(self) -> str | None:
+        return self.spec.kv_cache_offloading.backend if self.decision.enabled else None
+
+    @property
+    def multi_node(self) -> bool:
+        return self.spec.parallelism.nodes > 1
+
+    @property
+    def lws(self) -> bool:
+        """A multi-node server rendered as a LeaderWorkerSet (multiNode.engine leaderworkerset)."""
+        return self.multi_node and self.spec.multi_node.engine == "leaderworkerset"
+
+    @property
+    def in_container(self) -> bool:
+        return self.gpu_access is not None and self.gpu_access.mode == "in-container"
+
+    @property
+    def sidecar(self) -> bool:
+        return self.gpu_access is not None and not self.in_container
+
+    @property
+    def server_size(self) -> ContainerSize:
+        """The LMCache server's share (gpu_access is set only for the lmcache backend, which sizes it)."""
+        assert self.sizing.lmcache is not None, "no LMCache server in this plan"
+        return self.sizing.lmcache
+
+    def containers(self) -> list[tuple[str, ContainerSize]]:
+        """The containers as rendered, with their sizes: in-container mode has no sidecar, and
+        the vLLM container then holds the server's share too."""
+        s = self.sizing
+        if self.in_container:
+            return [("vllm", with_server(s.vllm, self.server_size))]
+        out = [("vllm", s.vllm)]
+        if s.lmcache is not None:
+            out.append(("lmcache-mp-server", s.lmcache))
+        return out
+
+
+def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
+    """gpuAccess in-container: one container sized as the vLLM container plus the LMCache
+    server's share (its L1 and process; explicit resources.lmcacheServer memory and ephemeral
+    storage included). Its CPU is the vLLM container's: the server's threads share it."""
+    memory = vllm.memory + server.memory
+    limit = vllm.limit + server.limit
+    ephemeral_limit = None
+    if vllm.ephemeral_limit is not None or server.ephemeral_limit is not None:
+        ephemeral_limit = sum(
+            e if e is not None else r
+            for e, r in ((vllm.ephemeral_limit, vllm.ephemeral), (server.ephemeral_limit, server.ephemeral))
+        )
+    return ContainerSize(
+        cpu=vllm.cpu,
+        memory=memory,
+        ephemeral=vllm.ephemeral + server.ephemeral,
+        memory_limit=limit if limit != memory else None,
+        cpu_limit=vllm.cpu_limit,
+        ephemeral_limit=ephemeral_limit,
+    )

@@ -1,0 +1,962 @@
+"""The kvgen spec: typed user models (also the Helm chart's values).
+
+These models are the user-facing layer only; what Kubernetes receives is built elsewhere
+(``kvgen.plan`` and ``templates/``). Keys are camelCase. Unknown keys are errors. The JSON
+Schema in ``schemas/kvgen.schema.json`` is generated from these models (``kvgen schema``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from kvgen.core import quantity
+from kvgen.data import catalog
+
+# Strict, as the JSON Schema (and so Helm) is: no "2" for 2, no true for 1, no 1 for true, no
+# " 10Gi". The one coercion JSON Schema makes is kept: a whole float (2.0) is an integer.
+MODEL_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True, strict=True)
+
+
+def _whole_number(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# A positive size with an optional binary or decimal suffix. Exponents and milli-units are
+# left out on purpose: the Helm chart parses the same strings in Go templates.
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"
+_QUANTITY_RE = re.compile(QUANTITY_PATTERN)
+# The largest size (1 PiB), kept far from int64 overflow; kvgen.plan.apiserver checks every size.
+MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
+
+
+def _check_size(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
+    text = str(value)
+    if text.startswith("-"):
+        raise ValueError(
+            f"{quantity.shorten(text, quote=False)} is negative; a size must be greater than zero, e.g. 10Gi"
+        )
+    if not _QUANTITY_RE.match(text):
+        raise ValueError(
+            f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T"
+        )
+    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) for an absurd magnitude
+        raise ValueError("must be greater than zero")
+    return text
+
+
+Size = Annotated[
+    str,
+    BeforeValidator(_check_size),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": QUANTITY_PATTERN},
+                {"type": "integer", "minimum": 1, "maximum": MAX_SIZE_BYTES},
+            ]
+        }
+    ),
+]
+
+# DNS-1035 label: Service names must be one, and kvgen names every object after the spec.
+# 52 characters leaves room for "-headless" and for the revision hash in the label of a
+# StatefulSet's pods; the worker StatefulSet "<name>-worker" allows 45 (kvgen.plan.apiserver).
+NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
+ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+MODEL_URI_PATTERN = r"^pvc://[^/]+(/.*)?$"
+
+
+K8S_MARKER = "x-kvgen-kubernetes-definition"  # replaced by a $ref in kvgen.spec.schema
+
+
+def k8s(definition: str) -> Any:
+    """A Kubernetes object embedded in the spec; its JSON Schema is the Kubernetes definition
+    (copied into schemas/kvgen.schema.json by kvgen.spec.schema), and kvgen checks it against the
+    target version's schema with the spec's own path."""
+    return WithJsonSchema({K8S_MARKER: definition})
+
+
+PVCSpec = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PersistentVolumeClaimSpec")]
+Toleration = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Toleration")]
+Affinity = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Affinity")]
+EnvVarSource = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.EnvVarSource")]
+Volume = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.Volume")]
+VolumeMount = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.VolumeMount")]
+TopologySpreadConstraint = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.TopologySpreadConstraint")]
+PodSecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.PodSecurityContext")]
+SecurityContext = Annotated[dict[str, Any], k8s("io.k8s.api.core.v1.SecurityContext")]
+
+
+def _exactly_one_object(*keys: str) -> dict[str, Any]:
+    """JSON Schema for "exactly one of these keys holds an object" (Helm enforces it too)."""
+    return {"oneOf": [{"required": [k], "properties": {k: {"type": "object"}}} for k in keys]}
+
+
+class Model(BaseModel):
+    model_config = MODEL_CONFIG
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _whole_floats(cls, value: Any) -> Any:
+        return _whole_number(value)
+
+
+# ---------------------------------------------------------------- model and instance
+
+
+class SecretKeyRef(Model):
+    """A key of a Kubernetes Secret; kvgen never takes a token literally."""
+
+    name: str = Field(description="Name of the Secret in the spec's namespace.", min_length=1)
+    key: str = Field(description="Key inside the Secret that holds the token or key.", min_length=1)
+
+
+class HFTokenSecretRef(SecretKeyRef):
+    """The Secret key vLLM reads its Hugging Face token from."""
+
+    optional: bool | None = Field(
+        None,
+        description="secretKeyRef.optional: the pod starts without HF_TOKEN when the Secret or key is missing "
+        "(KAITO renders its modelAccessSecret so).",
+    )
+
+
+class ModelSpec(Model):
+    """The model to serve: looked up in the catalog by id, or described inline."""
+
+    id: str = Field(
+        description="Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct. Catalog models need nothing else.",
+        min_length=1,
+    )
+    uri: str | None = Field(
+        None,
+        json_schema_extra={"pattern": MODEL_URI_PATTERN},
+        description="Where the weights are, when not downloaded from Hugging Face: pvc://CLAIM[/PATH], an existing "
+        "PersistentVolumeClaim holding the model's files (config.json, tokenizer, safetensors) in PATH, as KServe and "
+        "llm-d accept. It is mounted read-only at /mnt/models, vLLM serves that directory under the name model.id "
+        "(--served-model-name) with HF_HUB_OFFLINE=1, and nothing is downloaded: for air-gapped clusters.",
+    )
+
+    @field_validator("uri")
+    @classmethod
+    def _pvc_uri(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(MODEL_URI_PATTERN, value):
+            raise ValueError(
+                f"{value!r} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
+                "or downloads model.id from Hugging Face when uri is left out"
+            )
+        return value
+
+    max_model_len: int | None = Field(
+        None,
+        ge=1,
+        description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit when one sequence of it fits the GPU KV cache, else the longest length that does (kvgen then passes --max-model-len and warns).",
+    )
+    hf_token_secret: HFTokenSecretRef | None = Field(
+        None, description="Secret holding a Hugging Face token (exposed to vLLM as HF_TOKEN). Needed for gated models."
+    )
+    architecture: str | None = Field(
+        None, description="Inline model: the vLLM architecture class, e.g. LlamaForCausalLM. Overrides the catalog."
+    )
+    layers: int | None = Field(None, ge=1, description="Inline model: number of hidden layers.")
+    attention_layers: int | None = Field(
+        None,
+        ge=0,
+        description="Inline model: layers that keep a per-token KV cache (fewer than layers for hybrids). Default: layers.",
+    )
+    kv_heads: int | None = Field(None, ge=1, description="Inline model: number of key/value heads (1 for MLA).")
+    head_dim: int | None = Field(
+        None, ge=1, description="Inline model: head dimension (for MLA: kv_lora_rank + qk_rope_head_dim)."
+    )
+    mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
+    hybrid: bool | None = Field(
+        None,
+        description="Inline model: hybrid Mamba/linear-attention architecture (vLLM IsHybrid). Derived from the architecture "
+        "(charts/kvgen/files/hybrid-architectures.yaml); false on a hybrid architecture is an error.",
+    )
+    multimodal: bool | None = Field(
+        None,
+        description="Inline model: takes images or audio (its config.json has a vision_config or audio_config). vLLM "
+        "then keeps a multimodal processor cache in host memory (--mm-processor-cache-gb, 4 GiB by default), which "
+        "kvgen adds to the vLLM container. Overrides the catalog.",
+    )
+    weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
+    sliding_layers: int | None = Field(
+        None,
+        ge=0,
+        description="Inline model: attention layers with a sliding window (Gemma, gpt-oss); their KV cache holds at most the window.",
+    )
+    sliding_window: int | None = Field(None, ge=1, description="Inline model: the sliding window, in tokens.")
+
+
+class InstanceSpec(Model):
+    """The node type the pods run on: a catalog type, or described inline."""
+
+    type: str | None = Field(
+        None,
+        description="Cloud instance type, e.g. Standard_NC24ads_A100_v4 or p5.48xlarge. Pods are pinned to it with node.kubernetes.io/instance-type.",
+    )
+    gpus: int | None = Field(None, ge=0, description="GPUs (or MIG devices) per node; 0 for a CPU-only node.")
+    gpu_model: str | None = Field(None, description="GPU model name, informational.")
+    gpu_memory: Size | None = Field(
+        None,
+        description="Memory of one GPU, e.g. 80Gi, taken as what the GPU reports to CUDA. Without it a catalog type's "
+        "GPU is planned from the memory its model reports (files/instances.yaml gpuModels), below the marketed size.",
+    )
+    memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
+    cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")
+    arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
+    local_disk: Size | None = Field(
+        None, description="Local NVMe / temp disk of the node (informational: the kubelet does not use it by default)."
+    )
+    ephemeral_storage: Size | None = Field(
+        None,
+        description="The kubelet's ephemeral storage (its root disk), which holds emptyDir volumes and the model cache. "
+        "Default: the instance type's default OS/boot disk on AKS, EKS and GKE. Set it for node pools that put the kubelet on local NVMe.",
+    )
+    mig: str | None = Field(
+        None,
+        pattern=MIG_PATTERN,
+        description="MIG profile each GPU request uses, e.g. 1g.10gb (nvidia.com/mig-<profile>). Turns offloading off.",
+    )
+
+
+class Parallelism(Model):
+    """How the model is split across GPUs and nodes (vLLM's parallel sizes)."""
+
+    tensor: int = Field(1, ge=1, description="--tensor-parallel-size.")
+    pipeline: int = Field(1, ge=1, description="--pipeline-parallel-size.")
+    data: int = Field(1, ge=1, description="--data-parallel-size (independent replicas inside one server).")
+    nodes: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Nodes one server spans; more than 1 renders two StatefulSets or a LeaderWorkerSet (multiNode.engine). "
+        "At most 1024: every rank's --kv-transfer-config names one LMCache server per node, and the workload "
+        "object must stay within the API server's 1.5 MiB (etcd) request limit.",
+    )
+
+
+# ---------------------------------------------------------------- offloading
+
+
+class EmptyDirTier(Model):
+    size: Size = Field(description="sizeLimit of the emptyDir; the same amount is requested as ephemeral-storage.")
+
+
+class PVCRef(Model):
+    name: str = Field(description="Name of an existing PersistentVolumeClaim.", min_length=1)
+    path: str | None = Field(None, description="Sub-directory inside the claim (mounted with subPath).")
+
+
+class PVCTier(Model):
+    """Exactly one of spec (one ephemeral claim per pod) or ref (an existing claim)."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("spec", "ref"))
+
+    spec: PVCSpec | None = Field(
+        None, description="A PersistentVolumeClaimSpec; each pod gets its own claim, deleted with the pod."
+    )
+    ref: PVCRef | None = Field(
+        None, description="An existing claim; use an RWX claim to share the cache across replicas."
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PVCTier:
+        if (self.spec is None) == (self.ref is None):
+            both = "both are set" if self.spec is not None else "neither is set"
+            raise ValueError(f"exactly one of spec or ref must be set; {both}")
+        return self
+
+
+class FileSystemTier(Model):
+    """Exactly one of emptyDir or pvc."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("emptyDir", "pvc"))
+
+    empty_dir: EmptyDirTier | None = Field(None, description="Node-local disk that lives as long as the pod.")
+    pvc: PVCTier | None = Field(
+        None, description="A PersistentVolumeClaim: per-pod ephemeral (spec) or existing (ref)."
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> FileSystemTier:
+        if (self.empty_dir is None) == (self.pvc is None):
+            both = "both are set" if self.empty_dir is not None else "neither is set"
+            raise ValueError(f"exactly one of emptyDir or pvc must be set; {both}")
+        return self
+
+
+class SecondaryTier(Model):
+    file_system: FileSystemTier = Field(description="A disk tier; mounted at /mnt/kv-cache-<index>.")
+
+
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
+
+
+class LMCacheServer(Model):
+    """The LMCache MP server of the lmcache backend (README: "GPU access modes")."""
+
+    gpu_access: Literal["visible-devices", "dra", "in-container"] = Field(
+        "visible-devices",
+        description=(
+            "How the LMCache server reaches vLLM's GPUs. visible-devices: a sidecar with NVIDIA_VISIBLE_DEVICES=all "
+            "and no GPU request (needs a container toolkit that honours the variable). dra: vLLM and the sidecar share "
+            "one DRA ResourceClaim for the pod's GPUs (Kubernetes 1.34+ and a DRA driver). in-container: no sidecar; "
+            "the server runs inside the vLLM container under kvgen's launcher (the vLLM image must contain LMCache)."
+        ),
+    )
+    device_class_name: str = Field(
+        DEFAULT_DEVICE_CLASS,
+        pattern=DNS_SUBDOMAIN_PATTERN,
+        max_length=253,
+        description="gpuAccess dra: the DeviceClass the pod's GPUs are claimed from (NVIDIA's DRA driver: gpu.nvidia.com).",
+    )
+
+
+class RemoteTier(Model):
+    """A Valkey/Redis server shared by every replica's LMCache server (LMCache's resp L2 adapter)."""
+
+    url: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="redis://HOST[:PORT] or valkey://HOST[:PORT] of an existing Valkey or Redis server (port 6379 by "
+        "default), e.g. redis://valkey.cache.svc.cluster.local:6379. No credentials, database or TLS (rediss://): "
+        "LMCache 0.5.6's resp adapter speaks plain RESP to database 0.",
+    )
+    username: str | None = Field(
+        None, min_length=1, description="ACL user to AUTH as (the password's user; default: the server's default user)."
+    )
+    password_secret: SecretKeyRef | None = Field(
+        None,
+        description="Secret holding the server's password, exposed to the LMCache server as LMCACHE_RESP_PASSWORD "
+        "(read by the resp adapter; never written into its command line).",
+    )
+    capacity: Size | None = Field(
+        None,
+        description="The share of the server this pod's LMCache may fill (whole GiB, at least 1Gi): LMCache then evicts "
+        "its own keys (LRU from 80% full). Default: unbounded, the server's maxmemory-policy evicts (recommended for a "
+        "server shared by replicas, whose LMCache servers each count only their own writes).",
+    )
+
+
+class KVCacheOffloading(Model):
+    """KV-cache offloading: GPU -> CPU RAM -> disk tiers."""
+
+    # the native backend needs cpu unless offloading is off (JSON Schema form of _native_needs_cpu)
+    # and CPUOffloadingSpec has no disk tiers (JSON Schema form of _cpu_spec_has_no_tiers)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {
+                        "properties": {"enabled": {"const": True}, "backend": {"const": "native"}},
+                        "required": ["backend"],
+                    },
+                    "then": {
+                        "anyOf": [
+                            {"required": ["cpu"], "properties": {"cpu": {"not": {"type": "null"}}}},
+                            {
+                                "required": ["cpuMemoryUtilization"],
+                                "properties": {"cpuMemoryUtilization": {"const": 0}},
+                            },
+                        ]
+                    },
+                },
+                {
+                    "if": {"properties": {"specName": {"const": "CPUOffloadingSpec"}}, "required": ["specName"]},
+                    "then": {"properties": {"secondary": {"maxItems": 0}}},
+                },
+            ]
+        }
+    )
+
+    enabled: bool = Field(True, description="Offload the KV cache (on by default, as in KAITO).")
+    backend: Literal["lmcache", "native"] = Field(
+        "lmcache",
+        description="lmcache: an LMCache MP server sidecar via LMCacheMPConnector. native: vLLM's OffloadingConnector.",
+    )
+    cpu_memory_utilization: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="lmcache backend: share of the host RAM available at start-up used for the CPU tier, divided by the tensor-parallel size (default 0.5; 0 disables).",
+    )
+    cpu: Size | None = Field(
+        None,
+        description="Size of the CPU tier. Required for the native backend; caps the measured size for lmcache.",
+    )
+    eviction_policy: Literal["lru", "arc"] = Field("lru", description="Eviction policy of the CPU tier.")
+    secondary: list[SecondaryTier] = Field(
+        default_factory=list, description="Ordered disk tiers after CPU RAM (KServe shape)."
+    )
+    spec_name: Literal["CPUOffloadingSpec", "TieringOffloadingSpec"] | None = Field(
+        None,
+        description="native backend: vLLM's offloading spec_name. Default: CPUOffloadingSpec for the CPU tier alone, "
+        "TieringOffloadingSpec with secondary tiers. KServe's controller always renders TieringOffloadingSpec "
+        "(a CPUOffloadingSpec whose disk tiers are optional); CPUOffloadingSpec takes no secondary tiers.",
+    )
+    allow_hybrid: bool = Field(
+        False,
+        description="Keep offloading on for hybrid (Mamba/linear-attention) models. Native backend only; kvgen then enables prefix caching as vLLM requires.",
+    )
+    remote: RemoteTier | None = Field(
+        None,
+        description="lmcache backend: a remote tier after the disk tiers, on an existing Valkey or Redis server that "
+        "every replica shares (LMCache's resp L2 adapter). The native backend has none: share a ReadWriteMany "
+        "pvc.ref secondary tier instead.",
+    )
+    lmcache: LMCacheServer = Field(
+        default_factory=LMCacheServer,
+        description="lmcache backend: how the LMCache MP server runs and reaches the GPUs.",
+    )
+
+    @model_validator(mode="after")
+    def _cpu_spec_has_no_tiers(self) -> KVCacheOffloading:
+        if self.spec_name == "CPUOffloadingSpec" and self.secondary:
+            raise ValueError(
+                "specName CPUOffloadingSpec takes no secondary tiers: use TieringOffloadingSpec (or leave specName out)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _native_needs_cpu(self) -> KVCacheOffloading:
+        if self.enabled and self.backend == "native" and self.cpu is None and self.cpu_memory_utilization != 0:
+            raise ValueError(
+                "the native backend needs the size of its CPU tier: set kvCacheOffloading.cpu (e.g. cpu: 10Gi)"
+            )
+        return self
+
+
+class Disaggregation(Model):
+    role: Literal["none", "prefill", "decode"] = Field(
+        "none",
+        description="Prefill/decode disaggregation role: NixlConnector hands the KV cache over. The lmcache backend is then "
+        "off (no local cache server); the native backend keeps its tiers, NIXL and its OffloadingConnector in a MultiConnector.",
+    )
+
+
+# ---------------------------------------------------------------- images, runtime, resources
+
+
+class Image(Model):
+    repository: str | None = Field(None, description="Image repository.", min_length=1)
+    tag: str | None = Field(None, description="Image tag.", min_length=1)
+    digest: str | None = Field(
+        None, pattern=r"^sha256:[0-9a-f]{64}$", description="Image digest; when set the image is pulled by digest."
+    )
+
+
+class Images(Model):
+    """Runtime images; unset fields take the pins in charts/kvgen/files/runtime.yaml."""
+
+    vllm: Image = Field(default_factory=Image, description="The vLLM OpenAI server image.")
+    lmcache: Image = Field(
+        default_factory=Image,
+        description=(
+            "The image of the LMCache MP server sidecar. Unset: the vLLM image, whose LMCache the connector imports, so "
+            "client and server versions match. Fields set here replace the vLLM image's; kvgen warns that both images "
+            "must carry the same LMCache version."
+        ),
+    )
+    vllm_cpu: Image = Field(
+        default_factory=Image, description="vLLM's CPU build, used on nodes without GPUs (pinned per architecture)."
+    )
+
+
+class EnvVar(Model):
+    name: str = Field(pattern=ENV_NAME_PATTERN, description="Variable name.")
+    value: str | None = Field(None, description="Literal value (no secrets: use valueFrom).")
+    value_from: EnvVarSource | None = Field(None, description="A Kubernetes EnvVarSource.")
+
+
+# An argument holds no DEL, C1 control or byte order mark: Helm's toJson writes them raw, and a YAML
+# reader (kubectl's included) refuses the chart's output. kvgen escapes them; both refuse them here.
+_UNWRITABLE = "\x7f-\x9f\ufeff"
+
+
+def _check_argument(value: Any) -> Any:
+    if isinstance(value, str) and re.search(f"[{_UNWRITABLE}]", value):
+        raise ValueError(
+            f"{quantity.shorten(value)} holds a DEL, C1 control or byte order mark character, which the chart "
+            "cannot write as YAML; remove it"
+        )
+    return value
+
+
+Argument = Annotated[
+    str, BeforeValidator(_check_argument), WithJsonSchema({"type": "string", "pattern": f"^[^{_UNWRITABLE}]*$"})
+]
+
+
+class VLLMSettings(Model):
+    gpu_memory_utilization: float = Field(
+        0.92, gt=0, le=1, description="--gpu-memory-utilization (vLLM 0.33 default 0.92)."
+    )
+    extra_args: list[Argument] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
+    env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
+    volume_mounts: list[VolumeMount] = Field(
+        default_factory=list,
+        description="Extra volumeMounts of the vLLM container (Kubernetes VolumeMount), each of a volume in pod.volumes; "
+        "kvgen's own mount paths (/dev/shm, /root/.cache, /opt/kvgen, /mnt/models, /mnt/kv-cache-N) are refused.",
+    )
+
+
+CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
+
+
+def _check_cpu_quantity(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError("must be a CPU quantity such as 4, 0.5 or 500m")
+    if not isinstance(value, str) and not value > 0:
+        raise ValueError(f"{value!r} is not a CPU quantity greater than 0")
+    text = str(value)
+    if not re.match(CPU_PATTERN, text):
+        raise ValueError(f"{quantity.shorten(text)} is not a CPU quantity such as 4, 0.5 or 500m")
+    return text
+
+
+CPU = Annotated[
+    str,
+    BeforeValidator(_check_cpu_quantity),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": CPU_PATTERN}, {"type": "number", "exclusiveMinimum": 0}]}),
+]
+
+
+class ResourceList(Model):
+    cpu: CPU | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
+    memory: Size | None = Field(None, description="Memory, e.g. 64Gi.")
+    ephemeral_storage: Size | None = Field(
+        None, alias="ephemeral-storage", description="Ephemeral storage, e.g. 120Gi."
+    )
+
+
+class ContainerResources(Model):
+    requests: ResourceList = Field(
+        default_factory=ResourceList, description="Explicit requests; they win over computed ones."
+    )
+    limits: ResourceList = Field(
+        default_factory=ResourceList, description="Explicit limits; they win over computed ones."
+    )
+
+
+class Resources(Model):
+    """Explicit sizes. Anything set here wins over what kvgen computes."""
+
+    vllm: ContainerResources = Field(default_factory=ContainerResources, description="The vLLM container.")
+    lmcache_server: ContainerResources = Field(
+        default_factory=ContainerResources,
+        description="The lmcache-mp-server sidecar; with gpuAccess in-container, the LMCache server's share of the vLLM container (memory and ephemeral storage are added to it).",
+    )
+    extra: dict[str, Annotated[int, BeforeValidator(_whole_number), Field(ge=1)]] = Field(
+        default_factory=dict,
+        description="Extended resources of the vLLM container beside its GPUs, requested and limited alike: RDMA "
+        "devices for multi-node servers, e.g. {vpc.amazonaws.com/efa: 4} (AWS EFA) or {rdma/ib: 1} "
+        "(an RDMA device plugin). Names are domain-prefixed; GPUs (nvidia.com/gpu, nvidia.com/mig-*) are kvgen's.",
+    )
+    shm: Size | None = Field(None, description="sizeLimit of the /dev/shm emptyDir.")
+    model_cache: Size | None = Field(None, description="sizeLimit of the model download cache emptyDir.")
+
+
+class Scheduling(Model):
+    node_selector: dict[str, str] = Field(default_factory=dict, description="Extra node labels the pods require.")
+    tolerations: list[Toleration] = Field(default_factory=list, description="Pod tolerations.")
+    affinity: Affinity = Field(default_factory=dict, description="Pod affinity.")
+    priority_class_name: str | None = Field(None, description="Pod priorityClassName.")
+    runtime_class_name: str | None = Field(
+        None,
+        description="Pod runtimeClassName: the RuntimeClass whose handler runs the containers (on GPU clusters often "
+        "nvidia, the NVIDIA container runtime, when it is not the node's default).",
+    )
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(
+        default_factory=list,
+        description="Pod topologySpreadConstraints (Kubernetes TopologySpreadConstraint). A constraint without "
+        "labelSelector spreads the pods of this workload: kvgen fills in the pod's selector labels.",
+    )
+
+
+class ImagePullSecret(Model):
+    name: str = Field(
+        min_length=1, description="Name of a Secret of type kubernetes.io/dockerconfigjson in the namespace."
+    )
+
+
+class ServiceAccount(Model):
+    """The pod's ServiceAccount."""
+
+    create: bool = Field(False, description="Render a ServiceAccount (named name, default the spec's name).")
+    name: str | None = Field(
+        None,
+        min_length=1,
+        description="serviceAccountName of the pods. Unset: the spec's name when create is true, else the "
+        "namespace's default ServiceAccount.",
+    )
+    automount_token: bool = Field(
+        False,
+        description="automountServiceAccountToken: mount an API token into the pods. Off by default: vLLM and "
+        "LMCache never call the Kubernetes API.",
+    )
+
+
+class PodSettings(Model):
+    """Pod-level settings a platform team sets: identity, registry credentials, labels, security."""
+
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra pod labels. Keys kvgen sets itself (app.kubernetes.io/*, kvgen.dev/*) are refused.",
+    )
+    annotations: dict[str, str] = Field(
+        default_factory=dict, description="Extra pod annotations. Keys kvgen sets itself are refused."
+    )
+    volumes: list[Volume] = Field(
+        default_factory=list,
+        description="Extra pod volumes (Kubernetes Volume), mounted with vllm.volumeMounts; kvgen's own volume names "
+        "(dshm, model-cache, lmcache-launcher, model-weights, kv-cache-secondary-N) are refused.",
+    )
+    image_pull_secrets: list[ImagePullSecret] = Field(
+        default_factory=list, description="Pod imagePullSecrets ({name}) for private registries."
+    )
+    service_account: ServiceAccount = Field(
+        default_factory=ServiceAccount, description="The pods' ServiceAccount and its token."
+    )
+    security_context: PodSecurityContext = Field(
+        default_factory=dict,
+        description="Pod securityContext (Kubernetes PodSecurityContext), merged over kvgen's default "
+        "{seccompProfile: {type: RuntimeDefault}}; a key set here wins (maps merge, lists are replaced).",
+    )
+    container_security_context: SecurityContext = Field(
+        default_factory=dict,
+        description="securityContext of every container (Kubernetes SecurityContext), merged over kvgen's default "
+        "{allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}; a key set here wins (maps merge, lists "
+        "are replaced), e.g. capabilities: {add: [IPC_LOCK]} for RDMA.",
+    )
+
+
+class MultiNode(Model):
+    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (README: "Multi-node servers")."""
+
+    engine: Literal["statefulset", "leaderworkerset"] = Field(
+        "statefulset",
+        description="statefulset: two StatefulSets (rank 0 and ranks 1..) and a headless Service; one server, "
+        "replicas 1. leaderworkerset: one LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, the LWS controller must be "
+        "installed), a group of parallelism.nodes pods per replica, restarted together.",
+    )
+
+
+class Service(Model):
+    port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
+    type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
+    api_key_secret: SecretKeyRef | None = Field(
+        None,
+        description="Secret holding an API key that vLLM then requires of every /v1 request (exposed to vLLM as "
+        "VLLM_API_KEY). Set it for a LoadBalancer or NodePort Service.",
+    )
+
+
+# ---------------------------------------------------------------- operations: probes, PDB, metrics, autoscaling
+
+
+class Probe(Model):
+    period_seconds: int = Field(ge=1, le=3600, description="periodSeconds: how often the kubelet probes.")
+    timeout_seconds: int = Field(
+        ge=1, le=3600, description="timeoutSeconds: how long one probe may take (a saturated vLLM answers slowly)."
+    )
+
+
+class StartupProbe(Probe):
+    """Until vLLM first answers /health (downloading and loading the weights): period x failures
+    is the start-up budget; the Deployment's progressDeadlineSeconds follows it. By default the
+    budget is sized from the model's weights (README "Probes")."""
+
+    period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
+    timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
+    failure_threshold: int | None = Field(
+        None,
+        ge=1,
+        le=100000,
+        description="failureThreshold. Default: the start-up budget sized from the model's weights (downloaded, "
+        "unless model.uri, and read at the rates of files/sizing.yaml startup, plus the engine's start; never below "
+        "30 minutes) divided by periodSeconds. Set it to choose the budget yourself.",
+    )
+
+
+class ReadinessProbe(Probe):
+    """Takes the pod out of the Service while /health fails."""
+
+    period_seconds: int = Field(5, ge=1, le=3600, description="periodSeconds.")
+    timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold: failures in a row that count.")
+
+
+class LivenessProbe(Probe):
+    """Restarts vLLM when /health keeps failing (a dead engine answers 503)."""
+
+    period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
+    timeout_seconds: int = Field(10, ge=1, le=3600, description="timeoutSeconds.")
+    failure_threshold: int = Field(3, ge=1, le=100000, description="failureThreshold: failures in a row that count.")
+
+
+class Probes(Model):
+    """vLLM's HTTP probes on /health (rank 0 of a multi-node server)."""
+
+    startup: StartupProbe = Field(default_factory=StartupProbe, description="The startup probe.")
+    readiness: ReadinessProbe = Field(default_factory=ReadinessProbe, description="The readiness probe.")
+    liveness: LivenessProbe = Field(default_factory=LivenessProbe, description="The liveness probe.")
+
+
+PERCENT_PATTERN = r"^[0-9]+%$"
+DURATION_PATTERN = r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"
+
+
+class DisruptionBudget(Model):
+    enabled: bool | None = Field(
+        None,
+        description="Render a PodDisruptionBudget (policy/v1). Unset: on when there can be more than one replica "
+        "(replicas > 1, or autoscaling.maxReplicas > 1).",
+    )
+    max_unavailable: Annotated[int, Field(ge=0, le=2147483647)] | Annotated[str, Field(pattern=PERCENT_PATTERN)] = (
+        Field(
+            1,
+            description="maxUnavailable: pods a voluntary disruption (a node drain) may take at once; a number or a percentage.",
+        )
+    )
+
+
+class Metrics(Model):
+    pod_monitor: bool = Field(
+        False,
+        description="Render a PodMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics on its http port and, "
+        "with lmcacheServer, the LMCache MP server's /metrics on its HTTP port (lmcache-http).",
+    )
+    service_monitor: bool = Field(
+        False,
+        description="Render a ServiceMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics through the Service.",
+    )
+    interval: str = Field(
+        "30s", min_length=1, pattern=DURATION_PATTERN, description="Scrape interval, a Prometheus duration."
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra labels on the monitors, e.g. {release: prometheus} for a Prometheus selecting monitors by label.",
+    )
+    lmcache_server: bool = Field(
+        True,
+        description="With podMonitor and the lmcache backend's server: also scrape it. Its HTTP API (health, /metrics, "
+        "admin endpoints, without authentication) then listens on the pod IP (--http-host 0.0.0.0) instead of 127.0.0.1; "
+        "restrict it with a NetworkPolicy, or set false.",
+    )
+
+
+class KedaAutoscaler(Model):
+    """A KEDA ScaledObject (keda.sh/v1alpha1) with one Prometheus trigger."""
+
+    server_address: str = Field(
+        min_length=1, description="The Prometheus server KEDA queries, e.g. http://prometheus-operated.monitoring:9090."
+    )
+    query: str | None = Field(
+        None,
+        min_length=1,
+        description='PromQL giving the load to scale on. Unset: sum(vllm:num_requests_waiting{namespace="NAMESPACE",'
+        'pod=~"NAME-[a-z0-9]+-[a-z0-9]+"}), the requests queued in this Deployment\'s vLLM servers; without a '
+        "namespace in the spec, no namespace matcher (set one, or this query, when several namespaces run a server "
+        "of this name).",
+    )
+    threshold: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?$")] = Field(
+        "5",
+        description="Target value of the query per replica (KEDA divides it by the replicas), a number as a string.",
+    )
+    polling_interval: int | None = Field(
+        None, ge=1, le=2147483647, description="pollingInterval in seconds (KEDA's default 30)."
+    )
+    cooldown_period: int | None = Field(
+        None, ge=1, le=2147483647, description="cooldownPeriod in seconds before scaling to zero (KEDA's default 300)."
+    )
+
+
+MetricSpec = Annotated[dict[str, Any], k8s("io.k8s.api.autoscaling.v2.MetricSpec")]
+
+
+class HpaAutoscaler(Model):
+    """A HorizontalPodAutoscaler (autoscaling/v2)."""
+
+    metrics: list[MetricSpec] = Field(
+        min_length=1,
+        description="autoscaling/v2 metrics (Resource, Pods, Object or External), e.g. a Pods metric of "
+        "vllm:num_requests_waiting served by a custom metrics adapter.",
+    )
+
+
+class Autoscaling(Model):
+    """Exactly one of keda or hpa. The Deployment then has no replicas: the autoscaler sets them."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("keda", "hpa"))
+
+    min_replicas: int = Field(1, ge=0, le=2147483647, description="Fewest replicas (0 lets KEDA scale to zero).")
+    max_replicas: int = Field(ge=1, le=2147483647, description="Most replicas.")
+    keda: KedaAutoscaler | None = Field(None, description="A KEDA ScaledObject on vLLM's queue (Prometheus trigger).")
+    hpa: HpaAutoscaler | None = Field(None, description="A HorizontalPodAutoscaler.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Autoscaling:
+        if (self.keda is None) == (self.hpa is None):
+            both = "both are set" if self.keda is not None else "neither is set"
+            raise ValueError(f"exactly one of keda or hpa must be set; {both}")
+        return self
+
+
+# ---------------------------------------------------------------- your own catalog rows
+
+
+class CatalogModel(Model):
+    """A model row, as in files/models.yaml: a new model (architecture, layers, kvHeads, headDim and
+    weights required) or fields replacing a built-in row's."""
+
+    architecture: str | None = Field(None, description="vLLM architecture class (config.json architectures[0]).")
+    layers: int | None = Field(None, ge=1, description="num_hidden_layers.")
+    attention_layers: int | None = Field(None, ge=0, description="Layers with a per-token KV cache. Default: layers.")
+    kv_heads: int | None = Field(None, ge=1, description="num_key_value_heads (MLA: 1).")
+    head_dim: int | None = Field(None, ge=1, description="Head dimension (MLA: kv_lora_rank + qk_rope_head_dim).")
+    mla: bool | None = Field(None, description="DeepSeek-style MLA.")
+    hybrid: bool | None = Field(None, description="Hybrid Mamba / linear-attention model.")
+    multimodal: bool | None = Field(None, description="Takes images or audio (vLLM's multimodal processor cache).")
+    sliding_layers: int | None = Field(None, ge=0, description="Attention layers with a sliding window.")
+    sliding_window: int | None = Field(None, ge=1, description="Their window, in tokens.")
+    full_kv_heads: int | None = Field(None, ge=1, description="KV heads of full-attention layers where they differ.")
+    full_head_dim: int | None = Field(None, ge=1, description="Head dim of full-attention layers where it differs.")
+    weights: Size | None = Field(None, description="Size of the weights vLLM loads, e.g. 16Gi.")
+    max_model_len: int | None = Field(None, ge=1, description="The model's token limit.")
+    source: str | None = Field(None, description="Where the numbers come from.")
+
+
+class CatalogInstance(Model):
+    """A node type row, as in files/instances.yaml: a new type (gpus, memory, and gpuMemory for GPUs
+    required) or fields replacing a built-in row's. A type with a nodeSelector, or cloud: false, is
+    not a cloud instance type: its pods are not pinned with node.kubernetes.io/instance-type (your
+    own nodes do not carry it) but use the nodeSelector."""
+
+    cloud: Literal["azure", "aws", "gcp", False] | None = Field(
+        None, description="azure, aws or gcp; false for your own nodes (no instance-type pin)."
+    )
+    gpus: int | None = Field(None, ge=0, description="GPUs per node.")
+    gpu_model: str | None = Field(
+        None,
+        description="GPU model name. One of files/instances.yaml gpuModels plans from the memory that GPU reports to "
+        "CUDA rather than gpuMemory.",
+    )
+    gpu_memory: Size | None = Field(None, description="Memory of one GPU.")
+    memory: Size | None = Field(None, description="Host RAM.")
+    cpu: int | None = Field(None, ge=1, description="CPUs.")
+    arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
+    local_disk: Size | None = Field(None, description="Local NVMe (informational).")
+    ephemeral_storage: Size | None = Field(None, description="The kubelet's ephemeral storage on these nodes.")
+    node_selector: dict[str, str] | None = Field(
+        None, description="Labels that select these nodes, used instead of node.kubernetes.io/instance-type."
+    )
+    source: str | None = Field(None, description="Where the numbers come from.")
+
+
+class Catalog(Model):
+    """Rows merged over the built-in catalog (files/models.yaml, files/instances.yaml), field by field."""
+
+    models: dict[str, CatalogModel] = Field(default_factory=dict, description="Model rows by Hugging Face id.")
+    instances: dict[str, CatalogInstance] = Field(default_factory=dict, description="Node type rows by type name.")
+
+
+class Spec(Model):
+    """A kvgen spec: one vLLM deployment with KV-cache offloading."""
+
+    model_config = ConfigDict(
+        **MODEL_CONFIG,
+        title="kvgen spec",
+        json_schema_extra={"$id": "https://kvgen.dev/schemas/kvgen.schema.json"},
+    )
+
+    name: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        max_length=52,
+        description="Name of every rendered object (DNS-1035 label, at most 52 characters; at most 45 when "
+        "parallelism.nodes > 1). Unset: the Helm chart names the objects after the release (fullnameOverride, "
+        "nameOverride, as `helm create` does); kvgen, which has no release, uses fullnameOverride and otherwise "
+        "requires it.",
+    )
+    fullname_override: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        max_length=52,
+        description="Helm chart: the objects' name when name is unset, instead of one made from the release name.",
+    )
+    name_override: str | None = Field(
+        None,
+        pattern=NAME_PATTERN,
+        max_length=52,
+        description="Helm chart: replaces the chart name in <release>-<chart>, the objects' name when neither name "
+        "nor fullnameOverride is set. kvgen ignores it.",
+    )
+    namespace: str | None = Field(
+        None,
+        pattern=NAMESPACE_PATTERN,
+        max_length=63,
+        description="Namespace of every object. Unset: the Helm chart uses the release namespace (helm -n); kvgen "
+        "writes no metadata.namespace (kustomize or Argo CD place the objects) unless given --namespace.",
+    )
+    model: ModelSpec = Field(description="The model to serve.")
+    instance: InstanceSpec = Field(description="The node type.")
+    replicas: int = Field(1, ge=0, description="Number of vLLM servers.")
+    parallelism: Parallelism = Field(
+        default_factory=Parallelism, description="Tensor, pipeline and data parallel sizes."
+    )
+    kv_cache_offloading: KVCacheOffloading = Field(
+        default_factory=KVCacheOffloading, description="KV-cache offloading to CPU RAM and disk."
+    )
+    disaggregation: Disaggregation = Field(default_factory=Disaggregation, description="Prefill/decode disaggregation.")
+    images: Images = Field(default_factory=Images, description="Runtime images (pinned by default).")
+    vllm: VLLMSettings = Field(default_factory=VLLMSettings, description="vLLM server settings.")
+    resources: Resources = Field(default_factory=Resources, description="Explicit resource values; they always win.")
+    scheduling: Scheduling = Field(default_factory=Scheduling, description="Node selection.")
+    pod: PodSettings = Field(
+        default_factory=PodSettings,
+        description="Pod settings: labels, annotations, imagePullSecrets, ServiceAccount, securityContext.",
+    )
+    multi_node: MultiNode = Field(
+        default_factory=MultiNode, description="How a server spanning several nodes is rendered."
+    )
+    service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
+    catalog: Catalog | None = Field(
+        None,
+        description="Your own models and node types, merged over the built-in catalog (kvgen also takes them with "
+        "--catalog FILE or KVGEN_CATALOG; Helm with -f FILE).",
+    )
+    probes: Probes = Field(default_factory=Probes, description="vLLM's startup, readiness and liveness probes.")
+    disruption_budget: DisruptionBudget = Field(
+        default_factory=DisruptionBudget, description="The PodDisruptionBudget of the servers' pods."
+    )
+    metrics: Metrics = Field(default_factory=Metrics, description="Prometheus Operator monitors.")
+    autoscaling: Autoscaling | None = Field(
+        None, description="Scale the Deployment with KEDA or an HPA; replicas is then left to it."
+    )
+
+    @property
+    def object_name(self) -> str:
+        """The objects' name. kvgen.plan.validate sets ``name`` (the spec's, else fullnameOverride) before a
+        spec is planned, and refuses a spec with neither, so a planned spec always has one."""
+        assert self.name is not None, "validate_spec resolves the name before planning"
+        return self.name
