@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import contract_check
 import lmcache_dist
 import pytest
 from conftest import BASE, EXAMPLES, ROOT, dump, kube_version_of
@@ -106,7 +107,7 @@ EXTRA_SPECS: dict[str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class Rendered:
-    line: contract.CommandLine
+    line: contract_check.CommandLine
     compiled: Compiled
     argv: tuple[str, ...]  # vLLM: the container args; LMCache: what the launcher execs
 
@@ -119,13 +120,16 @@ class LauncherRefused(AssertionError):
     pass
 
 
-def launcher_exec_argv(line: contract.CommandLine, compiled: Compiled) -> list[str]:
+def launcher_exec_argv(line: contract_check.CommandLine, compiled: Compiled) -> list[str]:
     """The argv the pod's launcher would start the server with: the launcher from the rendered
     ConfigMap, run in dry-run mode on a fake node whose host RAM is the instance's and whose
     cgroup limit is the memory limit of the container it runs in (the sidecar, or the vLLM
     container with gpuAccess in-container)."""
     (pod,) = [
-        t["spec"] for o in compiled.objects for name, t, _env in contract.pod_templates(o) if name == line.workload
+        t["spec"]
+        for o in compiled.objects
+        for name, t, _env in contract_check.pod_templates(o)
+        if name == line.workload
     ]
     (runs_in,) = [c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == line.container]
     (volume,) = [
@@ -173,7 +177,7 @@ def rendered() -> tuple[Rendered, ...]:
     out = []
     for stem, text, file, version in sources:
         for compiled in compile_text(text, file, version):
-            for line in contract.command_lines(compiled.objects, stem):
+            for line in contract_check.command_lines(compiled.objects, stem):
                 argv = launcher_exec_argv(line, compiled) if line.kind == "lmcache" else list(line.argv)
                 out.append(Rendered(line, compiled, tuple(argv)))
     return tuple(out)
@@ -287,7 +291,7 @@ def _extra(mutate: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]
 
 @cache
 def broken() -> tuple[Broken, ...]:
-    c = contract
+    c = contract_check
     mp = _base("vllm", _lmcache_mp_line)
     tiering = _base("vllm", _tiering_line)
     lm = _base("lmcache", _l2_line)
@@ -593,14 +597,14 @@ EXTRA_ARGS_ACCEPTED: dict[str, tuple[str, ...]] = {
     "python-number-literals": ("--max-num-seqs=1_000", "--cpu-offload-gb=.5e1"),
 }
 EXTRA_ARGS_REFUSED: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
-    "removed-flag": (("--swap-space=4",), frozenset({contract.UNKNOWN_FLAG})),
-    "abbreviation": (("--max-num-seq=64",), frozenset({contract.UNKNOWN_FLAG})),
-    "bad-choice": (("--dtype", "float7"), frozenset({contract.BAD_CHOICE})),
-    "bad-int": (("--max-num-seqs=abc",), frozenset({contract.BAD_VALUE})),
-    "bad-float": (("--cpu-offload-gb=1,5",), frozenset({contract.BAD_VALUE})),
-    "switch-with-value": (("--enforce-eager=yes",), frozenset({contract.UNEXPECTED_VALUE})),
-    "missing-value": (("--max-num-seqs",), frozenset({contract.MISSING_VALUE})),
-    "stray-positional": (("--enforce-eager", "yes"), frozenset({contract.UNEXPECTED_ARGUMENT})),
+    "removed-flag": (("--swap-space=4",), frozenset({contract_check.UNKNOWN_FLAG})),
+    "abbreviation": (("--max-num-seq=64",), frozenset({contract_check.UNKNOWN_FLAG})),
+    "bad-choice": (("--dtype", "float7"), frozenset({contract_check.BAD_CHOICE})),
+    "bad-int": (("--max-num-seqs=abc",), frozenset({contract_check.BAD_VALUE})),
+    "bad-float": (("--cpu-offload-gb=1,5",), frozenset({contract_check.BAD_VALUE})),
+    "switch-with-value": (("--enforce-eager=yes",), frozenset({contract_check.UNEXPECTED_VALUE})),
+    "missing-value": (("--max-num-seqs",), frozenset({contract_check.MISSING_VALUE})),
+    "stray-positional": (("--enforce-eager", "yes"), frozenset({contract_check.UNEXPECTED_ARGUMENT})),
 }
 
 
@@ -610,7 +614,7 @@ def extra_args_base() -> tuple[str, ...]:
 
 
 def check(kind: str, argv: tuple[str, ...] | list[str]) -> list[Problem]:
-    fn = contract.check_vllm_argv if kind == "vllm" else contract.check_lmcache_argv
+    fn = contract_check.check_vllm_argv if kind == "vllm" else contract_check.check_lmcache_argv
     return fn(list(argv), snapshots())
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 
+import contract_check
 import contract_support as cs
 import pytest
 from conftest import compile_spec, spec
 
-from kvgen.data import catalog, contract
+from kvgen.data import catalog
 
 RENDERED = cs.rendered()
 
@@ -51,7 +52,7 @@ def test_lmcache_lines_are_what_the_rendered_launcher_execs():
     the server command after '--' plus the L1 size it measured (the instance's RAM x 0.5 / TP,
     capped by the sidecar's memory limit)."""
     c = compile_spec(spec(kvCacheOffloading={"backend": "lmcache", "cpuMemoryUtilization": 0.5}))
-    (line,) = [l for l in contract.command_lines(c.objects, "demo") if l.kind == "lmcache"]
+    (line,) = [l for l in contract_check.command_lines(c.objects, "demo") if l.kind == "lmcache"]
     argv = cs.launcher_exec_argv(line, c)
     assert argv[: len(line.argv)] == list(line.argv)
     assert argv[len(line.argv)] == "--l1-size-gb" and len(argv) == len(line.argv) + 2
@@ -72,7 +73,7 @@ def test_unresolvable_env_reference_is_left_as_written():
     container = {
         "env": [{"name": "A", "value": "7"}, {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]
     }
-    assert contract.expand_env("--x=$(A)-$(B)-$(C)", container, {}) == "--x=7-$(B)-$(C)"
+    assert contract_check.expand_env("--x=$(A)-$(B)-$(C)", container, {}) == "--x=7-$(B)-$(C)"
 
 
 # ----------------------------------------------------------------------------- broken fixtures
@@ -88,26 +89,26 @@ def test_broken_fixture_is_caught_by_the_snapshot_check(b):
 
 def test_every_category_has_a_broken_fixture():
     wanted = {
-        contract.UNKNOWN_FLAG,
-        contract.BAD_CHOICE,
-        contract.MISSING_VALUE,
-        contract.BAD_VALUE,
-        contract.UNEXPECTED_VALUE,
-        contract.UNKNOWN_KV_TRANSFER_KEY,
-        contract.MISSING_KV_TRANSFER_KEY,
-        contract.UNREGISTERED_CONNECTOR,
-        contract.UNKNOWN_EXTRA_CONFIG_KEY,
-        contract.MISSING_EXTRA_CONFIG_KEY,
-        contract.UNKNOWN_SPEC,
-        contract.UNKNOWN_EVICTION_POLICY,
-        contract.UNKNOWN_TIER_TYPE,
-        contract.UNKNOWN_TIER_KEY,
-        contract.MISSING_TIER_KEY,
-        contract.MISSING_REQUIRED_FLAG,
-        contract.CONFLICTING_FLAGS,
-        contract.UNKNOWN_L2_ADAPTER_TYPE,
-        contract.UNKNOWN_L2_ADAPTER_KEY,
-        contract.MISSING_L2_ADAPTER_KEY,
+        contract_check.UNKNOWN_FLAG,
+        contract_check.BAD_CHOICE,
+        contract_check.MISSING_VALUE,
+        contract_check.BAD_VALUE,
+        contract_check.UNEXPECTED_VALUE,
+        contract_check.UNKNOWN_KV_TRANSFER_KEY,
+        contract_check.MISSING_KV_TRANSFER_KEY,
+        contract_check.UNREGISTERED_CONNECTOR,
+        contract_check.UNKNOWN_EXTRA_CONFIG_KEY,
+        contract_check.MISSING_EXTRA_CONFIG_KEY,
+        contract_check.UNKNOWN_SPEC,
+        contract_check.UNKNOWN_EVICTION_POLICY,
+        contract_check.UNKNOWN_TIER_TYPE,
+        contract_check.UNKNOWN_TIER_KEY,
+        contract_check.MISSING_TIER_KEY,
+        contract_check.MISSING_REQUIRED_FLAG,
+        contract_check.CONFLICTING_FLAGS,
+        contract_check.UNKNOWN_L2_ADAPTER_TYPE,
+        contract_check.UNKNOWN_L2_ADAPTER_KEY,
+        contract_check.MISSING_L2_ADAPTER_KEY,
     }
     assert wanted <= {c for b in BROKEN for c in b.snapshot}
     # and the issue's three named breakages are among those both tiers must catch
@@ -130,11 +131,11 @@ def test_problem_messages_name_the_offender():
 @pytest.mark.parametrize(
     "argv, category",
     [
-        (["m", "--kv-transfer-config={not json"], contract.BAD_JSON),
+        (["m", "--kv-transfer-config={not json"], contract_check.BAD_JSON),
         (["m", "--tensor_parallel_size=2"], None),  # vLLM treats '_' and '-' alike
         (["m", "--kv-transfer-config.kv_connector=OffloadingConnector"], None),  # dotted form
         (["m", "-tp", "2", "--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-prefix-caching"], None),
-        (["m", "extra-positional"], contract.UNEXPECTED_ARGUMENT),
+        (["m", "extra-positional"], contract_check.UNEXPECTED_ARGUMENT),
         (["m", "--gpu-memory-utilization", "-0.5"], None),  # a negative number is a value, not a flag
     ],
 )
@@ -145,7 +146,7 @@ def test_vllm_argv_forms(argv, category):
 
 def test_lmcache_argv_must_be_the_lmcache_server_command():
     (problem,) = cs.check("lmcache", ["/opt/venv/bin/python", "-m", "lmcache.v1.multiprocess.server"])
-    assert problem.code == contract.UNKNOWN_COMMAND
+    assert problem.code == contract_check.UNKNOWN_COMMAND
 
 
 def test_external_connector_and_out_of_tree_tier_are_not_second_guessed():
@@ -155,7 +156,7 @@ def test_external_connector_and_out_of_tree_tier_are_not_second_guessed():
         "kv_connector_module_path": "my.mod",
         "kv_connector_extra_config": {"anything": 1},
     }
-    assert contract.check_kv_transfer_config(json.dumps(kv), cs.snapshots()) == []
+    assert contract_check.check_kv_transfer_config(json.dumps(kv), cs.snapshots()) == []
     kv = {
         "kv_connector": "OffloadingConnector",
         "kv_role": "kv_both",
@@ -165,7 +166,7 @@ def test_external_connector_and_out_of_tree_tier_are_not_second_guessed():
             "secondary_tiers": [{"type": "MyTier", "module_path": "my.mod", "x": 1}],
         },
     }
-    assert contract.check_kv_transfer_config(json.dumps(kv), cs.snapshots()) == []
+    assert contract_check.check_kv_transfer_config(json.dumps(kv), cs.snapshots()) == []
 
 
 # ----------------------------------------------------------------------------- the live tier's venv

@@ -8,12 +8,13 @@ import json
 import re
 from pathlib import PurePosixPath
 
+import contract_check
 import contract_support as cs
 import pytest
 from conftest import ROOT
 from ruamel.yaml import YAML
 
-from kvgen.data import catalog
+from kvgen.data import catalog, connector
 
 RT = catalog.runtime()
 VERSIONS = {"vllm": str(RT["vllm"]["version"]), "lmcache": str(RT["lmcache"]["version"])}
@@ -80,11 +81,9 @@ def test_the_sidecar_runs_the_command_the_lmcache_snapshot_describes():
 
 
 def test_the_in_container_command_line_is_split_as_the_launcher_and_the_image_run_it():
-    """kvgen.data.contract (standard library only) repeats the vLLM image's entrypoint and the
-    launcher's --then separator to split an in-container command line; they must not drift."""
-    from kvgen.data import connector, contract
-
+    """tests/contract_check.py repeats the vLLM image's entrypoint and the launcher's --then
+    separator to split an in-container command line; they must not drift."""
     launcher = (ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py").read_text()
-    assert list(contract.VLLM_ENTRYPOINT) == RT["vllm"]["entrypoint"]
-    assert contract.THEN == connector.wiring()["launcher"]["then"]
+    assert list(contract_check.VLLM_ENTRYPOINT) == RT["vllm"]["entrypoint"]
+    assert contract_check.THEN == connector.wiring()["launcher"]["then"]
     assert f'THEN = "{connector.wiring()["launcher"]["then"]}"' in launcher

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typing
 
+import contract_check
 import contract_support as cs
 import helm
 import helm_python
@@ -14,7 +15,7 @@ from ruamel.yaml import YAML
 
 from kvgen.core import quantity
 from kvgen.core.errors import SpecError
-from kvgen.data import catalog, contract
+from kvgen.data import catalog
 from kvgen.plan import gpu_access, sizing
 from kvgen.spec.models import LMCacheServer
 
@@ -257,7 +258,7 @@ def test_in_container_l1_is_the_sidecars_on_the_same_node():
     memory limit as its cgroup limit: the server gets the same L1 in both modes."""
 
     def l1(c):
-        (line,) = [l for l in contract.command_lines(c.objects, "demo") if l.kind == "lmcache"]
+        (line,) = [l for l in contract_check.command_lines(c.objects, "demo") if l.kind == "lmcache"]
         argv = cs.launcher_exec_argv(line, c)
         return argv[argv.index("--l1-size-gb") + 1]
 
@@ -287,7 +288,7 @@ def test_in_container_explicit_resources_are_the_two_parts_added():
 
 def test_in_container_multi_node_workers_run_headless_under_the_launcher():
     c = compile_spec(spec(**MULTI_NODE, **lmcache("in-container")))
-    lines = contract.command_lines(c.objects, "demo")
+    lines = contract_check.command_lines(c.objects, "demo")
     assert [(l.workload, l.kind) for l in lines] == [
         ("demo", "lmcache"),
         ("demo", "vllm"),

@@ -16,12 +16,13 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
+import contract_check
 import contract_support as cs
 import helm
 import pytest
 from conftest import ROOT, compile_spec, spec
 
-from kvgen.data import catalog, contract
+from kvgen.data import catalog
 
 NODES = 4
 MULTI = dict(
@@ -69,9 +70,9 @@ def _pods(objects: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any],
             for index in range(t["size"]):
                 template = t["leaderTemplate"] if index == 0 else t["workerTemplate"]
                 injected = {
-                    contract.LWS_LEADER_ADDRESS: leader,
-                    contract.LWS_WORKER_INDEX: str(index),
-                    contract.LWS_GROUP_INDEX_FIELD: "0",
+                    contract_check.LWS_LEADER_ADDRESS: leader,
+                    contract_check.LWS_WORKER_INDEX: str(index),
+                    contract_check.LWS_GROUP_INDEX_FIELD: "0",
                 }
                 out.append((f"{name}-0" if index == 0 else f"{name}-0-{index}", name, template, injected))
     return out
@@ -85,7 +86,7 @@ def _container(template: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _expanded_args(c: dict[str, Any], workload: dict[str, Any], injected: dict[str, str]) -> list[str]:
-    return [contract.expand_env(a, c, workload, injected) for a in c["args"]]
+    return [contract_check.expand_env(a, c, workload, injected) for a in c["args"]]
 
 
 def _kv_extra(args: list[str]) -> dict[str, Any]:
@@ -122,7 +123,7 @@ def test_every_rank_names_every_nodes_server_in_node_rank_order(face, engine, ac
         vllm = _container(template, "vllm")
         if engine == "statefulset":  # NODE_RANK is the pod-index label, the pod's ordinal
             (node_rank,) = [e for e in vllm["env"] if e["name"] == "NODE_RANK"]
-            assert node_rank["valueFrom"] == {"fieldRef": {"fieldPath": contract.POD_INDEX_FIELD}}
+            assert node_rank["valueFrom"] == {"fieldRef": {"fieldPath": contract_check.POD_INDEX_FIELD}}
         args = _expanded_args(vllm, {}, injected)
         assert [a for a in args if a.startswith("--node-rank=")] == [f"--node-rank={rank}"]
         extra = _kv_extra(args)
@@ -163,7 +164,9 @@ def test_the_lws_group_index_comes_from_the_pods_label(face):
     for role in ("leaderTemplate", "workerTemplate"):
         vllm = _container(lws["spec"]["leaderWorkerTemplate"][role], "vllm")
         env = {e["name"]: e for e in vllm["env"]}
-        assert env["KVGEN_LWS_GROUP_INDEX"]["valueFrom"] == {"fieldRef": {"fieldPath": contract.LWS_GROUP_INDEX_FIELD}}
+        assert env["KVGEN_LWS_GROUP_INDEX"]["valueFrom"] == {
+            "fieldRef": {"fieldPath": contract_check.LWS_GROUP_INDEX_FIELD}
+        }
         urls = _kv_extra(vllm["args"])["lmcache.mp.server_urls"]
         assert urls[0] == f"tcp://demo-$(KVGEN_LWS_GROUP_INDEX).demo:{LMCACHE_PORT}"
         assert urls[1:] == [f"tcp://demo-$(KVGEN_LWS_GROUP_INDEX)-{i}.demo:{LMCACHE_PORT}" for i in range(1, NODES)]

@@ -10,7 +10,7 @@ beside it, recaptures with it), also run as a script with the *contract* venv's 
 
 The snapshots ship in kvgen's wheel (and the chart): ``kvgen validate`` and ``render`` check a
 spec's ``vllm.extraArgs`` against them (kvgen/data/flags.py), and the tests check every command line
-kvgen renders (kvgen/data/contract.py).
+kvgen renders (tests/contract_check.py).
 
 It writes two snapshots, named with the versions:
 
