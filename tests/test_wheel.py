@@ -1,32 +1,102 @@
-"""A regular (non-editable) install of the wheel in a fresh venv renders an example exactly
-as the checkout does: templates, schemas and the chart's data files (the vLLM contract snapshot
-included) ship inside the wheel."""
+"""The wheel: what ships in it (kvgen's modules and the data they read; nothing the tests or the
+generators use), and a regular (non-editable) install of it in a fresh venv renders an example
+exactly as the checkout does: templates, schemas and the chart's data files (the vLLM contract
+snapshot included) ship inside the wheel."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 import venv
 import zipfile
+from pathlib import Path, PurePosixPath
 
 import pytest
 from conftest import GOLDEN, ROOT
 
 pytestmark = pytest.mark.slow
 
+# kvgen's packages, bottom layer to top (the wheel ships these and no other Python package)
+PACKAGES = {
+    "kvgen",
+    "kvgen/core",
+    "kvgen/data",
+    "kvgen/spec",
+    "kvgen/input",
+    "kvgen/input/dialects",
+    "kvgen/plan",
+    "kvgen/context",
+    "kvgen/render",
+    "kvgen/output",
+    "kvgen/app",
+}
+# the data kvgen reads at run time: kvgen/_data/<name> is the checkout's <folder>
+DATA = {"templates": ROOT / "templates", "schemas": ROOT / "schemas", "files": ROOT / "charts" / "kvgen" / "files"}
 
-def test_wheel_in_a_fresh_venv_renders_an_example(tmp_path):
-    dist = tmp_path / "dist"
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(ROOT)],
         check=True,
         capture_output=True,
         text=True,
     )
-    (wheel,) = dist.glob("kvgen-*.whl")
+    (built,) = dist.glob("kvgen-*.whl")
+    return built
+
+
+def _tracked(folder: Path) -> set[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "."], cwd=folder, capture_output=True, text=True, check=True
+    ).stdout
+    return {name for name in listed.split("\0") if name}
+
+
+def test_the_wheel_ships_kvgen_and_its_data_only(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    dist_info = {n for n in names if n.split("/", 1)[0].endswith(".dist-info")}
+    shipped = set(names) - dist_info
+    outside = sorted(n for n in shipped if not n.startswith("kvgen/"))
+    assert outside == [], f"the wheel ships files outside kvgen/ (tests, tools?): {outside}"
     # PEP 561: type checkers read kvgen's annotations only when the package carries py.typed
-    assert "kvgen/py.typed" in zipfile.ZipFile(wheel).namelist()
+    assert "kvgen/py.typed" in shipped
+    code = {n for n in shipped if not n.startswith("kvgen/_data/")}
+    modules = {n for n in code if n.endswith(".py")}
+    assert {str(PurePosixPath(n).parent) for n in modules} == PACKAGES
+    assert code == modules | {"kvgen/py.typed"}, sorted(code - modules)
+    source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "kvgen").rglob("*.py")}
+    assert modules == source
+    # the data: the three folders, each file the checkout tracks there
+    data = {n.removeprefix("kvgen/_data/") for n in shipped if n.startswith("kvgen/_data/")}
+    assert {n.split("/", 1)[0] for n in data} == set(DATA)
+    for name, folder in DATA.items():
+        tracked = {f"{name}/{n}" for n in _tracked(folder)}
+        assert tracked and tracked <= data, sorted(tracked - data)
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    """The public functions and classes a module defines."""
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and not n.name.startswith("_")}
+
+
+def test_the_tests_contract_checks_do_not_ship(wheel):
+    """The checking half of the contract snapshots (tests/contract_check.py: whole command lines,
+    the command lines of rendered objects) is used only by the tests: no shipped module defines
+    any of its functions or classes."""
+    moved = _defined(ast.parse((ROOT / "tests" / "contract_check.py").read_text()))
+    assert {"check_vllm_argv", "check_lmcache_argv", "command_lines", "CommandLine"} <= moved
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if name.endswith(".py"):
+                shipped = _defined(ast.parse(archive.read(name).decode()))
+                assert not shipped & moved, f"{name} defines {sorted(shipped & moved)} (test-only)"
+
+
+def test_wheel_in_a_fresh_venv_renders_an_example(wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     bin_dir = env_dir / "bin"
