@@ -160,7 +160,7 @@ def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:
                 return found
         return None
     if isinstance(ours, list) and isinstance(theirs, list):
-        for i, (a, b) in enumerate(zip(ours, theirs)):
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
             found = first_difference(a, b, f"{path}[{i}]")
             if found:
                 return found

@@ -244,10 +244,10 @@ def test_bad_spec_is_rejected_with_path_and_line(case, tmp_path):
     assert not out_dir.exists() or not any(out_dir.iterdir()), "no file may be written"
     expected_line = _line_of(text, line_text)
     expected = f"{spec_file}:{expected_line}:"
-    problem_lines = [l for l in result.stderr.splitlines() if l.strip().startswith(str(spec_file) + ":")]
-    assert any(l.strip().startswith(expected) and f" {path}: " in l and fragment in l for l in problem_lines), (
-        result.stderr
-    )
+    problem_lines = [line for line in result.stderr.splitlines() if line.strip().startswith(str(spec_file) + ":")]
+    assert any(
+        line.strip().startswith(expected) and f" {path}: " in line and fragment in line for line in problem_lines
+    ), result.stderr
     if case in HINTS:
         assert HINTS[case] in result.stderr
 

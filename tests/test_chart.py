@@ -174,11 +174,11 @@ def test_every_value_in_values_yaml_is_commented():
     """Each value has a comment right above it, or sits in a group whose header has one
     (images.vllm.repository is explained by the comment on images.vllm)."""
     lines = (helm.CHART / "values.yaml").read_text().splitlines()
-    indent = lambda l: len(l) - len(l.lstrip())  # noqa: E731
-    code = [n for n, l in enumerate(lines) if l.strip() and not l.strip().startswith("#")]
+    indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    code = [n for n, line in enumerate(lines) if line.strip() and not line.strip().startswith("#")]
 
     def own_comment(n: int) -> bool:
-        previous = next((l for l in reversed(lines[:n]) if l.strip()), "")
+        previous = next((line for line in reversed(lines[:n]) if line.strip()), "")
         return previous.strip().startswith("#") and indent(previous) <= indent(lines[n])
 
     def documented(n: int) -> bool:

@@ -52,7 +52,7 @@ def test_lmcache_lines_are_what_the_rendered_launcher_execs():
     the server command after '--' plus the L1 size it measured (the instance's RAM x 0.5 / TP,
     capped by the sidecar's memory limit)."""
     c = compile_spec(spec(kvCacheOffloading={"backend": "lmcache", "cpuMemoryUtilization": 0.5}))
-    (line,) = [l for l in contract_check.command_lines(c.objects, "demo") if l.kind == "lmcache"]
+    (line,) = [cl for cl in contract_check.command_lines(c.objects, "demo") if cl.kind == "lmcache"]
     argv = cs.launcher_exec_argv(line, c)
     assert argv[: len(line.argv)] == list(line.argv)
     assert argv[len(line.argv)] == "--l1-size-gb" and len(argv) == len(line.argv) + 2

@@ -208,8 +208,9 @@ def test_a_memo_of_another_shape_is_ignored():
 def test_the_render_saves_its_memo_in_the_cache_dir(tmp_path):
     env = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    run = lambda: (
-        subprocess.run(
+
+    def run() -> str:
+        return subprocess.run(
             [sys.executable, "-m", "kvgen", "render", "-q", "examples/kaito-gemma-4-12b.yaml"],
             cwd=ROOT,
             capture_output=True,
@@ -217,7 +218,7 @@ def test_the_render_saves_its_memo_in_the_cache_dir(tmp_path):
             check=True,
             env=env,
         ).stdout
-    )
+
     assert run() == (ROOT / "golden" / "kaito-gemma-4-12b.yaml").read_text()
     (memo,) = (tmp_path / "data").glob("emitter-*.json")
     assert json.loads(memo.read_text())["literals"]  # the launcher script's block, kept

@@ -171,7 +171,8 @@ def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
         "a:\n" + "".join("  " * i + "- \n" for i in range(1, 120)),  # block nesting beyond MAX_DEPTH
         "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
         + "".join(
-            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefg", "bcdefgh")
+            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+            for p, c in zip("abcdefg", "bcdefgh", strict=True)
         ),  # an alias bomb
         "a: 9223372036854775807\nb: 9223372036854775808\n",  # 64-bit integers, and one beyond
         'a: "\\ud800"\n',  # a lone surrogate

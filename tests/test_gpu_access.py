@@ -170,7 +170,7 @@ def test_dra_below_kubernetes_1_34_is_refused_with_the_spec_path_and_line(tmp_pa
     path.write_text(dump(spec(**QWEN_TP2, **lmcache("dra"))))
     result = run_kvgen("render", str(path))
     assert result.returncode == 1 and result.stdout == ""
-    line = next(n for n, l in enumerate(path.read_text().splitlines(), 1) if "gpuAccess" in l)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "gpuAccess" in text)
     assert f"{path}:{line}:" in result.stderr
     assert "kvCacheOffloading.lmcache.gpuAccess: gpuAccess dra needs Kubernetes 1.34 or newer" in result.stderr
     assert "--kube-version 1.34" in result.stderr and "Traceback" not in result.stderr
@@ -258,7 +258,7 @@ def test_in_container_l1_is_the_sidecars_on_the_same_node():
     memory limit as its cgroup limit: the server gets the same L1 in both modes."""
 
     def l1(c):
-        (line,) = [l for l in contract_check.command_lines(c.objects, "demo") if l.kind == "lmcache"]
+        (line,) = [cl for cl in contract_check.command_lines(c.objects, "demo") if cl.kind == "lmcache"]
         argv = cs.launcher_exec_argv(line, c)
         return argv[argv.index("--l1-size-gb") + 1]
 
@@ -289,13 +289,13 @@ def test_in_container_explicit_resources_are_the_two_parts_added():
 def test_in_container_multi_node_workers_run_headless_under_the_launcher():
     c = compile_spec(spec(**MULTI_NODE, **lmcache("in-container")))
     lines = contract_check.command_lines(c.objects, "demo")
-    assert [(l.workload, l.kind) for l in lines] == [
+    assert [(cl.workload, cl.kind) for cl in lines] == [
         ("demo", "lmcache"),
         ("demo", "vllm"),
         ("demo-worker", "lmcache"),
         ("demo-worker", "vllm"),
     ]
-    worker = next(l for l in lines if l.workload == "demo-worker" and l.kind == "vllm")
+    worker = next(cl for cl in lines if cl.workload == "demo-worker" and cl.kind == "vllm")
     assert "--headless" in worker.argv and worker.argv[0] == "meta-llama/Llama-3.1-70B-Instruct"
     for line in lines:
         assert cs.check(line.kind, cs.launcher_exec_argv(line, c) if line.kind == "lmcache" else line.argv) == []

@@ -78,7 +78,7 @@ def test_the_leader_and_worker_pods_are_the_statefulset_pairs(access):
 
 def test_ranks_come_from_what_the_lws_controller_injects():
     c = compile_spec(lws_spec())
-    lines = {(l.workload, l.kind): l.argv for l in contract_check.command_lines(c.objects, "x")}
+    lines = {(cl.workload, cl.kind): cl.argv for cl in contract_check.command_lines(c.objects, "x")}
     leader, worker = lines[("demo/leader", "vllm")], lines[("demo/worker", "vllm")]
     assert "--node-rank=0" in leader and "--headless" not in leader
     assert "--node-rank=1" in worker and "--headless" in worker

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import helm
+import helm_python
 import pytest
 from conftest import compile_spec, container, dump, problem_set, run_kvgen, spec
 from ruamel.yaml import YAML
@@ -307,9 +308,12 @@ def test_exactly_one_autoscaler(tmp_path):
     path.write_text(dump(spec(autoscaling={**KEDA, "hpa": {"metrics": [HPA_METRIC]}})))
     result = run_kvgen("validate", str(path))
     assert result.returncode == 1 and "exactly one of keda or hpa must be set; both are set" in result.stderr
-    with pytest.raises(Exception):
+    # the chart's values schema refuses both (oneOf keda / hpa): two matched, then none
+    with pytest.raises(
+        helm_python.HelmValuesError, match=r"at '/autoscaling': 'oneOf' failed, subschemas 0, 1 matched"
+    ):
         helm.render(spec(autoscaling={**KEDA, "hpa": {"metrics": [HPA_METRIC]}}))
-    with pytest.raises(Exception):
+    with pytest.raises(helm_python.HelmValuesError, match=r"at '/autoscaling': 'oneOf' failed, none matched"):
         helm.render(spec(autoscaling={"maxReplicas": 2}))
 
 

@@ -35,7 +35,7 @@ def batch(directory: Path, count: int, bad: tuple[int, ...] = ()) -> list[Path]:
     for i in range(count):
         source = NATIVES[i % len(NATIVES)]
         text = re.sub(
-            r"^name: (.*)$", lambda m: f"name: b{i:03d}-{m.group(1)}"[:58], source.read_text(), count=1, flags=re.M
+            r"^name: (.*)$", lambda m, i=i: f"name: b{i:03d}-{m.group(1)}"[:58], source.read_text(), count=1, flags=re.M
         )
         if i in bad:
             text += f"bogus{i}: 1\n"

@@ -130,7 +130,7 @@ def test_the_chart_renders_the_same_remote_tier(remote, access):
 
 def test_the_rendered_adapter_passes_the_snapshot_check():
     c = compile_spec(lmcache_spec(REMOTE))
-    (line,) = [l for l in contract_check.command_lines(c.objects, "demo") if l.kind == "lmcache"]
+    (line,) = [cl for cl in contract_check.command_lines(c.objects, "demo") if cl.kind == "lmcache"]
     assert cs.check("lmcache", cs.launcher_exec_argv(line, c)) == []
 
 
@@ -340,7 +340,7 @@ def roundtrip(port: int, secrets: dict[tuple[str, str], str], timeout_s: int = 2
     the rendered launcher execs) and its environment (Secrets looked up in ``secrets``)."""
     python = cs.contract_python_or_skip()
     c = rendered_against(port)
-    (line,) = [l for l in contract_check.command_lines(c.objects, "demo") if l.kind == "lmcache"]
+    (line,) = [cl for cl in contract_check.command_lines(c.objects, "demo") if cl.kind == "lmcache"]
     argv = cs.launcher_exec_argv(line, c)
     env = resolve_env(server_env(c)[1], secrets)
     with tempfile.TemporaryDirectory(prefix="kvgen-resp-") as tmp:

@@ -88,7 +88,7 @@ def test_installed_constraints_pin_every_installed_distribution_but_the_excluded
         line.lower().startswith(("ruamel.yaml==", "ruamel-yaml==")) for line in lines
     )  # excluded, any spelling
     assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==\S+", line) for line in lines)
-    assert lines == sorted(lines, key=lambda l: re.sub(r"[-_.]+", "-", l.split("==")[0]).lower())
+    assert lines == sorted(lines, key=lambda line: re.sub(r"[-_.]+", "-", line.split("==")[0]).lower())
 
 
 def build_image(*args: str, docker: str | None = None) -> subprocess.CompletedProcess:

@@ -256,7 +256,7 @@ def type_name(t: Any) -> str | None:
     if isinstance(t, type) and not typing.get_args(t):
         return t.__name__
     if callable(t) and getattr(t, "__name__", None) == "_optional_type":
-        inner = dict(zip(t.__code__.co_freevars, (c.cell_contents for c in t.__closure__ or ())))
+        inner = dict(zip(t.__code__.co_freevars, (c.cell_contents for c in t.__closure__ or ()), strict=True))
         return f"optional[{type_name(inner.get('return_type'))}]"
     if inspect.isfunction(t) or inspect.isbuiltin(t) or inspect.ismethod(t):
         if t.__name__ == "<lambda>":
@@ -1022,7 +1022,7 @@ def capture_hybrid() -> str:
     for arch, (module, cls) in sorted(registry._VLLM_MODELS.items()):
         qualified = module if module.startswith("vllm.") else f"{MODELS_PACKAGE}.{module}"
         if hybrid((qualified, cls)):
-            found[arch] = "%s.%s" % defining(qualified, cls)
+            found[arch] = ".".join(defining(qualified, cls))
     if not found:
         raise CaptureError("no IsHybrid architecture found: the static scan needs re-checking")
     version = md.version("vllm")
@@ -1067,7 +1067,7 @@ def capture() -> dict[str, str]:
     if installed != pins:
         raise CaptureError(f"installed {installed} differ from charts/kvgen/files/runtime.yaml {pins}")
     env = {
-        "python": "%d.%d" % sys.version_info[:2],
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
         "torch": md.version("torch"),
         "VLLM_TARGET_DEVICE": os.environ["VLLM_TARGET_DEVICE"],
     }
