@@ -272,6 +272,16 @@ def _replace(argv: tuple[str, ...], flag: str, value: str | None) -> tuple[str, 
     return tuple(out)
 
 
+def _replaced(**values: Any) -> Callable[[dict[str, Any]], None]:
+    """A mutation that replaces the whole object with ``values``."""
+
+    def mutate(d: dict[str, Any]) -> None:
+        d.clear()
+        d.update(values)
+
+    return mutate
+
+
 def _l2(argv: tuple[str, ...], mutate: Callable[[dict[str, Any]], None]) -> tuple[str, ...]:
     out = list(argv)
     i = out.index("--l2-adapter") + 1
@@ -505,7 +515,7 @@ def broken() -> tuple[Broken, ...]:
         Broken(
             "l2-unknown-type",
             "lmcache",
-            _l2(lm, lambda d: (d.clear(), d.update(type="disk", path="/mnt/kv-cache-0"))),
+            _l2(lm, _replaced(type="disk", path="/mnt/kv-cache-0")),
             frozenset({c.UNKNOWN_L2_ADAPTER_TYPE}),
             "storage_manager_config",
             "unknown adapter type 'disk'",
@@ -529,7 +539,7 @@ def broken() -> tuple[Broken, ...]:
         Broken(
             "l2-resp-no-port",
             "lmcache",
-            _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", shared=True))),
+            _l2(lm, _replaced(type="resp", host="valkey", shared=True)),
             frozenset({c.MISSING_L2_ADAPTER_KEY}),
             "storage_manager_config",
             "port must be a positive integer",
@@ -559,7 +569,7 @@ def broken() -> tuple[Broken, ...]:
         Broken(
             "l2-resp-url-key",
             "lmcache",
-            _l2(lm, lambda d: (d.clear(), d.update(type="resp", host="valkey", port=6379, url="redis://valkey:6379"))),
+            _l2(lm, _replaced(type="resp", host="valkey", port=6379, url="redis://valkey:6379")),
             frozenset({c.UNKNOWN_L2_ADAPTER_KEY}),
             None,
         ),  # LMCache ignores the key

@@ -533,7 +533,7 @@ def _size_paths() -> list[tuple]:
 
     (doc,) = load_documents(dump(_full_spec()), "spec.yaml")
     spec, problems = parse_spec(doc)
-    assert not problems
+    assert spec is not None and not problems
     return [path for path, _value in apiserver.sizes(spec)]
 
 

@@ -47,7 +47,7 @@ def empty_values(node: Any, path: str = "") -> list[str]:
     return []
 
 
-def assert_same_context(values: dict[str, Any], version: str = "1.33", replaced: tuple = ()) -> dict[str, Any]:
+def assert_same_context(values: dict[str, Any], version: str = "1.33", replaced: tuple = ()) -> Context:
     """kvgen's context equals the chart's, both are a valid Context, and absent is a missing key."""
     (ours,) = [r.context for r in compile_text(helm_dump(values), "spec.yaml", version)]
     _objects, theirs = helm.objects_and_context(values, kube_version=version, replaced=replaced)

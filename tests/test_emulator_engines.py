@@ -91,7 +91,7 @@ def engines(parserd: str, tmp_path: Path) -> Iterator[Any]:
         return Engine(proc, report)
 
     yield start
-    statuses = []
+    statuses: list[int | str] = []
     for proc in reversed(started):  # workers before their master (a worker that loses it exits 1)
         if proc.poll() is None:
             proc.terminate()
@@ -118,7 +118,7 @@ class Engine:
         return self.report()
 
     def report(self) -> dict[str, Any]:
-        return json.loads(self.report_path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        return json.loads(self.report_path.read_text(encoding="utf-8"))
 
     def failed(self, timeout: float = 60) -> tuple[int, str]:
         """(exit status, stderr) of a stand-in that must refuse to start."""

@@ -25,7 +25,7 @@ VALUES = {"tokens": "4k", "int": "2", "float": "0.5"}
 
 def _token(flag: str) -> str:
     row = TABLE[flag]
-    return flag if row.get("switch") else f"{flag}={VALUES.get(row.get('input'), 'x')}"
+    return flag if row.get("switch") else f"{flag}={VALUES.get(row.get('input') or '', 'x')}"
 
 
 def _expected(flag: str, index: int) -> tuple[str, str, str]:

@@ -55,8 +55,8 @@ def _load(path) -> list[Any]:
 
 SEEDS = {p.relative_to(ROOT).as_posix(): _load(p) for p in SEED_FILES}
 
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # no lone surrogates: not encodable
-ODD_VALUES = [
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)  # no lone surrogates: not encodable
+ODD_VALUES: list[Any] = [
     None,
     True,
     False,
@@ -374,7 +374,9 @@ def _text_mutation(draw, text: str) -> str:
         return f"{text[:i]}{tag} {text[i:]}"
     if op == "tag-block":
         return f"{text[:i]} {tag}{text[i:]}"
-    end = i + _SCALAR.match(text, i).end()  # the scalar that starts at i (empty before a nested collection)
+    scalar = _SCALAR.match(text, i)
+    assert scalar is not None  # the pattern matches the empty string too
+    end = i + scalar.end()  # the scalar that starts at i (empty before a nested collection)
     if op == "tag-empty":
         return f"{text[:i]}{tag}{text[end:]}"
     return f"{text[:i]}{draw(st.sampled_from(YAML11_LITERALS))}{text[end:]}"

@@ -25,11 +25,15 @@ GiB = 1024**3
 
 
 def nap(sku: str) -> ks.GpuConfig:
-    return ks.gpu_config(sku, None, None, None)
+    config = ks.gpu_config(sku, None, None, None)
+    assert config is not None, sku
+    return config
 
 
 def mig(profile: str) -> ks.GpuConfig:
-    return ks.gpu_config(None, None, profile, None)
+    config = ks.gpu_config(None, None, profile, None)
+    assert config is not None, profile
+    return config
 
 
 def workspace(

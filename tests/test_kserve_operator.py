@@ -39,7 +39,9 @@ def problems(body: str, instance: str | None = "Standard_NC24ads_A100_v4") -> li
 
 
 def extra(c) -> dict:
-    return kv_transfer_config(c)["kv_connector_extra_config"]
+    kv = kv_transfer_config(c)
+    assert kv is not None, "no --kv-transfer-config"
+    return kv["kv_connector_extra_config"]
 
 
 def resources(c) -> dict:

@@ -104,7 +104,8 @@ def sha(data: bytes) -> str:
 
 
 def files_and_dirs(root: Path) -> tuple[dict[str, bytes], set[str]]:
-    files, dirs = {}, set()
+    files: dict[str, bytes] = {}
+    dirs: set[str] = set()
     for top, dirnames, names in os.walk(root):
         rel = Path(top).relative_to(root)
         dirs |= {(rel / d).as_posix() for d in dirnames}

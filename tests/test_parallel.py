@@ -29,14 +29,17 @@ NATIVES = [
 ]
 
 
+def _renamed(text: str, prefix: str) -> str:
+    """The spec with ``prefix`` before its name (cut to 58 characters with the key)."""
+    return re.sub(r"^name: (.*)$", lambda m: f"name: {prefix}{m.group(1)}"[:58], text, count=1, flags=re.M)
+
+
 def batch(directory: Path, count: int, bad: tuple[int, ...] = ()) -> list[Path]:
     """``count`` specs made from the native examples (unique names); those at ``bad`` have an unknown key."""
     paths = []
     for i in range(count):
         source = NATIVES[i % len(NATIVES)]
-        text = re.sub(
-            r"^name: (.*)$", lambda m, i=i: f"name: b{i:03d}-{m.group(1)}"[:58], source.read_text(), count=1, flags=re.M
-        )
+        text = _renamed(source.read_text(), f"b{i:03d}-")
         if i in bad:
             text += f"bogus{i}: 1\n"
         path = directory / f"group-{i // 40}" / f"spec-{i:03d}.yaml"

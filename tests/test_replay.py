@@ -227,7 +227,7 @@ def test_what_a_stream_refuses_is_not_output_and_bytes_are_never_recorded(tmp_pa
 
     def main():
         try:
-            sys.stderr.write(b"probe")  # type: ignore[arg-type]
+            sys.stderr.write(b"probe")
         except TypeError:
             pass
         sys.stdout.write("text\n")

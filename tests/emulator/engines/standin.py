@@ -131,7 +131,7 @@ def parse(kind: str, argv: list[str]) -> dict[str, Any]:
 
 def endpoints(kind: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(Path(env("KVGEN_EMU_ENDPOINTS")).read_text(encoding="utf-8"))
-    return data[kind]  # type: ignore[no-any-return]
+    return data[kind]
 
 
 # ----------------------------------------------------------------------------- HTTP
@@ -195,7 +195,7 @@ def bind(host: str | None, port: int, handler: Any) -> http.server.ThreadingHTTP
     try:
         family = socket.getaddrinfo(host or "0.0.0.0", port, type=socket.SOCK_STREAM)[0][0]
         server = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": family, "daemon_threads": True})
-        return server((host or "0.0.0.0", port), handler)  # type: ignore[no-any-return]
+        return server((host or "0.0.0.0", port), handler)
     except OSError as exc:
         raise Refused(f"cannot listen on {host or '0.0.0.0'}:{port}: {exc}") from None
 
