@@ -53,13 +53,9 @@ def test_image_tags_are_the_pinned_versions():
 
 def test_helm_chart_default_images_repeat_the_pins():
     """values.yaml carries the image defaults again; they must not drift from runtime.yaml."""
-    path = ROOT / "charts" / "kvgen" / "values.yaml"
-    if not path.exists():
-        pytest.skip("charts/kvgen/values.yaml does not exist yet")
-    images = (YAML(typ="safe", pure=True).load(path.read_text()) or {}).get("images") or {}
+    images = YAML(typ="safe", pure=True).load((ROOT / "charts" / "kvgen" / "values.yaml").read_text())["images"]
     for field in ("repository", "tag"):
-        if (images.get("vllm") or {}).get(field) is not None:
-            assert images["vllm"][field] == RT["vllm"]["image"][field], f"values.yaml images.vllm.{field}"
+        assert images["vllm"].get(field) == RT["vllm"]["image"][field], f"values.yaml images.vllm.{field}"
     assert images["lmcache"] == {}  # unset: the server runs from the vLLM image (one LMCache install)
 
 
