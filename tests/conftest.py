@@ -168,3 +168,20 @@ def distinct_names(paths: list[Path]) -> list[Path]:
             seen |= names
             out.append(p)
     return out
+
+
+# ----------------------------------------------------------------------------- the quick tier
+
+# `scripts/test --quick` leaves out the tests marked `heavy`: the slowest of the fast tier, measured
+# (CPU seconds of the test and the processes it waits for). Whole modules, then single tests
+# (by function name, every parametrization).
+HEAVY_MODULES: frozenset[str] = frozenset()
+HEAVY_TESTS: frozenset[tuple[str, str]] = frozenset()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    heavy = pytest.mark.heavy
+    for item in items:
+        name = getattr(item, "originalname", item.name)
+        if item.path.name in HEAVY_MODULES or (item.path.name, name) in HEAVY_TESTS:
+            item.add_marker(heavy)
