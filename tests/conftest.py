@@ -173,10 +173,213 @@ def distinct_names(paths: list[Path]) -> list[Path]:
 # ----------------------------------------------------------------------------- the quick tier
 
 # `scripts/test --quick` leaves out the tests marked `heavy`: the slowest of the fast tier, measured
-# (CPU seconds of the test and the processes it waits for). Whole modules, then single tests
-# (by function name, every parametrization).
-HEAVY_MODULES: frozenset[str] = frozenset()
-HEAVY_TESTS: frozenset[tuple[str, str]] = frozenset()
+# on 2026-12-02 (CPU seconds of the test and of the processes it waits for, every parametrization
+# together; the fast tier was 641 s of CPU, the quick tier is about 50 s). Whole modules (those that
+# run kvgen's CLI or a supervised child in most tests), then single test functions (>= 1.5 s in all,
+# or >= 0.3 s a test). A new test that runs the CLI, Helm or Hypothesis in a loop belongs here.
+HEAVY_MODULES: frozenset[str] = frozenset(
+    {
+        "test_chart_parity.py",  # 31 s
+        "test_chart_property.py",  # Hypothesis: generated specs through kvgen and Helm
+        "test_cli.py",  # 17 s
+        "test_cli_conventions.py",  # 47 s
+        "test_launcher_supervise.py",  # 9 s
+        "test_output_safety.py",  # 92 s
+        "test_parallel.py",  # 20 s
+        "test_replay.py",  # 23 s
+    }
+)
+HEAVY_TESTS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("test_apiserver.py", "test_a_kserve_claim_without_access_modes_points_at_the_kserve_field"),  # 1.1 s, 1 test
+        ("test_apiserver.py", "test_a_lowered_ephemeral_request_is_a_warning"),  # 1.2 s, 1 test
+        ("test_apiserver.py", "test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema"),  # 1.1 s, 3 tests
+        ("test_apiserver.py", "test_chart_refuses_with_kvgens_problem"),  # 11.5 s, 50 tests
+        ("test_apiserver.py", "test_cli_refuses_with_path_and_line"),  # 54.0 s, 50 tests
+        ("test_apiserver.py", "test_every_api_server_problem_is_reported_at_once"),  # 1.4 s, 1 test
+        ("test_apiserver.py", "test_every_size_at_8_eib_is_refused_by_cli_and_chart"),  # 3.8 s, 16 tests
+        ("test_apiserver.py", "test_the_case_next_to_the_boundary_passes_both"),  # 12.1 s, 50 tests
+        ("test_bad_input.py", "test_a_token_literal_is_not_a_field"),  # 1.1 s, 1 test
+        ("test_bad_input.py", "test_bad_spec_is_rejected_with_path_and_line"),  # 27.2 s, 28 tests
+        ("test_bad_input.py", "test_every_problem_is_reported_at_once"),  # 1.2 s, 1 test
+        (
+            "test_bad_input.py",
+            "test_problems_of_several_files_are_all_reported_and_nothing_is_written",
+        ),  # 1.2 s, 1 test
+        ("test_bad_input.py", "test_unterminated_yaml_names_where_the_open_bracket_started"),  # 0.9 s, 1 test
+        ("test_chart.py", "test_chart_equals_kvgen_and_golden"),  # 8.6 s, 28 tests
+        ("test_chart.py", "test_chart_refuses_the_lmcache_sidecar_below_kubernetes_1_29"),  # 1.3 s, 1 test
+        ("test_chart.py", "test_every_helm_object_is_valid_kubernetes"),  # 10.4 s, 28 tests
+        ("test_chart.py", "test_helm_lint_strict_is_clean"),  # 8.1 s, 28 tests
+        ("test_chart.py", "test_helm_rejects_what_kvgen_rejects"),  # 4.2 s, 27 tests
+        ("test_chart.py", "test_notes_state_the_decision_and_reason"),  # 0.4 s, 1 test
+        ("test_chart.py", "test_release_namespace_is_the_default_namespace"),  # 0.3 s, 1 test
+        (
+            "test_context.py",
+            "test_max_num_batched_tokens_in_extra_args_widens_what_a_sliding_layer_keeps",
+        ),  # 0.3 s, 1 test
+        (
+            "test_context_contract.py",
+            "test_every_example_has_the_same_context_in_kvgen_and_the_chart",
+        ),  # 6.7 s, 28 tests
+        (
+            "test_contract_snapshot.py",
+            "test_a_required_contract_run_without_the_venv_fails_instead_of_passing",
+        ),  # 9.1 s, 1 test
+        (
+            "test_credentials.py",
+            "test_a_credential_anywhere_is_refused_by_kvgen_and_the_chart_alike",
+        ),  # 4.4 s, 31 tests
+        (
+            "test_credentials.py",
+            "test_a_credential_in_an_annotation_is_refused_by_the_cli_at_its_line",
+        ),  # 0.9 s, 1 test
+        (
+            "test_credentials.py",
+            "test_api_key_secret_becomes_vllm_api_key_from_the_secret_in_kvgen_and_the_chart",
+        ),  # 0.4 s, 1 test
+        ("test_credentials.py", "test_kvgen_and_the_chart_refuse_literal_credentials_alike"),  # 3.9 s, 23 tests
+        ("test_credentials.py", "test_the_load_balancer_warning_is_printed"),  # 1.0 s, 1 test
+        ("test_dialects.py", "test_a_file_with_only_other_objects_is_no_spec"),  # 0.8 s, 1 test
+        ("test_dialects.py", "test_convert_prints_native_specs_that_render_the_same"),  # 1.7 s, 1 test
+        ("test_dialects.py", "test_kserve_seed_on_a_default_gke_a2_pool_does_not_fit_its_boot_disk"),  # 1.0 s, 1 test
+        (
+            "test_dialects.py",
+            "test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_would_do_differently",
+        ),  # 1.1 s, 1 test
+        (
+            "test_dialects.py",
+            "test_kserve_without_an_instance_type_renders_as_kserve_would_and_says_how_to_check_the_node",
+        ),  # 1.1 s, 1 test
+        ("test_dialects.py", "test_mixed_dialects_in_one_multi_document_file_and_across_files"),  # 2.4 s, 1 test
+        ("test_dialects.py", "test_other_documents_and_unused_configmaps_are_reported_not_rendered"),  # 1.2 s, 1 test
+        ("test_diskcache.py", "test_concurrent_processes_on_an_empty_cache_agree"),  # 2.5 s, 1 test
+        ("test_emitter.py", "test_any_shape_same_bytes_as_ruamel_or_none"),  # 4.8 s, 1 test
+        ("test_emitter.py", "test_cli_output_is_byte_identical_to_the_golden"),  # 0.8 s, 1 test
+        ("test_emitter.py", "test_every_example_is_written_by_the_fast_path_and_equals_ruamel"),  # 1.2 s, 1 test
+        ("test_emitter.py", "test_kvgen_shapes_same_bytes_as_ruamel_or_none"),  # 9.6 s, 1 test
+        ("test_emitter.py", "test_the_fast_path_is_taken_for_most_kvgen_shapes"),  # 3.0 s, 1 test
+        ("test_emitter.py", "test_the_render_saves_its_memo_in_the_cache_dir"),  # 1.3 s, 1 test
+        ("test_errors.py", "test_cli_prints_problems_sorted_by_file_and_line"),  # 0.6 s, 1 test
+        ("test_explain.py", "test_json_of_a_translated_input_says_where_it_came_from"),  # 0.9 s, 1 test
+        ("test_explain.py", "test_json_output_has_stable_keys_and_the_hand_computed_tokens"),  # 0.8 s, 1 test
+        ("test_explain.py", "test_svg_is_written"),  # 0.9 s, 1 test
+        ("test_explain.py", "test_text_output_has_tables_and_a_bar_per_budget"),  # 0.9 s, 1 test
+        ("test_explain.py", "test_text_output_states_the_gpu_access_mode_and_its_requirement"),  # 0.9 s, 1 test
+        ("test_extra_volumes.py", "test_volumes_are_checked_against_the_kubernetes_definitions"),  # 0.9 s, 1 test
+        (
+            "test_fast_paths.py",
+            "test_a_comment_the_round_trip_loader_cannot_place_is_a_problem_not_a_crash",
+        ),  # 0.7 s, 1 test
+        ("test_fast_paths.py", "test_any_text_reads_as_the_round_trip_loader_reads_it"),  # 4.4 s, 1 test
+        ("test_fast_paths.py", "test_any_value_the_templates_write_reads_back_as_ruamel_reads_it"),  # 1.9 s, 1 test
+        ("test_fast_paths.py", "test_random_documents_read_the_same"),  # 5.2 s, 1 test
+        ("test_fast_paths.py", "test_template_output_parses_as_ruamel_parses_it"),  # 1.7 s, 28 tests
+        ("test_fast_paths.py", "test_text_with_comments_reads_as_the_round_trip_loader_reads_it"),  # 3.7 s, 1 test
+        (
+            "test_flags.py",
+            "test_every_flag_of_the_table_is_refused_in_a_native_spec_by_kvgen_and_the_chart",
+        ),  # 4.4 s, 21 tests
+        ("test_flags.py", "test_extra_args_vllm_refuses_are_problems_at_their_index"),  # 7.2 s, 8 tests
+        (
+            "test_gitops.py",
+            "test_a_spec_removed_from_the_inputs_is_stale_and_removed_on_the_next_render",
+        ),  # 3.0 s, 1 test
+        (
+            "test_gitops.py",
+            "test_check_against_a_directory_never_rendered_exits_5_and_creates_nothing",
+        ),  # 0.7 s, 1 test
+        ("test_gitops.py", "test_check_missing_file_exits_5"),  # 1.3 s, 1 test
+        ("test_gitops.py", "test_check_needs_an_output_directory"),  # 0.5 s, 1 test
+        ("test_gitops.py", "test_check_stale_exits_5_with_a_unified_diff_and_writes_nothing"),  # 1.4 s, 1 test
+        ("test_gitops.py", "test_check_up_to_date_exits_0_and_prints_nothing_on_stdout"),  # 1.4 s, 1 test
+        ("test_gitops.py", "test_help_documents_the_stale_exit_code"),  # 0.5 s, 1 test
+        ("test_gitops.py", "test_invalid_spec_in_check_mode_is_exit_1_not_stale"),  # 1.7 s, 1 test
+        ("test_gitops.py", "test_no_progress_output_when_stderr_is_not_a_terminal"),  # 1.0 s, 1 test
+        ("test_gitops.py", "test_render_writes_a_tree_with_a_kustomization_per_directory"),  # 2.2 s, 1 test
+        ("test_golden.py", "test_golden_objects_are_valid_kubernetes"),  # 3.8 s, 28 tests
+        ("test_golden.py", "test_render_is_deterministic_across_processes"),  # ~16 s: kvgen in 2 x 3 processes
+        (
+            "test_gpu_access.py",
+            "test_dra_below_kubernetes_1_34_is_refused_with_the_spec_path_and_line",
+        ),  # 1.1 s, 1 test
+        ("test_gpu_access.py", "test_in_container_l1_is_the_sidecars_on_the_same_node"),  # 1.1 s, 1 test
+        ("test_gpu_access.py", "test_notes_warn_when_the_server_image_differs_from_vllms"),  # 0.4 s, 1 test
+        ("test_gpu_access.py", "test_the_chart_refuses_dra_below_1_34_and_renders_it_from_1_34"),  # 0.4 s, 1 test
+        ("test_helm_conventions.py", "test_ci_values_cover_both_backends_and_a_multi_node_server"),  # 0.5 s, 1 test
+        ("test_helm_conventions.py", "test_ci_values_lint_and_render_as_kvgen_renders_them"),  # 1.6 s, 3 tests
+        ("test_helm_conventions.py", "test_helm_template_writes_block_yaml_like_the_goldens"),  # 7.5 s, 28 tests
+        (
+            "test_helm_conventions.py",
+            "test_kvgen_names_the_objects_after_name_or_fullname_override_and_needs_one",
+        ),  # 1.0 s, 1 test
+        ("test_helm_conventions.py", "test_the_cli_takes_namespace_and_refuses_a_bad_one"),  # 1.7 s, 1 test
+        ("test_hostile_input.py", "test_a_fifo_is_reported_as_one_without_blocking"),  # 0.9 s, 1 test
+        ("test_hostile_input.py", "test_an_input_just_under_the_cap_is_read"),  # 1.8 s, 1 test
+        (
+            "test_hostile_input.py",
+            "test_an_object_the_api_server_would_refuse_for_its_size_is_refused",
+        ),  # 0.7 s, 1 test
+        ("test_hostile_input.py", "test_any_string_survives_the_templates_and_the_yaml_output"),  # 1.2 s, 1 test
+        ("test_hostile_input.py", "test_ctrl_c_exits_130_without_a_traceback"),  # 0.5 s, 1 test
+        ("test_hostile_input.py", "test_too_many_values_are_refused"),  # 1.7 s, 1 test
+        ("test_kube_validation.py", "test_broken_objects_get_the_same_verdict_from_both"),  # 13.2 s, 1 test
+        ("test_kube_validation.py", "test_every_golden_object_is_valid_for_both"),  # 0.4 s, 1 test
+        ("test_kube_validation.py", "test_valid_output_never_imports_the_python_validator"),  # 1.3 s, 1 test
+        ("test_launcher.py", "test_any_bytes_in_proc_files_exit_0_or_2_without_traceback"),  # 1.5 s, 1 test
+        ("test_launcher.py", "test_explicit_cap_bounds_l1"),  # 0.3 s, 1 test
+        ("test_launcher.py", "test_the_probe_asks_the_installed_lmcache_its_own_health_path"),  # 1.4 s, 3 tests
+        ("test_lws.py", "test_the_chart_refuses_what_kvgen_refuses"),  # 0.5 s, 1 test
+        ("test_model_pvc.py", "test_bad_claims_are_refused_alike"),  # 0.4 s, 1 test
+        ("test_operations.py", "test_a_bad_probe_value_is_refused_with_its_path"),  # 1.2 s, 1 test
+        ("test_operations.py", "test_a_disruption_budget_when_there_can_be_several_replicas"),  # 2.1 s, 8 tests
+        ("test_operations.py", "test_exactly_one_autoscaler"),  # 1.1 s, 1 test
+        ("test_operations.py", "test_the_example_renders_every_operations_object_through_the_cli"),  # 1.2 s, 1 test
+        (
+            "test_operator_native.py",
+            "test_an_instance_without_gpus_is_the_cpu_rule_and_a_mig_one_the_mig_rule",
+        ),  # 0.4 s, 1 test
+        ("test_operator_native.py", "test_explain_of_an_unknown_node_says_unknown_not_zero"),  # 2.4 s, 1 test
+        (
+            "test_output_property.py",
+            "test_render_never_removes_or_changes_a_file_kvgen_did_not_produce",
+        ),  # 2.8 s, 1 test
+        ("test_pod_settings.py", "test_each_rank_of_a_multi_node_server_spreads_its_own_pods"),  # 0.3 s, 1 test
+        ("test_pod_settings.py", "test_pod_settings_reach_every_pod_in_kvgen_and_the_chart"),  # 0.3 s, 1 test
+        (
+            "test_pod_settings.py",
+            "test_security_contexts_are_checked_against_the_kubernetes_definitions",
+        ),  # 1.0 s, 1 test
+        (
+            "test_pod_settings.py",
+            "test_the_hardened_example_renders_a_service_account_and_pull_secret",
+        ),  # 0.9 s, 1 test
+        ("test_ports.py", "test_cli_and_chart_refuse_a_port_the_pod_already_binds"),  # 2.6 s, 12 tests
+        ("test_ports.py", "test_the_cli_names_file_and_line"),  # 0.8 s, 1 test
+        ("test_quantity.py", "test_every_kubernetes_quantity_has_the_reference_value"),  # 3.5 s, 1 test
+        ("test_quantity.py", "test_kvgen_does_not_import_the_kubernetes_client"),  # 1.1 s, 1 test
+        ("test_quantity.py", "test_numbers_have_the_reference_value"),  # 0.7 s, 1 test
+        ("test_quantity.py", "test_text_kvgen_reads_has_the_reference_value"),  # 1.9 s, 1 test
+        (
+            "test_remote_tier.py",
+            "test_bad_remote_tiers_are_refused_with_their_path_and_the_chart_agrees",
+        ),  # 1.6 s, 8 tests
+        ("test_rules.py", "test_decision_is_printed_on_stderr_and_the_render_succeeds"),  # 0.8 s, 1 test
+        ("test_schema.py", "test_cli_prints_the_schema"),  # 0.9 s, 1 test
+        ("test_schema.py", "test_committed_schema_is_not_stale"),  # 0.3 s, 1 test
+        ("test_schema.py", "test_every_example_satisfies_the_schema"),  # 3.1 s, 28 tests
+        ("test_sizing.py", "test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal"),  # 0.6 s, 1 test
+        ("test_sizing.py", "test_the_chart_budgets_the_processor_cache_as_kvgen"),  # 1.7 s, 6 tests
+        ("test_sizing.py", "test_the_chart_sizes_the_startup_budget_as_kvgen"),  # 1.2 s, 4 tests
+        (
+            "test_yaml_tags.py",
+            "test_a_name_yaml_1_1_reads_as_a_boolean_is_quoted_and_the_chart_agrees",
+        ),  # 0.7 s, 1 test
+        ("test_yaml_tags.py", "test_every_example_renders_to_what_yaml_1_1_and_yaml_1_2_read_alike"),  # 2.6 s, 1 test
+        ("test_yaml_tags.py", "test_every_output_loads_the_same_in_yaml_1_1_and_yaml_1_2"),  # 9.4 s, 1 test
+        ("test_yaml_tags.py", "test_helm_and_kvgen_agree_on_a_value_yaml_1_1_reads_otherwise"),  # 1.5 s, 4 tests
+    }
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
