@@ -639,7 +639,7 @@ def explain(
         typer.Option(
             "-o",
             "--output",
-            help="text (tables and a bar per budget), json (stable keys, see the README) or yaml (the same data as "
+            help="text (tables and a bar per budget), json (stable keys, see docs/explain.md) or yaml (the same data as "
             "json), as kubectl -o.",
         ),
     ] = OutputFormat.text,

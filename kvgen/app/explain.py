@@ -7,7 +7,7 @@
   sequences (``max-model-len``), from the model's KV bytes per token.
 
 ``report`` builds plain data: the ``--output json`` form, whose keys are stable (documented in
-the README, section "kvgen explain"); ``render`` lays it out with rich tables and a bar per
+docs/explain.md); ``render`` lays it out with rich tables and a bar per
 budget, in a terminal or into an SVG.
 
 KV bytes per token (shared/reference/runtime.md section 9): standard attention stores K and V,
