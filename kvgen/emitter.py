@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgen.errors import KvgenError
-from kvgen.plain_tags import STR, yaml11_tag
+from kvgen.plain_tags import STR, fixed_resolver, yaml11_tag
 
 LONGEST = 2000  # longer scalars could be folded at ruamel's width of 4096 columns: not ours
 SIMPLE_KEY = 100  # ruamel writes a key of 128 characters or more as an explicit "? key"
@@ -134,7 +134,7 @@ class Emitter:
             from ruamel.yaml.nodes import ScalarNode
             from ruamel.yaml.resolver import VersionedResolver
 
-            self._resolver = (VersionedResolver(), ScalarNode)
+            self._resolver = (fixed_resolver((1, 2)), ScalarNode)  # YAML 1.2: VersionedResolver's default
             self._str_tag = VersionedResolver.DEFAULT_SCALAR_TAG
         resolver, node = self._resolver
         return resolver.resolve(node, text, (True, False)) == self._str_tag and yaml11_tag(text) == STR
@@ -254,9 +254,13 @@ class Emitter:
         items: dict[Any, Any] = {}
         for doc in docs:
             self._collect(doc, keys, values, items)
-        keys = {k: k for k in keys if not self._plain_ok(k)}
-        values = {m: v for m, v in values.items() if not (type(v) is str and self._plain_ok(v))}
-        items = {m: v for m, v in items.items() if not (type(v) is str and self._plain_ok(v))}
+        # plain scalars: what key, value and item would say, decided here once
+        for k in [k for k in keys if self._plain_ok(k)]:
+            self._keys[k] = keys.pop(k)
+        for m in [m for m, v in values.items() if type(v) is str and self._plain_ok(v)]:
+            self._values[m] = " " + values.pop(m)
+        for m in [m for m, v in items.items() if type(v) is str and self._plain_ok(v)]:
+            self._items[m] = items.pop(m)
         if not (keys or values or items):
             return
         batch = {
