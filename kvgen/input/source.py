@@ -297,6 +297,11 @@ class _Constructor(RoundTripConstructor):
                 f"an integer of {len(text)} characters is out of range (at most 64 bits, {INT_MAX})",
                 node.start_mark,
             )
+        digits = text.replace("_", "").lstrip("+-")
+        if digits[:2] in ("0b", "0o", "0x"):
+            digits = digits[2:]
+        if not digits:  # '-_', '0x_': ruamel's int pattern takes them, but they hold no digit (its
+            return text  # constructor failed on an empty string); Helm's YAML reads them as strings too
         value = super().construct_yaml_int(node)
         if not INT_MIN <= int(value) <= INT_MAX:
             raise InputBoundError(
