@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from kvgen.core.errors import KvgenError, Problem, SpecError
 from kvgen.data import catalog
 from kvgen.input.source import load_documents
+from kvgen.input.spec_errors import problem_of
 from kvgen.spec.models import MODEL_CONFIG, Catalog, Model
 
 ENV = "KVGEN_CATALOG"  # catalog files, separated by os.pathsep (':'), read before --catalog ones
@@ -58,8 +59,6 @@ def _incomplete(
 
 def parse(text: bytes | str, file: str) -> dict[str, Any]:
     """One catalog file's rows ({"models": ..., "instances": ...}); SpecError with every problem."""
-    from kvgen.plan.validate import problem_of
-
     docs = load_documents(text, file)
     if len(docs) != 1 or not isinstance(docs[0].data, dict):
         raise SpecError(file, [Problem((), "a catalog file is one YAML mapping with a top-level catalog: key")])

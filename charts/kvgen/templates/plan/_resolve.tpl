@@ -1,6 +1,7 @@
 {{/*
 Resolving the model and the node, and the structural checks (the chart's counterpart of
-kvgen/data/catalog.py resolve_* and kvgen/plan/build.py _check_structure). Each define takes the state
+kvgen/data/catalog.py resolve_* and kvgen/plan/build.py _check_structure; kvgen.checkCredentials is
+the part of kvgen/plan/validate.py parse_spec that values.schema.json cannot do). Each define takes the state
 dict built by kvgen.context and records results or problems in it.
 */}}
 

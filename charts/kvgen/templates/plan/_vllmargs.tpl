@@ -1,6 +1,6 @@
 {{/*
-kvgen.checkExtraArgs: the problems of vllm.extraArgs, the chart's counterpart of kvgen/data/flags.py
-check_extra_args. The arguments are walked as kvgen.contract.walk_argv walks them (argparse with
+kvgen.checkExtraArgs: the problems of vllm.extraArgs, the chart's counterpart of kvgen/plan/extra_args.py
+check_extra_args (the table of kvgen/data/flags.py). The arguments are walked as kvgen/data/contract.py walk_argv walks them (argparse with
 the options of files/contract/vllm-<version>.json, as files/vllm-serve-options.json copies them
 for the chart; after vLLM's own rewriting: '_' for '-',
 dotted keys of JSON options, -O3, -n2): a flag of files/managed-flags.yaml in any spelling is
