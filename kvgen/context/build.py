@@ -47,13 +47,13 @@ def resources(
     (the chart's kvgen.resources)."""
     requests: dict[str, Any] = {}
     if size.cpu:
-        requests["cpu"] = size.cpu
+        requests["cpu"] = size.cpu.text
     requests["memory"] = quantity.format_bytes(size.memory)
     if size.ephemeral:
         requests["ephemeral-storage"] = quantity.format_bytes(size.ephemeral)
     limits: dict[str, Any] = {}
     if size.cpu_limit:
-        limits["cpu"] = size.cpu_limit
+        limits["cpu"] = size.cpu_limit.text
     limits["memory"] = quantity.format_bytes(size.limit)
     if size.ephemeral_limit is not None:
         limits["ephemeral-storage"] = quantity.format_bytes(size.ephemeral_limit)
@@ -225,8 +225,8 @@ def tiers(plan: Plan) -> list[Tier]:
         t: Tier = {"volume": {"name": name}, "mount": {"name": name, "mountPath": connector.tier_path(i)}}
         pvc = fs.pvc
         if fs.empty_dir:
-            t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size}
-            t["capacity"] = quantity.to_bytes(fs.empty_dir.size)
+            t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size.text}
+            t["capacity"] = fs.empty_dir.size.bytes
         elif pvc is not None and pvc.spec is not None:
             t["volume"]["ephemeral"] = {"volumeClaimTemplate": {"spec": pvc.spec}}
             storage = ((pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")

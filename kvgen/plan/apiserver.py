@@ -93,7 +93,7 @@ def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
     return tuple((name, field.alias or name, _is_size(field)) for name, field in model.model_fields.items())
 
 
-def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
+def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, quantity.Size]]:
     """Every size set in the spec (a ``Size`` field anywhere in the models), with its path."""
     for name, key, is_size in _fields(type(model)):
         value = getattr(model, name)
@@ -120,13 +120,11 @@ def _too_large() -> str:
 def _check_sizes(spec: Spec) -> list[Problem]:
     problems: list[Problem] = []
     for path, value in sizes(spec):
-        n = quantity.to_bytes(value)
+        n = value.bytes
         if n > MAX_BYTES:
             problems.append(Problem(path, f"{value} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
     total = sum(
-        quantity.to_bytes(t.file_system.empty_dir.size)
-        for t in spec.kv_cache_offloading.secondary
-        if t.file_system.empty_dir
+        t.file_system.empty_dir.size.bytes for t in spec.kv_cache_offloading.secondary if t.file_system.empty_dir
     )
     if total > MAX_BYTES and not problems:  # one tier above the bound is reported as itself
         problems.append(
@@ -143,8 +141,8 @@ def _check_sizes(spec: Spec) -> list[Problem]:
 # ----------------------------------------------------------------------------- resources
 
 
-def _compare(name: str, value: str) -> Decimal:
-    return quantity.parse(value) if name == "cpu" else Decimal(quantity.to_bytes(value))
+def _compare(name: str, value: quantity.Size | quantity.Cpu) -> Decimal:
+    return value.millicores if isinstance(value, quantity.Cpu) else Decimal(value.bytes)
 
 
 def _check_requests_within_limits(spec: Spec) -> list[Problem]:

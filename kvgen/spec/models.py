@@ -15,6 +15,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
+    PlainValidator,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -43,7 +45,9 @@ _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 
 
-def _check_size(value: Any) -> str:
+def _check_size(value: Any) -> quantity.Size:
+    if isinstance(value, quantity.Size):  # already parsed (a spec built from a spec's values)
+        return value
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
     text = str(value)
@@ -55,14 +59,18 @@ def _check_size(value: Any) -> str:
         raise ValueError(
             f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T"
         )
-    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) for an absurd magnitude
+    size = quantity.Size.parse(text)  # a QuantityError (a ValueError) for an absurd magnitude
+    if size.bytes <= 0:
         raise ValueError("must be greater than zero")
-    return text
+    return size
 
 
+# A size, parsed here once: the planning modules read .bytes, messages and output the text as
+# written (a model dump writes the text back, so a spec's values round-trip unchanged).
 Size = Annotated[
-    str,
-    BeforeValidator(_check_size),
+    quantity.Size,
+    PlainValidator(_check_size),
+    PlainSerializer(str, return_type=str),
     WithJsonSchema(
         {
             "anyOf": [
@@ -523,7 +531,9 @@ class VLLMSettings(Model):
 CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
 
 
-def _check_cpu_quantity(value: Any) -> str:
+def _check_cpu_quantity(value: Any) -> quantity.Cpu:
+    if isinstance(value, quantity.Cpu):  # already parsed (a spec built from a spec's values)
+        return value
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValueError("must be a CPU quantity such as 4, 0.5 or 500m")
     if not isinstance(value, str) and not value > 0:
@@ -531,12 +541,14 @@ def _check_cpu_quantity(value: Any) -> str:
     text = str(value)
     if not re.match(CPU_PATTERN, text):
         raise ValueError(f"{quantity.shorten(text)} is not a CPU quantity such as 4, 0.5 or 500m")
-    return text
+    return quantity.Cpu.parse(text)
 
 
+# A CPU quantity, parsed here once (.millicores); the text as written goes to messages and output.
 CPU = Annotated[
-    str,
-    BeforeValidator(_check_cpu_quantity),
+    quantity.Cpu,
+    PlainValidator(_check_cpu_quantity),
+    PlainSerializer(str, return_type=str),
     WithJsonSchema({"anyOf": [{"type": "string", "pattern": CPU_PATTERN}, {"type": "number", "exclusiveMinimum": 0}]}),
 ]
 
