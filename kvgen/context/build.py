@@ -380,7 +380,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     }
     variables: list[KubeObject] = []
     if "claims" not in devices:
-        # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
+        # see the GPUs it reads over CUDA IPC without taking GPUs of its own (docs/gpu-access.md)
         variables += [
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
@@ -504,7 +504,7 @@ def workloads(
                 "name": spec.object_name,
                 "replicas": spec.replicas,
                 "size": spec.parallelism.nodes,
-                "restartPolicy": w["lws"]["restartPolicy"],  # README "Multi-node servers": chosen knowingly
+                "restartPolicy": w["lws"]["restartPolicy"],  # docs/multi-node.md: chosen knowingly
                 "pod": pod("leader"),
                 "workerPod": pod("worker"),
             }

@@ -148,7 +148,7 @@ LOAD_BALANCER_WARNING = (
 )
 
 
-# README "Multi-node servers": the LeaderWorkerSet's restart policy (files/runtime.yaml wiring.lws.restartPolicy)
+# docs/multi-node.md: the LeaderWorkerSet's restart policy (files/runtime.yaml wiring.lws.restartPolicy)
 def lws_sidecar_restart_warning() -> str:
     policy = catalog.runtime()["wiring"]["lws"]["restartPolicy"]
     return (

@@ -321,7 +321,7 @@ DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
 
 
 class LMCacheServer(Model):
-    """The LMCache MP server of the lmcache backend (README: "GPU access modes")."""
+    """The LMCache MP server of the lmcache backend (docs/gpu-access.md)."""
 
     gpu_access: Literal["visible-devices", "dra", "in-container"] = Field(
         "visible-devices",
@@ -663,7 +663,7 @@ class PodSettings(Model):
 
 
 class MultiNode(Model):
-    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (README: "Multi-node servers")."""
+    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (docs/multi-node.md)."""
 
     engine: Literal["statefulset", "leaderworkerset"] = Field(
         "statefulset",
@@ -696,7 +696,7 @@ class Probe(Model):
 class StartupProbe(Probe):
     """Until vLLM first answers /health (downloading and loading the weights): period x failures
     is the start-up budget; the Deployment's progressDeadlineSeconds follows it. By default the
-    budget is sized from the model's weights (README "Probes")."""
+    budget is sized from the model's weights (docs/operations.md)."""
 
     period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")
