@@ -311,7 +311,8 @@ CATALOG_WORDS = sorted(catalog.models()) + sorted(catalog.instances())
 
 @st.composite
 def typos(draw):
-    """A catalog key with a few characters changed, dropped or doubled (or another word)."""
+    """A catalog key with a few characters changed (a quote or a backslash among them: both faces
+    quote the word alike), dropped or doubled (or another word)."""
     word = list(draw(st.sampled_from(CATALOG_WORDS)))
     for _ in range(draw(st.integers(0, 4))):
         i = draw(st.integers(0, len(word) - 1))
@@ -319,7 +320,7 @@ def typos(draw):
         if op == "drop" and len(word) > 1:
             del word[i]
         elif op == "swap":
-            word[i] = draw(st.sampled_from("abcxyz0129-_./"))
+            word[i] = draw(st.sampled_from("abcxyz0129-_./'\"\\"))
         elif op == "double":
             word.insert(i, word[i])
         else:
