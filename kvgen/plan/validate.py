@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from kvgen.core import quantity
-from kvgen.core.errors import Problem, suggest
+from kvgen.core.errors import Problem, quoted, suggest
 from kvgen.input.source import SourceDoc
 from kvgen.plan import credentials
 from kvgen.spec.models import Spec
@@ -67,8 +67,8 @@ def problem_of(error: ErrorDetails, doc: SourceDoc) -> Problem:
         key = loc[-1]
         keys = allowed_keys(loc[:-1])
         close = suggest(str(key), keys)
-        message = f"unknown key {key!r}"
-        hint = f"did you mean {close!r}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
+        message = f"unknown key {quoted(str(key))}"
+        hint = f"did you mean {quoted(close)}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
     elif kind == "missing":
         message = "required key is missing"
     elif kind == "value_error":
