@@ -158,13 +158,20 @@ def assert_refused_at_once(tmp_path: Path, text: str, expected: set[tuple[str, s
 def problem_set(data: dict[str, Any], version: str = "1.33") -> set[tuple[str, str, str | None]]:
     """The problems kvgen finds in a native spec, as (path, message, hint): what the chart's
     problems are compared with (tests/helm.py problems)."""
-    from kvgen.core.errors import SpecError, format_path
+    from kvgen.core.errors import SpecError
 
     try:
         compile_spec(data, version)
     except SpecError as err:
-        return {(format_path(p.path), p.message, p.hint) for p in err.problems}
+        return problem_triples(err)
     return set()
+
+
+def problem_triples(err: Any) -> set[tuple[str, str, str | None]]:
+    """A SpecError's problems as (path, message, hint), the form tests/helm.py problems gives."""
+    from kvgen.core.errors import format_path
+
+    return {(format_path(p.path), p.message, p.hint) for p in err.problems}
 
 
 def distinct_names(paths: list[Path]) -> list[Path]:

@@ -272,11 +272,12 @@ def _check_version(version: str) -> None:
 def _check_namespace(namespace: str | None) -> None:
     import re
 
+    from kvgen.core.errors import quoted
     from kvgen.spec.models import NAMESPACE_PATTERN
 
     if namespace is not None and (len(namespace) > 63 or not re.match(NAMESPACE_PATTERN, namespace)):
         raise Usage(
-            f"--namespace {namespace!r} is not a namespace name (lowercase letters, digits and '-', "
+            f"--namespace {quoted(namespace)} is not a namespace name (lowercase letters, digits and '-', "
             "starting and ending with a letter or digit, at most 63 characters)"
         )
 

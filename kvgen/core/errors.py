@@ -80,6 +80,12 @@ def quoted(value: object) -> str:
     return "'" + text.replace("'", "\\'") + "'"
 
 
+def shown(value: object) -> str:
+    """A value the user wrote, in a message: a string quoted (``quoted``), any other value as
+    Python writes it (1.5, True, None, [1]), which says it was not a string."""
+    return quoted(value) if isinstance(value, str) else repr(value)
+
+
 def suggest(word: str, choices: Iterable[str]) -> str | None:
     """The "did you mean" of a hint: the closest of ``choices`` (difflib's ratio, at least 0.6),
     case-insensitive. The chart's ``kvgen.suggest`` (templates/_suggest.tpl) computes the same."""

@@ -64,7 +64,8 @@ def parse(value: str | int | float) -> Decimal:
 
 def shorten(value: object, limit: int = 40, quote: bool = True) -> str:
     """repr(value) (or str with ``quote=False``) for a message, cut short: a hostile spec's value
-    may be a megabyte long."""
+    may be a megabyte long. A printable string is quoted as errors.quoted() quotes it; repr also
+    escapes the control characters a hostile value may hold, which quoted() leaves as they are."""
     text = repr(value) if quote else str(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 

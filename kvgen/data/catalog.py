@@ -16,7 +16,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from kvgen.core import diskcache, paths, quantity
-from kvgen.core.errors import Problem, suggest
+from kvgen.core.errors import Problem, quoted, suggest
 
 
 def parse_yaml(raw: bytes) -> Any:
@@ -224,8 +224,10 @@ def resolve_model(
         hint_model = suggest(spec_model.id, list(table))
         names = ", ".join(f"model.{to_camel(f)}" for f in missing)
         if row is None:
-            message = f"model {spec_model.id!r} is not in the catalog and is not described inline (missing {names})"
-            hint = f"did you mean {hint_model!r}? " if hint_model else ""
+            message = (
+                f"model {quoted(spec_model.id)} is not in the catalog and is not described inline (missing {names})"
+            )
+            hint = f"did you mean {quoted(hint_model)}? " if hint_model else ""
             hint += "or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
         else:
             message = f"missing {names}"
@@ -329,8 +331,8 @@ def resolve_instance(
         names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
         if spec_instance.type and row is None:
             close = suggest(spec_instance.type, list(table))
-            message = f"unknown instance type {spec_instance.type!r} (missing {names})"
-            hint = f"did you mean {close!r}? " if close else ""
+            message = f"unknown instance type {quoted(spec_instance.type)} (missing {names})"
+            hint = f"did you mean {quoted(close)}? " if close else ""
             hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
             return None, [Problem(("instance", "type"), message, hint)]
         return None, [

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from kvgen.core import quantity
-from kvgen.core.errors import Problem, suggest
+from kvgen.core.errors import Problem, quoted, suggest
 from kvgen.input.source import SourceDoc
 from kvgen.spec.models import Spec
 
@@ -65,15 +65,15 @@ def problem_of(error: ErrorDetails, doc: SourceDoc) -> Problem:
         key = loc[-1]
         keys = allowed_keys(loc[:-1])
         close = suggest(str(key), keys)
-        message = f"unknown key {key!r}"
-        hint = f"did you mean {close!r}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
+        message = f"unknown key {quoted(str(key))}"
+        hint = f"did you mean {quoted(close)}?" if close else (f"allowed keys: {', '.join(keys)}" if keys else None)
     elif kind == "missing":
         message = "required key is missing"
     elif kind == "value_error":
         message = str(error["msg"]).removeprefix("Value error, ")
     elif kind == "string_pattern_mismatch":
         message = f"{quantity.shorten(error['input'])} is not valid here (must match {error['ctx']['pattern']})"
-        if loc[-1] == "name":
+        if loc == ("name",):  # the spec's name; vllm.env[].name and the like are no DNS labels
             hint = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
     else:
         message = str(error["msg"])

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from kvgen.core.errors import KvgenError, Problem, SpecError
+from kvgen.core.errors import KvgenError, Problem, SpecError, quoted
 from kvgen.data import catalog
 from kvgen.input.source import load_documents
 from kvgen.input.spec_errors import problem_of
@@ -44,7 +44,7 @@ def _incomplete(
         if mid not in models:
             missing = [f for f in MODEL_REQUIRED if row.get(f) is None]
             if missing:
-                out.append((("catalog", "models", mid), f"model {mid!r} is new and lacks {', '.join(missing)}"))
+                out.append((("catalog", "models", mid), f"model {quoted(mid)} is new and lacks {', '.join(missing)}"))
     for itype, row in (rows.get("instances") or {}).items():
         if itype not in instances:
             missing = [f for f in ("gpus", "memory") if row.get(f) is None]
@@ -52,7 +52,10 @@ def _incomplete(
                 missing.append("gpuMemory")
             if missing:
                 out.append(
-                    (("catalog", "instances", itype), f"instance type {itype!r} is new and lacks {', '.join(missing)}")
+                    (
+                        ("catalog", "instances", itype),
+                        f"instance type {quoted(itype)} is new and lacks {', '.join(missing)}",
+                    )
                 )
     return out
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kvgen.core.errors import Problem
+from kvgen.core.errors import Problem, quoted
 from kvgen.data import connector
 from kvgen.spec.models import RemoteTier, Spec
 
@@ -53,7 +53,7 @@ def endpoint(url: str) -> Endpoint | None:
 
 def _url_problem(url: str) -> Problem | None:
     path = (*BASE, "url")
-    shown = f"'{url}'"  # at most 2048 characters (the schema's bound)
+    shown = quoted(url)  # at most 2048 characters (the schema's bound)
     if url.startswith(("rediss://", "valkeys://")):
         return Problem(
             path,

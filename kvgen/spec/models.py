@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from kvgen.core import quantity
+from kvgen.core.errors import quoted
 from kvgen.data import catalog
 
 # Strict, as the JSON Schema (and so Helm) is: no "2" for 2, no true for 1, no 1 for true, no
@@ -167,7 +168,7 @@ class ModelSpec(Model):
     def _pvc_uri(cls, value: str | None) -> str | None:
         if value is not None and not re.match(MODEL_URI_PATTERN, value):
             raise ValueError(
-                f"{value!r} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
+                f"{quoted(value)} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
                 "or downloads model.id from Hugging Face when uri is left out"
             )
         return value

@@ -24,7 +24,7 @@ Usage: {{- include "kvgen.resolveName" $s -}}
 {{- end -}}
 {{- $name = $name | trunc 52 | trimSuffix "-" -}}
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $name) -}}
-{{- include "kvgen.problem" (list $s "name" (printf "'%s', made from the release name, is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), which the Service's name must be" $name) "set name (or fullnameOverride) in the values") -}}
+{{- include "kvgen.problem" (list $s "name" (printf "%s, made from the release name, is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), which the Service's name must be" (include "kvgen.quoted" $name)) "set name (or fullnameOverride) in the values") -}}
 {{- end -}}
 {{- $_ := set $s "V" (merge (dict "name" $name) $v) -}}
 {{- end -}}
@@ -70,7 +70,7 @@ kvgen.formatBytes: the shortest exact quantity for a byte count: 10737418240 -> 
 
 {{/*
 kvgen.quoted: a value the user wrote, as a problem quotes it: Python's repr of a printable string
-('a', "it's"), the same as kvgen's core/errors.py quoted(), so both faces word a problem alike.
+('a', "it's"), the same as kvgen/core/errors.py quoted, so both faces word a problem alike.
 Usage: {{ include "kvgen.quoted" $value }}
 */}}
 {{- define "kvgen.quoted" -}}
@@ -95,7 +95,7 @@ kvgen.roundUpGiB: bytes rounded up to a whole GiB.
 {{/*
 kvgen.lmcacheHealthArgs: the launcher's options that find the LMCache MP server's health endpoint:
 --http-url=http://host:httpPort and one --health-path=since:path per LMCache version that moved it
-(kvgen's connector.lmcache_health_args). A JSON list.
+(kvgen/data/connector.py lmcache_health_args). A JSON list.
 Usage: {{ include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray }}
 */}}
 {{- define "kvgen.lmcacheHealthArgs" -}}
