@@ -69,12 +69,16 @@ kvgen.formatBytes: the shortest exact quantity for a byte count: 10737418240 -> 
 {{- end -}}
 
 {{/*
-kvgen.quoted: a value the user wrote, as a problem quotes it: Python's repr of a printable string
-('a', "it's"), the same as kvgen/core/errors.py quoted, so both faces word a problem alike.
-Usage: {{ include "kvgen.quoted" $value }}
+kvgen.quoted: a value the user wrote, as a problem quotes it: Python's repr of a string ('a',
+"it's", 'tab\t', 'esc\x1b'): the backslash, the C0 and C1 control characters and DEL escaped (a
+terminal reads ESC and CSI as commands), the same as kvgen's core/errors.py quoted(), so both faces
+word a problem alike. Usage: {{ include "kvgen.quoted" $value }}
 */}}
 {{- define "kvgen.quoted" -}}
 {{- $t := toString . | replace "\\" "\\\\" | replace "\n" "\\n" | replace "\r" "\\r" | replace "\t" "\\t" -}}
+{{- range $c := concat (until 32) (list 127) (untilStep 128 160 1) -}}
+{{- $t = replace (printf "%c" $c) (printf "\\x%02x" $c) $t -}}
+{{- end -}}
 {{- if and (contains "'" $t) (not (contains "\"" $t)) -}}"{{ $t }}"{{- else -}}'{{ replace "'" "\\'" $t }}'{{- end -}}
 {{- end -}}
 
