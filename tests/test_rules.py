@@ -252,22 +252,41 @@ def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
     assert _chart_reason(miss, replaced) is None
 
 
-@pytest.mark.parametrize(
-    "when,facts,holds",
-    [
-        ({"field": "spec.a", "op": "is", "value": False}, {"spec": {}}, True),
-        ({"field": "spec.a", "op": "is", "value": True}, {"spec": {"a": "x"}}, True),
-        ({"field": "spec.a", "op": "eq", "value": 0}, {"spec": {"a": 0.0}}, True),
-        ({"field": "spec.a", "op": "eq", "value": 0}, {"spec": {}}, False),
-        ({"field": "spec.a", "op": "ne", "value": "none"}, {"spec": {}}, True),
-        ({"field": "spec.a.b", "op": "gt", "value": 1}, {"spec": {"a": 3}}, False),
-        ({"field": "spec.a", "op": "lt", "value": 1}, {"spec": {"a": "0"}}, False),
-        (
-            {"any": [{"field": "spec.a", "op": "gt", "value": 1}, {"field": "spec.b", "op": "eq", "value": "x"}]},
-            {"spec": {"a": 1, "b": "x"}},
-            True,
-        ),
-    ],
-)
+CONDITIONS = [
+    ({"field": "spec.a", "op": "is", "value": False}, {"spec": {}}, True),
+    ({"field": "spec.a", "op": "is", "value": True}, {"spec": {"a": "x"}}, True),
+    ({"field": "spec.a", "op": "eq", "value": 0}, {"spec": {"a": 0.0}}, True),
+    ({"field": "spec.a", "op": "eq", "value": 0}, {"spec": {}}, False),
+    ({"field": "spec.a", "op": "ne", "value": "none"}, {"spec": {}}, True),
+    ({"field": "spec.a.b", "op": "gt", "value": 1}, {"spec": {"a": 3}}, False),
+    ({"field": "spec.a", "op": "lt", "value": 1}, {"spec": {"a": "0"}}, False),
+    (
+        {"any": [{"field": "spec.a", "op": "gt", "value": 1}, {"field": "spec.b", "op": "eq", "value": "x"}]},
+        {"spec": {"a": 1, "b": "x"}},
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("when,facts,holds", CONDITIONS)
 def test_conditions(when, facts, holds):
     assert rules.holds(when, facts) is holds
+
+
+def test_the_chart_reads_conditions_as_kvgen_does():
+    """kvgen.holds (templates/plan/_rules.tpl) on the same conditions, facts as Helm's values hold them."""
+    import json
+
+    import helm
+    from ruamel.yaml import YAML
+    from specs import NATIVE_HEAD
+
+    cases = json.dumps([{"when": w, "facts": f} for w, f, _h in CONDITIONS])
+    template = (
+        "{{- range $c := (`" + cases + "` | fromJsonArray) }}"
+        '{{ include "kvgen.holds" (list $c.when $c.facts) | default "false" }}\n{{ end }}'
+    )
+    chart = helm.context_chart(replaced=(("templates/kvgen-holds.txt", template),))
+    rendered = helm.render(YAML(typ="safe", pure=True).load(NATIVE_HEAD), chart_=chart)
+    (text,) = [t for name, t in rendered.items() if name.endswith("kvgen-holds.txt")]
+    assert text.split() == [str(h).lower() for _w, _f, h in CONDITIONS]
