@@ -52,7 +52,7 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- range $pattern := $row.fields -}}
 {{/* the values at the path pattern: [*] every item of a list, * every entry of a map */}}
 {{- $hits := list (dict "p" "" "v" $facts.spec) -}}
-{{- range $part := regexFindAll "\\[\\*\\]|[^.\\[\\]]+" $pattern -1 -}}
+{{- range $part := splitList "." (replace "[*]" ".[*]" $pattern) -}}
 {{- $next := list -}}
 {{- range $h := $hits -}}
 {{- $dot := ternary "" "." (eq $h.p "") -}}
