@@ -131,6 +131,15 @@ def objects(values: dict[str, Any], namespace: str = "default", kube_version: st
     return as_kvgen(raw_objects(values, namespace=namespace, kube_version=kube_version), values, namespace)
 
 
+def objects_and_warnings(
+    values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33"
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """objects, and the warnings NOTES.txt prints (notes_warnings), of one render."""
+    rendered = render(values, namespace=namespace, kube_version=kube_version)
+    (notes_text,) = [t for name, t in rendered.items() if name.endswith("NOTES.txt")]
+    return as_kvgen(_objects(rendered), values, namespace), notes_warnings(notes_text)
+
+
 def objects_and_context(
     values: dict[str, Any],
     namespace: str = "default",
@@ -139,9 +148,25 @@ def objects_and_context(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The objects and the context (kvgen.context) of one render, from a copy of the chart, in
     kvgen's form (as_kvgen)."""
+    objs, context, _warnings = objects_context_and_warnings(values, namespace, kube_version, replaced)
+    return objs, context
+
+
+def objects_context_and_warnings(
+    values: dict[str, Any],
+    namespace: str = "default",
+    kube_version: str = "1.33",
+    replaced: tuple[tuple[str, str], ...] = (),
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
+    """objects_and_context, and the warnings NOTES.txt prints (notes_warnings), of one render."""
     rendered = render(values, namespace=namespace, kube_version=kube_version, chart_=context_chart(replaced))
     (text,) = [t for name, t in rendered.items() if name.endswith(CONTEXT_TEMPLATE)]
-    return as_kvgen(_objects(rendered), values, namespace), as_kvgen(json.loads(text), values, namespace)
+    (notes_text,) = [t for name, t in rendered.items() if name.endswith("NOTES.txt")]
+    return (
+        as_kvgen(_objects(rendered), values, namespace),
+        as_kvgen(json.loads(text), values, namespace),
+        notes_warnings(notes_text),
+    )
 
 
 def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:

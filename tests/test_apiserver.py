@@ -843,3 +843,112 @@ def test_a_server_spans_at_most_1024_nodes_on_both_faces():
         assert [p for p, _m, _h in ours] == ["parallelism.nodes"], ours
         with pytest.raises(helm_python.HelmValuesError, match="parallelism.nodes"):  # the values schema
             helm.render(values)
+
+
+# --------------------------------------------------------------------------- one table, two faces
+
+
+def test_every_kind_of_row_is_known_to_both_interpreters():
+    kinds = {row["check"] for row in apiserver._RULES["checks"]}
+    assert kinds <= set(apiserver.KINDS)
+    chart = (ROOT / "charts/kvgen/templates/plan/_apiserver.tpl").read_text()
+    assert set(re.findall(r'eq \$row\.check "(\w+)"', chart)) == set(apiserver.KINDS)
+
+
+def test_the_size_rows_are_every_size_of_the_spec():
+    from kvgen.core.errors import format_path
+    from kvgen.input.source import load_documents
+    from kvgen.plan.validate import parse_spec
+
+    values = _set(_full_spec(), ("instance", "ephemeralStorage"), "1Ti")
+    (doc,) = load_documents(dump(values), "spec.yaml")
+    spec, problems = parse_spec(doc)
+    assert not problems
+    (row,) = [r for r in apiserver._RULES["checks"] if r["check"] == "quantityMax"]
+    listed = {format_path(p) for f in row["fields"] for p, _v in apiserver.matches(spec, apiserver._parts(f))}
+    assert listed == {format_path(p) for p, _v in apiserver.sizes(spec)}
+
+
+def test_an_instance_ephemeral_storage_above_the_bound_is_refused_by_both():
+    values = _set(_full_spec(), ("instance", "ephemeralStorage"), "8Ei")
+    (problem,) = [p for p in problem_set(values) if p[0] == "instance.ephemeralStorage"]
+    assert problem in helm.problems(values)
+
+
+NEW_ROWS = [
+    {
+        "fields": ["pod.serviceAccount.name", "pod.imagePullSecrets[*].name"],
+        "check": "format",
+        "format": "dns1123Label",
+        "message": "{value} is not {what} (an example rule)",
+        "hint": "drop the dots",
+    },
+    {
+        "fields": ["replicas"],
+        "when": {"field": "spec.scheduling.priorityClassName", "op": "eq", "value": "high"},
+        "check": "atMost",
+        "limit": 3,
+        "message": "{raw} is more than {limit} replicas (an example rule)",
+    },
+    {
+        "fields": ["scheduling.nodeSelector.*"],
+        "check": "oneOf",
+        "values": "taintEffects",
+        "message": "{value} is not one of {values} (an example rule)",
+    },
+]
+
+
+def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
+    """Adding an API-server rule is one row of files/apiserver.yaml: both faces refuse with its words."""
+    table = {**apiserver._RULES, "checks": [*apiserver._RULES["checks"], *NEW_ROWS]}
+    monkeypatch.setitem(apiserver._RULES, "checks", table["checks"])
+    values = load(HEAD)
+    values["replicas"] = 5
+    values["scheduling"] = {"priorityClassName": "high", "nodeSelector": {"pool": "gpu"}}
+    values["pod"] = {"serviceAccount": {"name": "my.sa"}, "imagePullSecrets": [{"name": "ok"}, {"name": "a.b"}]}
+    expected = {
+        (
+            "pod.serviceAccount.name",
+            f"'my.sa' is not {apiserver.what('dns1123Label')} (an example rule)",
+            "drop the dots",
+        ),
+        (
+            "pod.imagePullSecrets[1].name",
+            f"'a.b' is not {apiserver.what('dns1123Label')} (an example rule)",
+            "drop the dots",
+        ),
+        ("replicas", "5 is more than 3 replicas (an example rule)", None),
+        (
+            "scheduling.nodeSelector.pool",
+            "'gpu' is not one of NoSchedule, PreferNoSchedule, NoExecute (an example rule)",
+            None,
+        ),
+    }
+    assert problem_set(values) == expected
+    chart = helm.context_chart(replaced=(("files/apiserver.yaml", dump(table)),))
+    with pytest.raises(helm_python.HelmRenderError) as err:
+        helm.render(values, chart_=chart)
+    lines = {line.strip() for line in str(err.value).splitlines()}
+    assert {f"{p}: {m}" + (f" (hint: {h})" if h else "") for p, m, h in expected} <= lines
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        'images:\n  vllm:\n    tag: "v1\'x"\n',
+        'scheduling:\n  nodeSelector:\n    "a\'b": x\n',
+        'scheduling:\n  priorityClassName: "p\'c"\n',
+        'scheduling:\n  tolerations:\n    - {key: "k\'y", operator: Exists}\n',
+        'service:\n  apiKeySecret: {name: api, key: "k\'y"}\n',
+        PVC + '          ref: {name: "c\'x"}\n',
+        'pod:\n  labels:\n    "l\'b": x\n',
+        'vllm:\n  volumeMounts:\n    - {name: "v\'x", mountPath: /data}\n',
+    ],
+)
+def test_a_value_with_a_quote_is_worded_alike_by_both_faces(fragment):
+    """Both faces quote a value with errors.quoted / kvgen.quoted: "v1'x", not 'v1'x'."""
+    text = HEAD + fragment
+    found = problem_set(load(text))
+    assert found and any('"' in m and "'" in m for _p, m, _h in found), found
+    assert helm.problems(load(text)) == found

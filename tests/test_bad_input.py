@@ -313,3 +313,13 @@ def test_a_token_literal_is_not_a_field(tmp_path):
     assert result.returncode == 1
     assert "unknown key 'hfToken'" in result.stderr
     assert "hfTokenSecret" in result.stderr  # the hint points at the Secret reference
+
+
+def test_the_dns_label_hint_is_given_for_the_spec_name_only():
+    # a name field of another kind (an environment variable's) is no DNS-1035 label: the hint misled
+    from conftest import problem_set, spec
+
+    named = {(path, hint) for path, _, hint in problem_set(spec(name="Bad_Name"))}
+    assert ("name", "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)") in named
+    env = {(path, hint) for path, _, hint in problem_set(spec(vllm={"env": [{"name": "1 bad", "value": "x"}]}))}
+    assert env == {("vllm.env[0].name", None)}

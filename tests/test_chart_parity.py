@@ -311,7 +311,8 @@ CATALOG_WORDS = sorted(catalog.models()) + sorted(catalog.instances())
 
 @st.composite
 def typos(draw):
-    """A catalog key with a few characters changed, dropped or doubled (or another word)."""
+    """A catalog key with a few characters changed, dropped or doubled (or another word), and often
+    a quote or a backslash put in."""
     word = list(draw(st.sampled_from(CATALOG_WORDS)))
     for _ in range(draw(st.integers(0, 4))):
         i = draw(st.integers(0, len(word) - 1))
@@ -319,19 +320,27 @@ def typos(draw):
         if op == "drop" and len(word) > 1:
             del word[i]
         elif op == "swap":
-            word[i] = draw(st.sampled_from("abcxyz0129-_./"))
+            word[i] = draw(st.sampled_from("abcxyz0129-_./'\"\\"))
         elif op == "double":
             word.insert(i, word[i])
         else:
             word[i] = word[i].swapcase()
+    if draw(st.booleans()):  # a quote or a backslash, which both faces must quote alike
+        word.insert(draw(st.integers(0, len(word))), draw(st.sampled_from(["'", '"', "\\"])))
     return "".join(word)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(typos())
 def test_did_you_mean_is_the_same_in_the_chart(word):
-    """The chart's kvgen.suggest (templates/_suggest.tpl) is difflib's choice, case-insensitive."""
-    for values in (spec(model={"id": word}), spec(instance={"type": word})):
+    """The chart's kvgen.suggest (templates/_suggest.tpl) is difflib's choice, case-insensitive, and
+    the word is quoted alike. (An instance type with a quote or a backslash also fails an API-server
+    rule, which both faces word alike only once the ruletable branch is merged:
+    test_chart_property.py's instance.type case, marked until then.)"""
+    cases = [spec(model={"id": word})]
+    if not any(mark in word for mark in "'\"\\"):
+        cases.append(spec(instance={"type": word}))
+    for values in cases:
         if word in catalog.models() or word in catalog.instances():
             continue
         assert helm.problems(values) == problem_set(values)

@@ -14,7 +14,6 @@ import json
 import contract_support as cs
 import pytest
 
-from kvgen.core import quantity
 from kvgen.data import catalog, connector
 from kvgen.plan import model_source
 from kvgen.plan import remote as kvgen_remote
@@ -111,7 +110,7 @@ def test_rendered_lmcache_line_passes_lmcache(live, r):
         return
     # the remote tier, last: the URL's host and port, shared, no password on the command line
     (got,) = facts["l2_remotes"]
-    capacity = quantity.to_bytes(remote.capacity) // cs.GiB if remote.capacity else 0
+    capacity = remote.capacity.bytes // cs.GiB if remote.capacity else 0
     want_host, want_port = kvgen_remote.endpoint(remote.url).host, kvgen_remote.endpoint(remote.url).port
     assert got == {
         "host": want_host,

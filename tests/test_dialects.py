@@ -287,7 +287,7 @@ def test_kaito_uses_every_gpu_of_the_node_like_its_controller():
     assert big.plan.decision.reason_code == "multi-node-pipeline-parallel"
     # KAITO gives the node it provisions an OS disk of weights + 80 GiB (132 + 80), not AKS's default
     # 128 GiB, which could not hold the 134 GiB model cache
-    assert big.spec.instance.ephemeral_storage == "212Gi"
+    assert big.spec.instance.ephemeral_storage is not None and big.spec.instance.ephemeral_storage.text == "212Gi"
     # Llama 8B does: one replica per GPU (data parallel), which turns offloading off as in KAITO
     (small,) = compile_one(inference_set("meta-llama/Llama-3.1-8B-Instruct", "Standard_NC48ads_A100_v4")).compiled
     assert (small.spec.parallelism.tensor, small.spec.parallelism.data) == (1, 2)
@@ -410,7 +410,7 @@ def test_kserve_prefill_gives_a_decode_and_a_prefill_spec_both_keeping_their_off
         "prefill",
         2,
     )
-    assert prefill.spec.kv_cache_offloading.cpu == "20Gi"
+    assert prefill.spec.kv_cache_offloading.cpu is not None and prefill.spec.kv_cache_offloading.cpu.text == "20Gi"
     for c, cpu in ((decode, 10 * 1024**3), (prefill, 20 * 1024**3)):
         assert c.plan.decision.enabled
         kv = kv_transfer_config(c)

@@ -205,6 +205,66 @@ def test_a_memo_of_another_shape_is_ignored():
         assert e._learned == [] and e._values == {}
 
 
+def _full_memo(n_values, n_literals=0):
+    """A stored memo of other runs' scalars (what a fuzz run leaves in the cache dir)."""
+    return {"keys": [], "values": [["int", 10**6 + i, f" {10**6 + i}"] for i in range(n_values)], "items": [],
+            "literals": [[f"other\nscript {i}", "|-", ["other", f"script {i}"]] for i in range(n_literals)]}
+
+
+def _launcher_spec():
+    (c,) = compile_text((ROOT / "examples" / "lmcache-disk-tier.yaml").read_text(), "a.yaml")
+    assert any("\n" in v for o in c.objects if o["kind"] == "ConfigMap" for v in o["data"].values())
+    return c
+
+
+def test_a_full_memo_still_learns_and_keeps_what_this_run_used():
+    """A memo filled by earlier runs (Emitter.LIMIT scalars, Emitter.LITERALS blocks) must not
+    freeze: what a run learns or uses is saved ahead of what it did not use, so the next run
+    asks ruamel nothing for the same spec (before, a full memo never took the launcher script's
+    block in, and every LMCache render dumped it with ruamel's pure-Python emitter)."""
+    c = _launcher_spec()
+    first = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
+    first.load(_full_memo(Emitter.LIMIT, Emitter.LITERALS))
+    expected = first.dump_all(c.objects)
+    assert first.unsaved
+    stored = json.loads(json.dumps(first.export()))
+    assert len(stored["keys"]) + len(stored["values"]) + len(stored["items"]) <= Emitter.LIMIT
+    assert len(stored["literals"]) <= Emitter.LITERALS
+    calls = []
+    second = Emitter(lambda doc: calls.append(doc) or render.ruamel_yaml([doc], explicit_start=False))
+    second.load(stored)
+    assert second.dump_all(c.objects) == expected == render.ruamel_yaml(c.objects)
+    assert calls == [] and not second.unsaved
+
+
+def test_the_memo_keeps_entries_a_run_used_before_those_it_did_not():
+    c = _launcher_spec()
+    first = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
+    first.dump_all(c.objects)
+    known = json.loads(json.dumps(first.export()))
+    # a later run: the launcher's memo, then other runs' entries; it uses the launcher and learns one value
+    second = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
+    full = _full_memo(Emitter.LIMIT, Emitter.LITERALS)
+    second.load({s: full[s] + known[s] for s in full})
+    second.dump_all(c.objects)
+    second.dump_all([{"a": 123456789}])
+    stored = second.export()
+    assert [m[0] for m in known["literals"]] == [m[0] for m in stored["literals"][: len(known["literals"])]]
+    assert ["int", 123456789, " 123456789"] in stored["values"]
+    assert all(entry in stored[s] for s in ("keys", "values", "items") for entry in known[s])
+
+
+def test_a_memo_entry_is_taken_from_the_store_without_a_ruamel_call_in_the_batch():
+    c = _launcher_spec()
+    first = Emitter(lambda doc: render.ruamel_yaml([doc], explicit_start=False))
+    first.dump_all(c.objects)
+    calls = []
+    second = Emitter(lambda doc: calls.append(doc) or render.ruamel_yaml([doc], explicit_start=False))
+    second.load(json.loads(json.dumps(first.export())))
+    second.prepare(c.objects)
+    assert calls == []
+
+
 def test_the_render_saves_its_memo_in_the_cache_dir(tmp_path):
     env = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)

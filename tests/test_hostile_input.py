@@ -421,3 +421,13 @@ def test_an_absurd_quantity_is_refused_before_it_is_rounded(value):
     assert (
         quantity.to_bytes("8Ei") == 2**63 and quantity.to_bytes("1e-999999999") == 1
     )  # kvgen.plan.apiserver bounds these
+
+
+@pytest.mark.parametrize("text", ["-_", "+_", "0x_", "0b_", "-0x_"])
+def test_a_plain_scalar_ruamel_takes_for_an_integer_without_digits_is_a_string(text):
+    # ruamel's int pattern takes '-_' (digits may be underscores), then its constructor indexes an
+    # empty string: exit 4 "internal error: IndexError" (found by hypothesis). Helm reads a string.
+    (doc,) = source.load_documents(f"name: demo\nmodel:\n  id: {text}\n", "spec.yaml")
+    assert doc.data["model"]["id"] == text
+    result = cli("validate", "-", input=f"name: demo\nmodel:\n  id: {text}\n".encode())
+    assert result.exit_code == 1 and "internal error" not in result.output

@@ -1,4 +1,4 @@
-"""A server spanning several nodes (README "Multi-node servers"): one LMCache server per node, every
+"""A server spanning several nodes (docs/multi-node.md): one LMCache server per node, every
 vLLM rank told all of them in node-rank order (lmcache.mp.server_urls), each server reachable from
 the other pods; and the LeaderWorkerSet's restart policy, chosen knowingly. Both faces: kvgen's
 objects and the chart's.
@@ -193,8 +193,7 @@ def test_the_leaderworkerset_restart_policy_is_the_recorded_choice(face):
     objects = FACES[face](spec(**MULTI, multiNode={"engine": "leaderworkerset"}))
     (lws,) = [o for o in objects if o["kind"] == "LeaderWorkerSet"]
     assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == chosen
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Multi-node servers: StatefulSets or a LeaderWorkerSet", 1)[1].split("\n### ", 1)[0]
+    section = (ROOT / "docs" / "multi-node.md").read_text(encoding="utf-8")
     why = section.split("The LeaderWorkerSet's restart policy, chosen knowingly", 1)[1]
     for reason in (
         "cannot rejoin",
@@ -208,9 +207,8 @@ def test_the_leaderworkerset_restart_policy_is_the_recorded_choice(face):
         assert reason in why, reason
 
 
-def test_the_readme_warns_that_the_servers_are_reachable_and_why_they_must_be():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Multi-node servers: StatefulSets or a LeaderWorkerSet", 1)[1].split("\n### ", 1)[0]
+def test_the_multi_node_doc_warns_that_the_servers_are_reachable_and_why_they_must_be():
+    section = (ROOT / "docs" / "multi-node.md").read_text(encoding="utf-8")
     for words in (
         "lmcache.mp.server_urls",
         "--host 0.0.0.0",

@@ -1,4 +1,4 @@
-"""Operations objects (README: "Operations: probes, disruption budget, metrics, autoscaling"):
+"""Operations objects (docs/operations.md):
 probe timings and the Deployment's progress deadline, the PodDisruptionBudget, the Prometheus
 Operator monitors, KEDA or an HPA. Each through kvgen's commands and the chart (the real Helm
 engine), which must render the same objects."""

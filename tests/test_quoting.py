@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from kvgen.core.errors import quoted
 
 WORDS = ["a", "v1'x", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "line\nbreak", "", "ü-é", "12"]
+CONTROLS = ["esc\x1b[31mred", "nul\x00", "del\x7f", "nel\x85", "csi\x9b2J", "bell\x07", "\x1f\xa0"]
 
 
 def chart_quoted(tmp_path, words: list[str]) -> list[str]:
@@ -28,16 +29,23 @@ def chart_quoted(tmp_path, words: list[str]) -> list[str]:
     return [json.loads(line) for line in out.splitlines()]
 
 
-def test_quoted_is_pythons_repr_of_a_printable_string():
-    for word in WORDS:
+def test_quoted_is_pythons_repr_of_a_printable_string_or_one_with_control_characters():
+    for word in WORDS + CONTROLS[:-1]:
         assert quoted(word) == repr(word), word
+    assert quoted("\x1f\xa0") == "'\\x1f\xa0'"  # repr would escape the no-break space too: left as written
 
 
 def test_the_chart_quotes_as_kvgen_does(tmp_path):
-    assert chart_quoted(tmp_path, WORDS) == [quoted(w) for w in WORDS]
+    assert chart_quoted(tmp_path, WORDS + CONTROLS) == [quoted(w) for w in WORDS + CONTROLS]
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
-@given(st.lists(st.text(alphabet=st.sampled_from("ab'\"\\\t\n é-"), max_size=8), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("ab'\"\\\t\n é-\x00\x1b\x7f\x85\x9b\u2028"), max_size=8),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_the_chart_quotes_any_text_as_kvgen_does(tmp_path_factory, words):
     assert chart_quoted(tmp_path_factory.mktemp("q"), words) == [quoted(w) for w in words]

@@ -203,3 +203,15 @@ def test_invalid_output_is_refused_with_every_error_and_exit_code_3(monkeypatch)
     result = CliRunner().invoke(app, ["render", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml")])
     assert result.exit_code == 3
     assert "not valid Kubernetes" in result.output
+
+
+def test_the_characters_escaped_in_the_templates_output_are_those_a_yaml_stream_must_not_hold_raw():
+    """render._NOT_YAML, written as the refused characters (a class Python compiles ~10x faster than
+    its complement), matches exactly the code points outside YAML's printable set less the line
+    breaks and byte order mark: every one of the 1,114,112 is checked."""
+    from kvgen.render import templates as render
+
+    allowed = ((0x20, 0x7E), (0xA0, 0x2027), (0x202A, 0xD7FF), (0xE000, 0xFEFE), (0xFF00, 0xFFFD), (0x10000, 0x10FFFF))
+    refused = "".join(chr(c) for c in range(0x110000) if not any(lo <= c <= hi for lo, hi in allowed))
+    assert "".join(render._NOT_YAML.findall("".join(map(chr, range(0x110000))))) == refused
+    assert render._json("a\x7f\x85\u2028\ufeff\ud800b") == '"a\\u007f\\u0085\\u2028\\ufeff\\ud800b"'

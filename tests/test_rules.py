@@ -58,7 +58,7 @@ CASES = {
 
 
 def test_every_rule_in_the_table_has_a_case():
-    assert set(CASES) == {r["code"] for r in catalog.rules()} == set(rules.PREDICATES)
+    assert set(CASES) == {r["code"] for r in catalog.rules()}
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
@@ -205,3 +205,88 @@ def test_hybrid_architectures_are_captured_from_the_pinned_vllm():
         assert arch in data["architectures"], arch
     for plain in ("LlamaForCausalLM", "Gemma4ForConditionalGeneration", "GptOssForCausalLM", "MambaForCausalLM"):
         assert plain not in data["architectures"], plain
+
+
+# ----------------------------------------------------------------------------- one table, two faces
+
+
+def _chart_reason(values, replaced=()):
+    import helm
+
+    objs, _context = helm.objects_and_context(values, replaced=replaced)
+    (w,) = [o for o in objs if o["kind"] in ("Deployment", "StatefulSet") and "worker" not in o["metadata"]["name"]][:1]
+    return w["metadata"]["annotations"].get("kvgen.dev/kv-cache-offloading-reason")
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_the_chart_decides_each_case_as_kvgen_does(code):
+    tripped, neighbour = CASES[code]
+    assert _chart_reason(tripped) == code
+    assert _chart_reason(neighbour) is None
+
+
+def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
+    """A rule is one row of files/rules.yaml: both faces read its condition from the table."""
+    data = catalog.load("rules.yaml")
+    row = {
+        "code": "example-wide-tensor",
+        "means": "parallelism.tensor > 2 on a node of more than 2 GPUs, unless backend is native",
+        "when": {
+            "all": [
+                {"field": "spec.parallelism.tensor", "op": "gt", "value": 2},
+                {"field": "instance.gpus", "op": "gt", "value": 2},
+                {"not": {"field": "spec.kvCacheOffloading.backend", "op": "eq", "value": "native"}},
+            ]
+        },
+        "reason": "an example",
+        "source": "tests/test_rules.py",
+    }
+    table = {**data, "rules": [row, *data["rules"]]}
+    monkeypatch.setattr(catalog, "rules", lambda: table["rules"])
+    replaced = (("files/rules.yaml", dump(table)),)
+    hit = spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 4})
+    miss = spec(instance={"type": "Standard_NC96ads_A100_v4"}, parallelism={"tensor": 2})
+    assert workload(compile_spec(hit))["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading-reason"] == row["code"]
+    assert _chart_reason(hit, replaced) == row["code"]
+    assert "kvgen.dev/kv-cache-offloading-reason" not in workload(compile_spec(miss))["metadata"]["annotations"]
+    assert _chart_reason(miss, replaced) is None
+
+
+CONDITIONS = [
+    ({"field": "spec.a", "op": "is", "value": False}, {"spec": {}}, True),
+    ({"field": "spec.a", "op": "is", "value": True}, {"spec": {"a": "x"}}, True),
+    ({"field": "spec.a", "op": "eq", "value": 0}, {"spec": {"a": 0.0}}, True),
+    ({"field": "spec.a", "op": "eq", "value": 0}, {"spec": {}}, False),
+    ({"field": "spec.a", "op": "ne", "value": "none"}, {"spec": {}}, True),
+    ({"field": "spec.a.b", "op": "gt", "value": 1}, {"spec": {"a": 3}}, False),
+    ({"field": "spec.a", "op": "lt", "value": 1}, {"spec": {"a": "0"}}, False),
+    (
+        {"any": [{"field": "spec.a", "op": "gt", "value": 1}, {"field": "spec.b", "op": "eq", "value": "x"}]},
+        {"spec": {"a": 1, "b": "x"}},
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("when,facts,holds", CONDITIONS)
+def test_conditions(when, facts, holds):
+    assert rules.holds(when, facts) is holds
+
+
+def test_the_chart_reads_conditions_as_kvgen_does():
+    """kvgen.holds (templates/plan/_rules.tpl) on the same conditions, facts as Helm's values hold them."""
+    import json
+
+    import helm
+    from ruamel.yaml import YAML
+    from specs import NATIVE_HEAD
+
+    cases = json.dumps([{"when": w, "facts": f} for w, f, _h in CONDITIONS])
+    template = (
+        "{{- range $c := (`" + cases + "` | fromJsonArray) }}"
+        '{{ include "kvgen.holds" (list $c.when $c.facts) | default "false" }}\n{{ end }}'
+    )
+    chart = helm.context_chart(replaced=(("templates/kvgen-holds.txt", template),))
+    rendered = helm.render(YAML(typ="safe", pure=True).load(NATIVE_HEAD), chart_=chart)
+    (text,) = [t for name, t in rendered.items() if name.endswith("kvgen-holds.txt")]
+    assert text.split() == [str(h).lower() for _w, _f, h in CONDITIONS]

@@ -100,8 +100,8 @@ the LWS controller must be installed): `replicas` groups of `parallelism.nodes` 
 together when one restarts, ranks from the `LWS_WORKER_INDEX` and `LWS_LEADER_ADDRESS` it injects.
 With the `lmcache` backend each pod runs its own LMCache server, bound to `0.0.0.0` (its request port
 5555 has no authentication: admit it from the server's own pods only, with a NetworkPolicy), and vLLM
-is told every node's server in node-rank order (`lmcache.mp.server_urls`; the project README,
-"Multi-node servers").
+is told every node's server in node-rank order (`lmcache.mp.server_urls`; the project's
+docs/multi-node.md).
 
 ## Operations objects
 

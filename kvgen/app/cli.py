@@ -272,11 +272,12 @@ def _check_version(version: str) -> None:
 def _check_namespace(namespace: str | None) -> None:
     import re
 
+    from kvgen.core.errors import quoted
     from kvgen.spec.models import NAMESPACE_PATTERN
 
     if namespace is not None and (len(namespace) > 63 or not re.match(NAMESPACE_PATTERN, namespace)):
         raise Usage(
-            f"--namespace {namespace!r} is not a namespace name (lowercase letters, digits and '-', "
+            f"--namespace {quoted(namespace)} is not a namespace name (lowercase letters, digits and '-', "
             "starting and ending with a letter or digit, at most 63 characters)"
         )
 
@@ -639,7 +640,7 @@ def explain(
         typer.Option(
             "-o",
             "--output",
-            help="text (tables and a bar per budget), json (stable keys, see the README) or yaml (the same data as "
+            help="text (tables and a bar per budget), json (stable keys, see docs/explain.md) or yaml (the same data as "
             "json), as kubectl -o.",
         ),
     ] = OutputFormat.text,

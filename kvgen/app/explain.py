@@ -7,7 +7,7 @@
   sequences (``max-model-len``), from the model's KV bytes per token.
 
 ``report`` builds plain data: the ``--output json`` form, whose keys are stable (documented in
-the README, section "kvgen explain"); ``render`` lays it out with rich tables and a bar per
+docs/explain.md); ``render`` lays it out with rich tables and a bar per
 budget, in a terminal or into an SVG.
 
 KV bytes per token (shared/reference/runtime.md section 9): standard attention stores K and V,
@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvgen.context import build as layout
-from kvgen.core import quantity
 from kvgen.core.quantity import GiB
 from kvgen.data import connector
 from kvgen.plan import gpu_access
@@ -213,7 +212,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
             tiers.append(_tier(f"disk-{i}", kind, caps[i], pod_bytes, max_len, path=connector.tier_path(i)))
         r = spec.kv_cache_offloading.remote
         if r is not None and plan.backend == "lmcache":  # shared by the replicas; unbounded without a capacity
-            cap = quantity.to_bytes(r.capacity) // GiB * GiB if r.capacity else None
+            cap = r.capacity.bytes // GiB * GiB if r.capacity else None
             tiers.append(_tier("remote", "resp", cap, pod_bytes, max_len, url=r.url, shared=True))
     gpu_tier = tiers[0]
     return {

@@ -47,13 +47,13 @@ def resources(
     (the chart's kvgen.resources)."""
     requests: dict[str, Any] = {}
     if size.cpu:
-        requests["cpu"] = size.cpu
+        requests["cpu"] = size.cpu.text
     requests["memory"] = quantity.format_bytes(size.memory)
     if size.ephemeral:
         requests["ephemeral-storage"] = quantity.format_bytes(size.ephemeral)
     limits: dict[str, Any] = {}
     if size.cpu_limit:
-        limits["cpu"] = size.cpu_limit
+        limits["cpu"] = size.cpu_limit.text
     limits["memory"] = quantity.format_bytes(size.limit)
     if size.ephemeral_limit is not None:
         limits["ephemeral-storage"] = quantity.format_bytes(size.ephemeral_limit)
@@ -225,8 +225,8 @@ def tiers(plan: Plan) -> list[Tier]:
         t: Tier = {"volume": {"name": name}, "mount": {"name": name, "mountPath": connector.tier_path(i)}}
         pvc = fs.pvc
         if fs.empty_dir:
-            t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size}
-            t["capacity"] = quantity.to_bytes(fs.empty_dir.size)
+            t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size.text}
+            t["capacity"] = fs.empty_dir.size.bytes
         elif pvc is not None and pvc.spec is not None:
             t["volume"]["ephemeral"] = {"volumeClaimTemplate": {"spec": pvc.spec}}
             storage = ((pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
@@ -380,7 +380,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     }
     variables: list[KubeObject] = []
     if "claims" not in devices:
-        # see the GPUs it reads over CUDA IPC without taking GPUs of its own (README: GPU access modes)
+        # see the GPUs it reads over CUDA IPC without taking GPUs of its own (docs/gpu-access.md)
         variables += [
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
@@ -504,7 +504,7 @@ def workloads(
                 "name": spec.object_name,
                 "replicas": spec.replicas,
                 "size": spec.parallelism.nodes,
-                "restartPolicy": w["lws"]["restartPolicy"],  # README "Multi-node servers": chosen knowingly
+                "restartPolicy": w["lws"]["restartPolicy"],  # docs/multi-node.md: chosen knowingly
                 "pod": pod("leader"),
                 "workerPod": pod("worker"),
             }

@@ -70,14 +70,31 @@ class Problem:
         return replace(self, path=(*prefix, *self.path))
 
 
+# What quoted() escapes, as Python's repr does: the backslash, then the C0 and C1 control characters
+# and DEL (a terminal reads ESC and CSI as commands), \t \n \r by name and the others as \xNN.
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
+    ord("\\"): "\\\\",
+    ord("\t"): "\\t",
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+}
+
+
 def quoted(value: object) -> str:
-    """A value the user wrote, as a message quotes it: Python's repr of a printable string
-    ('a', "it's"), and the same for any other value's text. The chart's twin is ``kvgen.quoted``
+    """A value the user wrote, as a message quotes it: Python's repr of a string ('a', "it's",
+    'tab\\t', 'esc\\x1b'), the same for any other value's text; other characters repr would escape
+    (U+2028, U+00A0) are left as written. The chart's twin is ``kvgen.quoted``
     (templates/_helpers.tpl), so both faces word a problem alike."""
-    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    text = str(value).translate(_ESCAPES)
     if "'" in text and '"' not in text:
         return f'"{text}"'
     return "'" + text.replace("'", "\\'") + "'"
+
+
+def shown(value: object) -> str:
+    """A value the user wrote, in a message: a string quoted (``quoted``), any other value as
+    Python writes it (1.5, True, None, [1]), which says it was not a string."""
+    return quoted(value) if isinstance(value, str) else repr(value)
 
 
 def suggest(word: str, choices: Iterable[str]) -> str | None:

@@ -35,16 +35,31 @@ _YAML11: dict[str, str] = {}
 _resolver11: Any = None
 
 
+def fixed_resolver(version: tuple[int, int]) -> Any:
+    """ruamel.yaml's resolver for one YAML ``version``, resolving texts outside any loader or dumper.
+
+    A VersionedResolver without a loader finds its version again at every scalar through two caught
+    AttributeErrors (half of its time); this one returns the version it was made with, and resolves
+    alike (the same rules, in the same order)."""
+    from ruamel.yaml.resolver import VersionedResolver
+
+    class FixedVersionResolver(VersionedResolver):
+        @property
+        def processing_version(self) -> Any:
+            return self._loader_version
+
+    return FixedVersionResolver(version=version)
+
+
 def yaml11_tag(value: str) -> str:
     """The tag a YAML 1.1 reader gives ``value`` written as a plain scalar."""
     tag = _YAML11.get(value)
     if tag is None:
         global _resolver11
         from ruamel.yaml.nodes import ScalarNode
-        from ruamel.yaml.resolver import VersionedResolver
 
         if _resolver11 is None:
-            _resolver11 = VersionedResolver(version=(1, 1))
+            _resolver11 = fixed_resolver((1, 1))
         tag = remember(_YAML11, value, str(_resolver11.resolve(ScalarNode, value, (True, False))))
     return tag
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 
 from kvgen.core.errors import KvgenError
@@ -63,7 +64,8 @@ def parse(value: str | int | float) -> Decimal:
 
 def shorten(value: object, limit: int = 40, quote: bool = True) -> str:
     """repr(value) (or str with ``quote=False``) for a message, cut short: a hostile spec's value
-    may be a megabyte long."""
+    may be a megabyte long. A printable string is quoted as errors.quoted() quotes it; repr also
+    escapes the control characters a hostile value may hold, which quoted() leaves as they are."""
     text = repr(value) if quote else str(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
@@ -90,3 +92,46 @@ def format_bytes(n: int) -> str:
         if n and n % unit == 0:
             return f"{n // unit}{suffix}"
     return str(n)
+
+
+# ----------------------------------------------------------------------------- parsed once
+#
+# The spec's quantities are parsed once, when the spec is validated (kvgen.spec.models): the
+# planning modules read the number, and messages and output echo the text as written.
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """A size as the spec wrote it ("10Gi", or a whole number of bytes as text) and its bytes."""
+
+    text: str
+    bytes: int
+
+    @classmethod
+    def parse(cls, text: str) -> Size:
+        """The size of ``text`` (a QuantityError when it is no quantity or beyond any size)."""
+        return cls(text, to_bytes(text))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Cpu:
+    """A CPU quantity as the spec wrote it ("4", "0.5", "500m") and its exact value in millicores
+    (a Decimal: the spec's pattern allows fractions of a millicore, which Kubernetes compares exactly)."""
+
+    text: str
+    millicores: Decimal
+
+    @classmethod
+    def parse(cls, text: str) -> Cpu:
+        return cls(text, parse(text) * 1000)
+
+    @classmethod
+    def cores(cls, n: int) -> Cpu:
+        """A whole number of cores, written as kvgen writes a computed request ("4")."""
+        return cls(str(n), Decimal(n * 1000))
+
+    def __str__(self) -> str:
+        return self.text

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from kvgen.core import diskcache, paths, quantity
-from kvgen.core.errors import Problem, suggest
+from kvgen.core.errors import Problem, quoted, suggest
 
 
 def parse_yaml(raw: bytes) -> Any:
@@ -180,6 +180,17 @@ class InstanceInfo:
         return self.gpus == 0 or self.gpu_memory_bytes > 0
 
 
+def _bytes(value: Any) -> int:
+    """A row's size: the spec's own was parsed when the spec was validated (a quantity.Size); a
+    catalog file's text is parsed once per process."""
+    return value.bytes if isinstance(value, quantity.Size) else _file_bytes(value)
+
+
+@cache
+def _file_bytes(value: str | int) -> int:
+    return quantity.to_bytes(value)
+
+
 MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
 INSTANCE_FIELDS = ("gpus", "memory")
 
@@ -213,8 +224,10 @@ def resolve_model(
         hint_model = suggest(spec_model.id, list(table))
         names = ", ".join(f"model.{to_camel(f)}" for f in missing)
         if row is None:
-            message = f"model {spec_model.id!r} is not in the catalog and is not described inline (missing {names})"
-            hint = f"did you mean {hint_model!r}? " if hint_model else ""
+            message = (
+                f"model {quoted(spec_model.id)} is not in the catalog and is not described inline (missing {names})"
+            )
+            hint = f"did you mean {quoted(hint_model)}? " if hint_model else ""
             hint += "or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
         else:
             message = f"missing {names}"
@@ -263,7 +276,7 @@ def resolve_model(
         head_dim=int(merged["headDim"]),
         mla=bool(merged.get("mla", False)),
         hybrid=hybrid_arch or bool(merged.get("hybrid", False)),
-        weights_bytes=quantity.to_bytes(merged["weights"]),
+        weights_bytes=_bytes(merged["weights"]),
         max_model_len=merged.get("maxModelLen"),
         sliding_layers=sliding_layers if window else 0,
         sliding_window=int(window) if window and sliding_layers else None,
@@ -318,15 +331,15 @@ def resolve_instance(
         names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
         if spec_instance.type and row is None:
             close = suggest(spec_instance.type, list(table))
-            message = f"unknown instance type {spec_instance.type!r} (missing {names})"
-            hint = f"did you mean {close!r}? " if close else ""
+            message = f"unknown instance type {quoted(spec_instance.type)} (missing {names})"
+            hint = f"did you mean {quoted(close)}? " if close else ""
             hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
             return None, [Problem(("instance", "type"), message, hint)]
         return None, [
             Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")
         ]
     mig = merged.get("mig")
-    gpu_memory = _mig_memory(mig) if mig else quantity.to_bytes(merged.get("gpuMemory") or 0)
+    gpu_memory = _mig_memory(mig) if mig else _bytes(merged.get("gpuMemory") or 0)
     info = InstanceInfo(
         type=spec_instance.type,
         gpus=int(merged["gpus"]),
@@ -336,12 +349,12 @@ def resolve_instance(
         gpu_reported_bytes=0
         if mig or spec_instance.gpu_memory is not None
         else gpu_reported_memory(merged.get("gpuModel"), gpu_memory),
-        memory_bytes=quantity.to_bytes(merged["memory"]) if merged.get("memory") is not None else 0,
+        memory_bytes=_bytes(merged["memory"]) if merged.get("memory") is not None else 0,
         cpu=int(merged["cpu"]) if merged.get("cpu") is not None else None,
         arch=str(merged.get("arch") or "amd64"),
-        local_disk_bytes=quantity.to_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,
+        local_disk_bytes=_bytes(merged["localDisk"]) if merged.get("localDisk") else 0,
         mig=mig,
-        ephemeral_bytes=quantity.to_bytes(merged["ephemeralStorage"]) if merged.get("ephemeralStorage") else 0,
+        ephemeral_bytes=_bytes(merged["ephemeralStorage"]) if merged.get("ephemeralStorage") else 0,
         ephemeral_explicit=spec_instance.ephemeral_storage is not None,
         node_selector=dict((row or {}).get("nodeSelector") or {}),
         cloud_type=not (row and (row.get("cloud") is False or row.get("nodeSelector"))),

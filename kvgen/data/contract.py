@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgen.core.errors import Path as ErrPath
-from kvgen.core.errors import Problem, suggest
+from kvgen.core.errors import Problem, quoted, suggest
 
 # Problem categories (stable strings: tests and reports use them; tests/contract_check.py adds
 # those of the whole-line checks)
@@ -95,11 +95,6 @@ _FLOAT = re.compile(
     rf"^[ \t\n\r\f\v]*[+-]?(?:(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS}|{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
     r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])[ \t\n\r\f\v]*$"
 )
-
-
-def quoted(value: Any) -> str:
-    """A value in a message: 'float7' (the chart prints the same)."""
-    return f"'{value}'"
 
 
 def _check_value(option: str, spec: Mapping[str, Any], value: str, problems: list[Problem], arg: ErrPath) -> None:

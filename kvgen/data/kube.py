@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvgen.core import diskcache
-from kvgen.core.errors import KvgenError
+from kvgen.core.errors import KvgenError, quoted
 
 if TYPE_CHECKING:  # for annotations only; the functions import them when first called
     import jsonschema
@@ -63,7 +63,7 @@ def shipped_versions() -> tuple[str, ...]:
 def schema_dir(version: str) -> Path:
     m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", version.strip())
     if not m:
-        raise UnsupportedVersion(f"{version!r} is not a Kubernetes version such as 1.33")
+        raise UnsupportedVersion(f"{quoted(version)} is not a Kubernetes version such as 1.33")
     major, minor = int(m[1]), int(m[2])
     if (major, minor) < SUPPORTED_MIN:
         raise UnsupportedVersion(f"Kubernetes {major}.{minor} is too old: kvgen's native sidecars need 1.28 or newer")

@@ -52,7 +52,7 @@ from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner
 
-from kvgen.core.errors import KvgenError, Location, Path, Problem, SpecError
+from kvgen.core.errors import KvgenError, Location, Path, Problem, SpecError, quoted
 from kvgen.core.plain_tags import remember, yaml11_differs
 
 MAX_INPUT_BYTES = 1024 * 1024  # per input file; a spec is a few KB, a KServe resource tens of KB
@@ -243,7 +243,7 @@ class _Constructor(RoundTripConstructor):
                 other = node_other[1]
                 return Misfit(
                     name,
-                    f"{node.value!r} written plain is {other}",
+                    f"{quoted(node.value)} written plain is {other}",
                     node.value,
                     YAML11_CODE,
                     f"write it in quotes for the string ({json.dumps(node.value)}); true or false for a boolean; "
@@ -297,6 +297,11 @@ class _Constructor(RoundTripConstructor):
                 f"an integer of {len(text)} characters is out of range (at most 64 bits, {INT_MAX})",
                 node.start_mark,
             )
+        digits = text.replace("_", "").lstrip("+-")
+        if digits[:2] in ("0b", "0o", "0x"):
+            digits = digits[2:]
+        if not digits:  # '-_', '0x_': ruamel's int pattern takes them, but they hold no digit (its
+            return text  # constructor failed on an empty string); Helm's YAML reads them as strings too
         value = super().construct_yaml_int(node)
         if not INT_MIN <= int(value) <= INT_MAX:
             raise InputBoundError(

@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from kvgen.core.errors import KvgenError, Problem, SpecError
+from kvgen.core.errors import KvgenError, Problem, SpecError, quoted
 from kvgen.data import catalog
 from kvgen.input.source import load_documents
+from kvgen.input.spec_errors import problem_of
 from kvgen.spec.models import MODEL_CONFIG, Catalog, Model
 
 ENV = "KVGEN_CATALOG"  # catalog files, separated by os.pathsep (':'), read before --catalog ones
@@ -43,7 +44,7 @@ def _incomplete(
         if mid not in models:
             missing = [f for f in MODEL_REQUIRED if row.get(f) is None]
             if missing:
-                out.append((("catalog", "models", mid), f"model {mid!r} is new and lacks {', '.join(missing)}"))
+                out.append((("catalog", "models", mid), f"model {quoted(mid)} is new and lacks {', '.join(missing)}"))
     for itype, row in (rows.get("instances") or {}).items():
         if itype not in instances:
             missing = [f for f in ("gpus", "memory") if row.get(f) is None]
@@ -51,15 +52,16 @@ def _incomplete(
                 missing.append("gpuMemory")
             if missing:
                 out.append(
-                    (("catalog", "instances", itype), f"instance type {itype!r} is new and lacks {', '.join(missing)}")
+                    (
+                        ("catalog", "instances", itype),
+                        f"instance type {quoted(itype)} is new and lacks {', '.join(missing)}",
+                    )
                 )
     return out
 
 
 def parse(text: bytes | str, file: str) -> dict[str, Any]:
     """One catalog file's rows ({"models": ..., "instances": ...}); SpecError with every problem."""
-    from kvgen.plan.validate import problem_of
-
     docs = load_documents(text, file)
     if len(docs) != 1 or not isinstance(docs[0].data, dict):
         raise SpecError(file, [Problem((), "a catalog file is one YAML mapping with a top-level catalog: key")])

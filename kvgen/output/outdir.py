@@ -1,6 +1,6 @@
 """Reading and writing the output directory of ``kvgen render -o OUT``, safely.
 
-The guarantees (also in the README, "Output directory guarantees"):
+The guarantees (also in docs/output-directory.md):
 
 - kvgen creates, replaces or deletes only regular files inside OUT that it wrote itself. What it
   wrote is recorded in ``OUT/.kvgen-manifest.json`` (``kvgen.output.manifest``) with each file's sha256,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from kvgen.core.errors import KvgenError
+from kvgen.core.errors import KvgenError, quoted
 from kvgen.output.manifest import NAME as MANIFEST
 from kvgen.output.manifest import TEMP_PREFIX, unsafe_reason
 from kvgen.spec.models import NAME_PATTERN
@@ -183,7 +183,7 @@ def _extras(given: Sequence[str], files: set[PurePosixPath], dirs: set[PurePosix
             reason = "is a file or directory kvgen writes itself"
         if reason is not None:
             problems.append(
-                f"--kustomize-resource {raw!r} {reason}; give a path of your own inside the output "
+                f"--kustomize-resource {quoted(raw)} {reason}; give a path of your own inside the output "
                 "directory, relative to it (such as namespace.yaml or extras/)"
             )
         elif text not in out:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -24,10 +24,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from kvgen.core import quantity
-from kvgen.core.errors import Path, Problem
+from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import catalog
 from kvgen.data.catalog import InstanceInfo
-from kvgen.plan import model_source, pod_settings
+from kvgen.plan import model_source, pod_settings, rules
 from kvgen.spec import models as spec_module
 from kvgen.spec.models import Spec
 
@@ -41,13 +41,22 @@ REVISION_HASH_MAX = _RULES["revisionHashMaxLength"]
 
 
 @cache
-def _pattern(kind: str) -> re.Pattern[str]:
-    return re.compile(_RULES["formats"][kind]["pattern"])
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
-def _fits(kind: str, value: str) -> bool:
+def fits(kind: str, value: str) -> bool:
+    """``value`` fits a format of files/apiserver.yaml: within maxLength, matching its pattern and
+    not its except; a format with prefix and name is [prefix "/"] name (IsQualifiedName)."""
     fmt = _RULES["formats"][kind]
-    return len(value) <= fmt["maxLength"] and _pattern(kind).fullmatch(value) is not None
+    if "name" in fmt:
+        parts = value.split("/")
+        return len(parts) <= 2 and (len(parts) == 1 or fits(fmt["prefix"], parts[0])) and fits(fmt["name"], parts[-1])
+    return (
+        len(value) <= fmt["maxLength"]
+        and _pattern(fmt["pattern"]).fullmatch(value) is not None
+        and not ("except" in fmt and _pattern(fmt["except"]).search(value))
+    )
 
 
 def what(kind: str) -> str:
@@ -56,30 +65,156 @@ def what(kind: str) -> str:
 
 def is_label_value(value: str) -> bool:
     """apimachinery content.IsLabelValue."""
-    return _fits("labelValue", value)
+    return fits("labelValue", value)
 
 
 def is_dns1123_subdomain(value: str) -> bool:
     """apimachinery validation.IsDNS1123Subdomain."""
-    return _fits("dns1123Subdomain", value)
+    return fits("dns1123Subdomain", value)
 
 
 def is_label_key(value: str) -> bool:
     """apimachinery content.IsLabelKey (IsQualifiedName): [prefix/]name."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return False
-    if len(parts) == 2 and not is_dns1123_subdomain(parts[0]):
-        return False
-    return _fits("labelKeyName", parts[-1])
+    return fits("labelKey", value)
 
 
 def is_config_map_key(value: str) -> bool:
     """apimachinery validation.IsConfigMapKey, with its hasChDirPrefix."""
-    return _fits("configMapKey", value) and value not in (".", "..") and not value.startswith("..")
+    return fits("configMapKey", value)
 
 
-# ----------------------------------------------------------------------------- sizes
+def _quantity(name: str, value: quantity.Size | quantity.Cpu | str | int) -> Decimal:
+    """A quantity: cpu in millicores, every other resource (a size) in bytes. The spec's are parsed
+    already (kvgen.core.quantity Size and Cpu, at validation); an embedded object's (a claim
+    template's storage) is text."""
+    if isinstance(value, quantity.Cpu):
+        return value.millicores
+    if isinstance(value, quantity.Size):
+        return Decimal(value.bytes)
+    return quantity.parse(str(value)) * 1000 if name == "cpu" else Decimal(quantity.to_bytes(str(value)))
+
+
+# ----------------------------------------------------------------------------- the table
+
+Found = Iterator[tuple[Path, dict[str, str]]]
+
+
+@cache
+def _parts(pattern: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\[\*\]|[^.\[\]]+", pattern))
+
+
+def matches(node: Any, parts: tuple[str, ...], path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every set value at a path pattern of the table ([*] every item, * every entry), with its path."""
+    if not parts:
+        yield path, node
+        return
+    part = parts[0]
+    items: Iterable[tuple[str | int, Any]]
+    if part == "[*]":
+        items = enumerate(node) if isinstance(node, list) else ()
+    elif part == "*":
+        items = node.items() if isinstance(node, Mapping) else ()
+    else:
+        items = [(part, rules.child(node, part))]
+    for key, value in items:
+        if value is not None:
+            yield from matches(value, parts[1:], (*path, key))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _limit(row: dict[str, Any]) -> Any:
+    return _RULES[row["limit"]] if isinstance(row["limit"], str) else row["limit"]
+
+
+def _checked(row: dict[str, Any], value: Any) -> bool:
+    return isinstance(value, str) and (value != "" or not row.get("skipEmpty"))
+
+
+def _format(row: dict[str, Any], path: Path, value: Any) -> Found:
+    if _checked(row, value) and not fits(row["format"], value):
+        yield path, {"what": what(row["format"])}
+
+
+def _one_of(row: dict[str, Any], path: Path, value: Any) -> Found:
+    if _checked(row, value) and value not in _RULES[row["values"]]:
+        yield path, {"values": ", ".join(_RULES[row["values"]])}
+
+
+def _required(row: dict[str, Any], path: Path, node: Any) -> Found:
+    if isinstance(node, (Mapping, BaseModel)):
+        keys = row["key"].split(".")
+        for key in keys:
+            node = rules.child(node, key)
+        if node is None or node == []:
+            yield (*path, *keys), {}
+
+
+def _at_most(row: dict[str, Any], path: Path, value: Any) -> Found:
+    n = _number(value)
+    if n is not None and n > _limit(row):
+        yield path, {}
+
+
+def _above(row: dict[str, Any], path: Path, value: Any) -> Found:
+    n = _number(value)
+    if n is not None and n <= _limit(row):
+        yield path, {}
+
+
+def _quantity_max(row: dict[str, Any], path: Path, value: Any) -> Found:
+    if _quantity("size", value) > _limit(row):
+        yield path, {}
+
+
+def _requests_within_limits(row: dict[str, Any], path: Path, node: Any) -> Found:
+    for name in row["resources"]:
+        request = rules.child(rules.child(node, "requests"), name)
+        limit = rules.child(rules.child(node, "limits"), name)
+        if request is not None and limit is not None and _quantity(name, request) > _quantity(name, limit):
+            words = {"raw": str(request), "other": str(limit), "resource": name, "field": format_path(path)}
+            yield (*path, "requests", name), words
+
+
+KINDS: dict[str, Callable[[dict[str, Any], Path, Any], Found]] = {
+    "format": _format,
+    "oneOf": _one_of,
+    "required": _required,
+    "atMost": _at_most,
+    "above": _above,
+    "quantityMax": _quantity_max,
+    "requestsWithinLimits": _requests_within_limits,
+}
+
+
+def _say(text: str, words: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: words[m.group(1)], text)
+
+
+def _table(spec: Spec, instance: InstanceInfo | None) -> list[tuple[dict[str, Any], Problem]]:
+    """The problems of the rows of files/apiserver.yaml `checks`, each with its row."""
+    found: list[tuple[dict[str, Any], Problem]] = []
+    facts = {"spec": spec, "instance": instance}
+    for row in _RULES["checks"]:
+        if "when" in row and not rules.holds(row["when"], facts):
+            continue
+        for pattern in row["fields"]:
+            for path, value in matches(spec, _parts(pattern)):
+                subject = path[-1] if row.get("subject") == "key" else value
+                for where, extra in KINDS[row["check"]](row, path, subject):
+                    words = {"value": quoted(subject), "raw": str(subject), **extra}
+                    if "limit" in row:
+                        words |= {"limit": str(_limit(row)), "limitText": str(_RULES.get(f"{row['limit']}Text"))}
+                    hint = _say(row["hint"], words) if "hint" in row else None
+                    found.append((row, Problem(where, _say(row["message"], words), hint)))
+    return found
+
+
+# ----------------------------------------------------------------------------- rules kept as code
+# (files/apiserver.yaml says which, and why)
 
 
 def _is_size(field: Any) -> bool:
@@ -93,8 +228,9 @@ def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
     return tuple((name, field.alias or name, _is_size(field)) for name, field in model.model_fields.items())
 
 
-def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
-    """Every size set in the spec (a ``Size`` field anywhere in the models), with its path."""
+def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, quantity.Size]]:
+    """Every size set in the spec (a ``Size`` field anywhere in the models), with its path: the
+    table's quantityMax row must list them all (tests/test_apiserver.py)."""
     for name, key, is_size in _fields(type(model)):
         value = getattr(model, name)
         if value is None:
@@ -109,160 +245,67 @@ def sizes(model: BaseModel, path: Path = ()) -> Iterator[tuple[Path, str]]:
                     yield from sizes(item, (*path, key, i))
 
 
-def _too_large() -> str:
-    # no byte count: the chart says the same, and cannot count above int64
-    return (
-        f"is above kvgen's bound of {MAX_BYTES_TEXT} for any size "
-        "(sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)"
-    )
-
-
-def _check_sizes(spec: Spec) -> list[Problem]:
-    problems: list[Problem] = []
-    for path, value in sizes(spec):
-        n = quantity.to_bytes(value)
-        if n > MAX_BYTES:
-            problems.append(Problem(path, f"{value} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
+def _check_tier_sum(spec: Spec) -> list[Problem]:
     total = sum(
-        quantity.to_bytes(t.file_system.empty_dir.size)
+        _quantity("size", t.file_system.empty_dir.size)
         for t in spec.kv_cache_offloading.secondary
         if t.file_system.empty_dir
     )
-    if total > MAX_BYTES and not problems:  # one tier above the bound is reported as itself
-        problems.append(
-            Problem(
-                ("kvCacheOffloading", "secondary"),
-                "the emptyDir tiers add up to more than kvgen's bound of "
-                f"{MAX_BYTES_TEXT} for the pod's ephemeral storage",
-                f"keep their sum at most {MAX_BYTES_TEXT}",
-            )
+    if total <= MAX_BYTES:
+        return []
+    return [
+        Problem(
+            ("kvCacheOffloading", "secondary"),
+            f"the emptyDir tiers add up to more than kvgen's bound of {MAX_BYTES_TEXT} for the pod's ephemeral storage",
+            f"keep their sum at most {MAX_BYTES_TEXT}",
         )
-    return problems
-
-
-# ----------------------------------------------------------------------------- resources
-
-
-def _compare(name: str, value: str) -> Decimal:
-    return quantity.parse(value) if name == "cpu" else Decimal(quantity.to_bytes(value))
-
-
-def _check_requests_within_limits(spec: Spec) -> list[Problem]:
-    """pkg/apis/core/validation/validation.go ValidateContainerResourceRequirements: a request
-    above its limit is refused. (A request kvgen computes is lowered to an explicit limit.)"""
-    problems: list[Problem] = []
-    for container in ("vllm", "lmcacheServer"):
-        res = getattr(spec.resources, "vllm" if container == "vllm" else "lmcache_server")
-        for name, attr in (("cpu", "cpu"), ("memory", "memory"), ("ephemeral-storage", "ephemeral_storage")):
-            request, limit = getattr(res.requests, attr), getattr(res.limits, attr)
-            if request is None or limit is None:
-                continue
-            if _compare(name, request) > _compare(name, limit):
-                problems.append(
-                    Problem(
-                        ("resources", container, "requests", name),
-                        f"request {request} is above its limit {limit}; the API server refuses a container whose {name} "
-                        "request exceeds its limit (ValidateContainerResourceRequirements)",
-                        f"lower resources.{container}.requests.{name} or raise resources.{container}.limits.{name}",
-                    )
-                )
-    return problems
-
-
-# ----------------------------------------------------------------------------- embedded claims
+    ]
 
 
 def _check_pvc_spec(base: Path, pvc: dict[str, Any]) -> list[Problem]:
-    """pkg/apis/core/validation/validation.go ValidatePersistentVolumeClaimSpec (run on an
-    ephemeral volume's claim template by ValidatePersistentVolumeClaimTemplate)."""
+    """ValidatePersistentVolumeClaimSpec beyond the table: ReadWriteOncePod alone, the storage size."""
     problems: list[Problem] = []
     modes = pvc.get("accessModes")
-    if modes is None:
-        modes = []
-    if not isinstance(modes, list):
-        modes = []  # the schema check reports it
-    elif not modes:
-        problems.append(
-            Problem(
-                (*base, "accessModes"),
-                "at least 1 access mode is required; the API server refuses a claim without one "
-                "(ValidatePersistentVolumeClaimSpec)",
-                "add accessModes: [ReadWriteOnce] (one pod per claim)",
-            )
-        )
-    for j, mode in enumerate(modes):
-        if isinstance(mode, str) and mode not in _RULES["accessModes"]:
+    if isinstance(modes, list) and "ReadWriteOncePod" in modes:
+        if any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
             problems.append(
                 Problem(
-                    (*base, "accessModes", j),
-                    f"unsupported access mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
-                    f"use one of {', '.join(_RULES['accessModes'])}",
+                    (*base, "accessModes"),
+                    "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)",
+                    "keep ReadWriteOncePod alone",
                 )
             )
-    if "ReadWriteOncePod" in modes and any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
-        problems.append(
-            Problem(
-                (*base, "accessModes"),
-                "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)",
-                "keep ReadWriteOncePod alone",
-            )
-        )
     resources = pvc.get("resources")
     requests = resources.get("requests") if isinstance(resources, dict) else None
     storage = requests.get("storage") if isinstance(requests, dict) else None
     if storage is None:
+        return problems  # the table's required row reports it
+    path = (*base, "resources", "requests", "storage")
+    text = str(storage)
+    if (
+        isinstance(storage, bool)
+        or not isinstance(storage, (str, int))
+        or not re.fullmatch(spec_module.QUANTITY_PATTERN, text)
+    ):
+        shown = quoted(storage) if isinstance(storage, str) else text
         problems.append(
             Problem(
-                (*base, "resources", "requests", "storage"),
-                "the claim has no storage request; the API server refuses "
-                "it (ValidatePersistentVolumeClaimSpec: resources[storage] is required)",
-                "set resources.requests.storage, e.g. 100Gi",
+                path,
+                f"{shown} is not a size (kvgen reads a claim's size as it reads every size)",
+                "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T",
             )
         )
-    else:
-        path = (*base, "resources", "requests", "storage")
-        text = str(storage)
-        if (
-            isinstance(storage, bool)
-            or not isinstance(storage, (str, int))
-            or not re.fullmatch(spec_module.QUANTITY_PATTERN, text)
-        ):
-            problems.append(
-                Problem(
-                    path,
-                    f"{storage!r} is not a size (kvgen reads a claim's size as it reads every size)",
-                    "write it as a Kubernetes quantity such as 100Gi, 512Mi or 1T",
-                )
-            )
-        else:
-            n = quantity.to_bytes(text)
-            if n <= 0:
-                problems.append(
-                    Problem(
-                        path,
-                        f"{text} must be greater than zero (ValidatePersistentVolumeClaimSpec)",
-                        "request e.g. 100Gi",
-                    )
-                )
-            elif n > MAX_BYTES:
-                problems.append(Problem(path, f"{text} {_too_large()}", f"use at most {MAX_BYTES_TEXT}"))
-    cls = _text(pvc, "storageClassName")
-    if cls and not is_dns1123_subdomain(cls):
+    elif (n := _quantity("size", text)) <= 0:
         problems.append(
-            Problem(
-                (*base, "storageClassName"),
-                f"{cls!r} is not a storage class name: {what('dns1123Subdomain')} "
-                "(ValidatePersistentVolumeClaimSpec, ValidateClassName)",
-                None,
-            )
+            Problem(path, f"{text} must be greater than zero (ValidatePersistentVolumeClaimSpec)", "request e.g. 100Gi")
         )
-    mode = _text(pvc, "volumeMode")
-    if mode and mode not in _RULES["volumeModes"]:
+    elif n > MAX_BYTES:
         problems.append(
             Problem(
-                (*base, "volumeMode"),
-                f"unsupported volume mode {mode!r} (ValidatePersistentVolumeClaimSpec)",
-                "use Filesystem (kvgen mounts the tier as a directory)",
+                path,
+                f"{text} is above kvgen's bound of {MAX_BYTES_TEXT} for any size (sizes near 8 EiB overflow the "
+                "64-bit integers Kubernetes and Helm compute with)",
+                f"use at most {MAX_BYTES_TEXT}",
             )
         )
     return problems
@@ -274,7 +317,7 @@ def _check_claim_ref(base: Path, name: str, sub_path: str | None) -> list[Proble
         problems.append(
             Problem(
                 (*base, "name"),
-                f"{name!r} cannot name a PersistentVolumeClaim: {what('dns1123Subdomain')}; the pod "
+                f"{quoted(name)} cannot name a PersistentVolumeClaim: {what('dns1123Subdomain')}; the pod "
                 "would wait for a claim that cannot exist (ValidatePersistentVolumeClaim, ValidatePersistentVolumeName)",
                 "use the claim's metadata.name",
             )
@@ -285,23 +328,20 @@ def _check_claim_ref(base: Path, name: str, sub_path: str | None) -> list[Proble
             problems.append(
                 Problem(
                     (*base, "path"),
-                    f"{sub_path!r} must be a relative path inside the claim (it becomes the mount's "
+                    f"{quoted(sub_path)} must be a relative path inside the claim (it becomes the mount's "
                     "subPath; validateLocalDescendingPath)",
-                    f"write it as {sub_path.lstrip('/')!r}",
+                    f"write it as {quoted(sub_path.lstrip('/'))}",
                 )
             )
         if ".." in sub_path.split("/"):
             problems.append(
                 Problem(
                     (*base, "path"),
-                    f"{sub_path!r} must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)",
+                    f"{quoted(sub_path)} must not contain '..' (it becomes the mount's subPath; validateLocalDescendingPath)",
                     "name a directory inside the claim",
                 )
             )
     return problems
-
-
-# ----------------------------------------------------------------------------- pod fields
 
 
 def _text(data: Any, key: str) -> str:
@@ -312,19 +352,14 @@ def _text(data: Any, key: str) -> str:
 
 
 def _check_tolerations(tolerations: list[dict[str, Any]]) -> list[Problem]:
-    """pkg/apis/core/validation/validation.go ValidateTolerations and validateTaintEffect."""
+    """ValidateTolerations between a toleration's fields (the table checks each field alone)."""
     problems: list[Problem] = []
-    operators, effects = _RULES["tolerationOperators"], _RULES["taintEffects"]
     for i, tol in enumerate(tolerations):
         base: Path = ("scheduling", "tolerations", i)
         key, operator, value, effect = (_text(tol, k) for k in ("key", "operator", "value", "effect"))
-        seconds = tol.get("tolerationSeconds")
+        seconds = tol.get("tolerationSeconds") if isinstance(tol, dict) else None
         if not isinstance(seconds, int) or isinstance(seconds, bool):
             seconds = None
-        if key and not is_label_key(key):
-            problems.append(
-                Problem((*base, "key"), f"{key!r} is not {what('labelKeyName')} (ValidateTolerations)", None)
-            )
         if not key and operator != "Exists":
             problems.append(
                 Problem(
@@ -344,204 +379,43 @@ def _check_tolerations(tolerations: list[dict[str, Any]]) -> list[Problem]:
             )
         if seconds is not None and not -(2**63) <= seconds < 2**63:
             problems.append(Problem((*base, "tolerationSeconds"), f"{seconds} does not fit the int64 field", None))
-        if operator in ("Equal", ""):
-            if not is_label_value(value):
-                problems.append(
-                    Problem((*base, "value"), f"{value!r} is not {what('labelValue')} (ValidateTolerations)", None)
-                )
-        elif operator == "Exists":
-            if value:
-                problems.append(
-                    Problem(
-                        (*base, "value"),
-                        "value must be empty when operator is Exists (ValidateTolerations)",
-                        "remove value, or use operator: Equal",
-                    )
-                )
-        else:
+        if operator in ("Equal", "") and not is_label_value(value):
+            problems.append(
+                Problem((*base, "value"), f"{quoted(value)} is not {what('labelValue')} (ValidateTolerations)", None)
+            )
+        elif operator == "Exists" and value:
             problems.append(
                 Problem(
-                    (*base, "operator"),
-                    f"unsupported operator {operator!r} (ValidateTolerations)",
-                    f"use one of {', '.join(operators)}",
+                    (*base, "value"),
+                    "value must be empty when operator is Exists (ValidateTolerations)",
+                    "remove value, or use operator: Equal",
                 )
             )
-        if effect and effect not in effects:
-            problems.append(
-                Problem(
-                    (*base, "effect"),
-                    f"unsupported effect {effect!r} (validateTaintEffect)",
-                    f"use one of {', '.join(effects)}",
-                )
-            )
-    return problems
-
-
-def _check_key_selector(base: Path, ref: dict[str, Any] | Any, kind: str) -> list[Problem]:
-    """validateSecretKeySelector / validateConfigMapKeySelector: a DNS-1123 subdomain name
-    (ValidateSecretName) and a config-map key."""
-    problems: list[Problem] = []
-    name = _text(ref, "name") if isinstance(ref, dict) else ref.name
-    key = _text(ref, "key") if isinstance(ref, dict) else ref.key
-    if name and not is_dns1123_subdomain(name):
-        problems.append(
-            Problem(
-                (*base, "name"),
-                f"{name!r} cannot name a {kind}: {what('dns1123Subdomain')} (validateSecretKeySelector)",
-                None,
-            )
-        )
-    if key and not is_config_map_key(key):
-        problems.append(
-            Problem(
-                (*base, "key"),
-                f"{key!r} is not {what('configMapKey')} (validateSecretKeySelector, IsConfigMapKey)",
-                None,
-            )
-        )
     return problems
 
 
 def _check_env(spec: Spec) -> list[Problem]:
-    """pkg/apis/core/validation/validation.go ValidateEnv -> validateEnvVarValueFrom."""
+    """ValidateEnv -> validateEnvVarValueFrom: the sources of a valueFrom (the table checks their names and keys)."""
     problems: list[Problem] = []
-    if spec.model.hf_token_secret is not None:
-        problems += _check_key_selector(("model", "hfTokenSecret"), spec.model.hf_token_secret, "Secret")
-    remote = spec.kv_cache_offloading.remote
-    if remote is not None and remote.password_secret is not None:
-        path = ("kvCacheOffloading", "remote", "passwordSecret")
-        problems += _check_key_selector(path, remote.password_secret, "Secret")
-    if spec.service.api_key_secret is not None:
-        problems += _check_key_selector(("service", "apiKeySecret"), spec.service.api_key_secret, "Secret")
     for i, env in enumerate(spec.vllm.env):
-        base: Path = ("vllm", "env", i)
+        path: Path = ("vllm", "env", i, "valueFrom")
         if env.value_from is None:
             continue
         sources = [s for s in _RULES["envVarSources"] if env.value_from.get(s) is not None]
         if not sources:
-            problems.append(
-                Problem(
-                    (*base, "valueFrom"),
-                    "must specify one of: " + ", ".join(_RULES["envVarSources"]) + " (validateEnvVarValueFrom)",
-                    None,
-                )
-            )
+            message = "must specify one of: " + ", ".join(_RULES["envVarSources"]) + " (validateEnvVarValueFrom)"
+            problems.append(Problem(path, message, None))
         elif env.value:
-            problems.append(
-                Problem(
-                    (*base, "valueFrom"),
-                    "may not be specified when value is not empty (validateEnvVarValueFrom)",
-                    "keep either value or valueFrom",
-                )
-            )
+            message = "may not be specified when value is not empty (validateEnvVarValueFrom)"
+            problems.append(Problem(path, message, "keep either value or valueFrom"))
         elif len(sources) > 1:
-            problems.append(
-                Problem(
-                    (*base, "valueFrom"),
-                    f"may not have more than one source at a time ({', '.join(sources)}; validateEnvVarValueFrom)",
-                    "keep one",
-                )
-            )
-        for source, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
-            ref = env.value_from.get(source)
-            if isinstance(ref, dict):
-                problems += _check_key_selector((*base, "valueFrom", source), ref, kind)
+            message = f"may not have more than one source at a time ({', '.join(sources)}; validateEnvVarValueFrom)"
+            problems.append(Problem(path, message, "keep one"))
     return problems
 
 
-def _check_labels(spec: Spec, instance: InstanceInfo | None) -> list[Problem]:
-    """Label values and node-selector entries: apimachinery ValidateLabels (run on every
-    object's metadata.labels by ValidateObjectMeta, and on spec.nodeSelector by ValidatePodSpec)."""
+def _check_statefulsets(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     problems: list[Problem] = []
-    # the vLLM image's tag becomes the label app.kubernetes.io/version
-    if instance is not None:
-        field = "vllm" if instance.gpus else "vllmCpu"
-        tag = (spec.images.vllm if instance.gpus else spec.images.vllm_cpu).tag
-        if tag is not None and not is_label_value(tag):
-            problems.append(
-                Problem(
-                    ("images", field, "tag"),
-                    f"{tag!r} becomes the label app.kubernetes.io/version, which must be "
-                    f"{what('labelValue')} (ValidateLabels, IsValidLabelValue)",
-                    "use a tag of at most 63 characters, or pin the image by digest and keep a short tag",
-                )
-            )
-    for field, image in (
-        ("vllm", spec.images.vllm),
-        ("lmcache", spec.images.lmcache),
-        ("vllmCpu", spec.images.vllm_cpu),
-    ):
-        if image.repository is not None and not _fits("imageRepository", image.repository):
-            problems.append(
-                Problem(
-                    ("images", field, "repository"),
-                    f"{image.repository!r} is not {what('imageRepository')}; the kubelet refuses the image "
-                    "(InvalidImageName) and the pod never starts",
-                    "write the repository alone, e.g. registry.example.com/vllm/vllm-openai; the tag and digest "
-                    "have their own fields",
-                )
-            )
-        if image.tag is not None and not _fits("imageTag", image.tag):
-            problems.append(
-                Problem(
-                    ("images", field, "tag"),
-                    f"{image.tag!r} is not {what('imageTag')}; the kubelet refuses the image "
-                    "(InvalidImageName) and the pod never starts",
-                    None,
-                )
-            )
-    if spec.instance.type is not None and not is_label_value(spec.instance.type):
-        problems.append(
-            Problem(
-                ("instance", "type"),
-                f"{spec.instance.type!r} becomes the node selector node.kubernetes.io/instance-type, "
-                f"whose value must be {what('labelValue')} (ValidatePodSpec: ValidateLabels)",
-                None,
-            )
-        )
-    for key, value in spec.scheduling.node_selector.items():
-        path: Path = ("scheduling", "nodeSelector", key)
-        if not is_label_key(key):
-            problems.append(
-                Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidatePodSpec: ValidateLabels)", None)
-            )
-        if not is_label_value(value):
-            problems.append(
-                Problem(path, f"{value!r} is not {what('labelValue')} (ValidatePodSpec: ValidateLabels)", None)
-            )
-    for key, value in spec.metrics.labels.items():  # the monitors' metadata.labels
-        path = ("metrics", "labels", key)
-        if not is_label_key(key):
-            problems.append(
-                Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateObjectMeta: ValidateLabels)", None)
-            )
-        if not is_label_value(value):
-            problems.append(
-                Problem(path, f"{value!r} is not {what('labelValue')} (ValidateObjectMeta: ValidateLabels)", None)
-            )
-    return problems
-
-
-def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
-    problems: list[Problem] = []
-    if spec.replicas > INT32_MAX:
-        problems.append(
-            Problem(
-                ("replicas",),
-                f"{spec.replicas} does not fit the Deployment's replicas, an int32 (at most {INT32_MAX})",
-                f"use at most {INT32_MAX}",
-            )
-        )
-    if spec.multi_node.engine == "leaderworkerset" and spec.parallelism.nodes > 1:
-        if spec.replicas > LWS_REPLICAS_MAX:
-            problems.append(
-                Problem(
-                    ("replicas",),
-                    f"{spec.replicas} is above the LeaderWorkerSet's bound on replicas (at most {LWS_REPLICAS_MAX}, "
-                    "maximum in the LeaderWorkerSet CRD)",
-                    f"use at most {LWS_REPLICAS_MAX}",
-                )
-            )
     room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX
     for name in statefulsets:
         if len(name) > room:
@@ -549,21 +423,12 @@ def _check_workloads(spec: Spec, statefulsets: list[str]) -> list[Problem]:
             problems.append(
                 Problem(
                     ("name",),
-                    f"the StatefulSet {name!r} ({len(name)} characters) can never create its pods: they carry "
+                    f"the StatefulSet {quoted(name)} ({len(name)} characters) can never create its pods: they carry "
                     f"the label controller-revision-hash=<StatefulSet name>-<hash of up to {REVISION_HASH_MAX} characters>, "
                     f"and a label value is at most {LABEL_VALUE_MAX} characters, so a StatefulSet's name may have at most {room}",
                     f"use a name of at most {longest} characters for a server spanning several nodes",
                 )
             )
-    if spec.scheduling.priority_class_name and not is_dns1123_subdomain(spec.scheduling.priority_class_name):
-        problems.append(
-            Problem(
-                ("scheduling", "priorityClassName"),
-                f"{spec.scheduling.priority_class_name!r} is not "
-                f"{what('dns1123Subdomain')} (ValidatePodSpec: ValidatePriorityClassName)",
-                None,
-            )
-        )
     return problems
 
 
@@ -598,11 +463,13 @@ def _check_volumes(spec: Spec) -> list[Problem]:
             continue
         path: Path = ("pod", "volumes", i, "name")
         if name in reserved["volumes"] or any(name.startswith(p) for p in reserved["volumePrefixes"]):
-            problems.append(Problem(path, f"{name!r} is the name of a volume kvgen renders itself", "use another name"))
-        elif not _fits("dns1123Label", name):
-            problems.append(Problem(path, f"{name!r} is not {what('dns1123Label')} (ValidateVolumes)", None))
+            problems.append(
+                Problem(path, f"{quoted(name)} is the name of a volume kvgen renders itself", "use another name")
+            )
+        elif not fits("dns1123Label", name):
+            problems.append(Problem(path, f"{quoted(name)} is not {what('dns1123Label')} (ValidateVolumes)", None))
         elif name in names:
-            problems.append(Problem(path, f"{name!r}: duplicate volume name (ValidateVolumes)", None))
+            problems.append(Problem(path, f"{quoted(name)}: duplicate volume name (ValidateVolumes)", None))
         names.add(name)
     paths: set[str] = set()
     for i, m in enumerate(spec.vllm.volume_mounts):
@@ -612,7 +479,7 @@ def _check_volumes(spec: Spec) -> list[Problem]:
             problems.append(
                 Problem(
                     (*base, "name"),
-                    f"{name!r} is not a volume of pod.volumes (validateVolumeMounts: not found)",
+                    f"{quoted(name)} is not a volume of pod.volumes (validateVolumeMounts: not found)",
                     "add the volume to pod.volumes",
                 )
             )
@@ -624,13 +491,13 @@ def _check_volumes(spec: Spec) -> list[Problem]:
             problems.append(
                 Problem(
                     (*base, "mountPath"),
-                    f"{mount_path!r} would hide or sit inside a path kvgen mounts itself ({ours[0]})",
+                    f"{quoted(mount_path)} would hide or sit inside a path kvgen mounts itself ({ours[0]})",
                     "mount it elsewhere",
                 )
             )
         elif mount_path.removesuffix("/") in paths:
             problems.append(
-                Problem((*base, "mountPath"), f"{mount_path!r}: must be unique (validateVolumeMounts)", None)
+                Problem((*base, "mountPath"), f"{quoted(mount_path)}: must be unique (validateVolumeMounts)", None)
             )
         paths.add(mount_path.removesuffix("/"))
     return problems
@@ -653,7 +520,7 @@ def _check_extended_resources(spec: Spec) -> list[Problem]:
             problems.append(
                 Problem(
                     path,
-                    f"{name!r} is not an extended resource name: a domain-prefixed name such as "
+                    f"{quoted(name)} is not an extended resource name: a domain-prefixed name such as "
                     "vpc.amazonaws.com/efa or rdma/ib, outside kubernetes.io (IsExtendedResourceName)",
                     None,
                 )
@@ -662,37 +529,34 @@ def _check_extended_resources(spec: Spec) -> list[Problem]:
 
 
 def _check_pod_settings(spec: Spec) -> list[Problem]:
-    """The spec's pod settings: ValidateLabels and ValidateAnnotations on the pod's metadata
-    (ValidateObjectMeta), the names ValidatePodSpec checks, validateTopologySpreadConstraints;
-    and kvgen's own label and annotation keys, which the spec may not override."""
+    """pod.labels and pod.annotations keys (ValidateLabels, ValidateAnnotations on the pod's
+    metadata), kvgen's own keys first, and the annotations' total size (ValidateAnnotationsSize)."""
     problems: list[Problem] = []
     reserved_labels, reserved_notes = pod_settings.reserved_labels(), pod_settings.reserved_annotations()
-    for key, value in spec.pod.labels.items():
+    for key in spec.pod.labels:
         path: Path = ("pod", "labels", key)
         if key in reserved_labels:
             problems.append(
                 Problem(
                     path,
-                    f"{key!r} is a label kvgen sets itself (its selector and bookkeeping: {', '.join(reserved_labels)})",
+                    f"{quoted(key)} is a label kvgen sets itself (its selector and bookkeeping: {', '.join(reserved_labels)})",
                     "use another key",
                 )
             )
         elif not is_label_key(key):
-            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateLabels)", None))
-        if not is_label_value(value):
-            problems.append(Problem(path, f"{value!r} is not {what('labelValue')} (ValidateLabels)", None))
+            problems.append(Problem(path, f"{quoted(key)} is not {what('labelKey')} (ValidateLabels)", None))
     for key in spec.pod.annotations:
         path = ("pod", "annotations", key)
         if key in reserved_notes:
             problems.append(
                 Problem(
                     path,
-                    f"{key!r} is an annotation kvgen sets itself ({', '.join(reserved_notes)})",
+                    f"{quoted(key)} is an annotation kvgen sets itself ({', '.join(reserved_notes)})",
                     "use another key",
                 )
             )
         elif not is_label_key(key.lower()):
-            problems.append(Problem(path, f"{key!r} is not {what('labelKeyName')} (ValidateAnnotations)", None))
+            problems.append(Problem(path, f"{quoted(key)} is not {what('labelKey')} (ValidateAnnotations)", None))
     total = sum(len(k.encode()) + len(v.encode()) for k, v in spec.pod.annotations.items())
     room = _RULES["totalAnnotationSizeLimit"] - _RULES["annotationsReserve"]
     if total > room:
@@ -705,50 +569,6 @@ def _check_pod_settings(spec: Spec) -> list[Problem]:
                 f"keep pod.annotations at most {room} bytes; put large data in a ConfigMap",
             )
         )
-    names: list[tuple[Path, str | None, str]] = [
-        (("pod", "imagePullSecrets", i, "name"), ref.name, "; no Secret can have this name (ValidateSecretName)")
-        for i, ref in enumerate(spec.pod.image_pull_secrets)
-    ]
-    names += [
-        (
-            ("pod", "serviceAccount", "name"),
-            spec.pod.service_account.name,
-            " (ValidatePodSpec: ValidateServiceAccountName)",
-        ),
-        (
-            ("scheduling", "runtimeClassName"),
-            spec.scheduling.runtime_class_name,
-            " (ValidatePodSpec: ValidateRuntimeClassName)",
-        ),
-    ]
-    for path, name, why in names:
-        if name and not is_dns1123_subdomain(name):
-            problems.append(Problem(path, f"{name!r} is not {what('dns1123Subdomain')}{why}", None))
-    for i, c in enumerate(spec.scheduling.topology_spread_constraints):
-        base: Path = ("scheduling", "topologySpreadConstraints", i)
-        skew, topology_key, when = c.get("maxSkew"), c.get("topologyKey"), c.get("whenUnsatisfiable")
-        if isinstance(skew, int) and skew <= 0:
-            problems.append(
-                Problem(
-                    (*base, "maxSkew"), f"{skew} must be greater than zero (validateTopologySpreadConstraints)", None
-                )
-            )
-        if isinstance(topology_key, str) and not is_label_key(topology_key):
-            problems.append(
-                Problem(
-                    (*base, "topologyKey"),
-                    f"{topology_key!r} is not {what('labelKeyName')} (validateTopologySpreadConstraints)",
-                    "e.g. topology.kubernetes.io/zone or kubernetes.io/hostname",
-                )
-            )
-        if isinstance(when, str) and when not in _RULES["whenUnsatisfiable"]:
-            problems.append(
-                Problem(
-                    (*base, "whenUnsatisfiable"),
-                    f"unsupported value {when!r} (validateWhenUnsatisfiable)",
-                    "use one of " + ", ".join(_RULES["whenUnsatisfiable"]),
-                )
-            )
     return problems
 
 
@@ -756,8 +576,10 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
     """Every problem the API server (or the kubelet) would have with what this spec renders.
     ``instance`` is the resolved node (None when it could not be resolved); ``statefulsets``
     the names of the StatefulSets the spec renders."""
-    problems = _check_sizes(spec)
-    problems += _check_requests_within_limits(spec)
+    found = _table(spec, instance)
+    problems = [p for _row, p in found]
+    if not any(row["check"] == "quantityMax" for row, _p in found):  # a size above the bound is reported as itself
+        problems += _check_tier_sum(spec)
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):
         pvc = tier.file_system.pvc
         base: Path = ("kvCacheOffloading", "secondary", i, "fileSystem", "pvc")
@@ -773,8 +595,7 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
         ]
     problems += _check_tolerations(spec.scheduling.tolerations)
     problems += _check_env(spec)
-    problems += _check_labels(spec, instance)
-    problems += _check_workloads(spec, statefulsets)
+    problems += _check_statefulsets(spec, statefulsets)
     problems += _check_pod_settings(spec)
     problems += _check_extended_resources(spec)
     problems += _check_volumes(spec)

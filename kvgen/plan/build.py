@@ -148,7 +148,7 @@ LOAD_BALANCER_WARNING = (
 )
 
 
-# README "Multi-node servers": the LeaderWorkerSet's restart policy (files/runtime.yaml wiring.lws.restartPolicy)
+# docs/multi-node.md: the LeaderWorkerSet's restart policy (files/runtime.yaml wiring.lws.restartPolicy)
 def lws_sidecar_restart_warning() -> str:
     policy = catalog.runtime()["wiring"]["lws"]["restartPolicy"]
     return (
@@ -183,10 +183,28 @@ def has_api_key(spec: Spec) -> bool:
     )
 
 
+def own_rows(spec: Spec) -> dict[str, dict[str, dict[str, Any]]]:
+    """The spec's own catalog rows, keyed as the catalog files are (camelCase), with their values as
+    validated: sizes stay parsed (quantity.Size), where a model dump would write their text back."""
+    if spec.catalog is None:
+        return {}
+    return {
+        table: {
+            key: {
+                f.alias or name: v
+                for name, f in type(row).model_fields.items()
+                if (v := getattr(row, name)) is not None
+            }
+            for key, row in getattr(spec.catalog, table).items()
+        }
+        for table in ("models", "instances")
+    }
+
+
 def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
     file: kvgen.app.compiler does that)."""
-    own = spec.catalog.model_dump(by_alias=True, exclude_none=True) if spec.catalog is not None else {}
+    own = own_rows(spec)
     model, problems = catalog.resolve_model(spec.model, own.get("models"))
     instance, inst_problems = catalog.resolve_instance(spec.instance, own.get("instances"))
     problems += inst_problems

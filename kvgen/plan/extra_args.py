@@ -5,7 +5,7 @@ The chart's twin is ``kvgen.checkExtraArgs`` (templates/plan/_vllmargs.tpl).
 
 from __future__ import annotations
 
-from kvgen.core.errors import Problem
+from kvgen.core.errors import Problem, quoted
 from kvgen.data import contract
 from kvgen.data.flags import EXTRA_ARGS, refusal, table, vllm_snapshot
 
@@ -32,7 +32,7 @@ def check_extra_args(args: list[str]) -> list[Problem]:
         problems.append(
             Problem(
                 (*EXTRA_ARGS, index),
-                f"unexpected positional argument {contract.quoted(token)} (vllm serve takes only the model)",
+                f"unexpected positional argument {quoted(token)} (vllm serve takes only the model)",
                 "a value belongs to the flag before it: write --flag=value",
                 code=contract.UNEXPECTED_ARGUMENT,
             )

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kvgen.core.errors import Problem
+from kvgen.core.errors import Problem, quoted
 from kvgen.data import catalog
 from kvgen.spec.models import Spec
 
@@ -43,7 +43,7 @@ def modes() -> dict[str, dict[str, Any]]:
 def version_tuple(version: str) -> tuple[int, int]:
     m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", version.strip())
     if not m:
-        raise ValueError(f"{version!r} is not a Kubernetes version such as 1.33")
+        raise ValueError(f"{quoted(version)} is not a Kubernetes version such as 1.33")
     return int(m[1]), int(m[2])
 
 

@@ -17,8 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kvgen.core import quantity
-from kvgen.core.errors import Problem
+from kvgen.core.errors import Problem, quoted
 from kvgen.data import connector
 from kvgen.spec.models import RemoteTier, Spec
 
@@ -54,7 +53,7 @@ def endpoint(url: str) -> Endpoint | None:
 
 def _url_problem(url: str) -> Problem | None:
     path = (*BASE, "url")
-    shown = f"'{url}'"  # at most 2048 characters (the schema's bound)
+    shown = quoted(url)  # at most 2048 characters (the schema's bound)
     if url.startswith(("rediss://", "valkeys://")):
         return Problem(
             path,
@@ -92,7 +91,7 @@ def check(spec: Spec) -> list[Problem]:
     url = _url_problem(r.url)
     if url is not None:
         problems.append(url)
-    if r.capacity is not None and quantity.to_bytes(r.capacity) < connector.GiB:
+    if r.capacity is not None and r.capacity.bytes < connector.GiB:
         problems.append(
             Problem(
                 (*BASE, "capacity"),
@@ -112,7 +111,7 @@ def adapter(r: RemoteTier) -> dict[str, Any]:
         out["username"] = r.username
     if r.capacity is not None:
         e = connector.wiring()["lmcache"]["l2Eviction"]
-        out["max_capacity_gb"] = quantity.to_bytes(r.capacity) // connector.GiB
+        out["max_capacity_gb"] = r.capacity.bytes // connector.GiB
         out["eviction"] = {
             "eviction_policy": e["policy"],
             "trigger_watermark": e["triggerWatermark"],

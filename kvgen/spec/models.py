@@ -15,6 +15,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
+    PlainValidator,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -22,6 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from kvgen.core import quantity
+from kvgen.core.errors import quoted
 from kvgen.data import catalog
 
 # Strict, as the JSON Schema (and so Helm) is: no "2" for 2, no true for 1, no 1 for true, no
@@ -43,7 +46,9 @@ _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 
 
-def _check_size(value: Any) -> str:
+def _check_size(value: Any) -> quantity.Size:
+    if isinstance(value, quantity.Size):  # already parsed (a spec built from a spec's values)
+        return value
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
     text = str(value)
@@ -55,14 +60,18 @@ def _check_size(value: Any) -> str:
         raise ValueError(
             f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T"
         )
-    if quantity.to_bytes(text) <= 0:  # a QuantityError (a ValueError) for an absurd magnitude
+    size = quantity.Size.parse(text)  # a QuantityError (a ValueError) for an absurd magnitude
+    if size.bytes <= 0:
         raise ValueError("must be greater than zero")
-    return text
+    return size
 
 
+# A size, parsed here once: the planning modules read .bytes, messages and output the text as
+# written (a model dump writes the text back, so a spec's values round-trip unchanged).
 Size = Annotated[
-    str,
-    BeforeValidator(_check_size),
+    quantity.Size,
+    PlainValidator(_check_size),
+    PlainSerializer(str, return_type=str),
     WithJsonSchema(
         {
             "anyOf": [
@@ -159,7 +168,7 @@ class ModelSpec(Model):
     def _pvc_uri(cls, value: str | None) -> str | None:
         if value is not None and not re.match(MODEL_URI_PATTERN, value):
             raise ValueError(
-                f"{value!r} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
+                f"{quoted(value)} is not pvc://CLAIM[/PATH]: kvgen reads weights from an existing PersistentVolumeClaim, "
                 "or downloads model.id from Hugging Face when uri is left out"
             )
         return value
@@ -313,7 +322,7 @@ DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
 
 
 class LMCacheServer(Model):
-    """The LMCache MP server of the lmcache backend (README: "GPU access modes")."""
+    """The LMCache MP server of the lmcache backend (docs/gpu-access.md)."""
 
     gpu_access: Literal["visible-devices", "dra", "in-container"] = Field(
         "visible-devices",
@@ -523,7 +532,9 @@ class VLLMSettings(Model):
 CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
 
 
-def _check_cpu_quantity(value: Any) -> str:
+def _check_cpu_quantity(value: Any) -> quantity.Cpu:
+    if isinstance(value, quantity.Cpu):  # already parsed (a spec built from a spec's values)
+        return value
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValueError("must be a CPU quantity such as 4, 0.5 or 500m")
     if not isinstance(value, str) and not value > 0:
@@ -531,12 +542,14 @@ def _check_cpu_quantity(value: Any) -> str:
     text = str(value)
     if not re.match(CPU_PATTERN, text):
         raise ValueError(f"{quantity.shorten(text)} is not a CPU quantity such as 4, 0.5 or 500m")
-    return text
+    return quantity.Cpu.parse(text)
 
 
+# A CPU quantity, parsed here once (.millicores); the text as written goes to messages and output.
 CPU = Annotated[
-    str,
-    BeforeValidator(_check_cpu_quantity),
+    quantity.Cpu,
+    PlainValidator(_check_cpu_quantity),
+    PlainSerializer(str, return_type=str),
     WithJsonSchema({"anyOf": [{"type": "string", "pattern": CPU_PATTERN}, {"type": "number", "exclusiveMinimum": 0}]}),
 ]
 
@@ -651,7 +664,7 @@ class PodSettings(Model):
 
 
 class MultiNode(Model):
-    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (README: "Multi-node servers")."""
+    """How a server spanning several nodes (parallelism.nodes > 1) is rendered (docs/multi-node.md)."""
 
     engine: Literal["statefulset", "leaderworkerset"] = Field(
         "statefulset",
@@ -684,7 +697,7 @@ class Probe(Model):
 class StartupProbe(Probe):
     """Until vLLM first answers /health (downloading and loading the weights): period x failures
     is the start-up budget; the Deployment's progressDeadlineSeconds follows it. By default the
-    budget is sized from the model's weights (README "Probes")."""
+    budget is sized from the model's weights (docs/operations.md)."""
 
     period_seconds: int = Field(10, ge=1, le=3600, description="periodSeconds.")
     timeout_seconds: int = Field(5, ge=1, le=3600, description="timeoutSeconds.")

@@ -24,7 +24,7 @@ Usage: {{- include "kvgen.resolveName" $s -}}
 {{- end -}}
 {{- $name = $name | trunc 52 | trimSuffix "-" -}}
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $name) -}}
-{{- include "kvgen.problem" (list $s "name" (printf "'%s', made from the release name, is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), which the Service's name must be" $name) "set name (or fullnameOverride) in the values") -}}
+{{- include "kvgen.problem" (list $s "name" (printf "%s, made from the release name, is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), which the Service's name must be" (include "kvgen.quoted" $name)) "set name (or fullnameOverride) in the values") -}}
 {{- end -}}
 {{- $_ := set $s "V" (merge (dict "name" $name) $v) -}}
 {{- end -}}
@@ -69,12 +69,16 @@ kvgen.formatBytes: the shortest exact quantity for a byte count: 10737418240 -> 
 {{- end -}}
 
 {{/*
-kvgen.quoted: a value the user wrote, as a problem quotes it: Python's repr of a printable string
-('a', "it's"), the same as kvgen's core/errors.py quoted(), so both faces word a problem alike.
-Usage: {{ include "kvgen.quoted" $value }}
+kvgen.quoted: a value the user wrote, as a problem quotes it: Python's repr of a string ('a',
+"it's", 'tab\t', 'esc\x1b'): the backslash, the C0 and C1 control characters and DEL escaped (a
+terminal reads ESC and CSI as commands), the same as kvgen's core/errors.py quoted(), so both faces
+word a problem alike. Usage: {{ include "kvgen.quoted" $value }}
 */}}
 {{- define "kvgen.quoted" -}}
 {{- $t := toString . | replace "\\" "\\\\" | replace "\n" "\\n" | replace "\r" "\\r" | replace "\t" "\\t" -}}
+{{- range $c := concat (until 32) (list 127) (untilStep 128 160 1) -}}
+{{- $t = replace (printf "%c" $c) (printf "\\x%02x" $c) $t -}}
+{{- end -}}
 {{- if and (contains "'" $t) (not (contains "\"" $t)) -}}"{{ $t }}"{{- else -}}'{{ replace "'" "\\'" $t }}'{{- end -}}
 {{- end -}}
 
@@ -95,7 +99,7 @@ kvgen.roundUpGiB: bytes rounded up to a whole GiB.
 {{/*
 kvgen.lmcacheHealthArgs: the launcher's options that find the LMCache MP server's health endpoint:
 --http-url=http://host:httpPort and one --health-path=since:path per LMCache version that moved it
-(kvgen's connector.lmcache_health_args). A JSON list.
+(kvgen/data/connector.py lmcache_health_args). A JSON list.
 Usage: {{ include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray }}
 */}}
 {{- define "kvgen.lmcacheHealthArgs" -}}

@@ -15,7 +15,7 @@ claims (kvgen.context.resources). Usage: include "kvgen.resources" (list $size $
 {{- end -}}
 
 {{/* kvgen.withServer: gpuAccess in-container: the vLLM container's size plus the LMCache server's
-(kvgen's plan.with_server); its CPU is the vLLM container's. */}}
+(kvgen/plan/types.py with_server); its CPU is the vLLM container's. */}}
 {{- define "kvgen.withServer" -}}
 {{- $a := index . 0 -}}{{- $b := index . 1 -}}
 {{- $out := dict "cpu" $a.cpu "memory" (add (int64 $a.memory) (int64 $b.memory)) "limit" (add (int64 $a.limit) (int64 $b.limit)) "ephemeral" (add (int64 $a.ephemeral) (int64 $b.ephemeral)) -}}

@@ -1,5 +1,5 @@
 {{/*
-kvgen.suggest: the "did you mean" of a hint, the same choice as kvgen's errors.suggest (Python's
+kvgen.suggest: the "did you mean" of a hint, the same choice as kvgen/core/errors.py suggest (Python's
 difflib.get_close_matches(word, choices, n=1, cutoff=0.6), case-insensitive): the choice whose
 SequenceMatcher ratio 2*M/T is highest and at least 0.6 (ties: the larger string), where M counts
 the characters of the matching blocks (the longest common substring, then recursively left and

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgen.core.errors import Location, Path, Problem, SpecError, format_path
+from kvgen.core.errors import Location, Path, Problem, SpecError, format_path, shown
 from kvgen.input.source import SourceDoc
 
 
@@ -303,13 +303,13 @@ def mapping(
 def integer(tracker: Tracker, path: Path, value: Any, *, doc: SourceDoc | None = None) -> int | None:
     """A whole number, also from a string such as "2" (Kubernetes quantities are strings)."""
     if isinstance(value, bool):
-        tracker.error(path, f"must be a whole number, not {value!r}", doc=doc)
+        tracker.error(path, f"must be a whole number, not {shown(value)}", doc=doc)
         return None
     if isinstance(value, int):
         return value
     if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
         return int(value)
-    tracker.error(path, f"must be a whole number, not {value!r}", doc=doc)
+    tracker.error(path, f"must be a whole number, not {shown(value)}", doc=doc)
     return None
 
 

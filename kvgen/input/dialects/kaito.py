@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgen.core import quantity
-from kvgen.core.errors import Location, Path, Problem, SpecError
+from kvgen.core.errors import Location, Path, Problem, SpecError, quoted, shown
 from kvgen.data import catalog
 from kvgen.input.dialects import kaito_names, kaito_sizing, shape, vllm_args
 from kvgen.input.dialects.core import Converted, SpecBuilder, Tracker, embedded_at, embedded_location, integer, mapping
@@ -243,7 +243,7 @@ def _partition(t: Tracker, resource: dict[str, Any], res_path: Path) -> tuple[st
         if count is None:
             t.error(path, "missing field(s): partition.count")
         return None, count, path
-    t.error((*path, "mode"), f'unsupported partition mode {mode!r}, supported modes are "mig" and "accelerator"')
+    t.error((*path, "mode"), f'unsupported partition mode {shown(mode)}, supported modes are "mig" and "accelerator"')
     return None, None, path
 
 
@@ -256,7 +256,7 @@ def _role(t: Tracker, b: SpecBuilder, labels: Labels) -> None:
         return
     role, path = labels[key]
     if role not in ("prefill", "decode"):
-        t.warn(path, f"KAITO ignores the role {role!r} (only prefill and decode have one)")
+        t.warn(path, f"KAITO ignores the role {quoted(role)} (only prefill and decode have one)")
         return
     t.use(path)
     b.set(("disaggregation", "role"), role, path)
@@ -389,7 +389,7 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
         if runtime != "vllm":
             t.error(
                 ("metadata", "annotations", "kaito.sh/runtime"),
-                f"kvgen runs vLLM, not {runtime!r}",
+                f"kvgen runs vLLM, not {shown(runtime)}",
                 "remove the annotation (vLLM is KAITO's default runtime)",
             )
         else:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvgen.core import quantity
-from kvgen.core.errors import KvgenError
+from kvgen.core.errors import KvgenError, quoted
 from kvgen.data import catalog
 
 GiB = quantity.GiB
@@ -105,10 +105,10 @@ def mig_gib(profile: str) -> int:
 def check_mig_profile(profile: str) -> None:
     """pkg/utils/mig/mig.go ValidateMIGProfile."""
     if not re.fullmatch(r"(\d+)g\.([\d.]+)gb", profile):
-        raise KaitoError(f"invalid MIG profile format {profile!r}: expected format like '1g.10gb'")
+        raise KaitoError(f"invalid MIG profile format {quoted(profile)}: expected format like '1g.10gb'")
     known = data()["migProfiles"]
     if profile not in known:
-        raise KaitoError(f"unknown MIG profile {profile!r}: must be one of [{' '.join(sorted(known))}]")
+        raise KaitoError(f"unknown MIG profile {quoted(profile)}: must be one of [{' '.join(sorted(known))}]")
 
 
 def model_file_size(model_id: str) -> str | None:

@@ -34,7 +34,7 @@ import shlex
 from typing import Any
 
 from kvgen.core import quantity
-from kvgen.core.errors import Path
+from kvgen.core.errors import Path, quoted, shown
 from kvgen.input.dialects import shape, vllm_args
 from kvgen.input.dialects.core import Converted, SpecBuilder, Tracker, integer, mapping
 from kvgen.input.source import SourceDoc
@@ -102,7 +102,7 @@ def _image(t: Tracker, b: SpecBuilder, ref: Any, path: Path) -> None:
     last = name.rsplit("/", 1)[-1]
     repo, tag = name.rsplit(":", 1) if ":" in last else (name, None)
     if digest and not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
-        t.error(path, f"{digest!r} is not a sha256 digest")
+        t.error(path, f"{quoted(digest)} is not a sha256 digest")
         return
     b.set(("images", "vllm", "repository"), repo, path)
     if tag:
@@ -147,7 +147,7 @@ class _Workload:
             else:
                 self.t.error(
                     cpath,
-                    f"container {c.get('name')!r}: kvgen renders only the vLLM container ('main') "
+                    f"container {shown(c.get('name'))}: kvgen renders only the vLLM container ('main') "
                     "and its own LMCache sidecar; other containers are not carried over",
                     "remove it, or run it next to the rendered objects",
                 )
@@ -540,7 +540,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         if not m:
             t.error(
                 (*mpath, "uri"),
-                f"{uri!r}: kvgen serves Hugging Face models (hf://ORG/NAME) or weights on a claim (pvc://CLAIM/PATH); "
+                f"{quoted(uri)}: kvgen serves Hugging Face models (hf://ORG/NAME) or weights on a claim (pvc://CLAIM/PATH); "
                 "other storage is not supported",
                 "use an hf:// or pvc:// uri, or write a native spec",
             )

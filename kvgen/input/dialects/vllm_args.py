@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from kvgen.core.errors import Location, Path
+from kvgen.core.errors import Location, Path, quoted, shown
 from kvgen.data import flags
 from kvgen.input.dialects.core import SpecBuilder, Tracker
 from kvgen.input.source import SourceDoc
@@ -26,18 +26,18 @@ def _tokens(text: str) -> int:
     """vLLM's --max-model-len: an integer, or with a k/m/g suffix (1k = 1000, 1K = 1024)."""
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", text.strip())
     if not m:
-        raise ValueError(f"{text!r} is not a token count")
+        raise ValueError(f"{quoted(text)} is not a token count")
     number, suffix = Decimal(m.group(1)), m.group(2)  # exact: a float would overflow on a long number
     scale = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "K": 1024, "M": 1024**2, "G": 1024**3}[suffix]
     value = number * scale
     if value != value.to_integral_value():
-        raise ValueError(f"{text!r} is not a whole number of tokens")
+        raise ValueError(f"{quoted(text)} is not a whole number of tokens")
     return int(value)
 
 
 def _int(text: str) -> int:
     if not re.fullmatch(r"\d+", text.strip()):
-        raise ValueError(f"{text!r} is not a whole number")
+        raise ValueError(f"{quoted(text)} is not a whole number")
     return int(text)
 
 
@@ -45,7 +45,7 @@ def _float(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
+        raise ValueError(f"{quoted(text)} is not a number") from None
 
 
 _PARSERS: dict[str, Callable[[str], Any]] = {"tokens": _tokens, "int": _int, "float": _float}
@@ -136,7 +136,7 @@ def apply(
             if previous is not None and builder.get(native) != value:
                 tracker.error(
                     path,
-                    f"{arg.flag} {arg.value} conflicts with {builder.get(native)!r} set elsewhere in this resource",
+                    f"{arg.flag} {arg.value} conflicts with {shown(builder.get(native))} set elsewhere in this resource",
                     doc=doc,
                     location=location,
                 )

@@ -1,7 +1,7 @@
 {{/*
 kvgen.context: every value the object templates lay out, as JSON: the contract between kvgen and
-its chart (kvgen/context/types.py Context; kvgen/context/build.py builds the same in Python, and the
-tests compare the two key by key). Keys are camelCase; an absent value is a key left out.
+its chart (kvgen/context/types.py Context; kvgen/context/build.py build makes the same in Python, and
+the tests compare the two key by key). Keys are camelCase; an absent value is a key left out.
 It plans (kvgen.plan), then builds the context in named pieces, each below with the name of its
 Python face (kvgen.context.vllmArgs: vllm_args). Values with problems give {} (the templates then
 render nothing), except in templates/validate.yaml, where kvgen.plan fails listing every

@@ -2,7 +2,7 @@
 kvgen.plan: resolve the model and the node, check the values, apply the rules and size the pod:
 the chart's counterpart of kvgen/plan/build.py build. Takes the state dict (V: .Values, F: .Files, errs,
 kube: the Kubernetes version) and records in it model, inst, gpusPerPod, decision, backend,
-gpuAccess, context (the context length) and size. When the values cannot be served, $s.errs
+gpuAccess, context (the context length) and size: the fields of kvgen/plan/types.py Plan. When the values cannot be served, $s.errs
 lists every problem, and in templates/validate.yaml ($s.failHere) it fails with all of them.
 Usage: {{- include "kvgen.plan" $s -}}
 */}}

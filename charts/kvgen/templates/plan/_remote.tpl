@@ -17,11 +17,11 @@ Usage: {{- include "kvgen.checkRemote" $s -}}
 {{- $url := $r.url -}}
 {{- $urlHint := "write it as redis://HOST:PORT, e.g. redis://valkey.cache.svc.cluster.local:6379" -}}
 {{- if or (hasPrefix "rediss://" $url) (hasPrefix "valkeys://" $url) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.remote.url" (printf "'%s': TLS is not supported by LMCache 0.5.6's resp adapter (plain RESP only)" $url) "reach the server over plain RESP inside the cluster (redis://), e.g. a Service restricted by a NetworkPolicy") -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.remote.url" (printf "%s: TLS is not supported by LMCache 0.5.6's resp adapter (plain RESP only)" (include "kvgen.quoted" $url)) "reach the server over plain RESP inside the cluster (redis://), e.g. a Service restricted by a NetworkPolicy") -}}
 {{- else if contains "@" $url -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.remote.url" (printf "'%s' carries credentials; kvgen takes a password from a Secret only" $url) "remove them from the URL and set remote.username and remote.passwordSecret") -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.remote.url" (printf "%s carries credentials; kvgen takes a password from a Secret only" (include "kvgen.quoted" $url)) "remove them from the URL and set remote.username and remote.passwordSecret") -}}
 {{- else if not (regexMatch $w.urlPattern $url) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.remote.url" (printf "'%s' is not a redis:// or valkey:// URL of a host and an optional port (the resp adapter takes no database number, path or query)" $url) $urlHint) -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.remote.url" (printf "%s is not a redis:// or valkey:// URL of a host and an optional port (the resp adapter takes no database number, path or query)" (include "kvgen.quoted" $url)) $urlHint) -}}
 {{- else -}}
 {{- $port := include "kvgen.remotePort" (list $w $url) | int64 -}}
 {{- if or (lt $port 1) (gt $port 65535) -}}

@@ -1,6 +1,7 @@
 {{/*
 Resolving the model and the node, and the structural checks (the chart's counterpart of
-kvgen/data/catalog.py resolve_* and kvgen/plan/build.py _check_structure). Each define takes the state
+kvgen/data/catalog.py resolve_* and kvgen/plan/build.py _check_structure; kvgen.checkCredentials is
+the part of kvgen/plan/validate.py parse_spec that values.schema.json cannot do). Each define takes the state
 dict built by kvgen.context and records results or problems in it.
 */}}
 
@@ -40,7 +41,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- include "kvgen.problem" (list $s "model.id" (printf "missing %s" (join ", " $missing)) "") -}}
 {{- else -}}
 {{- $close := include "kvgen.suggest" (list $spec.id (keys $catalog)) -}}
-{{- include "kvgen.problem" (list $s "model.id" (printf "model '%s' is not in the catalog and is not described inline (missing %s)" $spec.id (join ", " $missing)) (printf "%sor describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)" (ternary (printf "did you mean '%s'? " $close) "" (ne $close "")))) -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "model %s is not in the catalog and is not described inline (missing %s)" (include "kvgen.quoted" $spec.id) (join ", " $missing)) (printf "%sor describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)" (ternary (printf "did you mean %s? " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
 {{- end -}}
 {{- else -}}
 {{- $layers := int64 $m.layers -}}
@@ -93,7 +94,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- $row := dict -}}
 {{- if and $type (hasKey $catalog $type) -}}{{- $row = index $catalog $type -}}{{- end -}}
 {{- if and $type (hasKey $own $type) -}}{{- $row = mergeOverwrite (deepCopy (default dict (index $builtin $type))) (deepCopy (index $own $type)) -}}{{- end -}}
-{{/* a row with a nodeSelector, or cloud: false, is not a cloud instance type: no instance-type pin (kvgen/data/catalog.py cloud_type) */}}
+{{/* a row with a nodeSelector, or cloud: false, is not a cloud instance type: no instance-type pin (kvgen/data/catalog.py resolve_instance: cloud_type) */}}
 {{- $cloudType := not (or (and (hasKey $row "cloud") (kindIs "bool" $row.cloud) (not $row.cloud)) (not (empty $row.nodeSelector))) -}}
 {{- $m := deepCopy $row -}}
 {{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" "ephemeralStorage" -}}
@@ -111,7 +112,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if $missing -}}
 {{- if and $type (not (hasKey $catalog $type)) -}}
 {{- $close := include "kvgen.suggest" (list $type (keys $catalog)) -}}
-{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type '%s' (missing %s)" $type (join ", " $missing)) (printf "%sor describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk" (ternary (printf "did you mean '%s'? " $close) "" (ne $close "")))) -}}
+{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type %s (missing %s)" (include "kvgen.quoted" $type) (join ", " $missing)) (printf "%sor describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk" (ternary (printf "did you mean %s? " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
 {{- else -}}
 {{- include "kvgen.problem" (list $s "instance" (printf "describe the node: missing %s" (join ", " $missing)) "or set instance.type to a catalog type") -}}
 {{- end -}}

@@ -1,30 +1,14 @@
 {{/*
-kvgen.decide: the capability rules (files/rules.yaml gives codes, order and reasons; the
-predicates here mirror kvgen/plan/rules.py). The first rule that matches switches offloading off
-and gives the reason; a rule never fails the render.
+kvgen.decide: the capability rules of files/rules.yaml (codes, order, conditions, reasons),
+interpreted as kvgen/plan/rules.py does. The first rule that matches switches offloading off and
+gives the reason; a rule never fails the render.
 */}}
 {{- define "kvgen.decide" -}}
 {{- $s := . -}}
-{{- $v := $s.V -}}
-{{- $o := $v.kvCacheOffloading -}}
-{{- $p := $v.parallelism -}}
-{{- $util := "" -}}
-{{- if include "kvgen.isSet" (list $o "cpuMemoryUtilization") -}}{{- $util = include "kvgen.number" $o.cpuMemoryUtilization -}}{{- end -}}
-{{- $matched := dict
-  "disabled-by-config" (or (not $o.enabled) (eq $util "0"))
-  "cpu-instance" (eq $s.inst.gpus 0)
-  "mig-partition" (ne $s.inst.mig "")
-  "data-parallel" (gt (int64 $p.data) 1)
-  "multi-node-pipeline-parallel" (and (gt (int64 $p.pipeline) 1) (gt (int64 $p.nodes) 1))
-  "prefill-decode-disaggregation" (and (ne $v.disaggregation.role "none") (eq $o.backend "lmcache"))
-  "hybrid-architecture" (and $s.model.hybrid (not (and $o.allowHybrid (eq $o.backend "native"))))
--}}
+{{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst -}}
 {{- $decision := dict "enabled" true "code" "" "reason" "" -}}
 {{- range $rule := ($s.F.Get "files/rules.yaml" | fromYaml).rules -}}
-{{- if not (hasKey $matched $rule.code) -}}
-{{- fail (printf "kvgen chart: files/rules.yaml has rule %q that templates/plan/_rules.tpl does not know" $rule.code) -}}
-{{- end -}}
-{{- if and $decision.enabled (index $matched $rule.code) -}}
+{{- if and $decision.enabled (include "kvgen.holds" (list $rule.when $facts)) -}}
 {{- $_ := set $decision "enabled" false -}}
 {{- $_ := set $decision "code" $rule.code -}}
 {{- $_ := set $decision "reason" $rule.reason -}}
@@ -32,6 +16,41 @@ and gives the reason; a rule never fails the render.
 {{- end -}}
 {{- $_ := set $s "decision" $decision -}}
 {{- $backend := "" -}}
-{{- if $decision.enabled -}}{{- $backend = $o.backend -}}{{- end -}}
+{{- if $decision.enabled -}}{{- $backend = $s.V.kvCacheOffloading.backend -}}{{- end -}}
 {{- $_ := set $s "backend" $backend -}}
+{{- end -}}
+
+{{/* kvgen.holds: "true" when a condition of the tables holds (rules.holds): all/any/not of
+     {field, op, value}, field a dotted path whose first name is a fact. Usage: include "kvgen.holds" (list $when $facts) */}}
+{{- define "kvgen.holds" -}}
+{{- $w := index . 0 -}}{{- $facts := index . 1 -}}
+{{- if hasKey $w "all" -}}
+{{- $ok := true -}}{{- range $c := $w.all -}}{{- if not (include "kvgen.holds" (list $c $facts)) -}}{{- $ok = false -}}{{- end -}}{{- end -}}
+{{- if $ok }}true{{ end -}}
+{{- else if hasKey $w "any" -}}
+{{- $ok := false -}}{{- range $c := $w.any -}}{{- if include "kvgen.holds" (list $c $facts) -}}{{- $ok = true -}}{{- end -}}{{- end -}}
+{{- if $ok }}true{{ end -}}
+{{- else if hasKey $w "not" -}}
+{{- if not (include "kvgen.holds" (list $w.not $facts)) }}true{{ end -}}
+{{- else -}}
+{{- $x := $facts -}}
+{{- range $k := splitList "." $w.field -}}{{- if kindIs "map" $x -}}{{- $x = index $x $k -}}{{- else -}}{{- $x = index dict "unset" -}}{{- end -}}{{- end -}}
+{{- $num := or (kindIs "int" $x) (kindIs "int64" $x) (kindIs "float64" $x) -}}
+{{- $want := $w.value -}}
+{{- if eq $w.op "is" -}}
+{{- if eq (not (not $x)) $want }}true{{ end -}}
+{{- else if or (eq $w.op "eq") (eq $w.op "ne") -}}
+{{- $same := false -}}
+{{- if kindIs "string" $want -}}{{- $same = and (kindIs "string" $x) (eq (toString $x) $want) -}}
+{{- else if $num -}}{{- $same = eq (float64 $x) (float64 $want) -}}
+{{- end -}}
+{{- if eq $same (eq $w.op "eq") }}true{{ end -}}
+{{- else if eq $w.op "gt" -}}
+{{- if and $num (gt (float64 $x) (float64 $want)) }}true{{ end -}}
+{{- else if eq $w.op "lt" -}}
+{{- if and $num (lt (float64 $x) (float64 $want)) }}true{{ end -}}
+{{- else -}}
+{{- fail (printf "kvgen chart: unknown op %q in a condition of files/*.yaml" $w.op) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

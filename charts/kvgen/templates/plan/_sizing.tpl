@@ -19,7 +19,7 @@ operations, same order, same truncation) so that both give the same bytes.
 {{- sub (sub (int64 $mem) (ceil $reserved | int64)) (mul (int64 $C.kubeReserved.evictionThresholdMiB) 1048576) -}}
 {{- end -}}
 
-{{/* kvgen.container: computed sizes with the explicit spec values applied (kvgen's _apply_overrides),
+{{/* kvgen.container: computed sizes with the explicit spec values applied (kvgen/plan/sizing.py _apply_overrides),
 and its warnings when they look too small. Usage: include "kvgen.container" (list $computed $res.vllm "vllm") | fromJson */}}
 {{- define "kvgen.container" -}}
 {{- $computed := index . 0 -}}
@@ -205,7 +205,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $lmcache = include "kvgen.container" (list (dict "cpu" (toString $C.lmcache.serverCpu) "memory" $lmMem "ephemeral" $tiersEph) $res.lmcacheServer "lmcacheServer") | fromJson -}}
 {{- end -}}
 
-{{/* does it fit the node? (kvgen's _check_fit: the same words) */}}
+{{/* does it fit the node? (kvgen/plan/sizing.py _check_fit: the same words) */}}
 {{- $where := default "the instance" $i.type -}}
 {{- $podMem := int64 $vllm.memory -}}
 {{- if $lmcache -}}{{- $podMem = add $podMem (int64 $lmcache.memory) -}}{{- end -}}
@@ -256,7 +256,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- end -}}
 {{- end -}}
 
-{{/* warnings (kvgen's _apply_overrides and _advise, in that order) */}}
+{{/* warnings (kvgen/plan/sizing.py _apply_overrides and _advise, in that order) */}}
 {{- $warnings := concat $vllm.warnings (default list $lmcache.warnings) -}}
 {{- if $backend -}}
 {{- $gpuKv := mul (include "kvgen.gpuKvBudget" (list $s $C) | int64) $gpus -}}
@@ -269,7 +269,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $warnings = append $warnings "vLLM's fs tier has no size bound: when it outgrows an emptyDir's sizeLimit the kubelet evicts the pod; size the emptyDir generously or use a pvc tier" -}}
 {{- end -}}
 {{- end -}}
-{{/* an unknown node: the fit checks above were skipped (kvgen/plan/sizing.py plan) */}}
+{{/* an unknown node: the fit checks above were skipped (kvgen/plan/sizing.py size) */}}
 {{- $unchecked := list -}}
 {{- if not $nodeKnown -}}{{- $unchecked = append $unchecked "memory" -}}{{- end -}}
 {{- if not $gpuMemoryKnown -}}{{- $unchecked = append $unchecked "GPU memory" -}}{{- end -}}

@@ -1,6 +1,6 @@
 {{/*
-kvgen.checkExtraArgs: the problems of vllm.extraArgs, the chart's counterpart of kvgen/data/flags.py
-check_extra_args. The arguments are walked as kvgen.contract.walk_argv walks them (argparse with
+kvgen.checkExtraArgs: the problems of vllm.extraArgs, the chart's counterpart of kvgen/plan/extra_args.py
+check_extra_args (the table of kvgen/data/flags.py). The arguments are walked as kvgen/data/contract.py walk_argv walks them (argparse with
 the options of files/contract/vllm-<version>.json, as files/vllm-serve-options.json copies them
 for the chart; after vLLM's own rewriting: '_' for '-',
 dotted keys of JSON options, -O3, -n2): a flag of files/managed-flags.yaml in any spelling is
@@ -132,7 +132,7 @@ Usage: {{- include "kvgen.checkExtraArgs" $s -}} (after kvgen.resolveModel and k
 {{- end -}}
 {{- end -}}
 {{- range $p := $w.positionals -}}
-{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" (int (index $p 0))) (printf "unexpected positional argument '%s' (vllm serve takes only the model)" (index $p 1)) "a value belongs to the flag before it: write --flag=value") -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" (int (index $p 0))) (printf "unexpected positional argument %s (vllm serve takes only the model)" (include "kvgen.quoted" (index $p 1))) "a value belongs to the flag before it: write --flag=value") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -164,7 +164,7 @@ Usage: include "kvgen.checkArgValue" (list $w index "--dtype" $spec "float7")
 {{- $ok = regexMatch (printf "^%s[+-]?(?:(?:%s\\.(?:%s)?|\\.%s|%s)(?:[eE][+-]?%s)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])%s$" $ws $digits $digits $digits $digits $digits $ws) $value -}}
 {{- end -}}
 {{- if not $ok -}}
-{{- include "kvgen.argProblem" (list $w $at (printf "%s takes %s values, got '%s'" $name $inner $value) (ternary "a whole number" "a number" (eq $inner "int"))) -}}
+{{- include "kvgen.argProblem" (list $w $at (printf "%s takes %s values, got %s" $name $inner (include "kvgen.quoted" $value)) (ternary "a whole number" "a number" (eq $inner "int"))) -}}
 {{- else if not (kindIs "invalid" $spec.choices) -}}
 {{- $shown := list -}}
 {{- $hit := false -}}
@@ -178,7 +178,7 @@ Usage: include "kvgen.checkArgValue" (list $w index "--dtype" $spec "float7")
 {{- end -}}
 {{- if not $hit -}}
 {{- $close := include "kvgen.suggest" (list $value $shown) -}}
-{{- include "kvgen.argProblem" (list $w $at (printf "%s: '%s' is not one of %s" $name $value (join ", " $shown)) (ternary (printf "did you mean '%s'?" $close) "" (ne $close ""))) -}}
+{{- include "kvgen.argProblem" (list $w $at (printf "%s: %s is not one of %s" $name (include "kvgen.quoted" $value) (join ", " $shown)) (ternary (printf "did you mean %s?" (include "kvgen.quoted" $close)) "" (ne $close ""))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -53,7 +53,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and $access (eq $access.mode "in-container") (or (include "kvgen.isSet" (list $server.requests "cpu")) (include "kvgen.isSet" (list $server.limits "cpu"))) -}}
 {{- $out = append $out "resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the vLLM container's CPU (its memory and ephemeral storage are added to that container)" -}}
 {{- end -}}
-{{/* images.lmcache (kvgen/plan/build.py _image_warnings) */}}
+{{/* images.lmcache (kvgen/plan/images.py warnings) */}}
 {{- $own := default dict $v.images.lmcache -}}
 {{- if and $access (or $own.repository $own.tag $own.digest) -}}
 {{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}

@@ -1,0 +1,131 @@
+"""The house rules of kvgen's layout (ARCHITECTURE.md), checked on the source tree:
+- every import of a kvgen module points down the layers or stays in its own package (lazy imports
+  inside functions and type-only imports included: a cycle hidden behind TYPE_CHECKING is still one);
+- the twin rule: every module of kvgen/plan/ and kvgen/context/ is named by a chart template of
+  templates/plan/ or templates/context/, and every such template names one of them;
+- the generators (tools/) are outside the package and nothing in kvgen/ imports them."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "kvgen"
+TEMPLATES = ROOT / "charts" / "kvgen" / "templates"
+LAYERS = ["core", "data", "spec", "input", "plan", "context", "render", "output", "app"]  # bottom to top
+TWINNED = ("plan", "context")
+
+
+def modules() -> dict[str, Path]:
+    """'kvgen.plan.sizing' -> its file, for every module of the package."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every kvgen or tools import in a file, wherever it is written."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+    return [(line, name) for line, name in found if name.split(".")[0] in ("kvgen", "tools")]
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def upward_imports() -> list[str]:
+    known = modules()
+    bad = []
+    for name, path in known.items():
+        own = layer(name)
+        for line, target in imports(path):
+            if target.startswith("tools"):
+                bad.append(f"{path.relative_to(ROOT)}:{line}: imports {target}: tools/ is not in the wheel")
+                continue
+            if target not in known:
+                continue  # the `from X import name` half of a name, not a module
+            theirs = layer(target)
+            if own is None or theirs is None or target.split(".")[1] == name.split(".")[1]:
+                continue  # kvgen/__init__, __main__, or within one package
+            if theirs > own:
+                bad.append(
+                    f"{path.relative_to(ROOT)}:{line}: {name} ({LAYERS[own]}) imports {target} ({LAYERS[theirs]})"
+                )
+    return bad
+
+
+def test_every_package_is_a_known_layer():
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(LAYERS)
+    loose = {p.name for p in PACKAGE.glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert not loose, f"modules outside the layers: {sorted(loose)}"
+
+
+def test_every_import_points_down_the_layers():
+    assert upward_imports() == []
+
+
+def test_an_upward_import_is_found(monkeypatch, tmp_path):
+    # the check itself: a core module importing the plan is reported, even lazily inside a function
+    fake = tmp_path / "kvgen" / "core" / "oops.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("def f():\n    from kvgen.plan import sizing\n    return sizing\n")
+    (tmp_path / "kvgen" / "plan").mkdir()
+    (tmp_path / "kvgen" / "plan" / "sizing.py").write_text("")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "kvgen")
+    assert upward_imports() == ["kvgen/core/oops.py:2: kvgen.core.oops (core) imports kvgen.plan.sizing (plan)"]
+
+
+def _cited(text: str) -> set[str]:
+    return set(re.findall(r"kvgen/[a-z_/]+\.py", text))
+
+
+@pytest.mark.parametrize("package", TWINNED)
+def test_every_module_with_a_twin_is_named_by_its_twin(package):
+    twins = {p: _cited(p.read_text(encoding="utf-8")) for p in (TEMPLATES / package).glob("*.tpl")}
+    assert twins, f"no templates in charts/kvgen/templates/{package}/"
+    cited = set().union(
+        *(_cited(p.read_text(encoding="utf-8")) for d in TWINNED for p in (TEMPLATES / d).glob("*.tpl"))
+    )
+    missing = [
+        str(p.relative_to(ROOT))
+        for p in sorted((PACKAGE / package).glob("*.py"))
+        if p.name != "__init__.py" and str(p.relative_to(ROOT)) not in cited
+    ]
+    assert not missing, f"modules of kvgen/{package}/ no chart template names (a twin or a move out of {package}/?)"
+    for tpl, names in twins.items():
+        assert any(n.startswith(("kvgen/plan/", "kvgen/context/")) for n in names), f"{tpl.name} names no Python twin"
+
+
+def test_templates_outside_the_twin_folders_twin_no_planning_module():
+    for tpl in TEMPLATES.glob("*.tpl"):  # _helpers, _suggest, _pod, _resources: helpers and object layout
+        names = {n for n in _cited(tpl.read_text(encoding="utf-8")) if n.startswith(("kvgen/plan/", "kvgen/context/"))}
+        assert not names, f"{tpl.name} twins {sorted(names)}: it belongs in templates/plan/ or templates/context/"
+
+
+def test_every_cited_module_exists():
+    # a twin that names a moved or renamed module is stale (templates, data files, docs)
+    texts = [*TEMPLATES.rglob("*.tpl"), *(ROOT / "charts" / "kvgen" / "files").glob("*.yaml"), *PACKAGE.rglob("*.py")]
+    stale = sorted(
+        {
+            f"{p.relative_to(ROOT)}: {n}"
+            for p in texts
+            for n in _cited(p.read_text(encoding="utf-8"))
+            if not (ROOT / n).exists()
+        }
+    )
+    assert not stale
