@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgen.core.errors import Path as ErrPath
-from kvgen.core.errors import Problem
+from kvgen.core.errors import Problem, quoted
 from kvgen.data.contract import BAD_CHOICE as BAD_CHOICE  # the flag walk's categories, re-exported
 from kvgen.data.contract import BAD_VALUE as BAD_VALUE
 from kvgen.data.contract import MISSING_VALUE as MISSING_VALUE
@@ -39,7 +39,6 @@ from kvgen.data.contract import UNKNOWN_FLAG as UNKNOWN_FLAG
 from kvgen.data.contract import (
     Parsed,
     Snapshots,
-    quoted,
     walk_argv,
 )
 

@@ -207,8 +207,12 @@ def test_a_memo_of_another_shape_is_ignored():
 
 def _full_memo(n_values, n_literals=0):
     """A stored memo of other runs' scalars (what a fuzz run leaves in the cache dir)."""
-    return {"keys": [], "values": [["int", 10**6 + i, f" {10**6 + i}"] for i in range(n_values)], "items": [],
-            "literals": [[f"other\nscript {i}", "|-", ["other", f"script {i}"]] for i in range(n_literals)]}
+    return {
+        "keys": [],
+        "values": [["int", 10**6 + i, f" {10**6 + i}"] for i in range(n_values)],
+        "items": [],
+        "literals": [[f"other\nscript {i}", "|-", ["other", f"script {i}"]] for i in range(n_literals)],
+    }
 
 
 def _launcher_spec():

@@ -361,10 +361,64 @@ def test_convert_writes_a_native_spec_that_yaml_1_1_and_kvgen_read_alike(tmp_pat
 
 
 _TAG_SHAPES = [
-    "", "~", "null", "Null", "NULL", "true", "True", "false", "yes", "Yes", "no", "NO", "on", "Off", "y", "Y", "n", "N",
-    "0", "010", "0o17", "0x1F", "0b101", "-0b1", "+12", "1_000", "1:20", "-1:20:30", "190:20:30.15", "1.5", ".5", "1.",
-    "1e3", "1.0e+20", "-.inf", ".Inf", ".nan", ".NaN", "2024-01-01", "2001-12-14t21:59:43.10-05:00", "<<", "=", "-_",
-    "-", ".", "_", "+", "name", "8000", "--port=8000", "a: b", "1e", "0.", "0_1", "12:", "é", "中文", " x",
+    "",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "true",
+    "True",
+    "false",
+    "yes",
+    "Yes",
+    "no",
+    "NO",
+    "on",
+    "Off",
+    "y",
+    "Y",
+    "n",
+    "N",
+    "0",
+    "010",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "-0b1",
+    "+12",
+    "1_000",
+    "1:20",
+    "-1:20:30",
+    "190:20:30.15",
+    "1.5",
+    ".5",
+    "1.",
+    "1e3",
+    "1.0e+20",
+    "-.inf",
+    ".Inf",
+    ".nan",
+    ".NaN",
+    "2024-01-01",
+    "2001-12-14t21:59:43.10-05:00",
+    "<<",
+    "=",
+    "-_",
+    "-",
+    ".",
+    "_",
+    "+",
+    "name",
+    "8000",
+    "--port=8000",
+    "a: b",
+    "1e",
+    "0.",
+    "0_1",
+    "12:",
+    "é",
+    "中文",
+    " x",
 ]
 
 
@@ -381,4 +435,6 @@ def test_the_fixed_version_resolver_tags_every_plain_scalar_as_ruamels_own_does(
     texts = _TAG_SHAPES + [t + s for t in _TAG_SHAPES for s in ("x", "0", ".0", ":00")]
     for text in texts:
         for implicit in ((True, False), (False, True)):
-            assert str(fixed.resolve(ScalarNode, text, implicit)) == str(reference.resolve(ScalarNode, text, implicit)), text
+            assert str(fixed.resolve(ScalarNode, text, implicit)) == str(
+                reference.resolve(ScalarNode, text, implicit)
+            ), text
