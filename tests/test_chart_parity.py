@@ -334,13 +334,9 @@ def typos(draw):
 @given(typos())
 def test_did_you_mean_is_the_same_in_the_chart(word):
     """The chart's kvgen.suggest (templates/_suggest.tpl) is difflib's choice, case-insensitive, and
-    the word is quoted alike. (An instance type with a quote or a backslash also fails an API-server
-    rule, which both faces word alike only once the ruletable branch is merged:
-    test_chart_property.py's instance.type case, marked until then.)"""
-    cases = [spec(model={"id": word})]
-    if not any(mark in word for mark in "'\"\\"):
-        cases.append(spec(instance={"type": word}))
-    for values in cases:
+    the word is quoted alike (an instance type with a quote or a backslash also fails an API-server
+    rule, worded alike too)."""
+    for values in (spec(model={"id": word}), spec(instance={"type": word})):
         if word in catalog.models() or word in catalog.instances():
             continue
         assert helm.problems(values) == problem_set(values)

@@ -608,27 +608,8 @@ QUOTING_FIELDS = {
     "resources.extra (a key)": lambda s, w: _at(s, "resources", "extra").update({w: 1}),
 }
 
-# Worded by kvgen/plan/apiserver.py and templates/plan/_apiserver.tpl, which the ruletable branch is
-# rewriting into one table interpreter per face that quotes with quoted()/kvgen.quoted: until it is
-# merged, these still differ ("v1'x" against 'v1'x'). strict: the merge must remove the mark.
-RULETABLE = pytest.mark.xfail(
-    strict=True,
-    reason="ruletable: the API-server rules (kvgen/plan/apiserver.py, templates/plan/_apiserver.tpl) "
-    "still quote with !r and '%s'; remove this mark when the ruletable branch is merged",
-)
-QUOTED_BY_RULETABLE = set(QUOTING_FIELDS) - {
-    "model.id",
-    "kvCacheOffloading.remote.url",
-    "vllm.extraArgs (a choice)",
-    "vllm.extraArgs (a number)",
-    "vllm.extraArgs (positional)",
-}
 
-
-@pytest.mark.parametrize(
-    "field",
-    [pytest.param(f, marks=[RULETABLE] if f in QUOTED_BY_RULETABLE else []) for f in QUOTING_FIELDS],
-)
+@pytest.mark.parametrize("field", QUOTING_FIELDS)
 @settings(
     max_examples=12,
     deadline=None,

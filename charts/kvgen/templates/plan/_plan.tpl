@@ -39,3 +39,15 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- fail (join "\n" $lines) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* kvgen.withServer: gpuAccess in-container: the vLLM container's size plus the LMCache server's
+(kvgen/plan/types.py with_server); its CPU is the vLLM container's. */}}
+{{- define "kvgen.withServer" -}}
+{{- $a := index . 0 -}}{{- $b := index . 1 -}}
+{{- $out := dict "cpu" $a.cpu "memory" (add (int64 $a.memory) (int64 $b.memory)) "limit" (add (int64 $a.limit) (int64 $b.limit)) "ephemeral" (add (int64 $a.ephemeral) (int64 $b.ephemeral)) -}}
+{{- if hasKey $a "cpuLimit" -}}{{- $_ := set $out "cpuLimit" $a.cpuLimit -}}{{- end -}}
+{{- if or (hasKey $a "ephemeralLimit") (hasKey $b "ephemeralLimit") -}}
+{{- $_ := set $out "ephemeralLimit" (add (int64 (ternary $a.ephemeralLimit $a.ephemeral (hasKey $a "ephemeralLimit"))) (int64 (ternary $b.ephemeralLimit $b.ephemeral (hasKey $b "ephemeralLimit")))) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}

@@ -1,6 +1,6 @@
 {{/*
 kvgen.decide: the capability rules of files/rules.yaml (codes, order, conditions, reasons),
-interpreted as kvgen/plan/rules.py does. The first rule that matches switches offloading off and
+interpreted as kvgen/plan/rules.py decide does. The first rule that matches switches offloading off and
 gives the reason; a rule never fails the render.
 */}}
 {{- define "kvgen.decide" -}}
