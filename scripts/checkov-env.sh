@@ -11,7 +11,7 @@
 #   scripts/checkov-env.sh --rebuild  throw the venv away and build it again
 #
 # Environment:
-#   KVGEN_CACHE_DIR     parent of the venv (default: $HOME/.cache/kvgen)
+#   KVGEN_ENV_CACHE_DIR parent of the venv (default: $KVGEN_CACHE_DIR, else $HOME/.cache/kvgen)
 #   KVGEN_PYTHON        interpreter to build from (default: python3)
 #
 # As scripts/contract-env.sh (both use scripts/lib/cached-venv.sh): the venv is named after the
@@ -24,7 +24,7 @@ CHECKOV_VERSION=3.3.30
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOOL=checkov-env
-CACHE_DIR=${KVGEN_CACHE_DIR:-$HOME/.cache/kvgen}
+CACHE_DIR=${KVGEN_ENV_CACHE_DIR:-${KVGEN_CACHE_DIR:-$HOME/.cache/kvgen}}
 VENV_NAME="checkov-venv-${CHECKOV_VERSION}"
 MARKER_NAME=.kvgen-checkov-ok
 EXE=bin/checkov

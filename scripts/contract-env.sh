@@ -13,7 +13,7 @@
 # Run the parsers with VLLM_TARGET_DEVICE=cpu in the environment.
 #
 # Environment:
-#   KVGEN_CACHE_DIR     parent of the venv (default: $HOME/.cache/kvgen)
+#   KVGEN_ENV_CACHE_DIR parent of the venv (default: $KVGEN_CACHE_DIR, else $HOME/.cache/kvgen)
 #   KVGEN_PYTHON        interpreter to build from (default: python3.11, else python3; must be 3.11)
 #   KVGEN_WHEEL_DIR     extra --find-links dir holding the CPU torch wheel (default: /opt/wheels)
 #
@@ -36,7 +36,7 @@ PY_TAG=py${PY_VERSION/./}
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REQUIREMENTS="$SCRIPT_DIR/contract-requirements.txt"
-CACHE_DIR=${KVGEN_CACHE_DIR:-$HOME/.cache/kvgen}
+CACHE_DIR=${KVGEN_ENV_CACHE_DIR:-${KVGEN_CACHE_DIR:-$HOME/.cache/kvgen}}
 WHEEL_DIR=${KVGEN_WHEEL_DIR:-/opt/wheels}
 TOOL=contract-env
 VENV_NAME="contract-venv-vllm${VLLM_VERSION}-lmcache${LMCACHE_VERSION}-${PY_TAG}"

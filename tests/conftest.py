@@ -24,7 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # The tests' kvgen runs (in-process and the CLI's subprocesses) keep their caches (parsed data, the
 # emitter's memo, replay records) in a directory of the session's own: thousands of fuzzed specs
 # once filled the user's emitter memo, and the benchmark, which reads it, measured a slower kvgen.
+# The test environments (the contract and checkov venvs, scripts/*-env.sh) stay where
+# scripts/test built them: KVGEN_ENV_CACHE_DIR names their parent for the scripts the tests call.
 if "KVGEN_CACHE_DIR" not in os.environ:
+    os.environ.setdefault("KVGEN_ENV_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kvgen"))
     os.environ["KVGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvgen-test-cache-")
     atexit.register(shutil.rmtree, os.environ["KVGEN_CACHE_DIR"], True)
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

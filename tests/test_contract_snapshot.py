@@ -176,6 +176,7 @@ def test_external_connector_and_out_of_tree_tier_are_not_second_guessed():
 def no_venv(tmp_path, monkeypatch):
     """A machine without the contract venv: an empty cache dir, no explicit interpreter."""
     monkeypatch.setenv("KVGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("KVGEN_ENV_CACHE_DIR", str(tmp_path))  # where scripts/contract-env.sh looks first
     monkeypatch.delenv(cs.PYTHON_ENV, raising=False)
     return tmp_path
 
