@@ -9,13 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 from ruamel.yaml import YAML
 
 from kvgen import __version__
 from kvgen.data import catalog
 from tools import set_version
-
-from conftest import ROOT
 
 
 def test_every_copy_of_the_version_is_the_source():
