@@ -310,7 +310,7 @@ def test_workflows_install_the_tools_the_test_extra_pins():
 
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     pins = dict(req.split("==", 1) for req in extra if "==" in req)
-    installed = re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', "\n".join(p.read_text() for p in WORKFLOWS))
+    installed = re.findall(r'"([A-Za-z0-9_.-]+)==(\d[^"]*)"', "\n".join(p.read_text() for p in WORKFLOWS))
     assert installed
     for name, version in installed:
         assert pins.get(name) == version, (
@@ -582,3 +582,13 @@ def test_build_gives_a_wheel_and_sdist_that_pass_twine_check(tmp_path):
     with tarfile.open(sdist) as tar:
         top = {n.split("/", 2)[1] for n in tar.getnames() if n.count("/") >= 1}
     assert {"kvgen", "charts", "templates", "schemas", "README.md", "pyproject.toml"} <= top
+    # the GitHub Action's install step, with this wheel where PyPI would give kvgen==VERSION
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    step = action_steps()["Install kvgen"]
+    env = {"RUNNER_TEMP": str(runner_temp), "KVGEN_PYTHON": sys.executable, "KVGEN_VERSION": __version__}
+    installed = run("bash", "-e", "-c", step["run"], env={**env, "PIP_FIND_LINKS": str(tmp_path)})
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    assert f"kvgen {__version__}" in installed.stdout
+    out = tmp_path / "rendered"
+    assert run_action(runner_temp, "render-check", str(SPEC), str(out)).returncode == 5
