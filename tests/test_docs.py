@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT
 
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-DOCUMENTS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *DOCS]
+PROJECT = [ROOT / n for n in ("CHANGELOG.md", "CONTRIBUTING.md", "SECURITY.md")]  # the repository basics
+DOCUMENTS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *PROJECT, *DOCS]
 
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)

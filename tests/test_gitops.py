@@ -194,8 +194,11 @@ def test_pre_commit_hook_runs_render_check():
 def test_github_actions_example_runs_render_check():
     workflow = YAML(typ="safe").load((EXAMPLES / "ci" / "github-actions.yaml").read_text())
     steps = workflow["jobs"]["rendered-manifests-are-current"]["steps"]
-    runs = [s.get("run", "") for s in steps]
-    assert any(r.startswith("kvgen render ") and "--check" in r and " -o " in r for r in runs)
+    ours = [s for s in steps if s.get("uses", "").startswith("kvgen-dev/kvgen@")]
+    assert [s["with"]["command"] for s in ours] == ["render-check", "validate"]
+    action = YAML(typ="safe").load((ROOT / "action.yml").read_text())
+    assert all(set(s["with"]) <= set(action["inputs"]) for s in ours)  # inputs the action declares
+    assert {s["uses"] for s in ours} == {f"kvgen-dev/kvgen@v{action['inputs']['version']['default']}"}
     assert any(s.get("uses", "").startswith("actions/checkout@") for s in steps)
 
 
