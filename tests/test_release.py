@@ -203,7 +203,7 @@ def test_ci_files_match_their_schemas(tmp_path, schema):
 # a mistake in each: a step of neither `run` nor `uses`, an action that runs nothing, a script
 # that is not a list of commands
 BROKEN = {
-    "vendor.github-workflows": (CI, "        run: scripts/test\n", "        runs: scripts/test\n"),
+    "vendor.github-workflows": (CI, "        run: sudo --", "        runs: sudo --"),
     "vendor.github-actions": (ACTION, "\nruns:\n", "\nrunz:\n"),
     "vendor.gitlab-ci": (GITLAB, "  before_script:\n", "  before_scripts:\n"),
 }
@@ -254,7 +254,9 @@ def test_every_action_is_pinned_to_a_commit_sha_with_its_release_in_a_comment():
 def test_ci_runs_the_readme_test_command_and_lints_the_automation():
     jobs = workflow(CI)["jobs"]
     runs = [s.get("run", "") for job in jobs.values() for s in steps(job)]
-    assert "scripts/test" in runs  # the README's test command, the full tier
+    # the README's test command, the full tier, as root as CI runs it (.ci/run execs scripts/test)
+    assert 'sudo --preserve-env=KVGEN_WHEEL_DIR env "PATH=$PATH" .ci/run' in runs
+    assert "scripts/test" in (ROOT / ".ci" / "run").read_text()
     assert any(r.startswith(".venv/bin/actionlint") for r in runs)
     assert any(r.startswith(".venv/bin/zizmor") for r in runs)
     assert workflow(CI)["on"]["push"]["branches"] == ["main"] and "pull_request" in workflow(CI)["on"]
