@@ -105,7 +105,9 @@ def test_a_requirement_neither_side_has_fails(tmp_path):
     lock, runtime = copy(tmp_path)
     for name in ("base.txt", "runtime.txt"):
         edit(lock / name, "\naiofile==3.12.3\n", "\n")
-    assert ir.check_files(lock, runtime) == ["lmcache 0.5.6 requires aiofile; neither the base image nor the lock has aiofile"]
+    assert ir.check_files(lock, runtime) == [
+        "lmcache 0.5.6 requires aiofile; neither the base image nor the lock has aiofile"
+    ]
 
 
 def test_a_package_the_lock_adds_is_checked_at_the_locks_version(tmp_path):
@@ -149,7 +151,10 @@ def test_the_command_line_prints_every_problem_and_exits_nonzero(tmp_path, broke
     )
     if broken:
         assert result.returncode == 1 and result.stdout == ""
-        assert result.stderr.splitlines()[0] == "image requirements: lmcache 0.5.6 requires numpy<=2.2.6; the base image has numpy 2.3.0"
+        assert (
+            result.stderr.splitlines()[0]
+            == "image requirements: lmcache 0.5.6 requires numpy<=2.2.6; the base image has numpy 2.3.0"
+        )
         assert len(result.stderr.splitlines()) == 3
     else:
         assert result.returncode == 0 and result.stderr == "", result.stderr

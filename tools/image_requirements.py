@@ -34,9 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.markers import Environment
 from packaging.requirements import Requirement
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from ruamel.yaml import YAML
 
@@ -47,7 +46,7 @@ RUNTIME_YAML = ROOT / "charts" / "kvgen" / "files" / "runtime.yaml"
 # The image's interpreter and platform, as `uv pip compile --python-version 3.12
 # --python-platform x86_64-manylinux_2_28` resolves for (vLLM's images run CPython 3.12 on glibc
 # Linux). python_full_version: uv takes `3.12` as 3.12.0.
-ENVIRONMENT: Environment = {
+ENVIRONMENT: dict[str, str] = {
     "implementation_name": "cpython",
     "implementation_version": "3.12.0",
     "os_name": "posix",
@@ -71,9 +70,9 @@ class Pin:
     line: int
 
 
-def read_pins(path: Path) -> dict[NormalizedName, Pin]:
+def read_pins(path: Path) -> dict[str, Pin]:
     """`name==version` lines of a uv pip compile output (comments and `# via` lines skipped)."""
-    pins: dict[NormalizedName, Pin] = {}
+    pins: dict[str, Pin] = {}
     for number, text in enumerate(path.read_text().splitlines(), 1):
         match = _PIN.match(text)
         if match:
@@ -109,8 +108,8 @@ def _shown(requirement: Requirement) -> str:
 
 
 def check(
-    base: Mapping[NormalizedName, Pin],
-    lock: Mapping[NormalizedName, Pin],
+    base: Mapping[str, Pin],
+    lock: Mapping[str, Pin],
     requires: Mapping[str, Any],
     pinned: Mapping[str, str],
 ) -> list[str]:
@@ -118,7 +117,7 @@ def check(
     problems: list[str] = []
     entries = {canonicalize_name(name): entry for name, entry in requires["packages"].items()}
 
-    def has(name: NormalizedName) -> tuple[str, str] | None:
+    def has(name: str) -> tuple[str, str] | None:
         """(who, version): the base's version when the base has it (the image keeps it), else the lock's."""
         if name in base:
             return "the base image", base[name].version
@@ -128,7 +127,7 @@ def check(
 
     # (a) LMCache and what it pulls in: walk its requirements through the lock, extras included
     root = canonicalize_name("lmcache")
-    asked: dict[NormalizedName, set[str]] = {root: set()}
+    asked: dict[str, set[str]] = {root: set()}
     todo = [root]
     while todo:
         name = todo.pop()
@@ -163,12 +162,12 @@ def check(
                 todo.append(dep)
 
     # (b) installing LMCache changes no package of the base
-    for name, pin in sorted(base.items()):
-        if name not in lock:
-            problems.append(f"the base image has {name} {pin.version}; the lock lacks {name}")
-        elif lock[name].version != pin.version:
+    for key, pin in sorted(base.items()):
+        if key not in lock:
+            problems.append(f"the base image has {key} {pin.version}; the lock lacks {key}")
+        elif lock[key].version != pin.version:
             problems.append(
-                f"the base image has {name} {pin.version}; the lock has {name} {lock[name].version} (installing LMCache would change it)"
+                f"the base image has {key} {pin.version}; the lock has {key} {lock[key].version} (installing LMCache would change it)"
             )
 
     # (c) the lock is runtime.yaml's
