@@ -63,11 +63,13 @@ def test_requires_json_holds_lmcache_and_names_the_wheel_each_entry_was_read_fro
 
 def test_the_lock_names_its_source_and_command():
     for stem in ("base", "runtime"):
-        head = (LOCK / f"{stem}.txt").read_text().split("\n", 4)
-        assert head[2].startswith(
+        head = (LOCK / f"{stem}.txt").read_text().split("\n")[:6]
+        (command,) = [line for line in head if line.startswith("#   uv pip compile ")]
+        assert command.startswith(
             f"#   uv pip compile images/lock/{stem}.in --python-version 3.12 --python-platform x86_64-manylinux_2_28 "
             "--index-url https://pypi.org/simple --exclude-newer 2026-11-02T10:13:42Z"
-        ), head[2]
+        ), command
+    assert "requirements/kv_connectors.txt of vllm-0.33.0.tar.gz" in (LOCK / "base.txt").read_text().split("\n", 3)[1]
     base_in = (LOCK / "base.in").read_text()
     assert "vllm-0.33.0.tar.gz (sha256 " in base_in and "INSTALL_KV_CONNECTORS=true" in base_in
     assert "\nvllm==0.33.0\n" in base_in and "\nlmcache >= 0.5.6\n" in base_in  # vLLM's kv_connectors.txt
@@ -169,3 +171,56 @@ def test_markers_are_evaluated_for_linux_x86_64_cpython_312():
     assert not ir._wanted(Requirement('nixl>=1.3.0; python_version < "3.13" and extra == "nixl"'), ())
     assert ir._wanted(Requirement('nixl>=1.3.0; python_version < "3.13" and extra == "nixl"'), ("nixl",))
     assert not ir._wanted(Requirement('x; python_version >= "3.13"'), ())
+
+
+def lock_script():
+    """scripts/lock-runtime-image as a module (it has no .py suffix)."""
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("lock_runtime_image", str(ROOT / "scripts" / "lock-runtime-image"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_the_lock_reads_the_requires_dist_of_the_wheel_the_image_installs():
+    """requires.json comes from the wheel for cp312 manylinux_2_28 x86_64 (vLLM's aarch64 wheel
+    declares another torch): the most specific fitting tag wins, musllinux, aarch64, newer glibc
+    and other Pythons never do."""
+    best = lock_script().best_wheel
+
+    def files(*names: str) -> list[dict[str, str]]:
+        return [{"filename": name} for name in names]
+
+    lmcache = [
+        "lmcache-0.5.6-cp312-cp312-manylinux_2_26_aarch64.manylinux_2_28_aarch64.whl",
+        "lmcache-0.5.6-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "lmcache-0.5.6-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "lmcache-0.5.6.tar.gz",
+    ]
+    assert best(files(*lmcache))["filename"] == lmcache[2]
+    vllm = ["vllm-0.33.0-cp38-abi3-manylinux_2_28_aarch64.whl", "vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl"]
+    assert best(files(*vllm))["filename"] == vllm[1]
+    assert best(files("x-1-py3-none-any.whl", "x-1-cp312-cp312-manylinux2014_x86_64.whl"))["filename"] == (
+        "x-1-cp312-cp312-manylinux2014_x86_64.whl"
+    )
+    assert best(files("x-1-cp312-cp312-musllinux_1_2_x86_64.whl", "x-1-cp312-cp312-manylinux_2_34_x86_64.whl")) is None
+    assert best([{"filename": "x-1-py3-none-any.whl", "yanked": True}]) is None
+
+
+def test_check_mode_reports_any_difference_from_a_fresh_resolution(tmp_path):
+    """--check compares the committed lock with a fresh one file by file (the resolution itself
+    needs the network: the release workflow runs it)."""
+    differences = lock_script().differences
+    fresh = tmp_path / "fresh"
+    shutil.copytree(LOCK, fresh)
+    assert differences(LOCK, fresh) == []
+    edit(fresh / "runtime.txt", "\nnumpy==2.2.6\n", "\nnumpy==2.2.7\n")
+    (fresh / "requires.json").unlink()
+    diff = "".join(differences(LOCK, fresh))
+    assert "-numpy==2.2.6\n+numpy==2.2.7\n" in diff
+    assert "--- images/lock/requires.json\n+++ re-resolved requires.json\n" in diff
+    assert "base.txt" not in diff
