@@ -207,6 +207,7 @@ HEAVY_MODULES: frozenset[str] = frozenset(
         "test_launcher_supervise.py",  # 9 s
         "test_output_safety.py",  # 92 s
         "test_parallel.py",  # 20 s
+        "test_release.py",  # 24 s: actionlint, zizmor, check-jsonschema, helm and kvgen's CLI as subprocesses
         "test_replay.py",  # 23 s
     }
 )

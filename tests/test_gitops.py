@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import shutil
+import subprocess
+import sys
 
 import pytest
 from conftest import DEFAULT_KUBE, GOLDEN, ROOT, distinct_names, kube_version_of, run_kvgen
@@ -207,7 +209,32 @@ def test_argocd_examples_use_the_chart_with_a_spec_as_values():
     assert spec_file == (EXAMPLES / "kaito-gemma-4-12b.yaml").resolve()
     multi = YAML(typ="safe").load((EXAMPLES / "argocd" / "multi-source-helm.yaml").read_text())
     chart, values_repo = multi["spec"]["sources"]
-    assert chart["path"] == "charts/kvgen" and chart["helm"]["valueFiles"][0].startswith("$values/")
-    assert values_repo["ref"] == "values"
+    assert (chart["repoURL"], chart["chart"]) == ("ghcr.io/kvgen-dev/charts", "kvgen")  # the released OCI chart
+    (values_file,) = chart["helm"]["valueFiles"]
+    assert values_file.startswith("$values/") and values_repo["ref"] == "values"
+    assert values_repo["repoURL"] == app["spec"]["source"]["repoURL"]  # this repository: the spec exists as written
+    assert (ROOT / values_file.removeprefix("$values/")).is_file()
     rendered = YAML(typ="safe").load((EXAMPLES / "argocd" / "rendered-kustomize.yaml").read_text())
-    assert rendered["spec"]["source"]["path"] == "rendered"
+    assert (ROOT / rendered["spec"]["source"]["path"] / "kustomization.yaml").is_file()
+
+
+def test_the_rendered_tree_argocd_applies_is_what_kvgen_renders():
+    """examples/argocd/rendered-kustomize.yaml applies examples/argocd/rendered/ as it is committed:
+    `kvgen render --check` of the two specs scripts/regenerate renders there finds nothing stale."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kvgen",
+            "render",
+            "examples/kaito-gemma-4-12b.yaml",
+            "examples/lmcache-tp2.yaml",
+            "-o",
+            "examples/argocd/rendered",
+            "--check",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -255,20 +255,23 @@ helm test gemma -n llm            # a pod asks vLLM's /health through the Servic
   `testImage` pin of `files/runtime.yaml`) against `http://<name>:<port>/health`; `kvgen render`
   does not write it.
 
-## Packaging: an OCI registry
+## Installing from the OCI registry
+
+Each kvgen release pushes this chart, signed with cosign (keyless, by the release workflow), to
+`oci://ghcr.io/kvgen-dev/charts/kvgen` at kvgen's version:
 
 ```bash
-helm package charts/kvgen                                     # kvgen-<version>.tgz
-helm registry login registry.example.com                      # if the registry needs it
-helm push kvgen-0.1.0.tgz oci://registry.example.com/charts   # -> oci://registry.example.com/charts/kvgen:0.1.0
-helm install gemma oci://registry.example.com/charts/kvgen --version 0.1.0 -n llm -f my-spec.yaml
-helm template gemma oci://registry.example.com/charts/kvgen --version 0.1.0 -f my-spec.yaml
+helm install gemma oci://ghcr.io/kvgen-dev/charts/kvgen --version {version} -n llm -f my-spec.yaml
+helm template gemma oci://ghcr.io/kvgen-dev/charts/kvgen --version {version} -f my-spec.yaml
 ```
 
-The package leaves out `ci/`. `Chart.yaml` carries Artifact Hub's annotations: the license, links
-and `artifacthub.io/images`, every image the chart can render (a test holds it to
-`files/runtime.yaml`). Its `home`, `sources` and `icon` name `github.com/YOUR-ORG/kvgen`, a
-placeholder until the project has a public repository: replace it where you publish.
+Your own copy, in your registry: `helm package charts/kvgen` (`kvgen-<version>.tgz`),
+`helm registry login <registry>` if it needs one, `helm push kvgen-{version}.tgz oci://<registry>/charts`.
+
+The package holds only what the templates read (`.helmignore` leaves out `ci/`, the icon, the
+CRD schemas, KAITO's tables and the contract snapshots). `Chart.yaml` carries Artifact Hub's
+annotations: the license, links and `artifacthub.io/images`, every image the chart can render (a
+test holds it to `files/runtime.yaml`), and the project's `home`, `sources`, maintainers and icon.
 GitOps: `examples/argocd/` (Argo CD Applications) and `examples/flux/gemma-4-12b-helmrelease.yaml`
 (a Flux `OCIRepository` for the pushed chart and a `HelmRelease` with a spec as its values).
 """
@@ -278,7 +281,7 @@ def render() -> str:
     return "\n".join(
         [
             INTRO.format(modes=gpu_access_table()),
-            HELM,
+            HELM.format(version=__version__),
             "## Compatibility",
             "",
             "The chart pins these runtimes (override `images.*` per install). kvgen's contract tests",

@@ -696,8 +696,12 @@ def completion(shell: Annotated[Shell, typer.Argument(help="bash, zsh, fish or p
 
 
 def _version(value: bool) -> None:
+    """`kvgen --version`: kvgen's version and the runtimes it emits flags for (files/runtime.yaml)."""
     if value:
-        sys.stdout.write(f"kvgen {__version__}\n")
+        from kvgen.data import catalog
+
+        rt = catalog.runtime()
+        sys.stdout.write(f"kvgen {__version__} (vLLM {rt['vllm']['version']}, LMCache {rt['lmcache']['version']})\n")
         raise typer.Exit()
 
 
