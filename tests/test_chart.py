@@ -193,13 +193,16 @@ def test_every_value_in_values_yaml_is_commented():
 
 
 def test_chart_readme_is_generated_from_the_schema_and_pins():
+    from kvgen import __version__
     from tools import chart_readme
 
     text = (helm.CHART / "README.md").read_text()
     assert text == chart_readme.render(), "charts/kvgen/README.md is stale: run scripts/regenerate"
     assert "| `kvCacheOffloading.cpuMemoryUtilization` |" in text
     assert (
-        "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | the vLLM image (`images.lmcache` unset) | unverified" in text
+        "| 0.33.0 | `vllm/vllm-openai:v0.33.0` | 0.5.6 | the vLLM image (`images.lmcache` unset) | not verified in "
+        f"the image; its published requirements resolve 0.5.6 (below) | `ghcr.io/kvgen-dev/vllm-lmcache:{__version__}` "
+        in text
     )
     assert "| `kvCacheOffloading.lmcache.gpuAccess` |" in text
     # the GPU access modes, each with what it requires, from files/gpu-access.yaml

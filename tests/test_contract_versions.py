@@ -47,8 +47,18 @@ def test_image_tags_are_the_pinned_versions():
     assert RT["vllm"]["image"]["tag"] == f"v{VERSIONS['vllm']}"
     for arch, image in RT["vllm"]["cpuImage"].items():
         assert image["tag"] == f"v{VERSIONS['vllm']}", arch
-    # kvgen's runtime image (images/Dockerfile) is named after both pins
-    assert RT["runtimeImage"]["tag"] == f"v{VERSIONS['vllm']}-lmcache{VERSIONS['lmcache']}"
+    # kvgen's runtime image (images/Dockerfile) is tagged with the kvgen version, not the pins: its
+    # labels carry them (dev.kvgen.vllm.version, dev.kvgen.lmcache.version)
+    assert set(RT["runtimeImage"]) == {"repository"}
+
+
+def test_the_runtime_image_lock_pins_the_runtime_versions():
+    """images/lock/ (scripts/lock-runtime-image) resolves these versions; the image installs from it."""
+    from tools.image_requirements import read_pins
+
+    lock, base = read_pins(ROOT / "images" / "lock" / "runtime.txt"), read_pins(ROOT / "images" / "lock" / "base.txt")
+    assert (lock["vllm"].version, lock["lmcache"].version) == (VERSIONS["vllm"], VERSIONS["lmcache"])
+    assert base["vllm"].version == VERSIONS["vllm"]
 
 
 def test_helm_chart_default_images_repeat_the_pins():

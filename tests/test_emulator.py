@@ -81,8 +81,13 @@ def test_an_image_without_facts_is_refused_not_guessed():
         kubelet.image_for("example.com/unknown:1")
 
 
-def test_the_kvgen_runtime_image_is_known_by_its_tag_in_any_registry():
-    assert kubelet.image_for("registry.example.com/kvgen/vllm-lmcache:v0.33.0-lmcache0.5.6").name == "kvgen-runtime"
+def test_the_kvgen_runtime_image_is_known_by_its_release_name():
+    """runtime.yaml's runtimeImage.repository, tagged with the kvgen version."""
+    from kvgen import __version__
+    from kvgen.data import catalog
+
+    image = f"{catalog.runtime()['runtimeImage']['repository']}:{__version__}"
+    assert kubelet.image_for(image).name == "kvgen-runtime"
 
 
 def test_env_resolution_uses_only_earlier_container_variables_and_field_refs():

@@ -11,6 +11,7 @@ from typing import Any
 from kvgen import __version__
 from kvgen.data import catalog
 from kvgen.spec.schema import spec_schema
+from tools.image_requirements import LOCK_DIR, read_pins
 
 INTRO = """\
 # kvgen Helm chart
@@ -171,13 +172,14 @@ def parameters_table() -> str:
 def compatibility_table() -> str:
     rt = catalog.runtime()
     v, lm, c = rt["vllm"], rt["lmcache"], rt["connectors"]
-    bundled = lm["inVllmImage"] or "unverified: check it (below)"
+    recipe = read_pins(LOCK_DIR / "base.txt")["lmcache"].version
+    bundled = lm["inVllmImage"] or f"not verified in the image; its published requirements resolve {recipe} (below)"
     return "\n".join(
         [
             "| vLLM | vLLM image | LMCache | LMCache server image | LMCache in the vLLM image | kvgen runtime image | connectors |",
             "|---|---|---|---|---|---|---|",
             f"| {v['version']} | `{v['image']['repository']}:{v['image']['tag']}` | {lm['version']} | the vLLM image "
-            f"(`images.lmcache` unset) | {bundled} | `images/Dockerfile`, tag `{rt['runtimeImage']['tag']}` "
+            f"(`images.lmcache` unset) | {bundled} | `{rt['runtimeImage']['repository']}:{__version__}` "
             f"(LMCache {lm['version']}, CUDA {lm['cudaMajor']}) | lmcache: `{c['lmcache']}`; native: `{c['native']}`; "
             f"prefill/decode: `{c['disaggregation']}` |",
         ]
@@ -189,17 +191,19 @@ vLLM's `LMCacheMPConnector` imports `lmcache` from the vLLM image, and LMCache's
 no version handshake: a client and server of different LMCache versions fail at run time. So
 the LMCache server runs from the vLLM image by default (the sidecar, or the vLLM container
 itself with `gpuAccess: in-container`); set `images.lmcache` only to an image with the same
-LMCache version (kvgen warns, and NOTES.txt says so). Which LMCache the upstream vLLM image
-carries is not pinned by vLLM; check it before relying on it:
+LMCache version (kvgen warns, and NOTES.txt says so). vLLM does not pin the LMCache of its
+image: its release image installs vLLM's `requirements/kv_connectors.txt` (`{kv_lmcache}`),
+which resolved to {recipe} when vLLM was published (`images/lock/base.txt`). kvgen's launcher
+checks the version at pod start and refuses an unsupported one; to see it beforehand:
 
     docker run --rm --entrypoint python3 {image} -c 'import importlib.metadata as m; print(m.version("lmcache"))'
 
-or build kvgen's runtime image, vLLM plus LMCache {lmcache} with kvgen's launcher baked in, and
-point the chart at it with one value, `images.vllm`:
+kvgen's runtime image pins it: vLLM plus LMCache {lmcache} from a lock (`images/lock/`), with
+kvgen's launcher baked in, built by `scripts/build-image` from `images/Dockerfile` and tagged with
+the kvgen version. Point the chart at it with one value, `images.vllm`:
 
-    scripts/build-image registry.example.com/kvgen/vllm-lmcache --push
     helm install NAME charts/kvgen -f spec.yaml \\
-      --set images.vllm.repository=registry.example.com/kvgen/vllm-lmcache --set images.vllm.tag={tag}
+      --set images.vllm.repository={repository} --set images.vllm.tag={tag}
 """
 
 
@@ -288,7 +292,12 @@ def render() -> str:
             COMPATIBILITY_NOTES.format(
                 image=f"{catalog.runtime()['vllm']['image']['repository']}:{catalog.runtime()['vllm']['image']['tag']}",
                 lmcache=catalog.runtime()["lmcache"]["version"],
-                tag=catalog.runtime()["runtimeImage"]["tag"],
+                recipe=read_pins(LOCK_DIR / "base.txt")["lmcache"].version,
+                kv_lmcache=next(
+                    line for line in (LOCK_DIR / "base.in").read_text().splitlines() if line.startswith("lmcache")
+                ),
+                repository=catalog.runtime()["runtimeImage"]["repository"],
+                tag=__version__,
             ),
             "## Parameters",
             "",
