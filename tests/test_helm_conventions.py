@@ -19,6 +19,7 @@ from conftest import EXAMPLES, ROOT, compile_spec, dump, kube_version_of, run_kv
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from kvgen import __version__
 from kvgen.app.compiler import compile_text
 from kvgen.data import catalog
 from kvgen.input.dialects import Options
@@ -356,6 +357,7 @@ def test_artifact_hub_images_are_the_runtime_pins():
     listed = {i["image"] for i in load(chart["annotations"]["artifacthub.io/images"])}
     rt = catalog.runtime()
     pins = [rt["vllm"]["image"], *rt["vllm"]["cpuImage"].values(), rt["testImage"]]
+    pins.append({"repository": rt["runtimeImage"]["repository"], "tag": __version__})  # kvgen's runtime image
     assert listed == {
         f"{p['repository']}@{p['digest']}" if p.get("digest") else f"{p['repository']}:{p['tag']}" for p in pins
     }

@@ -43,7 +43,7 @@ MENTIONS = (
     Mention(("charts/kvgen/Chart.yaml",), re.compile(rf"^version: {VERSION}$", re.M), "the chart's version"),
     Mention(("charts/kvgen/Chart.yaml",), re.compile(rf'^appVersion: "{VERSION}"$', re.M), "the chart's appVersion"),
     Mention(
-        (*READ, "action.yml", "ci/**/*.yml"),
+        (*READ, "charts/kvgen/Chart.yaml", "action.yml", "ci/**/*.yml"),
         re.compile(rf"ghcr\.io/kvgen-dev/(?:vllm-lmcache|kvgen):{VERSION}\b"),
         "a kvgen image's tag",
     ),
@@ -57,6 +57,8 @@ MENTIONS = (
     Mention((*READ,), re.compile(rf"(?:targetRevision|rev): v?{VERSION}\b"), "a pinned ref"),
     Mention((*READ,), re.compile(rf'semver: "{VERSION}"'), "a chart semver"),
     Mention(("action.yml",), re.compile(rf"default: \"?{VERSION}\"?"), "the action's default version"),
+    Mention(("README.md",), re.compile(rf"^\| {VERSION} \|", re.M), "the Install table's release"),
+    Mention(READ, re.compile(rf"`kvgen {VERSION} \(vLLM"), "kvgen --version's output"),
 )
 
 
