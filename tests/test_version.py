@@ -58,7 +58,7 @@ def repo_copy(tmp_path):
         if (ROOT / rel).exists():
             (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / rel, tmp_path / rel)
-    for folder in ("docs", "examples", "ci"):
+    for folder in ("docs", "examples", "ci", "images"):
         if (ROOT / folder).is_dir():
             shutil.copytree(ROOT / folder, tmp_path / folder)
     return tmp_path
@@ -71,7 +71,13 @@ def test_set_version_rewrites_every_copy_and_leaves_no_old_one(repo_copy):
     assert set_version.source_version(repo_copy) == "9.8.7"
     assert {v for _, _, v, _ in after} == {"9.8.7"}
     assert [(f, line, what) for f, line, _, what in before] == [(f, line, what) for f, line, _, what in after]
-    assert "charts/kvgen/Chart.yaml" in changed and "README.md" in changed
+    assert {
+        "charts/kvgen/Chart.yaml",
+        "README.md",
+        "action.yml",
+        "images/Dockerfile",
+        "images/kvgen.Dockerfile",
+    } <= set(changed)
 
 
 def test_a_copy_left_behind_is_named_with_file_and_line(repo_copy):

@@ -58,6 +58,11 @@ MENTIONS = (
     Mention((*READ,), re.compile(rf'semver: "{VERSION}"'), "a chart semver"),
     Mention(("action.yml",), re.compile(rf"default: \"?{VERSION}\"?"), "the action's default version"),
     Mention(("README.md",), re.compile(rf"^\| {VERSION} \|", re.M), "the Install table's release"),
+    Mention(
+        ("images/Dockerfile", "images/kvgen.Dockerfile"),
+        re.compile(rf"^ARG KVGEN_VERSION={VERSION}$", re.M),
+        "an image's KVGEN_VERSION default",
+    ),
     Mention(READ, re.compile(rf"`kvgen {VERSION} \(vLLM"), "kvgen --version's output"),
 )
 
