@@ -677,6 +677,123 @@ def explain(
     _run(action)
 
 
+catalog_app = typer.Typer(
+    name="catalog",
+    help="List and show what the catalog holds: the built-in models and instance types, with the rows of "
+    "$KVGEN_CATALOG and --catalog files merged over them (as render sees them).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(catalog_app)
+
+CatalogFormat = Annotated[
+    OutputFormat,
+    typer.Option("-o", "--output", help="text (a table), json or yaml (every field of each row, sorted by name)."),
+]
+
+
+def _catalog_rows(
+    rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...], output_format: OutputFormat
+) -> None:
+    from kvgen.app import catalog_view
+
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    elif output_format is OutputFormat.yaml:
+        sys.stdout.write(_yaml_text(rows))
+    else:
+        sys.stdout.write(catalog_view.table(rows, columns))
+
+
+@catalog_app.command("models")
+def catalog_models(output_format: CatalogFormat = OutputFormat.text, catalogs: Catalogs = None) -> None:
+    """The models: name, weights, layers, KV heads and context length (maxModelLen)."""
+    from kvgen.app import catalog_view
+
+    def action() -> None:
+        _use_catalogs(catalogs)
+        _catalog_rows(catalog_view.models(), catalog_view.MODEL_COLUMNS, output_format)
+
+    _run(action)
+
+
+@catalog_app.command("instances")
+def catalog_instances(
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu",
+            help="Only types whose GPU model contains this (case-insensitive): A100, H100, L4.",
+            show_default=False,
+        ),
+    ] = None,
+    min_gpu_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--min-gpu-memory",
+            metavar="QUANTITY",
+            help="Only types whose GPUs have at least this much memory each (a Kubernetes quantity: 80Gi).",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: CatalogFormat = OutputFormat.text,
+    catalogs: Catalogs = None,
+) -> None:
+    """The instance types: name, GPUs, GPU model, memory per GPU, host RAM and local disk."""
+    from kvgen.app import catalog_view
+    from kvgen.core import quantity
+    from kvgen.core.errors import quoted
+
+    def action() -> None:
+        least = None
+        if min_gpu_memory is not None:
+            try:
+                least = quantity.to_bytes(min_gpu_memory)
+            except (ValueError, TypeError):
+                raise Usage(
+                    f"--min-gpu-memory {quoted(min_gpu_memory)} is not a quantity (such as 80Gi or 40G)"
+                ) from None
+        _use_catalogs(catalogs)
+        rows = catalog_view.instances(gpu, least)
+        _catalog_rows(rows, catalog_view.INSTANCE_COLUMNS, output_format)
+
+    _run(action)
+
+
+def _catalog_names(incomplete: str) -> list[str]:
+    """Shell completion of `kvgen catalog show`: the built-in names that start with what was typed."""
+    from kvgen.data import catalog
+
+    return sorted(n for n in [*catalog.models(), *catalog.instances()] if n.startswith(incomplete))
+
+
+@catalog_app.command("show")
+def catalog_show(
+    name: Annotated[
+        str,
+        typer.Argument(help="A model id or an instance type.", autocompletion=_catalog_names, show_default=False),
+    ],
+    output_format: Annotated[
+        OutputFormat, typer.Option("-o", "--output", help="yaml (the default; text is the same) or json.")
+    ] = OutputFormat.yaml,
+    catalogs: Catalogs = None,
+) -> None:
+    """One model or instance type in full, as a catalog file holds it (copy it into one to describe your own)."""
+    from kvgen.app import catalog_view
+
+    def action() -> None:
+        _use_catalogs(catalogs)
+        try:
+            row = catalog_view.show(name)
+        except catalog_view.UnknownName as exc:
+            _err(f"error: {exc.message}")
+            _err(f"    hint: {exc.hint}")
+            raise typer.Exit(EXIT_INVALID_INPUT) from None
+        sys.stdout.write(json.dumps(row, indent=2) + "\n" if output_format is OutputFormat.json else _yaml_text(row))
+
+    _run(action)
+
+
 class Shell(StrEnum):
     bash = "bash"
     zsh = "zsh"

@@ -321,7 +321,7 @@ def gpu_reported_memory(gpu_model: str | None, gpu_memory: int) -> int:
     return int(gpu_memory * float(row["share"]))
 
 
-def _mig_memory(profile: str) -> int:
+def mig_memory(profile: str) -> int:
     """'3g.40gb' -> 40 GB of device memory (MIG profiles name decimal gigabytes)."""
     return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
 
@@ -352,7 +352,7 @@ def resolve_instance(
             Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")
         ]
     mig = merged.get("mig")
-    gpu_memory = _mig_memory(mig) if mig else _bytes(merged.get("gpuMemory") or 0)
+    gpu_memory = mig_memory(mig) if mig else _bytes(merged.get("gpuMemory") or 0)
     info = InstanceInfo(
         type=spec_instance.type,
         gpus=int(merged["gpus"]),
