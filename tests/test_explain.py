@@ -327,3 +327,76 @@ def test_svg_is_written(tmp_path):
     svg = target.read_text()
     assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "KV-cache" in svg and "578,309" in svg
+
+
+def _plain_env() -> dict[str, str]:
+    """The environment of a pipe into another program: no COLUMNS asking for a width."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+
+def test_text_output_into_a_pipe_is_not_wrapped():
+    """Into a pipe (grep, less, a CI log) every line is whole: rich would wrap at 80 columns."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "kvgen", "explain", str(ROOT / "examples" / "lmcache-tp2.yaml")],
+        capture_output=True,  # stdout is a pipe
+        text=True,
+        env=_plain_env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0]
+        == "qwen3-32b-tp2: Qwen/Qwen3-32B on Standard_NC48ads_A100_v4: KV-cache offloading enabled (lmcache backend)"
+    )
+    reason = "hybrid Mamba/linear-attention models need extra configuration; without it LMCache can return corrupt KV"
+    assert any(reason in line for line in lines)
+    assert any(line.startswith("  requires: ") and line.endswith("it sees theirs too") for line in lines)
+    assert max(len(line) for line in lines) > 80
+    assert all(line == line.rstrip() for line in lines)  # no padding to a width
+    assert "\x1b[" not in result.stdout  # no colour
+
+
+def test_text_output_on_a_terminal_fits_the_terminal():
+    """On a terminal the view keeps rich's behaviour: wrapped to the terminal's width."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 100, 0, 0))  # 50 rows, 100 columns
+    env = {**_plain_env(), "TERM": "xterm-256color"}  # rich takes a dumb terminal as 80 columns
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvgen", "explain", str(ROOT / "examples" / "lmcache-tp2.yaml")],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the other end is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    text = b"".join(chunks).decode("utf-8")
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line) for line in text.replace("\r\n", "\n").splitlines()]
+    assert lines and max(len(line) for line in lines) <= 100
+    assert any(len(line) > 80 for line in lines)  # the terminal's width, not 80

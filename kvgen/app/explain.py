@@ -25,7 +25,9 @@ their window), and ``context`` says which ``--max-model-len`` vLLM is given and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kvgen.context import build as layout
 from kvgen.core.quantity import GiB
@@ -418,6 +420,7 @@ def _legend(segments: list[tuple[str, int, str]]) -> Text:
         seen.add((label, style))
         text.append("■ ", style=style)
         text.append(f"{label}  ")
+    text.rstrip()
     return text
 
 
@@ -589,12 +592,26 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         console.print()
 
 
-def print_text(reports: list[dict[str, Any]]) -> None:
+PLAIN_WIDTH = 100_000  # not a terminal: as wide as any line of the view, so nothing is wrapped
+
+
+def text_console(stream: TextIO | None = None) -> Console:
+    """The Console the text view prints on: on a terminal, its width (rich's own behaviour); into a
+    pipe or a file, no wrapping (rich would wrap at 80 columns there) unless $COLUMNS asks for a
+    width, no colour, and no padding at the end of a line."""
     from rich.console import Console
 
+    stream = stream if stream is not None else sys.stdout
+    isatty = getattr(stream, "isatty", None)
     # no highlighter: rich's ReprHighlighter would style the digits of a model id (gemma-3-12b-it)
     # apart from the rest; the view's own markup says what is emphasised
-    render(reports, Console(highlight=False))
+    if (isatty is not None and isatty()) or os.environ.get("COLUMNS", "").strip().isdigit():
+        return Console(file=stream, highlight=False)
+    return Console(file=stream, highlight=False, width=PLAIN_WIDTH, soft_wrap=True)
+
+
+def print_text(reports: list[dict[str, Any]]) -> None:
+    render(reports, text_console())
 
 
 def _svg_format() -> str:
