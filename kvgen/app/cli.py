@@ -320,9 +320,11 @@ def _compile_all(
     catalogs: list[str] | None = None,
     namespace: str | None = None,
     jobs: int | None = None,
+    keep_unfit: bool = False,
 ) -> tuple[list[_Input], Output]:
     """(inputs, compile output) for every spec of every input; files found in a directory that hold
-    nothing of kvgen's are left out, one line each on stderr."""
+    nothing of kvgen's are left out, one line each on stderr. ``keep_unfit`` (explain): specs that
+    do not fit their node are in the output's ``unfit`` (compile_inputs)."""
     from kvgen.app.compiler import InputErrors, compile_inputs
     from kvgen.input.dialects import Options
 
@@ -338,6 +340,7 @@ def _compile_all(
             progress=_Progress(),
             skippable=_skippable(inputs),
             jobs=jobs,
+            keep_unfit=keep_unfit,
         )
     except InputErrors as exc:
         _say_skipped(exc.skipped, quiet)
@@ -655,14 +658,22 @@ def explain(
     jobs: Jobs = None,
 ) -> None:
     """The planning view: the offloading decision and every rule checked, the memory and disk budget
-    against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
+    against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences.
+    A spec whose pod does not fit its node is shown too, the lines that do not fit marked, then its
+    problems (exit 1)."""
     from kvgen.app import explain as explaining
+    from kvgen.app.compiler import Unfit
 
     def action() -> None:
-        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, jobs=jobs)
+        _inputs_, out = _compile_all(
+            specs, kube_version, instance, exclude, quiet, catalogs, jobs=jobs, keep_unfit=True
+        )
         for w in [] if quiet else out.warnings:
             _warn(w)
-        reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]
+        reports = [
+            explaining.report(r.plan, r.conversion, r.source, r.problems if isinstance(r, Unfit) else [])
+            for r in out.planned
+        ]
         data = reports if len(reports) > 1 else reports[0]
         if output_format is OutputFormat.json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -673,6 +684,11 @@ def explain(
         if svg is not None:
             explaining.save_svg(reports, str(svg))
             _err(f"kvgen: wrote {svg}")
+        if out.unfit:  # shown with the lines that do not fit marked; now the problems, as validate prints them
+            by_file: dict[str, list[Problem]] = {}
+            for u in out.unfit:
+                by_file.setdefault(u.source, []).extend(u.problems)
+            raise _Failed([SpecError(file, problems) for file, problems in sorted(by_file.items())])
 
     _run(action)
 
