@@ -739,6 +739,7 @@ def catalog_instances(
         str | None,
         typer.Option(
             "--gpu",
+            metavar="MODEL",
             help="Only types whose GPU model contains this (case-insensitive): A100, H100, L4.",
             show_default=False,
         ),
