@@ -102,10 +102,10 @@ CASES = {
         "needs 4 GPUs per node, but Standard_NC24ads_A100_v4 has 1",
     ),
     "unknown-instance-type": (
-        HEAD.replace("Standard_NC24ads_A100_v4", "Standard_NC24ads_A100_v5"),
+        HEAD.replace("Standard_NC24ads_A100_v4", "Standard_NC24ads_A100_V4"),
         "instance.type",
-        "type: Standard_NC24ads_A100_v5",
-        "unknown instance type 'Standard_NC24ads_A100_v5'",
+        "type: Standard_NC24ads_A100_V4",
+        "unknown instance type 'Standard_NC24ads_A100_V4'",
     ),
     "unknown-model": (
         HEAD.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/secret-model-7b"),

@@ -172,7 +172,7 @@ BAD_ARGS = [
 PROBLEMS = {
     "unknown-model-with-a-suggestion": (spec(model={"id": "meta-llama/Llama-3.1-8B-Instruc"}), "1.33"),
     "unknown-model-without-one": (spec(model={"id": "acme/secret-model-7b"}), "1.33"),
-    "unknown-instance-type": (spec(instance={"type": "Standard_NC24ads_A100_v5"}), "1.33"),
+    "unknown-instance-type": (spec(instance={"type": "Standard_NC24ads_A100_V4"}), "1.33"),
     "catalog-model-missing-a-field": (
         spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "slidingLayers": 40}),
         "1.33",
@@ -291,11 +291,15 @@ def test_the_chart_fails_with_kvgens_problems_and_hints(case):
 def test_the_problem_cases_reach_the_hints_they_are_for():
     hints = {case: {h for _p, _m, h in problem_set(*PROBLEMS[case])} for case in PROBLEMS}
     assert (
-        "did you mean 'meta-llama/Llama-3.1-8B-Instruct'? or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
-        in hints["unknown-model-with-a-suggestion"]
+        "did you mean 'meta-llama/Llama-3.1-8B-Instruct'? if not, describe it inline (model.architecture, "
+        "model.layers, model.kvHeads, model.headDim, model.weights; see `kvgen schema`) or under catalog.models in the "
+        "spec or in a catalog file (kvgen --catalog FILE, helm -f FILE); `kvgen catalog models` lists the models kvgen "
+        "knows" in hints["unknown-model-with-a-suggestion"]
     )
     assert (
-        "did you mean 'Standard_NC24ads_A100_v4'? or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
+        "did you mean 'Standard_NC24ads_A100_v4'? if not, describe the node inline (instance.gpus, instance.gpuMemory, "
+        "instance.memory, instance.cpu, instance.arch, instance.localDisk) or under catalog.instances in the spec or in "
+        "a catalog file (kvgen --catalog FILE, helm -f FILE); `kvgen catalog instances` lists the types kvgen knows"
         in hints["unknown-instance-type"]
     )
     assert {

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
@@ -257,6 +259,8 @@ TOP_LEVEL_KEYS = {
     "disk",
     "kvCache",
     "warnings",
+    "fits",
+    "problems",
 }
 
 
@@ -327,3 +331,191 @@ def test_svg_is_written(tmp_path):
     svg = target.read_text()
     assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "KV-cache" in svg and "578,309" in svg
+
+
+def _plain_env() -> dict[str, str]:
+    """The environment of a pipe into another program: no COLUMNS asking for a width."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+
+def test_text_output_into_a_pipe_is_not_wrapped():
+    """Into a pipe (grep, less, a CI log) every line is whole: rich would wrap at 80 columns."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "kvgen", "explain", str(ROOT / "examples" / "lmcache-tp2.yaml")],
+        capture_output=True,  # stdout is a pipe
+        text=True,
+        env=_plain_env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0]
+        == "qwen3-32b-tp2: Qwen/Qwen3-32B on Standard_NC48ads_A100_v4: KV-cache offloading enabled (lmcache backend)"
+    )
+    reason = "hybrid Mamba/linear-attention models need extra configuration; without it LMCache can return corrupt KV"
+    assert any(reason in line for line in lines)
+    assert any(line.startswith("  requires: ") and line.endswith("it sees theirs too") for line in lines)
+    assert max(len(line) for line in lines) > 80
+    assert all(line == line.rstrip() for line in lines)  # no padding to a width
+    assert "\x1b[" not in result.stdout  # no colour
+
+
+def test_text_output_on_a_terminal_fits_the_terminal():
+    """On a terminal the view keeps rich's behaviour: wrapped to the terminal's width."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 100, 0, 0))  # 50 rows, 100 columns
+    env = {**_plain_env(), "TERM": "xterm-256color"}  # rich takes a dumb terminal as 80 columns
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvgen", "explain", str(ROOT / "examples" / "lmcache-tp2.yaml")],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the other end is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    text = b"".join(chunks).decode("utf-8")
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line) for line in text.replace("\r\n", "\n").splitlines()]
+    assert lines and max(len(line) for line in lines) <= 100
+    assert any(len(line) > 80 for line in lines)  # the terminal's width, not 80
+
+
+# ----------------------------------------------------------------------------- a spec that does not fit
+
+HEAD_8B = "name: demo\nmodel:\n  id: meta-llama/Llama-3.1-8B-Instruct\ninstance:\n  type: Standard_NC24ads_A100_v4\n"
+UNFIT = {  # a spec whose pod does not fit its node -> (the line marked in the text view, the problem's code)
+    "cpu-tier-beyond-the-ram": (
+        HEAD_8B + "kvCacheOffloading:\n  backend: native\n  cpu: 500Gi\n",
+        ["✗ CPU tier (native, in /dev/shm)", "✗ node RAM 220.0 GiB, allocatable 208.7 GiB; this pod's share (100%)"],
+        "pod-memory-does-not-fit",
+    ),
+    "weights-beyond-the-gpus": (
+        HEAD_8B.replace("Llama-3.1-8B", "Llama-3.1-70B"),
+        ["✗ GPU (after weights)", "✗ context: not even 16 tokens of meta-llama/Llama-3.1-70B-Instruct fit"],
+        "weights-do-not-fit-the-gpus",
+    ),
+    "emptydir-beyond-the-kubelet-disk": (
+        HEAD_8B.replace("Standard_NC24ads_A100_v4", "p5.48xlarge")
+        + "parallelism:\n  tensor: 8\n"
+        + "kvCacheOffloading:\n  cpu: 64Gi\n  secondary:\n    - fileSystem:\n        emptyDir: {size: 500Gi}\n",
+        ["✗ ephemeral-storage requested"],
+        "pod-disk-does-not-fit",
+    ),
+    "context-beyond-the-kv-cache": (
+        HEAD_8B.replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B\n  maxModelLen: 32768"),
+        ["✗ context: 32768 tokens do not fit the GPU KV cache of Standard_NC24ads_A100_v4"],
+        "context-does-not-fit",
+    ),
+}
+
+
+def _plain(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kvgen", *args], capture_output=True, text=True, env=_plain_env(), cwd=ROOT, **kw
+    )
+
+
+@pytest.mark.parametrize("case", sorted(UNFIT))
+def test_explain_of_a_spec_that_does_not_fit_shows_the_budget_marked_then_the_problems(case, tmp_path):
+    text, marked, code = UNFIT[case]
+    f = tmp_path / "spec.yaml"
+    f.write_text(text)
+    result = _plain("explain", str(f))
+    assert result.returncode == 1
+    out = result.stdout.splitlines()
+    assert out[1].startswith("✗ does not fit: ")
+    for table in ("Capability rules", "Sizing: memory budget of one pod", "Disk budget", "KV-cache capacity"):
+        assert any(line.startswith(table) for line in out), table
+    for line in marked:
+        assert any(line in o for o in out), line
+    # the problems, as validate prints them: on stderr, each with its file:line and hint
+    validate = _plain("validate", str(f))
+    assert validate.returncode == 1 and result.stderr == validate.stderr
+    assert f"error: {f}: " in result.stderr and "    hint: " in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+@pytest.mark.parametrize("case", sorted(UNFIT))
+def test_explain_json_of_a_spec_that_does_not_fit_carries_the_budget_and_the_problems(case, fmt, tmp_path):
+    from ruamel.yaml import YAML
+
+    text, _marked, code = UNFIT[case]
+    f = tmp_path / "spec.yaml"
+    f.write_text(text)
+    result = _plain("explain", "-o", fmt, str(f))
+    assert result.returncode == 1 and "error: " in result.stderr
+    r = json.loads(result.stdout) if fmt == "json" else YAML(typ="safe", pure=True).load(result.stdout)
+    assert set(r) == TOP_LEVEL_KEYS and r["fits"] is False
+    assert code in {p["code"] for p in r["problems"]}
+    first = r["problems"][0]
+    assert set(first) == {"code", "path", "location", "message", "hint"} and first["location"].startswith(str(f))
+    if code == "pod-memory-does-not-fit":  # the budget's numbers are the problem's
+        assert r["memory"]["fits"] is False and r["memory"]["requestBytes"] == 509 * GiB
+        assert first["path"] == "kvCacheOffloading.cpu" and "needs 509.0 GiB of memory" in first["message"]
+    if code == "pod-disk-does-not-fit":
+        assert r["disk"]["fits"] is False
+
+
+def test_explain_of_a_spec_that_fits_has_no_problems():
+    r = json.loads(_plain("explain", "-o", "json", str(GEMMA)).stdout)
+    assert r["fits"] is True and r["problems"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD_8B + "kvCacheOffloding: {}\n",  # a schema error
+        HEAD_8B.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/unknown"),  # an unknown model
+        HEAD_8B + "parallelism:\n  tensor: 4\n",  # more GPUs than the node has: no pod to size
+    ],
+    ids=["schema", "unknown-model", "gpus"],
+)
+def test_explain_of_a_spec_without_a_budget_prints_only_the_problems(text, tmp_path):
+    f = tmp_path / "spec.yaml"
+    f.write_text(text)
+    result = _plain("explain", str(f))
+    assert result.returncode == 1 and result.stdout == "" and "error: " in result.stderr
+
+
+def test_a_batch_with_a_spec_without_a_budget_prints_every_problem_and_no_budget(tmp_path):
+    unfit, broken = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    unfit.write_text(UNFIT["cpu-tier-beyond-the-ram"][0])
+    broken.write_text(HEAD_8B.replace("demo", "other") + "kvCacheOffloding: {}\n")
+    result = _plain("explain", str(unfit), str(broken))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "kvCacheOffloading.cpu: the pod needs" in result.stderr and "unknown key 'kvCacheOffloding'" in result.stderr
+
+
+def test_a_batch_shows_every_budget_in_order_the_unfit_marked(tmp_path):
+    unfit = tmp_path / "a.yaml"
+    unfit.write_text(UNFIT["cpu-tier-beyond-the-ram"][0].replace("demo", "too-big"))
+    result = _plain("explain", "-o", "json", str(GEMMA), str(unfit), "--kube-version", "1.33")
+    assert result.returncode == 1
+    reports = json.loads(result.stdout)
+    assert [(r["name"], r["fits"]) for r in reports] == [("gemma-4-12b", True), ("too-big", False)]

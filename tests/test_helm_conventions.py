@@ -212,7 +212,7 @@ def test_helm_template_writes_block_yaml_like_the_goldens(example):
 def test_the_chart_fails_from_validate_yaml_with_kvgens_words(example):
     values = values_of(example)
     values["parallelism"] = {**values.get("parallelism", {}), "tensor": 3}
-    values["model"] = {"id": values["model"]["id"] + "x"}
+    values["model"] = {"id": values["model"]["id"].upper()}  # a near typo: the case
     with pytest.raises(helm_python.HelmRenderError) as err:
         helm.render(values)
     message = str(err.value)
@@ -271,7 +271,7 @@ def test_values_with_problems_fail_from_validate_yaml_once_with_every_problem(tm
     # the test pod's template renders before validate.yaml and keeps {}: validate.yaml computes again
     values = values_of(DEPLOYMENT_SPEC)
     values["instance"] = {"type": "no-such-node"}
-    values["model"] = {"id": values["model"]["id"] + "x"}
+    values["model"] = {"id": values["model"]["id"].upper()}  # a near typo: the case
     with pytest.raises(helm_python.HelmRenderError) as err:
         helm.render(values, chart_=counting_chart(tmp_path))
     message = str(err.value)

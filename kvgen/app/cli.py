@@ -320,9 +320,11 @@ def _compile_all(
     catalogs: list[str] | None = None,
     namespace: str | None = None,
     jobs: int | None = None,
+    keep_unfit: bool = False,
 ) -> tuple[list[_Input], Output]:
     """(inputs, compile output) for every spec of every input; files found in a directory that hold
-    nothing of kvgen's are left out, one line each on stderr."""
+    nothing of kvgen's are left out, one line each on stderr. ``keep_unfit`` (explain): specs that
+    do not fit their node are in the output's ``unfit`` (compile_inputs)."""
     from kvgen.app.compiler import InputErrors, compile_inputs
     from kvgen.input.dialects import Options
 
@@ -338,6 +340,7 @@ def _compile_all(
             progress=_Progress(),
             skippable=_skippable(inputs),
             jobs=jobs,
+            keep_unfit=keep_unfit,
         )
     except InputErrors as exc:
         _say_skipped(exc.skipped, quiet)
@@ -655,14 +658,22 @@ def explain(
     jobs: Jobs = None,
 ) -> None:
     """The planning view: the offloading decision and every rule checked, the memory and disk budget
-    against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences."""
+    against the instance, and the capacity of each KV-cache tier in tokens and full-length sequences.
+    A spec whose pod does not fit its node is shown too, the lines that do not fit marked, then its
+    problems (exit 1)."""
     from kvgen.app import explain as explaining
+    from kvgen.app.compiler import Unfit
 
     def action() -> None:
-        _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, jobs=jobs)
+        _inputs_, out = _compile_all(
+            specs, kube_version, instance, exclude, quiet, catalogs, jobs=jobs, keep_unfit=True
+        )
         for w in [] if quiet else out.warnings:
             _warn(w)
-        reports = [explaining.report(r.plan, r.conversion, r.source) for r in out.compiled]
+        reports = [
+            explaining.report(r.plan, r.conversion, r.source, r.problems if isinstance(r, Unfit) else [])
+            for r in out.planned
+        ]
         data = reports if len(reports) > 1 else reports[0]
         if output_format is OutputFormat.json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -673,6 +684,129 @@ def explain(
         if svg is not None:
             explaining.save_svg(reports, str(svg))
             _err(f"kvgen: wrote {svg}")
+        if out.unfit:  # shown with the lines that do not fit marked; now the problems, as validate prints them
+            by_file: dict[str, list[Problem]] = {}
+            for u in out.unfit:
+                by_file.setdefault(u.source, []).extend(u.problems)
+            raise _Failed([SpecError(file, problems) for file, problems in sorted(by_file.items())])
+
+    _run(action)
+
+
+catalog_app = typer.Typer(
+    name="catalog",
+    help="List and show what the catalog holds: the built-in models and instance types, with the rows of "
+    "$KVGEN_CATALOG and --catalog files merged over them (as render sees them).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(catalog_app)
+
+CatalogFormat = Annotated[
+    OutputFormat,
+    typer.Option("-o", "--output", help="text (a table), json or yaml (every field of each row, sorted by name)."),
+]
+
+
+def _catalog_rows(
+    rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...], output_format: OutputFormat
+) -> None:
+    from kvgen.app import catalog_view
+
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    elif output_format is OutputFormat.yaml:
+        sys.stdout.write(_yaml_text(rows))
+    else:
+        sys.stdout.write(catalog_view.table(rows, columns))
+
+
+@catalog_app.command("models")
+def catalog_models(output_format: CatalogFormat = OutputFormat.text, catalogs: Catalogs = None) -> None:
+    """The models: name, weights, layers, KV heads and context length (maxModelLen)."""
+    from kvgen.app import catalog_view
+
+    def action() -> None:
+        _use_catalogs(catalogs)
+        _catalog_rows(catalog_view.models(), catalog_view.MODEL_COLUMNS, output_format)
+
+    _run(action)
+
+
+@catalog_app.command("instances")
+def catalog_instances(
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu",
+            metavar="MODEL",
+            help="Only types whose GPU model contains this (case-insensitive): A100, H100, L4.",
+            show_default=False,
+        ),
+    ] = None,
+    min_gpu_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--min-gpu-memory",
+            metavar="QUANTITY",
+            help="Only types whose GPUs have at least this much memory each (a Kubernetes quantity: 80Gi).",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: CatalogFormat = OutputFormat.text,
+    catalogs: Catalogs = None,
+) -> None:
+    """The instance types: name, GPUs, GPU model, memory per GPU, host RAM and local disk."""
+    from kvgen.app import catalog_view
+    from kvgen.core import quantity
+    from kvgen.core.errors import quoted
+
+    def action() -> None:
+        least = None
+        if min_gpu_memory is not None:
+            try:
+                least = quantity.to_bytes(min_gpu_memory)
+            except (ValueError, TypeError):
+                raise Usage(
+                    f"--min-gpu-memory {quoted(min_gpu_memory)} is not a quantity (such as 80Gi or 40G)"
+                ) from None
+        _use_catalogs(catalogs)
+        rows = catalog_view.instances(gpu, least)
+        _catalog_rows(rows, catalog_view.INSTANCE_COLUMNS, output_format)
+
+    _run(action)
+
+
+def _catalog_names(incomplete: str) -> list[str]:
+    """Shell completion of `kvgen catalog show`: the built-in names that start with what was typed."""
+    from kvgen.data import catalog
+
+    return sorted(n for n in [*catalog.models(), *catalog.instances()] if n.startswith(incomplete))
+
+
+@catalog_app.command("show")
+def catalog_show(
+    name: Annotated[
+        str,
+        typer.Argument(help="A model id or an instance type.", autocompletion=_catalog_names, show_default=False),
+    ],
+    output_format: Annotated[
+        OutputFormat, typer.Option("-o", "--output", help="yaml (the default; text is the same) or json.")
+    ] = OutputFormat.yaml,
+    catalogs: Catalogs = None,
+) -> None:
+    """One model or instance type in full, as a catalog file holds it (copy it into one to describe your own)."""
+    from kvgen.app import catalog_view
+
+    def action() -> None:
+        _use_catalogs(catalogs)
+        try:
+            row = catalog_view.show(name)
+        except catalog_view.UnknownName as exc:
+            _err(f"error: {exc.message}")
+            _err(f"    hint: {exc.hint}")
+            raise typer.Exit(EXIT_INVALID_INPUT) from None
+        sys.stdout.write(json.dumps(row, indent=2) + "\n" if output_format is OutputFormat.json else _yaml_text(row))
 
     _run(action)
 

@@ -48,10 +48,30 @@ class Compiled:
 
 
 @dataclass
+class Unfit:
+    """A spec whose plan is complete but whose pod does not fit its node (compile_inputs keep_unfit,
+    for kvgen explain): the plan, and its problems located in the file."""
+
+    source: str
+    plan: Plan
+    problems: list[Problem]
+    conversion: Converted | None = None
+
+
+@dataclass
+class UnfitError(SpecError):
+    """compile_document's SpecError for a plan that does not fit (build keep_unfit): the plan with it."""
+
+    plan: Plan | None = None
+
+
+@dataclass
 class Output:
     compiled: list[Compiled]
     warnings: list[Problem] = field(default_factory=list)  # input documents left out
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why): found in a directory, not kvgen's
+    unfit: list[Unfit] = field(default_factory=list)  # keep_unfit: the specs that do not fit their node
+    planned: list[Compiled | Unfit] = field(default_factory=list)  # compiled and unfit, in the inputs' order
 
     @property
     def input_warnings(self) -> list[Problem]:
@@ -78,8 +98,11 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Plan:
-    """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none."""
+def plan_document(
+    doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None, keep_unfit: bool = False
+) -> Plan:
+    """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none;
+    ``keep_unfit``: a plan that does not fit its node is returned with its problems (build keep_unfit)."""
     spec, problems = parse_spec(doc)
     if spec is None:
         if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
@@ -92,13 +115,19 @@ def plan_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, names
     if spec.namespace is None and namespace is not None:
         spec = spec.model_copy(update={"namespace": namespace})
     try:
-        return planning.build(spec, k8s_version)
+        return planning.build(spec, k8s_version, keep_unfit)
     except SpecError as exc:
         raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in exc.problems]) from None
 
 
-def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Compiled:
-    p = plan_document(doc, k8s_version, namespace)
+def compile_document(
+    doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None, keep_unfit: bool = False
+) -> Compiled:
+    """Plan, lay out and render one native document; ``keep_unfit``: a plan that does not fit its
+    node raises UnfitError, which carries it."""
+    p = plan_document(doc, k8s_version, namespace, keep_unfit)
+    if p.problems:
+        raise UnfitError(doc.file, [problem.at(doc.locate(problem.path)) for problem in p.problems], p)
     ctx = layout.build(p)
     objs = render.objects(ctx)
     too_big = render.oversized(objs)
@@ -120,13 +149,17 @@ def compile_document(doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, na
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
 
-def compile_unit(unit: Unit, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None) -> Compiled:
+def compile_unit(
+    unit: Unit, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None, keep_unfit: bool = False
+) -> Compiled:
     """Compile one unit; problems of a translated spec point at the field the user wrote."""
     conv = unit.conversion
     if conv is None:
-        return compile_document(unit.doc, k8s_version, namespace)
+        return compile_document(unit.doc, k8s_version, namespace, keep_unfit)
     try:
-        compiled = compile_document(unit.doc, k8s_version, namespace)
+        compiled = compile_document(unit.doc, k8s_version, namespace, keep_unfit)
+    except UnfitError as exc:
+        raise UnfitError(conv.doc.file, [conv.translate(p) for p in exc.problems], exc.plan) from None
     except SpecError as exc:
         raise SpecError(conv.doc.file, [conv.translate(p) for p in exc.problems]) from None
     compiled.conversion = conv
@@ -215,17 +248,25 @@ def compile_inputs(
     progress: Progress | None = None,
     skippable: frozenset[str] = frozenset(),
     jobs: int | None = 1,
+    keep_unfit: bool = False,
 ) -> Output:
     """Compile every spec of every input. Raises InputErrors with the problems of all of them.
     Inputs named in ``skippable`` (found in a directory) are left out when nothing in them is kvgen's.
-    ``jobs``: worker processes for a large batch (None: one per CPU; kvgen.core.parallel), 1 for serial."""
+    ``jobs``: worker processes for a large batch (None: one per CPU; kvgen.core.parallel), 1 for serial.
+    ``keep_unfit`` (kvgen explain): when every problem is a pod that does not fit its node, the
+    output holds those plans (``unfit``) with their problems instead of raising."""
     units, warnings, errors, skipped = _translate(inputs, options, skippable)
     results: list[Compiled] = []
+    unfit: list[Unfit] = []
+    planned: list[Compiled | Unfit] = []
     jobs = parallel.jobs_for(len(units), jobs)
 
-    def compile_one(unit: Unit) -> Compiled | SpecError:
+    def compile_one(unit: Unit) -> Compiled | Unfit | SpecError:
         try:
-            compiled = compile_unit(unit, k8s_version, options.namespace)
+            compiled = compile_unit(unit, k8s_version, options.namespace, keep_unfit)
+        except UnfitError as exc:
+            assert exc.plan is not None
+            return Unfit(exc.source, exc.plan, exc.problems)
         except SpecError as exc:
             return exc
         if jobs > 1:  # sent back from a worker: the YAML written there, the conversion left here
@@ -242,17 +283,22 @@ def compile_inputs(
         ):  # the results first: the workers' pool closes at their end
             if isinstance(outcome, SpecError):
                 errors.append(outcome)
+            elif isinstance(outcome, Unfit):
+                outcome.conversion = unit.conversion
+                unfit.append(outcome)
+                planned.append(outcome)
             else:
                 outcome.conversion = unit.conversion
                 results.append(outcome)
+                planned.append(outcome)
             if progress is not None:
                 progress.advance()
     finally:
         if progress is not None:
             progress.stop()
-    if errors:
-        raise InputErrors(_group(errors), skipped)
-    return Output(results, warnings, skipped)
+    if errors:  # a spec that cannot be planned: every problem, the unfit ones' too, as without keep_unfit
+        raise InputErrors(_group(errors + [SpecError(u.source, u.problems) for u in unfit]), skipped)
+    return Output(results, warnings, skipped, unfit, planned)
 
 
 def compile_text(
@@ -293,6 +339,8 @@ __all__ = [
     "Options",
     "Output",
     "Progress",
+    "Unfit",
+    "UnfitError",
     "compile_document",
     "compile_inputs",
     "compile_text",

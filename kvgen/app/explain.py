@@ -25,12 +25,15 @@ their window), and ``context`` says which ``--max-model-len`` vLLM is given and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kvgen.context import build as layout
+from kvgen.core.errors import Problem, format_path, sorted_problems
 from kvgen.core.quantity import GiB
 from kvgen.data import connector
-from kvgen.plan import gpu_access
+from kvgen.plan import gpu_access, kvcache
 from kvgen.plan import sizing as sz
 from kvgen.plan.images import lmcache_image, vllm_image
 from kvgen.plan.types import Plan
@@ -265,7 +268,26 @@ def _gpu_access(plan: Plan) -> dict[str, Any] | None:
     }
 
 
-def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dict[str, Any]:
+def _problems(problems: list[Problem]) -> list[dict[str, Any]]:
+    """Why the pod does not fit its node: the problems kvgen.plan.sizing and kvgen.plan.kvcache found
+    (their ``code`` says which budget line does not fit), as validate prints them."""
+    return [
+        {
+            "code": p.code,
+            "path": format_path(p.path),
+            "location": str(p.location) if p.location else None,
+            "message": p.message,
+            "hint": p.hint,
+        }
+        for p in sorted_problems(problems)
+    ]
+
+
+def report(
+    plan: Plan, conversion: Any = None, source: str | None = None, problems: list[Problem] | None = None
+) -> dict[str, Any]:
+    """The explain data of one plan; ``problems``: why it does not fit its node (a plan built with
+    keep_unfit), each marking the budget line that does not fit in the text view."""
     s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
     p = plan.spec.parallelism
     memory_rows = [
@@ -341,6 +363,8 @@ def report(plan: Plan, conversion: Any = None, source: str | None = None) -> dic
         "disk": _disk(plan),
         "kvCache": kv,
         "warnings": list(plan.warnings),  # the same as kvgen render prints, and the chart's NOTES.txt
+        "fits": not problems,
+        "problems": _problems(problems or []),  # why the pod does not fit its node (kvgen explain exits 1)
     }
 
 
@@ -418,6 +442,7 @@ def _legend(segments: list[tuple[str, int, str]]) -> Text:
         seen.add((label, style))
         text.append("■ ", style=style)
         text.append(f"{label}  ")
+    text.rstrip()
     return text
 
 
@@ -427,6 +452,23 @@ CONTAINERS_IN_MODE = {  # (container, gpuAccess in-container) -> label
     ("vllm", True): "vLLM container (with the LMCache server)",
     ("lmcache-mp-server", False): "LMCache MP server sidecar",
 }
+
+
+MARK = "✗"  # a budget line that does not fit
+
+
+def _unfit(r: dict[str, Any], code: str) -> list[dict[str, Any]]:
+    """The problems of one report that say its ``code`` line does not fit."""
+    return [p for p in r["problems"] if p["code"] == code]
+
+
+def _print_problems(console: Console, problems: list[dict[str, Any]]) -> None:
+    """Under a table with a line marked as not fitting: each problem's text (Text, not markup: a
+    message may hold brackets)."""
+    from rich.text import Text
+
+    for p in problems:
+        console.print(Text(f"{MARK} {p['message']}", "bold red"))
 
 
 def render(reports: list[dict[str, Any]], console: Console) -> None:
@@ -442,6 +484,11 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         else:
             state = f"[red]disabled[/]: {d['reasonCode']} - {d['reason']}"
         console.print(f"[bold]{r['name']}[/]: {r['model']['id']} on {where}: KV-cache offloading {state}")
+        if r["problems"]:
+            n = len(r["problems"])
+            console.print(
+                Text(f"{MARK} does not fit: {n} problem{'s' if n != 1 else ''}, the lines marked {MARK}", "bold red")
+            )
         if r["gpuAccess"]:
             a = r["gpuAccess"]
             console.print(f"  LMCache GPU access: [bold]{a['mode']}[/]: {a['summary']}", highlight=False)
@@ -468,11 +515,17 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         )
         table.add_column("item")
         table.add_column("size", justify="right")
+        memory_unfit = _unfit(r, sz.FIT_MEMORY)
+        # the item the hint says to lower: the CPU tier (kvCacheOffloading.cpu / cpuMemoryUtilization)
+        tier_unfit = any(p["path"].startswith("kvCacheOffloading.") for p in memory_unfit)
         for c in mem["containers"]:
             for item in mem["items"]:
                 if item["container"] == c["name"] and item["bytes"]:
                     size = _size(item["bytes"])
-                    table.add_row(f"  {item['label']}", f"[grey50]({size})[/]" if item["soft"] else size)
+                    label = f"  {item['label']}"
+                    if tier_unfit and item["item"].removeprefix("lmcache-") == "cpu-tier":
+                        label = f"[bold red]{MARK}[/] {item['label']}"
+                    table.add_row(label, f"[grey50]({size})[/]" if item["soft"] else size)
             note = " (explicit resources; computed: " + _size(c["computedBytes"]) + ")" if c["explicit"] else ""
             limit = f", limit {_size(c['limitBytes'])}" if c["limitBytes"] != c["requestBytes"] else ""
             label = (
@@ -481,12 +534,16 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
                 else CONTAINERS.get(c["name"], c["name"])
             )
             table.add_row(f"[bold]{label} memory{note}{limit}[/]", f"[bold]{_size(c['requestBytes'])}[/]")
-        table.add_row(
+        node = (
             f"node RAM {_size(mem['nodeMemoryBytes'])}, allocatable {_size(mem['nodeAllocatableBytes'])}; "
-            f"this pod's share ({mem['gpuShare']:.0%})",
-            _size(mem["allocatableBytes"]),
+            f"this pod's share ({mem['gpuShare']:.0%})"
         )
+        if memory_unfit:
+            table.add_row(f"[bold red]{MARK} {node}[/]", f"[bold red]{_size(mem['allocatableBytes'])}[/]")
+        else:
+            table.add_row(node, _size(mem["allocatableBytes"]))
         console.print(table)
+        _print_problems(console, memory_unfit)
         if any(c["explicit"] for c in mem["containers"]):
             segments = [
                 (CONTAINERS.get(c["name"], c["name"]), c["requestBytes"], "cyan" if c["name"] == "vllm" else "green")
@@ -513,7 +570,13 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         dt.add_column("size", justify="right")
         for item in disk["items"]:
             dt.add_row(item["label"], _size(item["bytes"]))
-        dt.add_row("[bold]ephemeral-storage requested[/]", f"[bold]{_size(disk['requestBytes'])}[/]")
+        disk_unfit = _unfit(r, sz.FIT_DISK)
+        if disk_unfit:
+            dt.add_row(
+                f"[bold red]{MARK} ephemeral-storage requested[/]", f"[bold red]{_size(disk['requestBytes'])}[/]"
+            )
+        else:
+            dt.add_row("[bold]ephemeral-storage requested[/]", f"[bold]{_size(disk['requestBytes'])}[/]")
         source = (
             f" ({disk['ephemeralStorageSource']} {_size(disk['ephemeralStorageBytes'])}, less 10%)"
             if disk["ephemeralStorageBytes"]
@@ -528,6 +591,7 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
             what = f"claim {claim['claim']}" if claim["claim"] else "one ephemeral claim per pod"
             dt.add_row(f"disk tier {claim['tier']} ({what}, not local disk)", _size(claim["bytes"]))
         console.print(dt)
+        _print_problems(console, disk_unfit)
         segments = [
             (
                 "model cache" if i["item"] == "model-cache" else f"disk tier {i['item'][5:]}",
@@ -551,6 +615,7 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         kt.add_column("tokens", justify="right")
         kt.add_column(f"sequences of {max_len:,} tokens" if max_len else "full-length sequences", justify="right")
         labels = {"gpu": "GPU (after weights)", "cpu-backend": "CPU (vLLM CPU backend)"}
+        weights_unfit = _unfit(r, sz.FIT_WEIGHTS)
         for t in kv["tiers"]:
             label = labels.get(t["tier"]) or (
                 f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})"
@@ -559,10 +624,20 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
                 if t["tier"] == "remote"
                 else f"disk {t['tier'][5:]}: {t['kind']} at {t['path']}"
             )
-            kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
+            if t["tier"] == "gpu" and weights_unfit:
+                kt.add_row(
+                    f"[bold red]{MARK} {label}[/]", _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"])
+                )
+            else:
+                kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
         console.print(kt)
+        _print_problems(console, weights_unfit)
         ctx = kv["context"]
-        if ctx["planned"]:
+        context_unfit = _unfit(r, kvcache.FIT_CONTEXT)
+        if context_unfit:  # the context length below does not fit: instead of saying how it does
+            for p in context_unfit:
+                console.print(Text(f"{MARK} context: {p['message']}", "bold red"))
+        elif ctx["planned"]:
             console.print(
                 f"context: --max-model-len={ctx['flag']:,} (the model supports {ctx['modelMaxLen']:,}; "
                 f"one sequence of that does not fit the KV cache)",
@@ -589,12 +664,26 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         console.print()
 
 
-def print_text(reports: list[dict[str, Any]]) -> None:
+PLAIN_WIDTH = 100_000  # not a terminal: as wide as any line of the view, so nothing is wrapped
+
+
+def text_console(stream: TextIO | None = None) -> Console:
+    """The Console the text view prints on: on a terminal, its width (rich's own behaviour); into a
+    pipe or a file, no wrapping (rich would wrap at 80 columns there) unless $COLUMNS asks for a
+    width, no colour, and no padding at the end of a line."""
     from rich.console import Console
 
+    stream = stream if stream is not None else sys.stdout
+    isatty = getattr(stream, "isatty", None)
     # no highlighter: rich's ReprHighlighter would style the digits of a model id (gemma-3-12b-it)
     # apart from the rest; the view's own markup says what is emphasised
-    render(reports, Console(highlight=False))
+    if (isatty is not None and isatty()) or os.environ.get("COLUMNS", "").strip().isdigit():
+        return Console(file=stream, highlight=False)
+    return Console(file=stream, highlight=False, width=PLAIN_WIDTH, soft_wrap=True)
+
+
+def print_text(reports: list[dict[str, Any]]) -> None:
+    render(reports, text_console())
 
 
 def _svg_format() -> str:

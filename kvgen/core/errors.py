@@ -13,6 +13,7 @@ the CLI is a bug (exit 4, "internal error").
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -103,6 +104,57 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     lowered = {c.lower(): c for c in choices}
     match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
     return lowered[match[0]] if match else None
+
+
+_TOKEN = re.compile(r"[A-Za-z]+|[0-9]+")
+SHORT_WORD = 4  # letters: a shorter word is a product code (p4d, p4de; g6, g6e): only a swap or a doubling is a typo
+
+
+def _tokens(name: str) -> list[str]:
+    """A name's words and numbers, in order, lowercase: runs of ASCII letters and runs of digits; every
+    other character separates them ('Standard_NC24ads_A100_v4' -> standard nc 24 ads a 100 v 4)."""
+    return [t.lower() for t in _TOKEN.findall(name)]
+
+
+def _one_typo(a: str, b: str) -> bool:
+    """Whether two different words are one typo apart: two neighbours swapped, or one letter doubled
+    (or undoubled); in words of at least SHORT_WORD letters also one letter dropped, added or changed."""
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+        return swapped or (len(a) >= SHORT_WORD and a[i + 1 :] == b[i + 1 :])
+    if len(b) != len(a) + 1 or a[i:] != b[i + 1 :]:
+        return False
+    # b is a with b[i] added: a doubling when b[i] repeats a neighbour
+    return len(a) >= SHORT_WORD or (i > 0 and b[i - 1] == b[i]) or (i + 1 < len(b) and b[i + 1] == b[i])
+
+
+def near_typo(word: str, choices: Iterable[str]) -> str | None:
+    """The "did you mean" of an unknown model or instance type: a choice that differs from ``word`` by
+    case, separators (any run of characters that are neither ASCII letters nor digits, and where a
+    word meets a number) and at most one typo (``_one_typo``) in one word, with every number equal.
+    A different product is never offered: numbers name sizes and versions (g5.2xlarge is not
+    g5.12xlarge, Mixtral-8x7B-Instruct-v0.1 not Mistral-7B-Instruct-v0.3), short words variants (p4d,
+    p4de). The first such choice in sorted order: an exact match of the words before a typo. The
+    chart's twin is ``kvgen.nearTypo`` (templates/_suggest.tpl)."""
+    tokens = _tokens(word)
+    typo = None
+    for choice in sorted(choices):
+        other = _tokens(choice)
+        if len(other) != len(tokens):
+            continue
+        differ = [(a, b) for a, b in zip(tokens, other, strict=True) if a != b]
+        if not differ:
+            return choice
+        if typo is None and len(differ) == 1:
+            a, b = differ[0]
+            if not (a.isdigit() or b.isdigit()) and _one_typo(a, b):
+                typo = choice
+    return typo
 
 
 def _path_key(path: Path) -> tuple[tuple[int, int, str], ...]:

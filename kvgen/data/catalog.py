@@ -16,7 +16,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from kvgen.core import diskcache, paths, quantity
-from kvgen.core.errors import Problem, quoted, suggest
+from kvgen.core.errors import Problem, near_typo, quoted
 
 
 def parse_yaml(raw: bytes) -> Any:
@@ -194,6 +194,23 @@ def _file_bytes(value: str | int) -> int:
 MODEL_FIELDS = ("architecture", "layers", "kv_heads", "head_dim", "weights")
 INSTANCE_FIELDS = ("gpus", "memory")
 
+# the hints of an unknown model or instance type (the chart's kvgen.resolveModel / kvgen.resolveInstance say the same)
+UNKNOWN_MODEL_HINT = (
+    "describe it inline (model.architecture, model.layers, model.kvHeads, model.headDim, model.weights; see "
+    "`kvgen schema`) or under catalog.models in the spec or in a catalog file (kvgen --catalog FILE, helm -f FILE); "
+    "`kvgen catalog models` lists the models kvgen knows"
+)
+UNKNOWN_INSTANCE_HINT = (
+    "describe the node inline (instance.gpus, instance.gpuMemory, instance.memory, instance.cpu, instance.arch, "
+    "instance.localDisk) or under catalog.instances in the spec or in a catalog file (kvgen --catalog FILE, helm -f "
+    "FILE); `kvgen catalog instances` lists the types kvgen knows"
+)
+
+
+def _did_you_mean(close: str | None) -> str:
+    """The start of an unknown name's hint: a near typo's correction (kvgen.core.errors.near_typo), if any."""
+    return f"did you mean {quoted(close)}? if not, " if close is not None else ""
+
 
 def resolve_model(
     spec_model: Any, extra: dict[str, dict[str, Any]] | None = None
@@ -221,14 +238,12 @@ def resolve_model(
             merged[to_camel(field)] = value
     missing = [f for f in MODEL_FIELDS if merged.get(to_camel(f)) is None]
     if missing:
-        hint_model = suggest(spec_model.id, list(table))
         names = ", ".join(f"model.{to_camel(f)}" for f in missing)
         if row is None:
             message = (
                 f"model {quoted(spec_model.id)} is not in the catalog and is not described inline (missing {names})"
             )
-            hint = f"did you mean {quoted(hint_model)}? " if hint_model else ""
-            hint += "or describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)"
+            hint = _did_you_mean(near_typo(spec_model.id, table)) + UNKNOWN_MODEL_HINT
         else:
             message = f"missing {names}"
             hint = None
@@ -306,7 +321,7 @@ def gpu_reported_memory(gpu_model: str | None, gpu_memory: int) -> int:
     return int(gpu_memory * float(row["share"]))
 
 
-def _mig_memory(profile: str) -> int:
+def mig_memory(profile: str) -> int:
     """'3g.40gb' -> 40 GB of device memory (MIG profiles name decimal gigabytes)."""
     return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
 
@@ -330,16 +345,14 @@ def resolve_instance(
     if missing:
         names = ", ".join(f"instance.{to_camel(f)}" for f in missing)
         if spec_instance.type and row is None:
-            close = suggest(spec_instance.type, list(table))
             message = f"unknown instance type {quoted(spec_instance.type)} (missing {names})"
-            hint = f"did you mean {quoted(close)}? " if close else ""
-            hint += "or describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk"
+            hint = _did_you_mean(near_typo(spec_instance.type, table)) + UNKNOWN_INSTANCE_HINT
             return None, [Problem(("instance", "type"), message, hint)]
         return None, [
             Problem(("instance",), f"describe the node: missing {names}", "or set instance.type to a catalog type")
         ]
     mig = merged.get("mig")
-    gpu_memory = _mig_memory(mig) if mig else _bytes(merged.get("gpuMemory") or 0)
+    gpu_memory = mig_memory(mig) if mig else _bytes(merged.get("gpuMemory") or 0)
     info = InstanceInfo(
         type=spec_instance.type,
         gpus=int(merged["gpus"]),

@@ -201,9 +201,14 @@ def own_rows(spec: Spec) -> dict[str, dict[str, dict[str, Any]]]:
     }
 
 
-def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
+# the problems of a complete plan whose pod does not fit its node (kvgen explain still shows its budget)
+FIT_CODES = frozenset({sizing.FIT_MEMORY, sizing.FIT_DISK, sizing.FIT_WEIGHTS, kvcache.FIT_CONTEXT})
+
+
+def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool = False) -> Plan:
     """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
-    file: kvgen.app.compiler does that)."""
+    file: kvgen.app.compiler does that). ``keep_unfit`` (kvgen explain): when the only problems are
+    that the pod does not fit its node (FIT_CODES), return the plan with them in ``plan.problems``."""
     own = own_rows(spec)
     model, problems = catalog.resolve_model(spec.model, own.get("models"))
     instance, inst_problems = catalog.resolve_instance(spec.instance, own.get("instances"))
@@ -224,9 +229,11 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     problems = gpu_access.check(access, k8s_version) + ports.check(spec, backend)
     context_length = kvcache.context_length(spec, model, instance)
     sz = sizing.size(spec, model, instance, decision, gpus_per_pod)
-    problems += sz.problems + context_length.problems
-    if problems:
-        raise SpecError("", problems)
+    found = sz.problems + context_length.problems
+    unfit = [p for p in found if p.code in FIT_CODES]
+    problems += [p for p in found if p.code not in FIT_CODES]
+    if problems or (unfit and not keep_unfit):
+        raise SpecError("", problems + unfit)
     warnings = list(sz.warnings) + context_length.warnings
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
@@ -246,6 +253,6 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     gated = gated_warning(spec)
     if gated:
         warnings.append(gated)
-    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context_length, warnings, access)
+    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context_length, warnings, access, unfit)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     return plan

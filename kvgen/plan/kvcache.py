@@ -41,6 +41,7 @@ RESERVE_TOKENS = _C["reserveTokens"]
 HYBRID_STATE = _C["hybridStateGiB"] * GiB
 BATCHED_TOKENS = tuple((b["minGpuGiB"] * GiB, b.get("notGpuModel"), b["tokens"]) for b in _C["batchedTokens"])
 KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
+FIT_CONTEXT = "context-does-not-fit"  # the code of a context length the KV cache cannot hold (explain marks it)
 
 
 def batched_tokens(spec: Spec, instance: InstanceInfo) -> int:
@@ -164,6 +165,7 @@ def context_length(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> Cont
                 ("model", "maxModelLen") if requested else ("parallelism", "tensor"),
                 f"not even {BLOCK_SIZE} tokens of {model.id} fit {what} ({room_text}); vLLM would refuse to start",
                 more,
+                code=FIT_CONTEXT,
             )
         )
         return out
@@ -175,6 +177,7 @@ def context_length(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> Cont
                     f"{requested} tokens do not fit {what}: one sequence of {model.id} needs "
                     f"{_gib(c.bytes_for(requested))} and {room_text}; vLLM would refuse to start",
                     f"set model.maxModelLen to at most {fits}; or {more}",
+                    code=FIT_CONTEXT,
                 )
             )
         return out

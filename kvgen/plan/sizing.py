@@ -428,6 +428,13 @@ def _apply_overrides(
     )
 
 
+# the codes of the problems _check_fit finds: the plan is complete, the pod does not fit its node
+# (kvgen explain shows the budget with the line that does not fit marked)
+FIT_MEMORY = "pod-memory-does-not-fit"
+FIT_DISK = "pod-disk-does-not-fit"
+FIT_WEIGHTS = "weights-do-not-fit-the-gpus"
+
+
 def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, decision: Decision) -> list[Problem]:
     """Why the pod cannot fit its node (memory, the kubelet's disk, the GPUs), if it cannot. Each
     check needs what it compares with; an unknown one is skipped (plan warns: node fit not checked)."""
@@ -459,7 +466,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                 )
         else:
             path, hint = ("instance", "type"), "pick an instance with more RAM, or lower resources.*.memory"
-        problems.append(Problem(path, message, hint))
+        problems.append(Problem(path, message, hint, code=FIT_MEMORY))
     if instance.ephemeral_bytes and s.pod_ephemeral > ephemeral_allocatable(instance.ephemeral_bytes) * s.gpu_share:
         disk = "instance.ephemeralStorage" if instance.ephemeral_explicit else "the OS disk of a default node pool"
         share = f", {s.gpus_per_pod} of its {instance.gpus} GPUs" if s.gpu_share < 1 else ""
@@ -482,7 +489,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                 "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
                 "on NVMe), or pick an instance with fewer GPUs per node"
             )
-        problems.append(Problem(path, message, hint))
+        problems.append(Problem(path, message, hint, code=FIT_DISK))
     if instance.gpus and instance.gpu_memory_known:
         per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
         usable = instance.gpu_usable_bytes * spec.vllm.gpu_memory_utilization
@@ -494,6 +501,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                     f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
                     f"(gpuMemoryUtilization {_number(spec.vllm.gpu_memory_utilization)})",
                     "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs",
+                    code=FIT_WEIGHTS,
                 )
             )
     return problems

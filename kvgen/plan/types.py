@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kvgen.core.errors import Problem
 from kvgen.data.catalog import InstanceInfo, ModelInfo
 from kvgen.plan.gpu_access import GpuAccess
 from kvgen.plan.kvcache import ContextLength
@@ -29,6 +30,9 @@ class Plan:
     context_length: ContextLength
     warnings: list[str] = field(default_factory=list)
     gpu_access: GpuAccess | None = None  # how the LMCache server reaches the GPUs (lmcache backend)
+    # a plan built with build(keep_unfit=True) for kvgen explain: why the pod does not fit its node
+    # (sizing's and the context length's problems, FIT_CODES); render never sees such a plan
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def backend(self) -> str | None:

@@ -97,3 +97,62 @@ Usage: {{ include "kvgen.suggest" (list "Standard_NC24ads_A100_v5" (keys $instan
 {{- end -}}
 {{- if $best -}}{{- index $lowered $best -}}{{- end -}}
 {{- end -}}
+
+{{/*
+kvgen.nearTypo: the "did you mean" of an unknown model or instance type, the same choice as
+kvgen/core/errors.py near_typo: a choice whose words and numbers (runs of ASCII letters, lowercase,
+and runs of digits; any other character separates them) are the word's, except at most one word one
+typo apart (kvgen.oneTypo), every number equal. An exact match of the words wins, else the first
+typo in sorted order. Prints the choice as written, or nothing.
+Usage: {{ include "kvgen.nearTypo" (list "g5.12xlage" (keys $instances)) }}
+*/}}
+{{- define "kvgen.nearTypo" -}}
+{{- $tokens := list -}}
+{{- range $t := regexFindAll "[A-Za-z]+|[0-9]+" (toString (index . 0)) -1 -}}{{- $tokens = append $tokens (lower $t) -}}{{- end -}}
+{{- $exact := "" -}}
+{{- $typo := "" -}}
+{{- $hasExact := false -}}
+{{- $hasTypo := false -}}
+{{- range $choice := sortAlpha (index . 1) -}}
+{{- $other := list -}}
+{{- range $t := regexFindAll "[A-Za-z]+|[0-9]+" $choice -1 -}}{{- $other = append $other (lower $t) -}}{{- end -}}
+{{- if and (not $hasExact) (eq (len $other) (len $tokens)) -}}
+{{- $differ := list -}}
+{{- range $i, $a := $tokens -}}{{- if ne $a (index $other $i) -}}{{- $differ = append $differ (list $a (index $other $i)) -}}{{- end -}}{{- end -}}
+{{- if not $differ -}}
+{{- $exact = $choice -}}{{- $hasExact = true -}}
+{{- else if and (not $hasTypo) (eq (len $differ) 1) -}}
+{{- $a := index $differ 0 0 -}}
+{{- $b := index $differ 0 1 -}}
+{{- if and (not (regexMatch "^[0-9]" $a)) (not (regexMatch "^[0-9]" $b)) (include "kvgen.oneTypo" (list $a $b)) -}}{{- $typo = $choice -}}{{- $hasTypo = true -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $hasExact -}}{{- $exact -}}{{- else -}}{{- $typo -}}{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.oneTypo: "true" when two different words are one typo apart (kvgen/core/errors.py _one_typo):
+two neighbours swapped, or one letter doubled (or undoubled); in words of at least 4 letters also one
+letter dropped, added or changed.
+*/}}
+{{- define "kvgen.oneTypo" -}}
+{{- $a := index . 0 -}}
+{{- $b := index . 1 -}}
+{{- if gt (len $a) (len $b) -}}{{- $t := $a -}}{{- $a = $b -}}{{- $b = $t -}}{{- end -}}
+{{- $i := 0 -}}
+{{- range $k := until (len $a) -}}
+{{- if eq (substr (int $k) (int (add1 $k)) $a) (substr (int $k) (int (add1 $k)) $b) -}}{{- $i = add1 $k -}}{{- else -}}{{- break -}}{{- end -}}
+{{- end -}}
+{{- $ok := false -}}
+{{- if eq (len $a) (len $b) -}}
+{{- if lt (add1 $i) (len $a) -}}
+{{- if and (eq (substr (int $i) (int (add1 $i)) $a) (substr (int (add1 $i)) (int (add $i 2)) $b)) (eq (substr (int (add1 $i)) (int (add $i 2)) $a) (substr (int $i) (int (add1 $i)) $b)) (eq (substr (int (add $i 2)) -1 $a) (substr (int (add $i 2)) -1 $b)) -}}{{- $ok = true -}}{{- end -}}
+{{- end -}}
+{{- if and (ge (len $a) 4) (eq (substr (int (add1 $i)) -1 $a) (substr (int (add1 $i)) -1 $b)) -}}{{- $ok = true -}}{{- end -}}
+{{- else if and (eq (len $b) (add1 (len $a))) (eq (substr (int $i) -1 $a) (substr (int (add1 $i)) -1 $b)) -}}
+{{- $c := substr (int $i) (int (add1 $i)) $b -}}
+{{- if or (ge (len $a) 4) (and (gt $i 0) (eq (substr (int (sub $i 1)) (int $i) $b) $c)) (and (lt (add1 $i) (len $b)) (eq (substr (int (add1 $i)) (int (add $i 2)) $b) $c)) -}}{{- $ok = true -}}{{- end -}}
+{{- end -}}
+{{- if $ok -}}true{{- end -}}
+{{- end -}}

@@ -40,8 +40,8 @@ dict built by kvgen.context and records results or problems in it.
 {{- if hasKey $catalog $spec.id -}}
 {{- include "kvgen.problem" (list $s "model.id" (printf "missing %s" (join ", " $missing)) "") -}}
 {{- else -}}
-{{- $close := include "kvgen.suggest" (list $spec.id (keys $catalog)) -}}
-{{- include "kvgen.problem" (list $s "model.id" (printf "model %s is not in the catalog and is not described inline (missing %s)" (include "kvgen.quoted" $spec.id) (join ", " $missing)) (printf "%sor describe it: architecture, layers, kvHeads, headDim, weights (see `kvgen schema`)" (ternary (printf "did you mean %s? " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
+{{- $close := include "kvgen.nearTypo" (list $spec.id (keys $catalog)) -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "model %s is not in the catalog and is not described inline (missing %s)" (include "kvgen.quoted" $spec.id) (join ", " $missing)) (printf "%sdescribe it inline (model.architecture, model.layers, model.kvHeads, model.headDim, model.weights; see `kvgen schema`) or under catalog.models in the spec or in a catalog file (kvgen --catalog FILE, helm -f FILE); `kvgen catalog models` lists the models kvgen knows" (ternary (printf "did you mean %s? if not, " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
 {{- end -}}
 {{- else -}}
 {{- $layers := int64 $m.layers -}}
@@ -111,8 +111,8 @@ dict built by kvgen.context and records results or problems in it.
 {{- end -}}
 {{- if $missing -}}
 {{- if and $type (not (hasKey $catalog $type)) -}}
-{{- $close := include "kvgen.suggest" (list $type (keys $catalog)) -}}
-{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type %s (missing %s)" (include "kvgen.quoted" $type) (join ", " $missing)) (printf "%sor describe the node inline: gpus, gpuMemory, memory, cpu, arch, localDisk" (ternary (printf "did you mean %s? " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
+{{- $close := include "kvgen.nearTypo" (list $type (keys $catalog)) -}}
+{{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type %s (missing %s)" (include "kvgen.quoted" $type) (join ", " $missing)) (printf "%sdescribe the node inline (instance.gpus, instance.gpuMemory, instance.memory, instance.cpu, instance.arch, instance.localDisk) or under catalog.instances in the spec or in a catalog file (kvgen --catalog FILE, helm -f FILE); `kvgen catalog instances` lists the types kvgen knows" (ternary (printf "did you mean %s? if not, " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
 {{- else -}}
 {{- include "kvgen.problem" (list $s "instance" (printf "describe the node: missing %s" (join ", " $missing)) "or set instance.type to a catalog type") -}}
 {{- end -}}
