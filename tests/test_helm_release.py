@@ -10,7 +10,6 @@ import shutil
 import helm
 import helm_cli
 import helm_python
-import pytest
 from conftest import ROOT, dump, run_kvgen
 from ruamel.yaml import YAML
 

@@ -966,6 +966,11 @@ class Spec(Model):
     autoscaling: Autoscaling | None = Field(
         None, description="Scale the Deployment with KEDA or an HPA; replicas is then left to it."
     )
+    strict: bool = Field(
+        False,
+        description="Warnings are errors: kvgen and the Helm chart refuse the spec, listing every warning as a "
+        "problem at strict (kvgen render --strict does the same for every spec).",
+    )
 
     @property
     def object_name(self) -> str:

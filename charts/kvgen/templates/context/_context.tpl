@@ -57,7 +57,10 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
-{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
+{{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
+{{- $annotations := $s.meta.annotations -}}
+{{- if $s.warnings -}}{{- $annotations = merge (dict $s.W.annotations.warnings (join "\n" $s.warnings)) $s.meta.annotations -}}{{- end -}}
+{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $annotations -}}
 {{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
