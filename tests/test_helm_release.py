@@ -10,6 +10,7 @@ import shutil
 import helm
 import helm_cli
 import helm_python
+import pytest
 from conftest import ROOT, dump, run_kvgen
 from ruamel.yaml import YAML
 
@@ -75,3 +76,103 @@ def test_kvgen_renders_under_an_umbrella_chart_with_global_values(tmp_path):
     chart = helm_python.Chart.load(str(root))
     rendered = json.loads(_native.call_string("helm_render", chart._raw(), json.dumps({}), json.dumps(opts)))
     assert helm.by_identity(helm.as_kvgen(helm._objects(rendered), spec, "default")) == expected
+
+
+# ----------------------------------------------------------------------------- name and namespace
+
+
+def kvgen_problems(values, namespace=None):
+    from kvgen.app.compiler import InputErrors, compile_inputs
+    from kvgen.input.dialects import Options
+
+    try:
+        compile_inputs([("spec.yaml", dump(values))], options=Options(namespace=namespace))
+    except InputErrors as exc:
+        return {(format_path(p.path), p.message, p.hint) for e in exc.errors for p in e.problems}
+    return set()
+
+
+def format_path(path):
+    from kvgen.core.errors import format_path as fmt
+
+    return fmt(path)
+
+
+CONFLICT = (
+    "namespace",
+    "the spec's namespace 'default' differs from the namespace it is installed into, 'llm' (helm -n, kvgen --namespace)",
+    "remove namespace from the spec to follow -n, or install with -n default",
+)
+
+
+def test_a_spec_namespace_against_the_release_namespace_is_a_problem_naming_both():
+    values = values_of(GEMMA)  # namespace: default, as the README's example
+    assert values["namespace"] == "default"
+    assert helm.problems(values, namespace="llm") == {CONFLICT}
+    assert kvgen_problems(values, namespace="llm") == {CONFLICT}
+    # with other problems, all at once
+    broken = {**values, "parallelism": {"tensor": 3}}
+    assert CONFLICT in helm.problems(broken, namespace="llm") == kvgen_problems(broken, namespace="llm")
+    assert len(kvgen_problems(broken, namespace="llm")) > 1
+
+
+def test_the_same_namespace_twice_or_none_in_the_spec_follows_the_release():
+    values = values_of(GEMMA, drop=("namespace",))
+    assert {o["metadata"]["namespace"] for o in helm.raw_objects(values, namespace="llm")} == {"llm"}
+    same = {**values, "namespace": "llm"}
+    assert {o["metadata"]["namespace"] for o in helm.raw_objects(same, namespace="llm")} == {"llm"}
+    assert kvgen_problems(same, namespace="llm") == set()
+
+
+def test_helm_template_without_n_keeps_the_spec_namespace_helm_install_n_refuses_a_conflict():
+    """Helm gives the release namespace "default" without -n and cannot tell it from -n default: there
+    the spec's namespace stands, so `helm template x charts/kvgen -f examples/...` works as written."""
+    hardened = ROOT / "examples" / "hardened-private-registry.yaml"
+    for example in (GEMMA, hardened):
+        result = helm_cli.run("template", "x", str(helm.CHART), "-f", str(example), "--kube-version", "1.33")
+        assert result.returncode == 0, result.stderr
+        docs = [d for d in YAML(typ="safe", pure=True).load_all(result.stdout) if d]
+        assert {d["metadata"]["namespace"] for d in docs} == {load(example.read_text())["namespace"]}
+    result = helm_cli.run("template", "gemma", str(helm.CHART), "-n", "llm", "-f", str(GEMMA))
+    assert result.returncode != 0
+    assert "namespace: the spec's namespace 'default' differs from the namespace it is installed into, 'llm'" in (
+        result.stderr
+    )
+
+
+def test_kvgen_namespace_against_the_spec_namespace_is_a_problem_at_its_line():
+    result = run_kvgen("render", "-n", "llm", str(GEMMA))
+    assert result.returncode == 1 and result.stdout == ""
+    line = next(n for n, text in enumerate(GEMMA.read_text().splitlines(), 1) if text.startswith("namespace:"))
+    assert f"{GEMMA.relative_to(ROOT)}:{line}:" in result.stderr
+    assert "namespace: the spec's namespace 'default' differs from the namespace it is installed into, 'llm'" in (
+        result.stderr
+    )
+    # kvgen can tell -n default from no -n: it is explicit, and the spec says otherwise
+    other = {**values_of(GEMMA), "namespace": "team-a"}
+    assert {p for p, _m, _h in kvgen_problems(other, namespace="default")} == {"namespace"}
+    assert run_kvgen("render", "-n", "default", str(GEMMA)).returncode == 0
+
+
+def test_name_and_fullname_override_naming_two_things_is_a_problem_in_both_faces():
+    values = {**values_of(GEMMA), "fullnameOverride": "gemma-small"}
+    expected = {
+        (
+            "name",
+            "'gemma-4-12b' and fullnameOverride 'gemma-small' both name the objects",
+            "keep one of them (name is kvgen's, fullnameOverride the Helm convention)",
+        )
+    }
+    assert helm.problems(values) == expected == kvgen_problems(values)
+    same = {**values, "fullnameOverride": "gemma-4-12b"}
+    assert helm.problems(same) == set() == kvgen_problems(same)
+
+
+@pytest.mark.parametrize("release", ["gemma", "prod"])
+def test_the_spec_name_names_the_objects_the_release_the_instance(release):
+    """name is explicit (as fullnameOverride is): it names the objects whatever the release is called;
+    the release name is the instance label, and names the objects of values without a name."""
+    values = values_of(GEMMA, drop=("namespace",))
+    objs = helm.raw_objects(values, name=release)
+    assert {o["metadata"]["name"] for o in objs} == {"gemma-4-12b", "gemma-4-12b-lmcache-launcher"}
+    assert {o["metadata"]["labels"]["app.kubernetes.io/instance"] for o in objs} == {release}

@@ -41,7 +41,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 */}}
 {{- define "kvgen.buildContext" -}}
 {{- $s := dict "V" .Values "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace .Values.namespace) -}}
-{{- $_ := set $s "release" (dict "name" .Release.Name "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
+{{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
 {{- include "kvgen.resolveName" $s -}}
 {{- $v := $s.V -}}

@@ -33,6 +33,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- range $w := $s.warnings -}}{{- include "kvgen.problem" (list $s "strict" $w "change the spec so that it no longer warns, or remove strict: true to render with the warning") -}}{{- end -}}
 {{- end -}}
 {{- end -}}
+{{- include "kvgen.checkRelease" $s -}}
 {{- if and $s.errs $s.failHere -}}
 {{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
 {{- range $e := $s.errs -}}
