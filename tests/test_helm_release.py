@@ -176,3 +176,42 @@ def test_the_spec_name_names_the_objects_the_release_the_instance(release):
     objs = helm.raw_objects(values, name=release)
     assert {o["metadata"]["name"] for o in objs} == {"gemma-4-12b", "gemma-4-12b-lmcache-launcher"}
     assert {o["metadata"]["labels"]["app.kubernetes.io/instance"] for o in objs} == {release}
+
+
+# ----------------------------------------------------------------------------- the Kubernetes version
+
+
+def test_one_default_kubernetes_version_for_kvgen_and_the_chart():
+    import inspect
+
+    from kvgen.app import cli
+    from kvgen.data import kube
+
+    default = json.loads((helm.CHART / "files" / "kubernetes.json").read_text())["defaultVersion"]
+    assert kube.DEFAULT_VERSION == default
+    for command in (cli.render, cli.validate, cli.explain):
+        assert inspect.signature(command).parameters["kube_version"].default == default
+    # gpuAccess dra needs 1.34: both faces, given no version, render for the same one (refused below 1.34
+    # in the same words, or rendered); Helm's own default would be its client-go's (1.35 for Helm 4.1)
+    dra = ROOT / "examples" / "lmcache-dra.yaml"
+    said = f"but the output is for Kubernetes {default}"
+    refused = tuple(map(int, default.split("."))) < (1, 34)
+    ours = run_kvgen("render", str(dra))
+    assert (ours.returncode == 1 and said in ours.stderr) if refused else ours.returncode == 0, ours.stderr
+    theirs = helm_cli.run("template", "x", str(helm.CHART), "-f", str(dra))
+    assert (theirs.returncode != 0 and said in theirs.stderr) if refused else theirs.returncode == 0, theirs.stderr
+    from helm_python import _native
+
+    def engine() -> None:  # the in-process engine, no version given
+        _native.call_string(
+            "helm_render", helm.chart()._raw(), json.dumps(load(dra.read_text())), json.dumps({"name": "x"})
+        )
+
+    if refused:
+        with pytest.raises(helm_python.HelmRenderError, match=said):
+            engine()
+    else:
+        engine()
+    # a version given is taken as given, by both
+    assert helm_cli.run("template", "x", str(helm.CHART), "-f", str(dra), "--kube-version", "1.34").returncode == 0
+    assert run_kvgen("render", "--kube-version", "1.34", str(dra)).returncode == 0

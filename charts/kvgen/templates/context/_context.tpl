@@ -40,7 +40,14 @@ kvgen.buildContext: kvgen.context computed (kvgen.context keeps it for the rest 
 Usage: {{- $json := include "kvgen.buildContext" . -}}
 */}}
 {{- define "kvgen.buildContext" -}}
-{{- $s := dict "V" .Values "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace .Values.namespace) -}}
+{{/* the Kubernetes version: the cluster's (helm install) or --kube-version's; Helm's own default
+     (helm template without --kube-version: v<the client-go Helm was built with>.0) is replaced by
+     kvgen's, files/kubernetes.json, so that both faces render for the same version */}}
+{{- $kube := .Capabilities.KubeVersion.Version -}}
+{{- if eq $kube (printf "%v.0" .Capabilities.HelmVersion.KubeClientVersion) -}}
+{{- $kube = printf "v%s.0" (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion -}}
+{{- end -}}
+{{- $s := dict "V" .Values "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
 {{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
 {{- include "kvgen.resolveName" $s -}}
