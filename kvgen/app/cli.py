@@ -120,8 +120,8 @@ Namespace = Annotated[
     typer.Option(
         "-n",
         "--namespace",
-        help="Namespace of the objects of specs that set none (a spec's own namespace wins). Without it such "
-        "objects carry no metadata.namespace: kubectl -n, kustomize or Argo CD place them.",
+        help="Namespace of the objects of specs that set none (a spec whose own namespace differs is a problem). "
+        "Without it such objects carry no metadata.namespace: kubectl -n, kustomize or Argo CD place them.",
         show_default=False,
     ),
 ]
