@@ -18,6 +18,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import Compiled, compile_text
+from kvgen.data import kube
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,7 +33,7 @@ if "KVGEN_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["KVGEN_CACHE_DIR"], True)
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GOLDEN = ROOT / "golden"
-DEFAULT_KUBE = "1.33"  # kvgen's --kube-version default (kvgen.data.kube.DEFAULT_VERSION)
+DEFAULT_KUBE = kube.DEFAULT_VERSION  # kvgen's --kube-version default, files/kubernetes.json
 _KUBE_HEADER = re.compile(r"^# kube-version: (\d+\.\d+)$", re.M)
 
 

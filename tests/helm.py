@@ -210,12 +210,14 @@ def by_identity(objs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, A
 _PROBLEM_LINE = re.compile(r"^  (?P<path>.+?): (?P<message>.*?)(?: \(hint: (?P<hint>.*)\))?$")
 
 
-def problems(values: dict[str, Any], kube_version: str = "1.33") -> set[tuple[str, str, str | None]]:
+def problems(
+    values: dict[str, Any], kube_version: str = "1.33", namespace: str = "default"
+) -> set[tuple[str, str, str | None]]:
     """The problems the chart's templates fail with (kvgen.context lists them one a line,
     "  path: message (hint: hint)"), as (path, message, hint); a rendered chart has none. Values
     Helm's schema refuses raise HelmValuesError."""
     try:
-        render(values, kube_version=kube_version)
+        render(values, namespace=namespace, kube_version=kube_version)
     except helm.HelmRenderError as err:
         found = {(m["path"], m["message"], m["hint"]) for m in map(_PROBLEM_LINE.match, str(err).splitlines()) if m}
         assert found, str(err)

@@ -28,6 +28,10 @@ INLINE_MODEL = {
     "weights": "16Gi",
 }
 IN_CONTAINER = {"lmcache": {"gpuAccess": "in-container"}}
+REMOTE = {
+    "url": "redis://valkey.kv-cache.svc.cluster.local:6379",
+    "passwordSecret": {"name": "valkey-auth", "key": "password"},
+}
 
 # each warning kvgen can print for a spec (kvgen's Plan.warnings), and a spec that prints it
 WARNINGS = {
@@ -96,6 +100,21 @@ WARNINGS = {
     spec(model={**INLINE_MODEL, "id": "meta-llama/Llama-3.2-1B-Instruct"}),
     r"images\.lmcache: the LMCache server runs from lmcache/standalone:v0\.5\.6, the LMCacheMPConnector \(the client\) from the vLLM image": spec(
         images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}
+    ),
+    # issue 23: no silent fallback
+    r"kvCacheOffloading\.cpu is dropped: KV-cache offloading is off \(rule cpu-instance: .*\), sized by VLLM_CPU_KVCACHE_SPACE=\d+ GiB": spec(
+        instance={"type": "Standard_D16s_v5"}, kvCacheOffloading={"cpu": "10Gi"}
+    ),
+    r"kvCacheOffloading\.cpuMemoryUtilization, kvCacheOffloading\.secondary, kvCacheOffloading\.remote are dropped: KV-cache offloading is off \(rule mig-partition: the GPU is a MIG partition.*\)": spec(
+        instance={"type": "Standard_NC24ads_A100_v4", "mig": "3g.40gb"},
+        kvCacheOffloading={
+            "cpuMemoryUtilization": 0.3,
+            "secondary": [{"fileSystem": {"emptyDir": {"size": "100Gi"}}}],
+            "remote": REMOTE,
+        },
+    ),
+    r"images\.vllm \(vllm/vllm-openai:v0\.32\.0\) is not used on a node without a GPU: vLLM runs from its CPU build \S+ \(images\.vllmCpu chooses it\)": spec(
+        instance={"type": "Standard_D16s_v5"}, images={"vllm": {"tag": "v0.32.0"}}
     ),
 }
 

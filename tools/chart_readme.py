@@ -228,12 +228,22 @@ helm test gemma -n llm            # a pod asks vLLM's /health through the Servic
   52 characters, not 63 (the spec's limit: room for `-headless` and the StatefulSet pods'
   revision-hash label), and loses a final `-`; a release name that gives no DNS-1035 label (a
   dot, a leading digit) fails, with a hint. `kvgen render` has no release: it uses `name`, else
-  `fullnameOverride`, and requires one.
-- **Namespace.** The values' `namespace`, else the release's (`helm install -n`,
-  `helm template --namespace`). `kvgen render` writes no `metadata.namespace` for a spec without
-  one (kustomize or Argo CD place the objects) unless given `--namespace NS`. A multi-node
-  server's ranks meet at `<name>-0.<name>-headless`, and its LMCache servers are named the same
-  way, both completed by the pods' DNS search path in whatever namespace they run.
+  `fullnameOverride`, and requires one. `name` and `fullnameOverride` set to two names fail,
+  naming both.
+- **Namespace.** The release's (`helm install -n`, `helm template --namespace`). The values'
+  `namespace` must agree with it: `namespace: default` under `-n llm` fails, naming both, with the
+  fix (remove it from the values, or install with `-n default`). Without `-n` Helm gives the
+  release namespace `default`, which it cannot tell from `-n default`: there the values'
+  namespace stands (`helm template x charts/kvgen -f spec.yaml`). `kvgen render` writes no
+  `metadata.namespace` for a spec without one (kustomize or Argo CD place the objects) unless
+  given `--namespace NS`. A multi-node server's ranks meet at `<name>-0.<name>-headless`, and its
+  LMCache servers are named the same way, both completed by the pods' DNS search path in whatever
+  namespace they run.
+- **As a subchart.** Helm passes `global` to a dependency of an umbrella chart; the values schema
+  accepts it (any object) and the templates ignore it.
+- **Warnings.** Every warning NOTES.txt prints is also the annotation `kvgen.dev/warnings` of the
+  Deployment, StatefulSets or LeaderWorkerSet (one a line; not on the pod template), which Argo CD
+  and Flux show; `strict: true` makes each of them a problem, failing the render.
 - **Labels.** Every object carries `app.kubernetes.io/name` (`vllm`), `instance` (the release),
   `version` (the vLLM image tag), `component` (`inference`, `prefill` or `decode`), `part-of`
   (the objects' name), `managed-by` (`Helm`; `kvgen render` writes `kvgen` and the spec's name as

@@ -120,9 +120,18 @@ Namespace = Annotated[
     typer.Option(
         "-n",
         "--namespace",
-        help="Namespace of the objects of specs that set none (a spec's own namespace wins). Without it such "
-        "objects carry no metadata.namespace: kubectl -n, kustomize or Argo CD place them.",
+        help="Namespace of the objects of specs that set none (a spec whose own namespace differs is a problem). "
+        "Without it such objects carry no metadata.namespace: kubectl -n, kustomize or Argo CD place them.",
         show_default=False,
+    ),
+]
+
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Warnings are errors: exit 1 listing every warning, nothing written (for CI gates; a spec's own "
+        "strict: true does the same for that spec, in kvgen and the Helm chart).",
     ),
 ]
 
@@ -354,6 +363,22 @@ class _Failed(KvgenError):
         self.errors = errors
 
 
+class _StrictFailed(KvgenError):
+    def __init__(self, warnings: list[str]):
+        self.warnings = warnings
+
+
+def _strict(output: Output) -> None:
+    """--strict: every warning of the run (the input's, each conversion's, each spec's) is an error."""
+    found = [w.render() for w in output.warnings]
+    for r in output.compiled:
+        if r.conversion is not None:
+            found += [w.render() for w in r.conversion.warnings]
+        found += [f"{r.source}: {r.spec.name}: {w}" for w in r.plan.warnings]
+    if found:
+        raise _StrictFailed(found)
+
+
 def _warn(problem: Problem) -> None:
     _err(f"kvgen: warning: {problem.render()}")
 
@@ -391,6 +416,12 @@ def _run(action: Callable[[], None]) -> None:
         for e in exc.errors:
             _err(f"error: {e}")
         _err(f"kvgen: {total} problem{'s' if total != 1 else ''} found; nothing was written")
+        raise typer.Exit(EXIT_INVALID_INPUT) from None
+    except _StrictFailed as exc:
+        for w in exc.warnings:
+            _err(f"error: {w}")
+        n = len(exc.warnings)
+        _err(f"kvgen: {n} warning{'s' if n != 1 else ''} (errors with --strict); nothing was written")
         raise typer.Exit(EXIT_INVALID_INPUT) from None
     except OutputInvalidError as exc:
         _err("error: the rendered objects are not valid Kubernetes (this is a kvgen bug, please report it):")
@@ -452,11 +483,14 @@ def render(
     catalogs: Catalogs = None,
     quiet: Quiet = False,
     jobs: Jobs = None,
+    strict: Strict = False,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
     from kvgen.output import tree
 
     def action() -> None:
+        if output is not None:
+            _check_output_dir(output)
         if check and output is None:
             raise Usage("--check compares a committed output directory with what kvgen renders: give it with -o DIR")
         if kustomize_resources and output is None:
@@ -464,6 +498,8 @@ def render(
                 "--kustomize-resource adds to the kustomization.yaml of an output directory: give it with -o DIR"
             )
         inputs, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
+        if strict:
+            _strict(out)
         subdirs = {i.name: i.subdir for i in inputs}
         if output is None:
             same = tree.stdout_same_name(
@@ -489,6 +525,29 @@ def render(
         _render_tree(output, files, list(kustomize_resources or ()), check, quiet)
 
     _run(action)
+
+
+# kubectl's and helm's -o values: a format (kubectl get -o yaml) is no directory for render -o
+_FORMATS = frozenset({"yaml", "yml", "json", "wide", "name", "go-template", "jsonpath", "custom-columns", "table"})
+_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _check_output_dir(output: Path) -> None:
+    """render -o takes a directory: a value that reads as an output format (kubectl's -o yaml) or as
+    one file (-o out.yaml) is a usage error, unless such a directory exists already."""
+    if output.is_dir():
+        return
+    from kvgen.core.errors import quoted
+
+    text = str(output)
+    hint = (
+        "-o takes a directory (one <name>.yaml per spec and a kustomization.yaml); render writes YAML to stdout "
+        "by default, so to write one file use shell redirection: kvgen render SPEC > out.yaml"
+    )
+    if text.split("=", 1)[0].lower() in _FORMATS:
+        raise Usage(f"-o {quoted(text)} reads as an output format, not a directory; {hint}")
+    if text.lower().endswith(_FILE_SUFFIXES):
+        raise Usage(f"-o {quoted(text)} reads as a file, not a directory; {hint}")
 
 
 def _namespace(objects: list[dict[str, Any]]) -> str | None:
@@ -546,11 +605,14 @@ def validate(
     catalogs: Catalogs = None,
     quiet: Quiet = False,
     jobs: Jobs = None,
+    strict: Strict = False,
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
 
     def action() -> None:
         _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
+        if strict:
+            _strict(out)
         _report(out, quiet)
         for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")

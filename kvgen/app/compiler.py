@@ -22,7 +22,7 @@ from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, 
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
 from kvgen.plan.types import Plan
-from kvgen.plan.validate import parse_spec
+from kvgen.plan.validate import namespace_conflict, parse_spec
 from kvgen.render import templates as render
 from kvgen.spec.models import Spec
 
@@ -112,12 +112,16 @@ def plan_document(
             except SpecError as exc:
                 problems += [p.at(doc.locate(p.path)) for p in exc.problems]
         raise SpecError(doc.file, problems)
+    conflict = namespace_conflict(spec.namespace, namespace)  # the spec's namespace and --namespace
     if spec.namespace is None and namespace is not None:
         spec = spec.model_copy(update={"namespace": namespace})
     try:
-        return planning.build(spec, k8s_version, keep_unfit)
+        plan = planning.build(spec, k8s_version, keep_unfit)
     except SpecError as exc:
-        raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in exc.problems]) from None
+        raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in conflict + exc.problems]) from None
+    if conflict:  # with keep_unfit, the plan's own problems (it does not fit) are listed too
+        raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in [*conflict, *plan.problems]])
+    return plan
 
 
 def compile_document(

@@ -603,6 +603,8 @@ def build(plan: Plan) -> Context:
         **m,  # type: ignore[typeddict-item]
         "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
     }  # rank 0 serves the API
+    if plan.warnings:  # on the workloads' own metadata (not their pod templates): Argo CD and Flux show it
+        c["annotations"] = {**m["annotations"], connector.wiring()["annotations"]["warnings"]: "\n".join(plan.warnings)}
     if spec.namespace is not None:
         c["namespace"] = spec.namespace
     if plan.multi_node and not plan.lws:  # the LWS controller makes a LeaderWorkerSet's headless Service

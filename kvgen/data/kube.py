@@ -34,7 +34,20 @@ if TYPE_CHECKING:  # for annotations only; the functions import them when first 
     from referencing import Registry
 
 SUPPORTED_MIN = (1, 28)  # native sidecars (initContainers[].restartPolicy) need 1.28+
-DEFAULT_VERSION = "1.33"
+
+
+def _default_version() -> str:
+    """charts/kvgen/files/kubernetes.json defaultVersion: the one default of kvgen and the chart."""
+    import json
+
+    from kvgen.core import paths
+
+    version = json.loads((paths.files_dir() / "kubernetes.json").read_text(encoding="utf-8"))["defaultVersion"]
+    assert isinstance(version, str), "kubernetes.json: defaultVersion is a string such as '1.33'"
+    return version
+
+
+DEFAULT_VERSION = _default_version()
 
 
 class UnsupportedVersion(KvgenError, ValueError):

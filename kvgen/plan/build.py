@@ -173,6 +173,36 @@ def gated_warning(spec: Spec) -> str | None:
     )
 
 
+STRICT_HINT = "change the spec so that it no longer warns, or remove strict: true to render with the warning"
+
+# the tiers a spec can set (kvCacheOffloading.<field>), in the order a warning names them
+TIER_FIELDS = ("cpu", "cpuMemoryUtilization", "secondary", "remote")
+
+
+def dropped_tiers_warning(spec: Spec, decision: rules.Decision) -> str | None:
+    """The tiers the spec sets that a capability rule drops (offloading off for a reason other than
+    the spec's own switch, disabled-by-config): no fallback goes unsaid."""
+    if decision.enabled or decision.reason_code == "disabled-by-config":
+        return None
+    o = spec.kv_cache_offloading
+    values: dict[str, object] = {
+        "cpu": o.cpu,
+        "cpuMemoryUtilization": o.cpu_memory_utilization,
+        "secondary": o.secondary or None,
+        "remote": o.remote,
+    }
+    fields = [f"kvCacheOffloading.{k}" for k in TIER_FIELDS if values[k] is not None]
+    if not fields:
+        return None
+    text = (
+        f"{', '.join(fields)} {'is' if len(fields) == 1 else 'are'} dropped: KV-cache offloading is off "
+        f"(rule {decision.reason_code}: {decision.reason})"
+    )
+    if decision.reason_code == "cpu-instance":
+        text += f", sized by VLLM_CPU_KVCACHE_SPACE={sizing.CPU_BACKEND_KV_SPACE_GIB} GiB"
+    return text
+
+
 def has_api_key(spec: Spec) -> bool:
     """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
     (which the credential check allows only as a $(VAR) reference)."""
@@ -255,4 +285,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
         warnings.append(gated)
     plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context_length, warnings, access, unfit)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
+    dropped = dropped_tiers_warning(spec, decision)
+    plan.warnings += [dropped] if dropped else []
+    plan.warnings += images.cpu_warnings(plan)
+    if spec.strict and plan.warnings:
+        raise SpecError("", [Problem(("strict",), w, STRICT_HINT) for w in plan.warnings])
     return plan

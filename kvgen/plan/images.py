@@ -81,3 +81,18 @@ def warnings(plan: Plan) -> list[str]:
         f"image {client}; LMCache's MP protocol has no version handshake, so both images must carry the same "
         f"LMCache version ({version}), or requests fail at run time with a client/server version mismatch"
     ]
+
+
+def cpu_warnings(plan: Plan) -> list[str]:
+    """images.vllm naming an image other than the pin, on a node without a GPU: vLLM runs from its
+    CPU build (images.vllmCpu) there, not from the image the spec names."""
+    if plan.instance.gpus:
+        return []
+    pin = catalog.runtime()["vllm"]["image"]
+    own = _reference(_fields(plan.spec.images.vllm, pin))
+    if own == _reference(_fields(type(plan.spec.images.vllm)(), pin)):
+        return []
+    return [
+        f"images.vllm ({own}) is not used on a node without a GPU: vLLM runs from its CPU build {vllm_image(plan)} "
+        "(images.vllmCpu chooses it)"
+    ]

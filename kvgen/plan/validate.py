@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from kvgen.core.errors import Problem
+from kvgen.core.errors import Problem, quoted
 from kvgen.input.source import SourceDoc
 from kvgen.input.spec_errors import problem_of
 from kvgen.plan import credentials
@@ -25,11 +25,44 @@ def _name_missing(doc: SourceDoc) -> list[Problem]:
     return [Problem(("name",), "required key is missing", hint, doc.locate(("name",)))]
 
 
+def _name_conflict(doc: SourceDoc) -> list[Problem]:
+    """name and fullnameOverride both name the objects: set to two names, neither silently wins
+    (the chart's kvgen.resolveName says the same)."""
+    data = doc.data
+    name, full = data.get("name"), data.get("fullnameOverride")
+    if not (isinstance(name, str) and isinstance(full, str)) or name == full:
+        return []
+    return [
+        Problem(
+            ("name",),
+            f"{quoted(name)} and fullnameOverride {quoted(full)} both name the objects",
+            "keep one of them (name is kvgen's, fullnameOverride the Helm convention)",
+            doc.locate(("name",)),
+        )
+    ]
+
+
+def namespace_conflict(spec_namespace: str | None, namespace: str | None) -> list[Problem]:
+    """The spec's namespace against the one it is installed into (kvgen --namespace; the chart: the
+    release namespace, helm -n, when it is not "default", which Helm cannot tell from no -n): a
+    conflict is a problem naming both, never a silent winner."""
+    if spec_namespace is None or namespace is None or spec_namespace == namespace:
+        return []
+    return [
+        Problem(
+            ("namespace",),
+            f"the spec's namespace {quoted(spec_namespace)} differs from the namespace it is installed into, "
+            f"{quoted(namespace)} (helm -n, kvgen --namespace)",
+            f"remove namespace from the spec to follow -n, or install with -n {spec_namespace}",
+        )
+    ]
+
+
 def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]
     literal = [p.at(doc.locate(p.path)) for p in credentials.literals(doc.data)]
-    unnamed = _name_missing(doc)
+    unnamed = _name_missing(doc) + _name_conflict(doc)
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:

@@ -907,9 +907,9 @@ class Spec(Model):
         pattern=NAME_PATTERN,
         max_length=52,
         description="Name of every rendered object (DNS-1035 label, at most 52 characters; at most 45 when "
-        "parallelism.nodes > 1). Unset: the Helm chart names the objects after the release (fullnameOverride, "
-        "nameOverride, as `helm create` does); kvgen, which has no release, uses fullnameOverride and otherwise "
-        "requires it.",
+        "parallelism.nodes > 1), an explicit override of the release name, as fullnameOverride (set both, they "
+        "must agree). Unset: the Helm chart names the objects after the release (fullnameOverride, nameOverride, as "
+        "`helm create` does); kvgen, which has no release, uses fullnameOverride and otherwise requires it.",
     )
     fullname_override: str | None = Field(
         None,
@@ -929,7 +929,8 @@ class Spec(Model):
         pattern=NAMESPACE_PATTERN,
         max_length=63,
         description="Namespace of every object. Unset: the Helm chart uses the release namespace (helm -n); kvgen "
-        "writes no metadata.namespace (kustomize or Argo CD place the objects) unless given --namespace.",
+        "writes no metadata.namespace (kustomize or Argo CD place the objects) unless given --namespace. Set, it "
+        "must agree with helm -n (other than default, which Helm cannot tell from no -n) and kvgen --namespace.",
     )
     model: ModelSpec = Field(description="The model to serve.")
     instance: InstanceSpec = Field(description="The node type.")
@@ -965,6 +966,11 @@ class Spec(Model):
     metrics: Metrics = Field(default_factory=Metrics, description="Prometheus Operator monitors.")
     autoscaling: Autoscaling | None = Field(
         None, description="Scale the Deployment with KEDA or an HPA; replicas is then left to it."
+    )
+    strict: bool = Field(
+        False,
+        description="Warnings are errors: kvgen and the Helm chart refuse the spec, listing every warning as a "
+        "problem at strict (kvgen render --strict does the same for every spec).",
     )
 
     @property

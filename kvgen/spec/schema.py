@@ -101,11 +101,25 @@ def schema_text() -> str:
 CHART_CHECKS_REQUIRED = ("model", "instance")
 
 
+# Helm passes `global` to every chart, a subchart included (its parent's global values), and
+# checks it against the subchart's values.schema.json: the chart's schema accepts it, any object,
+# and the templates never read it. kvgen's own spec does not: a spec file is no umbrella chart's
+# values, and a key kvgen would ignore there is a mistake it reports.
+HELM_GLOBAL = {
+    "type": "object",
+    "description": "Helm's global values, passed to kvgen when it is a subchart of an umbrella chart; kvgen "
+    "ignores them (the Helm chart only: kvgen render refuses global).",
+}
+
+
 def values_schema() -> dict[str, Any]:
     """charts/kvgen/values.schema.json: the spec's schema without top-level required keys, so that
-    `helm lint charts/kvgen --strict` passes without values (the templates' checks are lenient there)."""
+    `helm lint charts/kvgen --strict` passes without values (the templates' checks are lenient there),
+    and with Helm's `global` (HELM_GLOBAL), so that kvgen works as a subchart."""
     schema = spec_schema()
     assert tuple(schema.pop("required")) == CHART_CHECKS_REQUIRED
+    assert "global" not in schema["properties"]
+    schema["properties"] = {**schema["properties"], "global": HELM_GLOBAL}
     return schema
 
 

@@ -31,6 +31,26 @@ Usage: {{- include "kvgen.resolveName" $s -}}
 {{- end -}}
 
 {{/*
+kvgen.checkRelease: the values against the release, each conflict a problem naming both, never a
+silent winner (kvgen: parse_spec and namespace_conflict, with --namespace for the release
+namespace): name and fullnameOverride set to two names; the values' namespace and the release
+namespace. The release namespace "default" is also what Helm gives without -n (`helm template`),
+which it cannot tell apart: there the values' namespace stands.
+Usage: {{- include "kvgen.checkRelease" $s -}} (in kvgen.plan, after every other check)
+*/}}
+{{- define "kvgen.checkRelease" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- if and (kindIs "string" $v.name) (kindIs "string" $v.fullnameOverride) (ne $v.name $v.fullnameOverride) -}}
+{{- include "kvgen.problem" (list $s "name" (printf "%s and fullnameOverride %s both name the objects" (include "kvgen.quoted" $v.name) (include "kvgen.quoted" $v.fullnameOverride)) "keep one of them (name is kvgen's, fullnameOverride the Helm convention)") -}}
+{{- end -}}
+{{- $ns := $s.release.namespace -}}
+{{- if and (kindIs "string" $v.namespace) (ne $v.namespace $ns) (ne $ns "default") -}}
+{{- include "kvgen.problem" (list $s "namespace" (printf "the spec's namespace %s differs from the namespace it is installed into, %s (helm -n, kvgen --namespace)" (include "kvgen.quoted" $v.namespace) (include "kvgen.quoted" $ns)) (printf "remove namespace from the spec to follow -n, or install with -n %s" $v.namespace)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 kvgen.bytes: a Kubernetes quantity ("10Gi", "1.5T", or a number of bytes) as whole bytes,
 rounded up, printed as an integer. The values schema admits only the forms parsed here
 (no exponents, no milli-units), the same ones kvgen's spec accepts.

@@ -624,6 +624,15 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         if w.mig:
             w.b.set(("instance", "mig"), w.mig, w.gpu_path)
         kv, kv_path = w.field("kvCacheOffloading")
+        if unknown and not w.gpus:  # no silent fallback: KServe's GPU image becomes vLLM's CPU build
+            t.warn(
+                (*base, "template"),
+                f"the main container asks for no {GPU_RESOURCE}: kvgen renders a CPU pod, vLLM's CPU build "
+                "(images.vllmCpu) in place of the GPU image, with KV-cache offloading off (rule cpu-instance)",
+                f"ask for the GPUs in the main container's resources.limits ({GPU_RESOURCE}: N), or name the node with "
+                f"--instance TYPE or the annotation {INSTANCE_ANNOTATION}: TYPE",
+                covers=False,
+            )
         if kv is not None and (w.mig or (unknown and not w.gpus)):
             rule = "mig-partition" if w.mig else "cpu-instance"
             t.warn(

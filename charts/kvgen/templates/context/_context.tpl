@@ -40,8 +40,15 @@ kvgen.buildContext: kvgen.context computed (kvgen.context keeps it for the rest 
 Usage: {{- $json := include "kvgen.buildContext" . -}}
 */}}
 {{- define "kvgen.buildContext" -}}
-{{- $s := dict "V" .Values "F" .Files "errs" list "kube" .Capabilities.KubeVersion.Version "namespace" (default .Release.Namespace .Values.namespace) -}}
-{{- $_ := set $s "release" (dict "name" .Release.Name "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
+{{/* the Kubernetes version: the cluster's (helm install) or --kube-version's; Helm's own default
+     (helm template without --kube-version: v<the client-go Helm was built with>.0) is replaced by
+     kvgen's, files/kubernetes.json, so that both faces render for the same version */}}
+{{- $kube := .Capabilities.KubeVersion.Version -}}
+{{- if eq $kube (printf "%v.0" .Capabilities.HelmVersion.KubeClientVersion) -}}
+{{- $kube = printf "v%s.0" (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion -}}
+{{- end -}}
+{{- $s := dict "V" .Values "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
+{{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
 {{- include "kvgen.resolveName" $s -}}
 {{- $v := $s.V -}}
@@ -57,7 +64,10 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
-{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $s.meta.annotations -}}
+{{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
+{{- $annotations := $s.meta.annotations -}}
+{{- if $s.warnings -}}{{- $annotations = merge (dict $s.W.annotations.warnings (join "\n" $s.warnings)) $s.meta.annotations -}}{{- end -}}
+{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $annotations -}}
 {{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}

@@ -28,7 +28,12 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.contextLength" $s -}}
 {{- include "kvgen.size" $s -}}
 {{- include "kvgen.warnings" $s -}}
+{{/* strict: every warning is a problem (kvgen/plan/build.py build) */}}
+{{- if $s.V.strict -}}
+{{- range $w := $s.warnings -}}{{- include "kvgen.problem" (list $s "strict" $w "change the spec so that it no longer warns, or remove strict: true to render with the warning") -}}{{- end -}}
 {{- end -}}
+{{- end -}}
+{{- include "kvgen.checkRelease" $s -}}
 {{- if and $s.errs $s.failHere -}}
 {{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
 {{- range $e := $s.errs -}}

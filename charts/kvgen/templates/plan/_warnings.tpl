@@ -67,5 +67,30 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{/* tiers the values set that a capability rule drops (kvgen/plan/build.py dropped_tiers_warning) */}}
+{{- if and (not $s.decision.enabled) (ne $s.decision.code "disabled-by-config") -}}
+{{- $fields := list -}}
+{{- range $k := list "cpu" "cpuMemoryUtilization" "secondary" "remote" -}}
+{{- if or (and (ne $k "secondary") (include "kvgen.isSet" (list $o $k))) (and (eq $k "secondary") (not (empty $o.secondary))) -}}
+{{- $fields = append $fields (printf "kvCacheOffloading.%s" $k) -}}
+{{- end -}}
+{{- end -}}
+{{- if $fields -}}
+{{- $text := printf "%s %s dropped: KV-cache offloading is off (rule %s: %s)" (join ", " $fields) (ternary "is" "are" (eq (len $fields) 1)) $s.decision.code $s.decision.reason -}}
+{{- if eq $s.decision.code "cpu-instance" -}}
+{{- $text = printf "%s, sized by VLLM_CPU_KVCACHE_SPACE=%d GiB" $text (int64 ($s.F.Get "files/sizing.yaml" | fromYaml).vllm.cpuBackendKvSpaceGiB) -}}
+{{- end -}}
+{{- $out = append $out $text -}}
+{{- end -}}
+{{- end -}}
+{{/* images.vllm on a node without a GPU, which runs vLLM's CPU build (kvgen/plan/images.py cpu_warnings) */}}
+{{- if eq (int64 $s.inst.gpus) 0 -}}
+{{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
+{{- $own := include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- if ne $own (include "kvgen.image" (list dict $rt.vllm.image)) -}}
+{{- $cpu := include "kvgen.image" (list (default dict $v.images.vllmCpu) (index $rt.vllm.cpuImage $s.inst.arch)) -}}
+{{- $out = append $out (printf "images.vllm (%s) is not used on a node without a GPU: vLLM runs from its CPU build %s (images.vllmCpu chooses it)" $own $cpu) -}}
+{{- end -}}
+{{- end -}}
 {{- $_ := set $s "warnings" $out -}}
 {{- end -}}
