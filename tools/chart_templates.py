@@ -101,6 +101,8 @@ class _Translator:
             return _Expr(f"{args[0].text} {'==' if name == 'eq' else '!='} {args[1].text}")
         if name in ("and", "or") and len(args) >= 2:
             return _Expr(f" {name} ".join(_cond(a) for a in args))
+        if name == "hasKey" and len(args) == 2:  # a key that may hold 0 (a set number)
+            return _Expr(f"{args[1].text} in {args[0].text}")
         if name == "not" and len(args) == 1:
             return _Expr(f"not {_cond(args[0])}")
         if name in ("toJson", "toYaml") and len(args) == 1:

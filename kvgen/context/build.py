@@ -22,6 +22,7 @@ from kvgen.context.types import (
     ProbeSet,
     Resources,
     Sidecar,
+    Strategy,
     Tier,
     VllmArgs,
     VllmContainer,
@@ -271,6 +272,9 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}",
         *connector.lmcache_version_args(),
     ]
+    grace = launcher_grace_period(plan)
+    if grace is not None:
+        args.append(f"--grace-period={grace}")
     if plan.in_container:
         args += connector.lmcache_health_args()
     args.append("--")
@@ -288,6 +292,16 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         args += [w["launcher"]["then"], *catalog.runtime()["vllm"]["entrypoint"]]
     python = catalog.runtime()["lmcache"]["python"]
     return {"launcher": launcher, "command": [python, connector.launcher_path()], "args": args}
+
+
+def launcher_grace_period(plan: Plan) -> int | None:
+    """pod.terminationGracePeriodSeconds set: the launcher's --grace-period, the kubelet's less
+    wiring.launcher.graceMarginSeconds (at least 1), so that the launcher, not the kubelet, stops
+    what is left; unset, the launcher's own default (below Kubernetes' 30 s)."""
+    seconds = plan.spec.pod.termination_grace_period_seconds
+    if seconds is None:
+        return None
+    return max(seconds - connector.wiring()["launcher"]["graceMarginSeconds"], 1)
 
 
 def lmcache_scraped(plan: Plan) -> bool:
@@ -310,7 +324,7 @@ def probes(plan: Plan) -> ProbeSet:
         "readiness": p.readiness.failure_threshold,
         "liveness": p.liveness.failure_threshold,
     }
-    return {  # type: ignore[return-value]
+    out = {
         name: {
             "periodSeconds": t.period_seconds,
             "timeoutSeconds": t.timeout_seconds,
@@ -318,6 +332,10 @@ def probes(plan: Plan) -> ProbeSet:
         }
         for name, t in (("startup", p.startup), ("readiness", p.readiness), ("liveness", p.liveness))
     }
+    for name, t in (("startup", p.startup), ("readiness", p.readiness), ("liveness", p.liveness)):
+        if t.initial_delay_seconds is not None:
+            out[name]["initialDelaySeconds"] = t.initial_delay_seconds
+    return out  # type: ignore[return-value]
 
 
 def _launcher_mount() -> KubeObject:
@@ -343,6 +361,9 @@ def vllm(
     if plan.backend == "native":
         mounts += [t["mount"] for t in disk]
     c: dict[str, Any] = {"name": "vllm", "image": images.vllm_image(plan)}
+    policy = images.vllm_pull_policy(plan)
+    if policy:
+        c["imagePullPolicy"] = policy
     if plan.in_container and server is not None:
         mounts += [_launcher_mount(), *(t["mount"] for t in disk)]
         size = with_server(s.vllm, plan.server_size)
@@ -350,6 +371,8 @@ def vllm(
     c["args"] = [*_launcher_args(plan, server), *args["head"], *args["tail"]]
     if plan.in_container and server is not None:  # the LMCache server runs here: the remote tier's password
         variables = [*variables, *remote.env(plan.spec.kv_cache_offloading.remote)]
+    if plan.spec.vllm.env_from:
+        c["envFrom"] = [e.model_dump(by_alias=True, exclude_none=True) for e in plan.spec.vllm.env_from]
     if variables:
         c["env"] = variables
     c["ports"] = [{"name": "http", "containerPort": plan.spec.service.port, "protocol": "TCP"}]
@@ -378,6 +401,9 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
         "command": server["command"],
         "args": server["args"],
     }
+    policy = images.lmcache_pull_policy(plan)
+    if policy:
+        c["imagePullPolicy"] = policy
     variables: list[KubeObject] = []
     if "claims" not in devices:
         # see the GPUs it reads over CUDA IPC without taking GPUs of its own (docs/gpu-access.md)
@@ -461,6 +487,10 @@ def workloads(
             out["priorityClassName"] = spec.scheduling.priority_class_name
         if spec.scheduling.runtime_class_name:
             out["runtimeClassName"] = spec.scheduling.runtime_class_name
+        if spec.scheduling.scheduler_name:
+            out["schedulerName"] = spec.scheduling.scheduler_name
+        if spec.pod.termination_grace_period_seconds is not None:
+            out["terminationGracePeriodSeconds"] = spec.pod.termination_grace_period_seconds
         if spec.scheduling.topology_spread_constraints:
             out["topologySpreadConstraints"] = [
                 c if "labelSelector" in c else {**c, "labelSelector": {"matchLabels": out["selector"]}}
@@ -488,12 +518,15 @@ def workloads(
 
     if not plan.multi_node:
         startup = spec.probes.startup
-        budget = startup.period_seconds * sizing.startup_failure_threshold(spec, plan.model)
+        budget = (startup.initial_delay_seconds or 0) + startup.period_seconds * sizing.startup_failure_threshold(
+            spec, plan.model
+        )
         deployment: Workload = {
             "kind": "Deployment",
             "name": spec.object_name,
             "replicas": spec.replicas,
             "progressDeadlineSeconds": budget + w["progressDeadlineMarginSeconds"],
+            "strategy": deployment_strategy(plan),
             "pod": pod(None),
         }
         return [deployment]
@@ -519,6 +552,23 @@ def workloads(
             "pod": pod("worker"),
         },
     ]
+
+
+def deployment_strategy(plan: Plan) -> Strategy:
+    """The Deployment's strategy: deployment.strategy, its unset fields kvgen's default (RollingUpdate,
+    maxSurge 0: a rollout never needs GPUs beyond the replicas'; maxUnavailable 1)."""
+    default = connector.wiring()["deploymentStrategy"]
+    given = plan.spec.deployment.strategy
+    if given is not None and given.type == "Recreate":
+        return {"type": "Recreate"}
+    rolling = given.rolling_update if given is not None else None
+    surge = rolling.max_surge if rolling is not None and rolling.max_surge is not None else default["maxSurge"]
+    unavailable = (
+        rolling.max_unavailable
+        if rolling is not None and rolling.max_unavailable is not None
+        else default["maxUnavailable"]
+    )
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}}
 
 
 def keda_query(plan: Plan, namespace: str | None) -> str:

@@ -33,6 +33,7 @@ class Resources(TypedDict):
 
 @with_config(_STRICT)
 class ProbeTiming(TypedDict):
+    initialDelaySeconds: NotRequired[int]  # probes.*.initialDelaySeconds, when set
     periodSeconds: int
     timeoutSeconds: int
     failureThreshold: int
@@ -51,8 +52,10 @@ class ProbeSet(TypedDict):
 class VllmContainer(TypedDict):
     name: str
     image: str
+    imagePullPolicy: NotRequired[str]  # images.vllm (images.vllmCpu) pullPolicy, when set
     command: NotRequired[list[str]]  # gpuAccess in-container: the launcher (which runs `vllm serve`)
     args: list[str]
+    envFrom: NotRequired[list[KubeObject]]  # vllm.envFrom
     env: NotRequired[list[KubeObject]]
     ports: list[KubeObject]
     resources: Resources
@@ -67,6 +70,7 @@ class Sidecar(TypedDict):
 
     name: str
     image: str
+    imagePullPolicy: NotRequired[str]  # images.lmcache pullPolicy, else images.vllm's, when set
     command: list[str]
     args: list[str]
     env: NotRequired[list[KubeObject]]
@@ -87,6 +91,8 @@ class Pod(TypedDict):
     affinity: NotRequired[KubeObject]
     priorityClassName: NotRequired[str]
     runtimeClassName: NotRequired[str]
+    schedulerName: NotRequired[str]  # scheduling.schedulerName
+    terminationGracePeriodSeconds: NotRequired[int]  # pod.terminationGracePeriodSeconds
     topologySpreadConstraints: NotRequired[list[KubeObject]]  # a labelSelector left out is the pod's selector
     serviceAccountName: NotRequired[str]
     automountServiceAccountToken: bool
@@ -99,11 +105,26 @@ class Pod(TypedDict):
 
 
 @with_config(_STRICT)
+class RollingUpdate(TypedDict):
+    maxSurge: int | str
+    maxUnavailable: int | str
+
+
+@with_config(_STRICT)
+class Strategy(TypedDict):
+    """A Deployment's strategy (deployment.strategy over wiring.deploymentStrategy)."""
+
+    type: str  # RollingUpdate or Recreate
+    rollingUpdate: NotRequired[RollingUpdate]  # RollingUpdate
+
+
+@with_config(_STRICT)
 class Workload(TypedDict):
     kind: str  # Deployment, StatefulSet (rank 0, then ranks 1.. of a multi-node server) or LeaderWorkerSet
     name: str
     replicas: int  # a Deployment's (not rendered when an autoscaler sets them); a LeaderWorkerSet's: its groups
     progressDeadlineSeconds: NotRequired[int]  # a Deployment: the startup budget plus a margin
+    strategy: NotRequired[Strategy]  # a Deployment
     ordinalsStart: NotRequired[int]  # ranks 1..: pod-index is the node rank
     size: NotRequired[int]  # LeaderWorkerSet: pods per group (the server's nodes)
     restartPolicy: NotRequired[str]  # LeaderWorkerSet: wiring.lws.restartPolicy (files/runtime.yaml)

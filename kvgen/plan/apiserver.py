@@ -572,6 +572,58 @@ def _check_pod_settings(spec: Spec) -> list[Problem]:
     return problems
 
 
+def _zero(value: int | str) -> bool:
+    """An IntOrString of a rollout that counts no pod: 0 or "0%"."""
+    return value == 0 or value == "0%"
+
+
+def _check_strategy(spec: Spec) -> list[Problem]:
+    """deployment.strategy: only a Deployment has one (ValidateDeploymentStrategy), and
+    ValidateRollingUpdateDeployment with kvgen's defaults in the unset fields."""
+    strategy = spec.deployment.strategy
+    if strategy is None:
+        return []
+    base: Path = ("deployment", "strategy")
+    nodes = spec.parallelism.nodes
+    if nodes > 1:
+        rendered = "a LeaderWorkerSet" if spec.multi_node.engine == "leaderworkerset" else "two StatefulSets"
+        return [
+            Problem(
+                base,
+                f"applies to a Deployment; this server spans {nodes} nodes (parallelism.nodes) and is rendered as "
+                f"{rendered}, which kvgen rolls out one pod (group) at a time",
+                "remove deployment.strategy",
+            )
+        ]
+    rolling = strategy.rolling_update
+    if strategy.type == "Recreate":
+        if rolling is None:
+            return []
+        return [
+            Problem(
+                (*base, "rollingUpdate"),
+                "may not be specified when strategy `type` is 'Recreate' (ValidateDeploymentStrategy)",
+                "remove rollingUpdate, or use type RollingUpdate",
+            )
+        ]
+    default = catalog.runtime()["wiring"]["deploymentStrategy"]
+    surge = rolling.max_surge if rolling is not None and rolling.max_surge is not None else default["maxSurge"]
+    unavailable = rolling.max_unavailable if rolling is not None else None
+    path: Path = (*base, "rollingUpdate", "maxUnavailable")
+    problems: list[Problem] = []
+    if isinstance(unavailable, str) and int(unavailable[:-1]) > 100:
+        problems.append(Problem(path, f"{quoted(unavailable)} must not be greater than 100% (IsNotMoreThan100Percent)", None))
+    if _zero(surge) and unavailable is not None and _zero(unavailable):
+        problems.append(
+            Problem(
+                path,
+                "may not be 0 when `maxSurge` is 0 (ValidateRollingUpdateDeployment: no pod could be replaced)",
+                "set maxSurge above 0 (the rollout then needs GPUs for the extra pods), or maxUnavailable above 0",
+            )
+        )
+    return problems
+
+
 def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str]) -> list[Problem]:
     """Every problem the API server (or the kubelet) would have with what this spec renders.
     ``instance`` is the resolved node (None when it could not be resolved); ``statefulsets``
@@ -599,4 +651,5 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
     problems += _check_pod_settings(spec)
     problems += _check_extended_resources(spec)
     problems += _check_volumes(spec)
+    problems += _check_strategy(spec)
     return problems

@@ -26,6 +26,19 @@ def _reference(fields: dict[str, Any]) -> str:
     )
 
 
+def relocate(reference: str, registry: str | None) -> str:
+    """``reference`` pulled from ``registry`` (images.registry; the chart's kvgen.relocate), as
+    Bitnami's global.imageRegistry: a first component naming a registry host (holding '.' or ':',
+    or localhost, as the distribution reference grammar tells a domain) is replaced, any other
+    reference (Docker Hub's) is prefixed."""
+    if not registry:
+        return reference
+    first, _, rest = reference.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return f"{registry}/{rest}"
+    return f"{registry}/{reference}"
+
+
 def vllm_pin(plan: Plan) -> dict[str, Any]:
     """The pinned vLLM image for the node: the GPU image, or the CPU build for its architecture."""
     rt = catalog.runtime()["vllm"]
@@ -42,7 +55,20 @@ def vllm_tag(plan: Plan) -> str:
 
 
 def vllm_image(plan: Plan) -> str:
-    return _reference(_fields(vllm_spec_image(plan), vllm_pin(plan)))
+    return relocate(_reference(_fields(vllm_spec_image(plan), vllm_pin(plan))), plan.spec.images.registry)
+
+
+def vllm_pull_policy(plan: Plan) -> str | None:
+    """The vLLM container's imagePullPolicy: that of the image it runs (images.vllm, or images.vllmCpu)."""
+    policy: str | None = vllm_spec_image(plan).pull_policy
+    return policy
+
+
+def lmcache_pull_policy(plan: Plan) -> str | None:
+    """The sidecar's imagePullPolicy: images.lmcache's, else images.vllm's (whose image it runs by default)."""
+    images = plan.spec.images
+    policy: str | None = images.lmcache.pull_policy or images.vllm.pull_policy
+    return policy
 
 
 def lmcache_image(plan: Plan) -> str:
@@ -55,12 +81,12 @@ def lmcache_image(plan: Plan) -> str:
         base = {**base, "tag": own.tag or base["tag"], "digest": own.digest}
     if own.repository:
         base = {**base, "repository": own.repository}
-    return _reference(base)
+    return relocate(_reference(base), plan.spec.images.registry)
 
 
 def lmcache_image_set(plan: Plan) -> bool:
     own = plan.spec.images.lmcache
-    return bool(own.repository or own.tag or own.digest)
+    return bool(own.repository or own.tag or own.digest or own.pull_policy)
 
 
 def warnings(plan: Plan) -> list[str]:

@@ -472,6 +472,11 @@ class Image(Model):
     digest: str | None = Field(
         None, pattern=r"^sha256:[0-9a-f]{64}$", description="Image digest; when set the image is pulled by digest."
     )
+    pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = Field(
+        None,
+        description="imagePullPolicy of the containers running this image. Unset: none is written, and Kubernetes "
+        "defaults it (Always for the tag latest or no tag, else IfNotPresent). images.lmcache inherits images.vllm's.",
+    )
 
 
 class Images(Model):
@@ -488,6 +493,15 @@ class Images(Model):
     )
     vllm_cpu: Image = Field(
         default_factory=Image, description="vLLM's CPU build, used on nodes without GPUs (pinned per architecture)."
+    )
+    registry: str | None = Field(
+        None,
+        min_length=1,
+        description="A registry (host[:port], optionally with a path, e.g. registry.example.com/mirror) that replaces "
+        "the registry of every image kvgen renders, as Bitnami's global.imageRegistry: a repository whose first "
+        "component is a registry host (it holds '.' or ':', or is localhost) has that component replaced, any other "
+        "(a Docker Hub name such as vllm/vllm-openai) is prefixed. For air-gapped clusters with a mirror. The Helm "
+        "chart also takes Helm's global.imageRegistry for it when this is unset.",
     )
 
 
@@ -516,12 +530,43 @@ Argument = Annotated[
 ]
 
 
+class EnvFromRef(Model):
+    name: str = Field(min_length=1, description="Name of the ConfigMap or Secret in the namespace.")
+    optional: bool | None = Field(None, description="The pod starts without it when it is missing.")
+
+
+class EnvFromSource(Model):
+    """Exactly one of configMapRef or secretRef: every key of it becomes a variable (a Secret's values
+    stay in the Secret; kvgen never writes them)."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("configMapRef", "secretRef"))
+
+    prefix: str | None = Field(
+        None, pattern=ENV_NAME_PATTERN, description="Prefix put before every variable name of the source."
+    )
+    config_map_ref: EnvFromRef | None = Field(None, description="A ConfigMap whose keys become variables.")
+    secret_ref: EnvFromRef | None = Field(None, description="A Secret whose keys become variables.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> EnvFromSource:
+        if (self.config_map_ref is None) == (self.secret_ref is None):
+            both = "both are set" if self.config_map_ref is not None else "neither is set"
+            raise ValueError(f"exactly one of configMapRef or secretRef must be set; {both}")
+        return self
+
+
 class VLLMSettings(Model):
     gpu_memory_utilization: float = Field(
         0.92, gt=0, le=1, description="--gpu-memory-utilization (vLLM 0.33 default 0.92)."
     )
     extra_args: list[Argument] = Field(default_factory=list, description="Extra vLLM serve arguments, appended last.")
     env: list[EnvVar] = Field(default_factory=list, description="Extra environment variables for the vLLM container.")
+    env_from: list[EnvFromSource] = Field(
+        default_factory=list,
+        description="envFrom of the vLLM container: ConfigMaps and Secrets whose keys become variables (Kubernetes "
+        "EnvFromSource: configMapRef or secretRef {name, optional}, and a prefix). Variables of vllm.env and kvgen's "
+        "own win over them.",
+    )
     volume_mounts: list[VolumeMount] = Field(
         default_factory=list,
         description="Extra volumeMounts of the vLLM container (Kubernetes VolumeMount), each of a volume in pod.volumes; "
@@ -604,6 +649,13 @@ class Scheduling(Model):
         description="Pod topologySpreadConstraints (Kubernetes TopologySpreadConstraint). A constraint without "
         "labelSelector spreads the pods of this workload: kvgen fills in the pod's selector labels.",
     )
+    scheduler_name: str | None = Field(
+        None,
+        description="Pod schedulerName of every pod kvgen renders (the Deployment's, or every rank of a multi-node "
+        "server): a scheduler other than the default, e.g. volcano or kai-scheduler for gang scheduling (their "
+        "queue and group labels go in pod.labels and pod.annotations). Unset: Kubernetes' default-scheduler. "
+        "Kueue needs none: it admits workloads by their kueue.x-k8s.io/queue-name label.",
+    )
 
 
 class ImagePullSecret(Model):
@@ -655,6 +707,16 @@ class PodSettings(Model):
         description="Pod securityContext (Kubernetes PodSecurityContext), merged over kvgen's default "
         "{seccompProfile: {type: RuntimeDefault}}; a key set here wins (maps merge, lists are replaced).",
     )
+    termination_grace_period_seconds: int | None = Field(
+        None,
+        ge=0,
+        le=3600,
+        description="terminationGracePeriodSeconds: how long the kubelet waits after SIGTERM before it kills the "
+        "containers. Unset: none is written (Kubernetes' 30 s), and vLLM aborts its requests at SIGTERM. To let vLLM "
+        "finish them, pass vllm.extraArgs --shutdown-timeout=N and set this above N. With an LMCache server, "
+        "kvgen's launcher forwards SIGTERM and kills what still runs after --grace-period seconds (25 by default, "
+        "under Kubernetes' 30); set here, the launcher gets --grace-period of this value less 5 (at least 1).",
+    )
     container_security_context: SecurityContext = Field(
         default_factory=dict,
         description="securityContext of every container (Kubernetes SecurityContext), merged over kvgen's default "
@@ -674,6 +736,44 @@ class MultiNode(Model):
     )
 
 
+IntOrPercent = Annotated[int, Field(ge=0, le=2147483647)] | Annotated[str, Field(pattern=r"^[0-9]+%$")]
+
+
+class RollingUpdate(Model):
+    max_surge: IntOrPercent | None = Field(
+        None,
+        description="maxSurge: pods above replicas a rollout may create (a number or a percentage). Unset: 0, so a "
+        "rollout never needs GPUs beyond the replicas'.",
+    )
+    max_unavailable: IntOrPercent | None = Field(
+        None, description="maxUnavailable: pods a rollout may take down at once (a number or a percentage). Unset: 1."
+    )
+
+
+class DeploymentStrategy(Model):
+    """The Deployment's rollout (apps/v1 DeploymentStrategy)."""
+
+    type: Literal["RollingUpdate", "Recreate"] = Field(
+        "RollingUpdate",
+        description="RollingUpdate: replace pods a few at a time (rollingUpdate). Recreate: stop every pod, then "
+        "start the new ones (a downtime, no GPU beyond the replicas').",
+    )
+    rolling_update: RollingUpdate | None = Field(
+        None, description="type RollingUpdate: maxSurge and maxUnavailable; Recreate takes none."
+    )
+
+
+class DeploymentSettings(Model):
+    """The Deployment of a single-node server."""
+
+    strategy: DeploymentStrategy | None = Field(
+        None,
+        description="The Deployment's strategy. Unset: RollingUpdate with maxSurge 0 and maxUnavailable 1 (a "
+        "rollout needs no GPU beyond the replicas'). A server spanning several nodes (parallelism.nodes > 1) is no "
+        "Deployment and refuses it: its StatefulSets and LeaderWorkerSet roll out one pod (group) at a time.",
+    )
+
+
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
@@ -688,6 +788,13 @@ class Service(Model):
 
 
 class Probe(Model):
+    initial_delay_seconds: int | None = Field(
+        None,
+        ge=0,
+        le=3600,
+        description="initialDelaySeconds: seconds after the container starts before the first probe. Unset: none "
+        "is written (Kubernetes' 0).",
+    )
     period_seconds: int = Field(ge=1, le=3600, description="periodSeconds: how often the kubelet probes.")
     timeout_seconds: int = Field(
         ge=1, le=3600, description="timeoutSeconds: how long one probe may take (a saturated vLLM answers slowly)."
@@ -952,6 +1059,9 @@ class Spec(Model):
     )
     multi_node: MultiNode = Field(
         default_factory=MultiNode, description="How a server spanning several nodes is rendered."
+    )
+    deployment: DeploymentSettings = Field(
+        default_factory=DeploymentSettings, description="The Deployment of a single-node server: its strategy."
     )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
     catalog: Catalog | None = Field(

@@ -48,6 +48,12 @@ spec:
   {{- if $pod.runtimeClassName }}
   runtimeClassName: {{ toJson $pod.runtimeClassName }}
   {{- end }}
+  {{- if $pod.schedulerName }}
+  schedulerName: {{ toJson $pod.schedulerName }}
+  {{- end }}
+  {{- if hasKey $pod "terminationGracePeriodSeconds" }}
+  terminationGracePeriodSeconds: {{ toJson $pod.terminationGracePeriodSeconds }}
+  {{- end }}
   {{- if $pod.resourceClaims }}
   # gpuAccess dra: the pod's GPUs, claimed once; vLLM and the LMCache sidecar both list the claim
   resourceClaims:
@@ -58,6 +64,9 @@ spec:
     # LMCache MP server as a native sidecar: starts (and must answer its health check) before vLLM
     - name: {{ toJson $pod.sidecar.name }}
       image: {{ toJson $pod.sidecar.image }}
+      {{- if $pod.sidecar.imagePullPolicy }}
+      imagePullPolicy: {{ toJson $pod.sidecar.imagePullPolicy }}
+      {{- end }}
       restartPolicy: Always
       command:
         {{- toYaml $pod.sidecar.command | nindent 8 }}
@@ -100,6 +109,9 @@ spec:
   containers:
     - name: {{ toJson $pod.vllm.name }}
       image: {{ toJson $pod.vllm.image }}
+      {{- if $pod.vllm.imagePullPolicy }}
+      imagePullPolicy: {{ toJson $pod.vllm.imagePullPolicy }}
+      {{- end }}
       {{- if $pod.vllm.command }}
       # gpuAccess in-container: kvgen's launcher starts the LMCache server, then `vllm serve`
       command:
@@ -107,6 +119,10 @@ spec:
       {{- end }}
       args:
         {{- toYaml $pod.vllm.args | nindent 8 }}
+      {{- if $pod.vllm.envFrom }}
+      envFrom:
+        {{- toYaml $pod.vllm.envFrom | nindent 8 }}
+      {{- end }}
       {{- if $pod.vllm.env }}
       env:
         {{- toYaml $pod.vllm.env | nindent 8 }}
@@ -122,6 +138,9 @@ spec:
         httpGet:
           path: /health
           port: http
+        {{- if hasKey $pod.vllm.probes.startup "initialDelaySeconds" }}
+        initialDelaySeconds: {{ toJson $pod.vllm.probes.startup.initialDelaySeconds }}
+        {{- end }}
         periodSeconds: {{ toJson $pod.vllm.probes.startup.periodSeconds }}
         timeoutSeconds: {{ toJson $pod.vllm.probes.startup.timeoutSeconds }}
         failureThreshold: {{ toJson $pod.vllm.probes.startup.failureThreshold }}
@@ -129,6 +148,9 @@ spec:
         httpGet:
           path: /health
           port: http
+        {{- if hasKey $pod.vllm.probes.readiness "initialDelaySeconds" }}
+        initialDelaySeconds: {{ toJson $pod.vllm.probes.readiness.initialDelaySeconds }}
+        {{- end }}
         periodSeconds: {{ toJson $pod.vllm.probes.readiness.periodSeconds }}
         timeoutSeconds: {{ toJson $pod.vllm.probes.readiness.timeoutSeconds }}
         failureThreshold: {{ toJson $pod.vllm.probes.readiness.failureThreshold }}
@@ -136,6 +158,9 @@ spec:
         httpGet:
           path: /health
           port: http
+        {{- if hasKey $pod.vllm.probes.liveness "initialDelaySeconds" }}
+        initialDelaySeconds: {{ toJson $pod.vllm.probes.liveness.initialDelaySeconds }}
+        {{- end }}
         periodSeconds: {{ toJson $pod.vllm.probes.liveness.periodSeconds }}
         timeoutSeconds: {{ toJson $pod.vllm.probes.liveness.timeoutSeconds }}
         failureThreshold: {{ toJson $pod.vllm.probes.liveness.failureThreshold }}

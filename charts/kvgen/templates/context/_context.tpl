@@ -293,6 +293,11 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
 {{/* the LMCache versions the launcher accepts in the image */}}
 {{- $args = concat $args (list (printf "--lmcache-min=%s" $s.rt.lmcache.supported.min) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
+{{/* pod.terminationGracePeriodSeconds: the launcher stops what is left before the kubelet does (kvgen/context/build.py launcher_grace_period) */}}
+{{- $podv := default dict $s.V.pod -}}
+{{- if include "kvgen.isSet" (list $podv "terminationGracePeriodSeconds") -}}
+{{- $args = append $args (printf "--grace-period=%d" (max (sub (int64 $podv.terminationGracePeriodSeconds) (int64 $L.graceMarginSeconds)) 1)) -}}
+{{- end -}}
 {{- if $inContainer -}}{{- $args = concat $args (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray) -}}{{- end -}}
 {{/* a server spanning several nodes: rank 0's scheduler reaches every node's server (kvgen/data/connector.py) */}}
 {{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" (ternary $lm.multiNodeHost $lm.host (gt (int64 $s.V.parallelism.nodes) 1)) "--port" (toString (int64 $lm.port))) -}}
@@ -334,6 +339,7 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $size := $s.size.vllm -}}
 {{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
 {{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
+{{- if $s.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.vllmPullPolicy -}}{{- end -}}
 {{- $prefix := list -}}
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}
 {{- $mounts = append $mounts (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
@@ -346,6 +352,7 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $env := $s.env -}}
 {{/* the LMCache server runs here: the remote tier's password */}}
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (include "kvgen.remoteEnv" $s | fromJsonArray) -}}{{- end -}}
+{{- with $v.vllm.envFrom -}}{{- $_ := set $c "envFrom" . -}}{{- end -}}
 {{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- $ports := list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP") -}}
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") $s.lmcacheScraped -}}
@@ -361,6 +368,7 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $threshold := int64 0 -}}
 {{- if eq $name "startup" -}}{{- $threshold = include "kvgen.startupThreshold" $s | int64 -}}{{- else -}}{{- $threshold = int64 $t.failureThreshold -}}{{- end -}}
 {{- $_ := set $probes $name (dict "periodSeconds" (int64 $t.periodSeconds) "timeoutSeconds" (int64 $t.timeoutSeconds) "failureThreshold" $threshold) -}}
+{{- if include "kvgen.isSet" (list $t "initialDelaySeconds") -}}{{- $_ := set (index $probes $name) "initialDelaySeconds" (int64 $t.initialDelaySeconds) -}}{{- end -}}
 {{- end -}}
 {{- $_ := set $c "probes" $probes -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
@@ -377,6 +385,7 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- $s := . -}}
 {{- if and $s.lmcache (ne $s.gpuAccess.mode "in-container") -}}
 {{- $c := dict "name" "lmcache-mp-server" "image" $s.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
+{{- if $s.images.lmcachePullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.lmcachePullPolicy -}}{{- end -}}
 {{/* without a DRA claim it sees the GPUs it reads over CUDA IPC without taking GPUs of its own */}}
 {{- $env := list -}}
 {{- if not $s.gpus.claims -}}
@@ -445,7 +454,9 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- with $v.scheduling.priorityClassName -}}{{- $_ := set $base "priorityClassName" . -}}{{- end -}}
 {{- with $v.scheduling.topologySpreadConstraints -}}{{- $_ := set $base "spreadFrom" . -}}{{- end -}}
 {{- with $v.scheduling.runtimeClassName -}}{{- $_ := set $base "runtimeClassName" . -}}{{- end -}}
+{{- with $v.scheduling.schedulerName -}}{{- $_ := set $base "schedulerName" . -}}{{- end -}}
 {{- $podv := default dict $v.pod -}}
+{{- if include "kvgen.isSet" (list $podv "terminationGracePeriodSeconds") -}}{{- $_ := set $base "terminationGracePeriodSeconds" (int64 $podv.terminationGracePeriodSeconds) -}}{{- end -}}
 {{- $sa := default dict $podv.serviceAccount -}}
 {{- $account := default (ternary $v.name "" (default false $sa.create)) $sa.name -}}
 {{- if $account -}}{{- $_ := set $base "serviceAccountName" $account -}}{{- end -}}
@@ -487,7 +498,24 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
 {{- $startup := $v.probes.startup -}}
-{{- $_ := set $deployment "progressDeadlineSeconds" (add (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{- $delay := int64 0 -}}
+{{- if include "kvgen.isSet" (list $startup "initialDelaySeconds") -}}{{- $delay = int64 $startup.initialDelaySeconds -}}{{- end -}}
+{{- $_ := set $deployment "progressDeadlineSeconds" (add $delay (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{/* deployment.strategy, its unset fields wiring.deploymentStrategy's (kvgen/context/build.py deployment_strategy) */}}
+{{- $given := default dict (default dict $v.deployment).strategy -}}
+{{- $strategy := dict "type" "Recreate" -}}
+{{- if ne (toString $given.type) "Recreate" -}}
+{{- $rolling := default dict $given.rollingUpdate -}}
+{{- $roll := dict -}}
+{{- range $k := list "maxSurge" "maxUnavailable" -}}
+{{- $x := index $s.W.deploymentStrategy $k -}}
+{{- if include "kvgen.isSet" (list $rolling $k) -}}{{- $x = index $rolling $k -}}{{- end -}}
+{{- if not (kindIs "string" $x) -}}{{- $x = int64 $x -}}{{- end -}}
+{{- $_ := set $roll $k $x -}}
+{{- end -}}
+{{- $strategy = dict "type" "RollingUpdate" "rollingUpdate" $roll -}}
+{{- end -}}
+{{- $_ := set $deployment "strategy" $strategy -}}
 {{- $workloads = list $deployment -}}
 {{- end -}}
 {{- $_ := set $s "workloads" $workloads -}}

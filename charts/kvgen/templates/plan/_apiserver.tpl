@@ -322,6 +322,36 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $paths = append $paths $clean -}}
 {{- end -}}
 {{- end -}}
+{{/* deployment.strategy (kvgen/plan/apiserver.py _check_strategy) */}}
+{{- $strategy := (default dict $v.deployment).strategy -}}
+{{- if kindIs "map" $strategy -}}
+{{- $nodes := int64 $v.parallelism.nodes -}}
+{{- $rolling := $strategy.rollingUpdate -}}
+{{- if gt $nodes 1 -}}
+{{- include "kvgen.problem" (list $s "deployment.strategy" (printf "applies to a Deployment; this server spans %d nodes (parallelism.nodes) and is rendered as %s, which kvgen rolls out one pod (group) at a time" $nodes (ternary "a LeaderWorkerSet" "two StatefulSets" (eq $v.multiNode.engine "leaderworkerset"))) "remove deployment.strategy") -}}
+{{- else if eq (toString $strategy.type) "Recreate" -}}
+{{- if kindIs "map" $rolling -}}
+{{- include "kvgen.problem" (list $s "deployment.strategy.rollingUpdate" "may not be specified when strategy `type` is 'Recreate' (ValidateDeploymentStrategy)" "remove rollingUpdate, or use type RollingUpdate") -}}
+{{- end -}}
+{{- else if kindIs "map" $rolling -}}
+{{- $surge := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.deploymentStrategy.maxSurge -}}
+{{- if include "kvgen.isSet" (list $rolling "maxSurge") -}}{{- $surge = $rolling.maxSurge -}}{{- end -}}
+{{- if include "kvgen.isSet" (list $rolling "maxUnavailable") -}}
+{{- $unavailable := $rolling.maxUnavailable -}}
+{{- $path := "deployment.strategy.rollingUpdate.maxUnavailable" -}}
+{{- if and (kindIs "string" $unavailable) (gt (trimSuffix "%" $unavailable | int64) 100) -}}
+{{- include "kvgen.problem" (list $s $path (printf "%s must not be greater than 100%% (IsNotMoreThan100Percent)" (include "kvgen.quoted" $unavailable)) "") -}}
+{{- end -}}
+{{- if and (or (eq (toString $surge) "0") (eq (toString $surge) "0%")) (or (eq (toString $unavailable) "0") (eq (toString $unavailable) "0%")) -}}
+{{- include "kvgen.problem" (list $s $path "may not be 0 when `maxSurge` is 0 (ValidateRollingUpdateDeployment: no pod could be replaced)" "set maxSurge above 0 (the rollout then needs GPUs for the extra pods), or maxUnavailable above 0") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{/* global.imageRegistry: the chart's spelling of images.registry (the table checks a string) */}}
+{{- if and (kindIs "map" $v.global) (include "kvgen.isSet" (list $v.global "imageRegistry")) (not (kindIs "string" $v.global.imageRegistry)) -}}
+{{- include "kvgen.problem" (list $s "global.imageRegistry" (printf "%s is not a string; it is the chart's spelling of images.registry, the registry of every image" (toJson $v.global.imageRegistry)) "write the registry's host, e.g. registry.example.com") -}}
+{{- end -}}
 {{- end -}}
 
 {{/* kvgen.pathInside: "true" when one path is the other or inside it (kvgen/plan/apiserver.py _inside). */}}

@@ -16,11 +16,42 @@ Usage: {{- include "kvgen.images" $s -}} (after kvgen.plan)
 {{- $image = default dict $v.images.vllmCpu -}}
 {{- end -}}
 {{- $own := default dict $v.images.lmcache -}}
+{{- $registry := include "kvgen.imageRegistry" $v -}}
 {{- $_ := set $s "images" (dict
-  "vllm" (include "kvgen.image" (list $image $pin))
+  "vllm" (include "kvgen.relocate" (list (include "kvgen.image" (list $image $pin)) $registry))
   "vllmTag" (default $pin.tag $image.tag)
-  "lmcache" (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image))
-  "lmcacheSet" (not (not (or $own.repository $own.tag $own.digest)))) -}}
+  "lmcache" (include "kvgen.relocate" (list (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image)) $registry))
+  "lmcacheSet" (not (not (or $own.repository $own.tag $own.digest $own.pullPolicy)))
+  "vllmPullPolicy" (default "" $image.pullPolicy)
+  "lmcachePullPolicy" (default (default "" (default dict $v.images.vllm).pullPolicy) $own.pullPolicy)) -}}
+{{- end -}}
+
+{{/* kvgen.imageRegistry: images.registry, else Helm's global.imageRegistry (the chart's spelling of
+the same value, for an umbrella chart), else "". */}}
+{{- define "kvgen.imageRegistry" -}}
+{{- $v := . -}}
+{{- $images := default dict $v.images -}}
+{{- if include "kvgen.isSet" (list $images "registry") -}}{{- $images.registry -}}
+{{- else if and (kindIs "map" $v.global) (kindIs "string" $v.global.imageRegistry) -}}{{- $v.global.imageRegistry -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.relocate: an image reference pulled from a registry (kvgen/plan/images.py relocate): a
+first component naming a registry host (holding '.' or ':', or localhost) is replaced, any other
+reference (Docker Hub's) is prefixed; unchanged without a registry.
+Usage: {{ include "kvgen.relocate" (list $reference $registry) }} */}}
+{{- define "kvgen.relocate" -}}
+{{- $ref := index . 0 -}}{{- $registry := index . 1 -}}
+{{- if $registry -}}
+{{- $parts := splitn "/" 2 $ref -}}
+{{- if and $parts._1 (or (contains "." $parts._0) (contains ":" $parts._0) (eq $parts._0 "localhost")) -}}
+{{- printf "%s/%s" $registry $parts._1 -}}
+{{- else -}}
+{{- printf "%s/%s" $registry $ref -}}
+{{- end -}}
+{{- else -}}
+{{- $ref -}}
+{{- end -}}
 {{- end -}}
 
 {{/* kvgen.image: repository:tag, or repository@digest; each field from the values, else the pin. */}}

@@ -55,13 +55,14 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- end -}}
 {{/* images.lmcache (kvgen/plan/images.py warnings) */}}
 {{- $own := default dict $v.images.lmcache -}}
-{{- if and $access (or $own.repository $own.tag $own.digest) -}}
+{{- if and $access (or $own.repository $own.tag $own.digest $own.pullPolicy) -}}
 {{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
-{{- $client := include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- $registry := include "kvgen.imageRegistry" $v -}}
+{{- $client := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image)) $registry) -}}
 {{- if eq $access.mode "in-container" -}}
 {{- $out = append $out (printf "images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container (%s)" $client) -}}
 {{- else -}}
-{{- $serverImage := include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image) -}}
+{{- $serverImage := include "kvgen.relocate" (list (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image)) $registry) -}}
 {{- if ne $serverImage $client -}}
 {{- $out = append $out (printf "images.lmcache: the LMCache server runs from %s, the LMCacheMPConnector (the client) from the vLLM image %s; LMCache's MP protocol has no version handshake, so both images must carry the same LMCache version (%s), or requests fail at run time with a client/server version mismatch" $serverImage $client (toString $rt.lmcache.version)) -}}
 {{- end -}}
@@ -88,7 +89,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
 {{- $own := include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image) -}}
 {{- if ne $own (include "kvgen.image" (list dict $rt.vllm.image)) -}}
-{{- $cpu := include "kvgen.image" (list (default dict $v.images.vllmCpu) (index $rt.vllm.cpuImage $s.inst.arch)) -}}
+{{- $cpu := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllmCpu) (index $rt.vllm.cpuImage $s.inst.arch))) (include "kvgen.imageRegistry" $v)) -}}
 {{- $out = append $out (printf "images.vllm (%s) is not used on a node without a GPU: vLLM runs from its CPU build %s (images.vllmCpu chooses it)" $own $cpu) -}}
 {{- end -}}
 {{- end -}}
