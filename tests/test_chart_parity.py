@@ -5,9 +5,11 @@ hint; the chart's own problems can)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import helm
+import helm_python
 import pytest
 from conftest import BASE, EXAMPLES, compile_spec, kube_version_of, problem_set, spec
 from hypothesis import HealthCheck, given, settings
@@ -363,3 +365,236 @@ def test_did_you_mean_is_the_same_in_the_chart(word):
         if word in catalog.models() or word in catalog.instances():
             continue
         assert helm.problems(values) == problem_set(values)
+
+
+# ----------------------------------------------------------------------------- issue 23: the knobs a chart user expects
+
+REGISTRY = "mirror.example.com:5000/hub"
+MULTI_NODE = {
+    "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
+    "parallelism": {"tensor": 16, "nodes": 2},
+}
+
+
+def _pods(objs: list[dict]) -> list[dict]:
+    """Every pod spec of the objects: a Deployment's or StatefulSet's template, a LeaderWorkerSet's two."""
+    out = []
+    for o in objs:
+        spec_ = o.get("spec", {})
+        if "template" in spec_:
+            out.append(spec_["template"]["spec"])
+        if "leaderWorkerTemplate" in spec_:
+            lwt = spec_["leaderWorkerTemplate"]
+            out += [lwt["leaderTemplate"]["spec"], lwt["workerTemplate"]["spec"]]
+    return out
+
+
+def _containers(objs: list[dict]) -> dict[str, dict]:
+    return {c["name"]: c for p in _pods(objs) for c in [*p.get("initContainers", []), *p["containers"]]}
+
+
+# each knob, a spec setting it, and what kvgen (and so the chart) renders for it
+KNOBS = {
+    "termination-grace-period": (
+        spec(pod={"terminationGracePeriodSeconds": 120}),
+        lambda objs: all(p["terminationGracePeriodSeconds"] == 120 for p in _pods(objs))
+        # the launcher stops what is left before the kubelet does: 120 - wiring.launcher.graceMarginSeconds
+        and "--grace-period=115" in _containers(objs)["lmcache-mp-server"]["args"],
+    ),
+    "termination-grace-period-zero-in-container": (
+        spec(pod={"terminationGracePeriodSeconds": 0}, kvCacheOffloading=IN_CONTAINER),
+        lambda objs: _pods(objs)[0]["terminationGracePeriodSeconds"] == 0
+        and "--grace-period=1" in _containers(objs)["vllm"]["args"],
+    ),
+    "termination-grace-period-multi-node": (
+        {**spec(**MULTI_NODE), "pod": {"terminationGracePeriodSeconds": 90}},
+        lambda objs: [p["terminationGracePeriodSeconds"] for p in _pods(objs)] == [90, 90],
+    ),
+    "strategy-rolling-update": (
+        spec(deployment={"strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}),
+        lambda objs: objs_of(objs, "Deployment")["spec"]["strategy"]
+        == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+    ),
+    "strategy-rolling-update-one-field": (  # the other field keeps kvgen's default (maxSurge 0)
+        spec(deployment={"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}}}),
+        lambda objs: objs_of(objs, "Deployment")["spec"]["strategy"]
+        == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "50%"}},
+    ),
+    "strategy-recreate": (
+        spec(deployment={"strategy": {"type": "Recreate"}}),
+        lambda objs: objs_of(objs, "Deployment")["spec"]["strategy"] == {"type": "Recreate"},
+    ),
+    "scheduler-name": (
+        spec(scheduling={"schedulerName": "volcano"}),
+        lambda objs: [p["schedulerName"] for p in _pods(objs)] == ["volcano"],
+    ),
+    "scheduler-name-on-every-rank": (
+        {**spec(**MULTI_NODE), "multiNode": {"engine": "leaderworkerset"}, "scheduling": {"schedulerName": "kai-scheduler"}},
+        lambda objs: [p["schedulerName"] for p in _pods(objs)] == ["kai-scheduler", "kai-scheduler"],
+    ),
+    "env-from": (
+        spec(
+            vllm={
+                "envFrom": [
+                    {"configMapRef": {"name": "vllm-tuning"}},
+                    {"secretRef": {"name": "vllm-extra", "optional": True}, "prefix": "EXTRA_"},
+                ]
+            }
+        ),
+        lambda objs: _containers(objs)["vllm"]["envFrom"]
+        == [
+            {"configMapRef": {"name": "vllm-tuning"}},
+            {"secretRef": {"name": "vllm-extra", "optional": True}, "prefix": "EXTRA_"},
+        ]
+        and "envFrom" not in _containers(objs)["lmcache-mp-server"],
+    ),
+    "probe-initial-delay": (
+        spec(probes={"startup": {"initialDelaySeconds": 30}, "readiness": {"initialDelaySeconds": 0}}),
+        lambda objs: _containers(objs)["vllm"]["startupProbe"]["initialDelaySeconds"] == 30
+        and _containers(objs)["vllm"]["readinessProbe"]["initialDelaySeconds"] == 0
+        and "initialDelaySeconds" not in _containers(objs)["vllm"]["livenessProbe"]
+        # the startup budget starts after the delay: the Deployment's deadline grows by it
+        and objs_of(objs, "Deployment")["spec"]["progressDeadlineSeconds"]
+        == objs_of(helm.objects(spec()), "Deployment")["spec"]["progressDeadlineSeconds"] + 30,
+    ),
+    "pull-policy": (
+        spec(images={"vllm": {"pullPolicy": "Always"}}),
+        lambda objs: {c["name"]: c["imagePullPolicy"] for c in _containers(objs).values()}
+        == {"vllm": "Always", "lmcache-mp-server": "Always"},  # the sidecar runs the vLLM image
+    ),
+    "pull-policy-lmcache-own": (
+        spec(images={"vllm": {"pullPolicy": "IfNotPresent"}, "lmcache": {"pullPolicy": "Never"}}),
+        lambda objs: {c["name"]: c["imagePullPolicy"] for c in _containers(objs).values()}
+        == {"vllm": "IfNotPresent", "lmcache-mp-server": "Never"},
+    ),
+    "pull-policy-cpu-node": (
+        spec(instance={"type": "Standard_D16s_v5"}, images={"vllmCpu": {"pullPolicy": "Always"}}),
+        lambda objs: _containers(objs)["vllm"]["imagePullPolicy"] == "Always",
+    ),
+    "registry": (
+        spec(images={"registry": REGISTRY, "lmcache": {"repository": "ghcr.io/kvgen-dev/vllm-lmcache"}}),
+        lambda objs: {c["name"]: c["image"] for c in _containers(objs).values()}
+        == {
+            "vllm": f"{REGISTRY}/vllm/vllm-openai:v0.33.0",  # a Docker Hub name: prefixed
+            "lmcache-mp-server": f"{REGISTRY}/kvgen-dev/vllm-lmcache:v0.33.0",  # a registry host: replaced
+        },
+    ),
+    "registry-cpu-node": (
+        spec(instance={"type": "Standard_D16s_v5"}, images={"registry": "localhost:5000"}),
+        lambda objs: _containers(objs)["vllm"]["image"] == "localhost:5000/q9t5s3a7/vllm-cpu-release-repo:v0.33.0",
+    ),
+}
+
+
+def objs_of(objs: list[dict], kind: str) -> dict:
+    (found,) = [o for o in objs if o["kind"] == kind]
+    return found
+
+
+def test_no_knob_changes_todays_output_unless_set():
+    """Unset, every knob renders what kvgen rendered before it: the Deployment's strategy is
+    RollingUpdate with maxSurge 0 and maxUnavailable 1, and no new field appears."""
+    objs = compile_spec(spec(), "1.33").objects
+    assert objs_of(objs, "Deployment")["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+    }
+    (pod,) = _pods(objs)
+    assert not {"schedulerName", "terminationGracePeriodSeconds"} & set(pod)
+    for c in _containers(objs).values():
+        assert not {"imagePullPolicy", "envFrom"} & set(c)
+        assert not any(a.startswith("--grace-period") for a in c["args"])
+
+
+@pytest.mark.parametrize("knob", sorted(KNOBS))
+def test_each_knob_renders_alike_on_both_faces(knob):
+    values, rendered = KNOBS[knob]
+    c = compile_spec(values, "1.33")
+    theirs, context = helm.objects_and_context(values)
+    assert helm.first_difference(c.context, context) is None, helm.first_difference(c.context, context)
+    assert helm.by_identity(theirs) == helm.by_identity(c.objects)
+    assert rendered(c.objects), f"{knob}: kvgen does not render it as expected"
+
+
+def test_helm_global_image_registry_is_images_registry():
+    """global.imageRegistry (an umbrella chart's global value) is the chart's spelling of
+    images.registry: `helm template --set global.imageRegistry=R` renders what `kvgen render` does
+    with images.registry R, the `helm test` pod's image too; images.registry wins when both are set."""
+    ours = helm.by_identity(compile_spec(spec(images={"registry": REGISTRY}), "1.33").objects)
+    assert helm.by_identity(helm.objects({**spec(), "global": {"imageRegistry": REGISTRY}})) == ours
+    both = {**spec(images={"registry": REGISTRY}), "global": {"imageRegistry": "other.example.com"}}
+    assert helm.by_identity(helm.objects(both)) == ours
+    (test_pod,) = helm.hook_objects({**spec(), "global": {"imageRegistry": REGISTRY}})
+    assert test_pod["spec"]["containers"][0]["image"] == f"{REGISTRY}/curlimages/curl:8.11.1"
+
+
+KNOB_PROBLEMS = {
+    "strategy-on-statefulsets": spec(**MULTI_NODE, deployment={"strategy": {"type": "Recreate"}}),
+    "strategy-on-a-leaderworkerset": spec(
+        **MULTI_NODE, multiNode={"engine": "leaderworkerset"}, deployment={"strategy": {"type": "Recreate"}}
+    ),
+    "strategy-recreate-with-rolling-update": spec(
+        deployment={"strategy": {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}}
+    ),
+    "strategy-both-zero": spec(deployment={"strategy": {"rollingUpdate": {"maxUnavailable": "0%"}}}),
+    "strategy-above-100-percent": spec(
+        deployment={"strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": "101%"}}}
+    ),
+    "scheduler-name": spec(scheduling={"schedulerName": "Volcano_Scheduler"}),
+    "env-from-names": spec(
+        vllm={"envFrom": [{"configMapRef": {"name": "Tuning"}}, {"secretRef": {"name": "a_b"}, "prefix": "X_"}]}
+    ),
+    "registry": spec(images={"registry": "mirror"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KNOB_PROBLEMS))
+def test_each_knobs_bad_value_is_the_same_problem_on_both_faces(case):
+    values = KNOB_PROBLEMS[case]
+    ours = problem_set(values)
+    assert ours, "kvgen accepts this spec"
+    assert all(path.startswith(("deployment.strategy", "scheduling.", "vllm.envFrom", "images.")) for path, _m, _h in ours)
+    assert helm.problems(values) == ours
+
+
+def test_global_image_registry_is_checked_as_images_registry():
+    ours = {(p.replace("images.registry", "global.imageRegistry"), m, h) for p, m, h in problem_set(KNOB_PROBLEMS["registry"])}
+    assert helm.problems({**spec(), "global": {"imageRegistry": "mirror"}}) == ours
+    assert helm.problems({**spec(), "global": {"imageRegistry": 5000}}) == {
+        (
+            "global.imageRegistry",
+            "5000 is not a string; it is the chart's spelling of images.registry, the registry of every image",
+            "write the registry's host, e.g. registry.example.com",
+        )
+    }
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        spec(pod={"terminationGracePeriodSeconds": -1}),
+        spec(pod={"terminationGracePeriodSeconds": 3601}),
+        spec(probes={"liveness": {"initialDelaySeconds": -1}}),
+        spec(images={"vllm": {"pullPolicy": "Sometimes"}}),
+        spec(deployment={"strategy": {"type": "OnDelete"}}),
+        spec(deployment={"strategy": {"rollingUpdate": {"maxSurge": "25"}}}),
+        spec(deployment={"strategy": {"rollingUpdate": {"maxSurge": -1}}}),
+        spec(deployment={"strategy": {"rollingUpdate": {"maxSurge": 1, "partition": 0}}}),
+        spec(vllm={"envFrom": [{"prefix": "X_"}]}),
+        spec(vllm={"envFrom": [{"configMapRef": {"name": "a"}, "secretRef": {"name": "b"}}]}),
+        spec(vllm={"envFrom": [{"configMapRef": {"name": "a"}, "prefix": "1X"}]}),
+        spec(vllm={"envFrom": [{"configMapRef": {"name": "a", "key": "b"}}]}),
+    ],
+    ids=lambda v: json.dumps({k: x for k, x in v.items() if k not in spec()}),
+)
+def test_each_knobs_schema_bounds_refuse_alike(values):
+    """Types, bounds, enumerations and unknown keys: kvgen's schema and the chart's refuse the same values."""
+    found = problem_set(values)
+    assert found and not any(m.startswith("unknown key") for _p, m, _h in found if m != "unknown key 'partition'"), found
+    kvgen_paths = {path for path, _m, _h in found}
+    with pytest.raises(helm_python.HelmValuesError) as err:
+        helm.render(values)
+    for path in kvgen_paths:  # Helm names the value's path, or its parent's (JSON pointers), in its words
+        parent = "/" + re.sub(r"\[(\d+)\]", r".\1", path).rsplit(".", 1)[0].replace(".", "/")
+        assert f"at '{parent}" in str(err.value), (path, str(err.value))

@@ -736,7 +736,24 @@ class MultiNode(Model):
     )
 
 
-IntOrPercent = Annotated[int, Field(ge=0, le=2147483647)] | Annotated[str, Field(pattern=r"^[0-9]+%$")]
+def _check_int_or_percent(value: Any) -> int | str:
+    """An IntOrString of a rollout: a whole number of pods (an int32) or a percentage such as 25%."""
+    value = _whole_number(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2147483647:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+%", value):
+        return value
+    shown = quoted(value) if isinstance(value, str) else str(value)
+    raise ValueError(f"{shown} is not a number of pods (0 to 2147483647) or a percentage such as 25%")
+
+
+IntOrPercent = Annotated[
+    int | str,
+    PlainValidator(_check_int_or_percent),
+    WithJsonSchema(
+        {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 2147483647}, {"type": "string", "pattern": r"^[0-9]+%$"}]}
+    ),
+]
 
 
 class RollingUpdate(Model):
