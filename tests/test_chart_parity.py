@@ -398,14 +398,18 @@ def _containers(objs: list[dict]) -> dict[str, dict]:
 KNOBS = {
     "termination-grace-period": (
         spec(pod={"terminationGracePeriodSeconds": 120}),
-        lambda objs: all(p["terminationGracePeriodSeconds"] == 120 for p in _pods(objs))
-        # the launcher stops what is left before the kubelet does: 120 - wiring.launcher.graceMarginSeconds
-        and "--grace-period=115" in _containers(objs)["lmcache-mp-server"]["args"],
+        lambda objs: (
+            all(p["terminationGracePeriodSeconds"] == 120 for p in _pods(objs))
+            # the launcher stops what is left before the kubelet does: 120 - wiring.launcher.graceMarginSeconds
+            and "--grace-period=115" in _containers(objs)["lmcache-mp-server"]["args"]
+        ),
     ),
     "termination-grace-period-zero-in-container": (
         spec(pod={"terminationGracePeriodSeconds": 0}, kvCacheOffloading=IN_CONTAINER),
-        lambda objs: _pods(objs)[0]["terminationGracePeriodSeconds"] == 0
-        and "--grace-period=1" in _containers(objs)["vllm"]["args"],
+        lambda objs: (
+            _pods(objs)[0]["terminationGracePeriodSeconds"] == 0
+            and "--grace-period=1" in _containers(objs)["vllm"]["args"]
+        ),
     ),
     "termination-grace-period-multi-node": (
         {**spec(**MULTI_NODE), "pod": {"terminationGracePeriodSeconds": 90}},
@@ -413,13 +417,17 @@ KNOBS = {
     ),
     "strategy-rolling-update": (
         spec(deployment={"strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}),
-        lambda objs: objs_of(objs, "Deployment")["spec"]["strategy"]
-        == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+        lambda objs: (
+            objs_of(objs, "Deployment")["spec"]["strategy"]
+            == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}
+        ),
     ),
     "strategy-rolling-update-one-field": (  # the other field keeps kvgen's default (maxSurge 0)
         spec(deployment={"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}}}),
-        lambda objs: objs_of(objs, "Deployment")["spec"]["strategy"]
-        == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "50%"}},
+        lambda objs: (
+            objs_of(objs, "Deployment")["spec"]["strategy"]
+            == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "50%"}}
+        ),
     ),
     "strategy-recreate": (
         spec(deployment={"strategy": {"type": "Recreate"}}),
@@ -430,7 +438,11 @@ KNOBS = {
         lambda objs: [p["schedulerName"] for p in _pods(objs)] == ["volcano"],
     ),
     "scheduler-name-on-every-rank": (
-        {**spec(**MULTI_NODE), "multiNode": {"engine": "leaderworkerset"}, "scheduling": {"schedulerName": "kai-scheduler"}},
+        {
+            **spec(**MULTI_NODE),
+            "multiNode": {"engine": "leaderworkerset"},
+            "scheduling": {"schedulerName": "kai-scheduler"},
+        },
         lambda objs: [p["schedulerName"] for p in _pods(objs)] == ["kai-scheduler", "kai-scheduler"],
     ),
     "env-from": (
@@ -442,31 +454,39 @@ KNOBS = {
                 ]
             }
         ),
-        lambda objs: _containers(objs)["vllm"]["envFrom"]
-        == [
-            {"configMapRef": {"name": "vllm-tuning"}},
-            {"secretRef": {"name": "vllm-extra", "optional": True}, "prefix": "EXTRA_"},
-        ]
-        and "envFrom" not in _containers(objs)["lmcache-mp-server"],
+        lambda objs: (
+            _containers(objs)["vllm"]["envFrom"]
+            == [
+                {"configMapRef": {"name": "vllm-tuning"}},
+                {"secretRef": {"name": "vllm-extra", "optional": True}, "prefix": "EXTRA_"},
+            ]
+            and "envFrom" not in _containers(objs)["lmcache-mp-server"]
+        ),
     ),
     "probe-initial-delay": (
         spec(probes={"startup": {"initialDelaySeconds": 30}, "readiness": {"initialDelaySeconds": 0}}),
-        lambda objs: _containers(objs)["vllm"]["startupProbe"]["initialDelaySeconds"] == 30
-        and _containers(objs)["vllm"]["readinessProbe"]["initialDelaySeconds"] == 0
-        and "initialDelaySeconds" not in _containers(objs)["vllm"]["livenessProbe"]
-        # the startup budget starts after the delay: the Deployment's deadline grows by it
-        and objs_of(objs, "Deployment")["spec"]["progressDeadlineSeconds"]
-        == objs_of(helm.objects(spec()), "Deployment")["spec"]["progressDeadlineSeconds"] + 30,
+        lambda objs: (
+            _containers(objs)["vllm"]["startupProbe"]["initialDelaySeconds"] == 30
+            and _containers(objs)["vllm"]["readinessProbe"]["initialDelaySeconds"] == 0
+            and "initialDelaySeconds" not in _containers(objs)["vllm"]["livenessProbe"]
+            # the startup budget starts after the delay: the Deployment's deadline grows by it
+            and objs_of(objs, "Deployment")["spec"]["progressDeadlineSeconds"]
+            == objs_of(helm.objects(spec()), "Deployment")["spec"]["progressDeadlineSeconds"] + 30
+        ),
     ),
     "pull-policy": (
         spec(images={"vllm": {"pullPolicy": "Always"}}),
-        lambda objs: {c["name"]: c["imagePullPolicy"] for c in _containers(objs).values()}
-        == {"vllm": "Always", "lmcache-mp-server": "Always"},  # the sidecar runs the vLLM image
+        lambda objs: (
+            {c["name"]: c["imagePullPolicy"] for c in _containers(objs).values()}
+            == {"vllm": "Always", "lmcache-mp-server": "Always"}
+        ),  # the sidecar runs the vLLM image
     ),
     "pull-policy-lmcache-own": (
         spec(images={"vllm": {"pullPolicy": "IfNotPresent"}, "lmcache": {"pullPolicy": "Never"}}),
-        lambda objs: {c["name"]: c["imagePullPolicy"] for c in _containers(objs).values()}
-        == {"vllm": "IfNotPresent", "lmcache-mp-server": "Never"},
+        lambda objs: (
+            {c["name"]: c["imagePullPolicy"] for c in _containers(objs).values()}
+            == {"vllm": "IfNotPresent", "lmcache-mp-server": "Never"}
+        ),
     ),
     "pull-policy-cpu-node": (
         spec(instance={"type": "Standard_D16s_v5"}, images={"vllmCpu": {"pullPolicy": "Always"}}),
@@ -474,11 +494,13 @@ KNOBS = {
     ),
     "registry": (
         spec(images={"registry": REGISTRY, "lmcache": {"repository": "ghcr.io/kvgen-dev/vllm-lmcache"}}),
-        lambda objs: {c["name"]: c["image"] for c in _containers(objs).values()}
-        == {
-            "vllm": f"{REGISTRY}/vllm/vllm-openai:v0.33.0",  # a Docker Hub name: prefixed
-            "lmcache-mp-server": f"{REGISTRY}/kvgen-dev/vllm-lmcache:v0.33.0",  # a registry host: replaced
-        },
+        lambda objs: (
+            {c["name"]: c["image"] for c in _containers(objs).values()}
+            == {
+                "vllm": f"{REGISTRY}/vllm/vllm-openai:v0.33.0",  # a Docker Hub name: prefixed
+                "lmcache-mp-server": f"{REGISTRY}/kvgen-dev/vllm-lmcache:v0.33.0",  # a registry host: replaced
+            }
+        ),
     ),
     "registry-cpu-node": (
         spec(instance={"type": "Standard_D16s_v5"}, images={"registry": "localhost:5000"}),
@@ -554,12 +576,17 @@ def test_each_knobs_bad_value_is_the_same_problem_on_both_faces(case):
     values = KNOB_PROBLEMS[case]
     ours = problem_set(values)
     assert ours, "kvgen accepts this spec"
-    assert all(path.startswith(("deployment.strategy", "scheduling.", "vllm.envFrom", "images.")) for path, _m, _h in ours)
+    assert all(
+        path.startswith(("deployment.strategy", "scheduling.", "vllm.envFrom", "images.")) for path, _m, _h in ours
+    )
     assert helm.problems(values) == ours
 
 
 def test_global_image_registry_is_checked_as_images_registry():
-    ours = {(p.replace("images.registry", "global.imageRegistry"), m, h) for p, m, h in problem_set(KNOB_PROBLEMS["registry"])}
+    ours = {
+        (p.replace("images.registry", "global.imageRegistry"), m, h)
+        for p, m, h in problem_set(KNOB_PROBLEMS["registry"])
+    }
     assert helm.problems({**spec(), "global": {"imageRegistry": "mirror"}}) == ours
     assert helm.problems({**spec(), "global": {"imageRegistry": 5000}}) == {
         (
@@ -591,7 +618,9 @@ def test_global_image_registry_is_checked_as_images_registry():
 def test_each_knobs_schema_bounds_refuse_alike(values):
     """Types, bounds, enumerations and unknown keys: kvgen's schema and the chart's refuse the same values."""
     found = problem_set(values)
-    assert found and not any(m.startswith("unknown key") for _p, m, _h in found if m != "unknown key 'partition'"), found
+    assert found and not any(m.startswith("unknown key") for _p, m, _h in found if m != "unknown key 'partition'"), (
+        found
+    )
     kvgen_paths = {path for path, _m, _h in found}
     with pytest.raises(helm_python.HelmValuesError) as err:
         helm.render(values)

@@ -612,7 +612,9 @@ def _check_strategy(spec: Spec) -> list[Problem]:
     path: Path = (*base, "rollingUpdate", "maxUnavailable")
     problems: list[Problem] = []
     if isinstance(unavailable, str) and int(unavailable[:-1]) > 100:
-        problems.append(Problem(path, f"{quoted(unavailable)} must not be greater than 100% (IsNotMoreThan100Percent)", None))
+        problems.append(
+            Problem(path, f"{quoted(unavailable)} must not be greater than 100% (IsNotMoreThan100Percent)", None)
+        )
     if _zero(surge) and unavailable is not None and _zero(unavailable):
         problems.append(
             Problem(

@@ -751,7 +751,12 @@ IntOrPercent = Annotated[
     int | str,
     PlainValidator(_check_int_or_percent),
     WithJsonSchema(
-        {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 2147483647}, {"type": "string", "pattern": r"^[0-9]+%$"}]}
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 2147483647},
+                {"type": "string", "pattern": r"^[0-9]+%$"},
+            ]
+        }
     ),
 ]
 
