@@ -319,6 +319,46 @@ def specs(draw):
                 )
             )
         )
+    if draw(st.integers(0, 3)) == 0:  # issue 23's knobs (tests/test_chart_parity.py KNOBS)
+        knobs = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "registry": st.sampled_from(["registry.example.com/mirror", "localhost:5000"]),
+                    "vllm": st.sampled_from(["Always", "IfNotPresent", "Never"]),
+                    "lmcache": st.sampled_from(["Always", "IfNotPresent"]),
+                    "schedulerName": st.just("volcano"),
+                    "grace": st.sampled_from([0, 3, 90]),
+                    "envFrom": st.just(
+                        [{"configMapRef": {"name": "tuning"}}, {"secretRef": {"name": "x"}, "prefix": "X_"}]
+                    ),
+                    "delay": st.sampled_from([0, 45]),
+                    "strategy": st.sampled_from(
+                        [
+                            {"type": "Recreate"},
+                            {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+                            {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%"}},
+                        ]
+                    ),
+                },
+            )
+        )
+        images = spec.setdefault("images", {})
+        if "registry" in knobs:
+            images["registry"] = knobs["registry"]
+        for name in ("vllm", "lmcache"):
+            if name in knobs:
+                images.setdefault(name, {})["pullPolicy"] = knobs[name]
+        if "schedulerName" in knobs:
+            spec.setdefault("scheduling", {})["schedulerName"] = knobs["schedulerName"]
+        if "grace" in knobs:
+            spec.setdefault("pod", {})["terminationGracePeriodSeconds"] = knobs["grace"]
+        if "envFrom" in knobs:
+            spec["vllm"]["envFrom"] = knobs["envFrom"]
+        if "delay" in knobs:
+            spec.setdefault("probes", {}).setdefault("startup", {})["initialDelaySeconds"] = knobs["delay"]
+        if "strategy" in knobs:
+            spec["deployment"] = {"strategy": knobs["strategy"]}
     if draw(st.integers(0, 4)) == 0:
         model["uri"] = draw(st.sampled_from(["pvc://model-store", "pvc://model-store/org/model/"]))
     if draw(st.integers(0, 4)) == 0:
