@@ -103,12 +103,14 @@ CHART_CHECKS_REQUIRED = ("model", "instance")
 
 # Helm passes `global` to every chart, a subchart included (its parent's global values), and
 # checks it against the subchart's values.schema.json: the chart's schema accepts it, any object,
-# and the templates never read it. kvgen's own spec does not: a spec file is no umbrella chart's
+# and the templates read only global.imageRegistry (images.registry's chart-only spelling, checked
+# by the templates as images.registry is). kvgen's own spec does not: a spec file is no umbrella chart's
 # values, and a key kvgen would ignore there is a mistake it reports.
 HELM_GLOBAL = {
     "type": "object",
     "description": "Helm's global values, passed to kvgen when it is a subchart of an umbrella chart; kvgen "
-    "ignores them (the Helm chart only: kvgen render refuses global).",
+    "reads global.imageRegistry alone, the chart's spelling of images.registry (used when that is unset), and "
+    "ignores the rest (the Helm chart only: kvgen render refuses global).",
 }
 
 
