@@ -560,6 +560,9 @@ KNOB_PROBLEMS = {
         deployment={"strategy": {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}}
     ),
     "strategy-both-zero": spec(deployment={"strategy": {"rollingUpdate": {"maxUnavailable": "0%"}}}),
+    "strategy-far-above-100-percent": spec(  # beyond int64: the chart counts digits
+        deployment={"strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": "0" + "9" * 25 + "%"}}}
+    ),
     "strategy-above-100-percent": spec(
         deployment={"strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": "101%"}}}
     ),

@@ -339,7 +339,8 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- if include "kvgen.isSet" (list $rolling "maxUnavailable") -}}
 {{- $unavailable := $rolling.maxUnavailable -}}
 {{- $path := "deployment.strategy.rollingUpdate.maxUnavailable" -}}
-{{- if and (kindIs "string" $unavailable) (gt (trimSuffix "%" $unavailable | int64) 100) -}}
+{{- $digits := regexReplaceAll "^0+" (trimSuffix "%" (toString $unavailable)) "" -}}
+{{- if and (kindIs "string" $unavailable) (or (gt (len $digits) 3) (gt ($digits | int64) 100)) -}}
 {{- include "kvgen.problem" (list $s $path (printf "%s must not be greater than 100%% (IsNotMoreThan100Percent)" (include "kvgen.quoted" $unavailable)) "") -}}
 {{- end -}}
 {{- if and (or (eq (toString $surge) "0") (eq (toString $surge) "0%")) (or (eq (toString $unavailable) "0") (eq (toString $unavailable) "0%")) -}}
