@@ -118,6 +118,11 @@ WARNINGS = {
     r"images\.vllm \(vllm/vllm-openai:v0\.32\.0\) is not used on a node without a GPU: vLLM runs from its CPU build \S+ \(images\.vllmCpu chooses it\)": spec(
         instance={"type": "Standard_D16s_v5"}, images={"vllm": {"tag": "v0.32.0"}}
     ),
+    # issue 23: a pull policy for an image the node does not run
+    r"images\.vllm\.pullPolicy is not used on a node without a GPU: vLLM runs from its CPU build registry\.example\.com/q9t5s3a7/vllm-cpu-release-repo:v0\.33\.0 \(images\.vllmCpu\.pullPolicy sets its pull policy\)": spec(
+        instance={"type": "Standard_D16s_v5"},
+        images={"vllm": {"pullPolicy": "Always"}, "registry": "registry.example.com"},
+    ),
 }
 
 

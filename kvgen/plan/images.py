@@ -110,15 +110,21 @@ def warnings(plan: Plan) -> list[str]:
 
 
 def cpu_warnings(plan: Plan) -> list[str]:
-    """images.vllm naming an image other than the pin, on a node without a GPU: vLLM runs from its
-    CPU build (images.vllmCpu) there, not from the image the spec names."""
+    """images.vllm naming an image other than the pin, or a pull policy, on a node without a GPU:
+    vLLM runs from its CPU build (images.vllmCpu) there, not from the image the spec names."""
     if plan.instance.gpus:
         return []
+    out: list[str] = []
     pin = catalog.runtime()["vllm"]["image"]
     own = _reference(_fields(plan.spec.images.vllm, pin))
-    if own == _reference(_fields(type(plan.spec.images.vllm)(), pin)):
-        return []
-    return [
-        f"images.vllm ({own}) is not used on a node without a GPU: vLLM runs from its CPU build {vllm_image(plan)} "
-        "(images.vllmCpu chooses it)"
-    ]
+    if own != _reference(_fields(type(plan.spec.images.vllm)(), pin)):
+        out.append(
+            f"images.vllm ({own}) is not used on a node without a GPU: vLLM runs from its CPU build "
+            f"{vllm_image(plan)} (images.vllmCpu chooses it)"
+        )
+    if plan.spec.images.vllm.pull_policy:
+        out.append(
+            f"images.vllm.pullPolicy is not used on a node without a GPU: vLLM runs from its CPU build "
+            f"{vllm_image(plan)} (images.vllmCpu.pullPolicy sets its pull policy)"
+        )
+    return out

@@ -92,6 +92,10 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $cpu := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllmCpu) (index $rt.vllm.cpuImage $s.inst.arch))) (include "kvgen.imageRegistry" $v)) -}}
 {{- $out = append $out (printf "images.vllm (%s) is not used on a node without a GPU: vLLM runs from its CPU build %s (images.vllmCpu chooses it)" $own $cpu) -}}
 {{- end -}}
+{{- if (default dict $v.images.vllm).pullPolicy -}}
+{{- $cpu := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllmCpu) (index $rt.vllm.cpuImage $s.inst.arch))) (include "kvgen.imageRegistry" $v)) -}}
+{{- $out = append $out (printf "images.vllm.pullPolicy is not used on a node without a GPU: vLLM runs from its CPU build %s (images.vllmCpu.pullPolicy sets its pull policy)" $cpu) -}}
+{{- end -}}
 {{- end -}}
 {{- $_ := set $s "warnings" $out -}}
 {{- end -}}
