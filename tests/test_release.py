@@ -39,6 +39,7 @@ RELEASE = ROOT / ".github" / "workflows" / "release.yml"
 CI = ROOT / ".github" / "workflows" / "ci.yml"
 SPEC = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
 NO_NAMESPACE = ROOT / "examples" / "lmcache-disk-tier.yaml"  # a spec without one: --namespace changes its output
+TP2 = ROOT / "examples" / "lmcache-tp2.yaml"  # another without one (a spec's own namespace must be -n's)
 # the release's coordinates (the lead's RELEASE-NAMES for issue 22)
 CHART_REPOSITORY = "oci://ghcr.io/kvgen-dev/charts"
 RUNTIME_IMAGE = "ghcr.io/kvgen-dev/vllm-lmcache"
@@ -371,7 +372,7 @@ def run_action(runner_temp: Path, command: str, specs: str, output_dir: str = ""
 def test_action_render_check_fails_stale_output_and_passes_fresh(runner_temp, tmp_path):
     out = tmp_path / "rendered"
     out.mkdir()
-    specs = f"{SPEC}\n{NO_NAMESPACE}\n"  # one a line, as `specs: |` gives them
+    specs = f"{TP2}\n{NO_NAMESPACE}\n"  # one a line, as `specs: |` gives them
     stale = run_action(runner_temp, "render-check", specs, str(out), "--namespace llm")
     assert stale.returncode == 5, stale.stdout + stale.stderr
     rendered = run(
@@ -379,7 +380,7 @@ def test_action_render_check_fails_stale_output_and_passes_fresh(runner_temp, tm
         "-m",
         "kvgen",
         "render",
-        str(SPEC),
+        str(TP2),
         str(NO_NAMESPACE),
         "-o",
         str(out),
@@ -426,7 +427,7 @@ def test_gitlab_template_runs_kvgen_in_this_release_cli_image(tmp_path):
         commands = [*template[".kvgen"]["before_script"], *template[name]["script"]]
         return run("sh", "-e", "-c", "\n".join(commands), env=env)
 
-    specs = f"{SPEC} {NO_NAMESPACE}"
+    specs = f"{TP2} {NO_NAMESPACE}"
     assert job(".kvgen-render-check", KVGEN_SPECS=specs, KVGEN_OUTPUT_DIR=str(out)).returncode == 5
     assert run(sys.executable, "-m", "kvgen", "render", *specs.split(), "-o", str(out), "-q").returncode == 0
     fresh = job(".kvgen-render-check", KVGEN_SPECS=specs, KVGEN_OUTPUT_DIR=str(out))
