@@ -10,7 +10,7 @@ import re
 
 import helm
 import pytest
-from conftest import BASE, EXAMPLES, compile_spec, dump, kube_version_of, problem_set, spec
+from conftest import BASE, EXAMPLES, compile_spec, kube_version_of, problem_set, spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML

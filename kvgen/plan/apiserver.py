@@ -533,7 +533,9 @@ def _check_extended_resources(spec: Spec) -> list[Problem]:
     return problems
 
 
-def _check_metadata(labels_path: Path, labels: dict[str, str], notes_path: Path, notes: dict[str, str]) -> list[Problem]:
+def _check_metadata(
+    labels_path: Path, labels: dict[str, str], notes_path: Path, notes: dict[str, str]
+) -> list[Problem]:
     """Extra labels and annotations keys (ValidateLabels, ValidateAnnotations on an object's
     metadata), kvgen's own keys first, and the annotations' total size (ValidateAnnotationsSize)."""
     problems: list[Problem] = []
