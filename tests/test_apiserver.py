@@ -498,6 +498,56 @@ CASES: dict[str, tuple[str, str, str, str, str]] = {
         "'a/b/c' is not a label key",
         HEAD + "service:\n  annotations:\n    Example.com/B: x\n",
     ),
+    # issue 23: service.extraPorts (ValidateService: IsValidPortName, Duplicate value) and kvgen's own ports
+    "extra-port-name": (
+        HEAD + "service:\n  extraPorts:\n    - {name: web--ui, port: 80}\n",
+        "service.extraPorts[0].name",
+        "{name: web--ui, port: 80}",
+        "'web--ui' is not a port name",
+        HEAD + "service:\n  extraPorts:\n    - {name: web-ui, port: 80}\n",
+    ),
+    "extra-port-target-name": (
+        HEAD + "service:\n  extraPorts:\n    - {name: web, port: 80, targetPort: '8080'}\n",
+        "service.extraPorts[0].targetPort",
+        "{name: web, port: 80, targetPort: '8080'}",
+        "'8080' is not a port name",
+        HEAD + "service:\n  extraPorts:\n    - {name: web, port: 80, targetPort: 9090}\n",
+    ),
+    "extra-port-named-http": (
+        HEAD + "service:\n  extraPorts:\n    - {name: http, port: 80}\n",
+        "service.extraPorts[0].name",
+        "{name: http, port: 80}",
+        "'http' is already the name of the API's port",
+        HEAD + "service:\n  extraPorts:\n    - {name: http2, port: 80}\n",
+    ),
+    "extra-port-name-twice": (
+        HEAD + "service:\n  extraPorts:\n    - {name: web, port: 80}\n    - {name: web, port: 81}\n",
+        "service.extraPorts[1].name",
+        "{name: web, port: 81}",
+        "'web' is already the name of service.extraPorts[0]",
+        HEAD + "service:\n  extraPorts:\n    - {name: web, port: 80}\n    - {name: web2, port: 81}\n",
+    ),
+    "extra-port-is-the-api-port": (
+        HEAD + "service:\n  extraPorts:\n    - {name: web, port: 8000}\n",
+        "service.extraPorts[0].port",
+        "{name: web, port: 8000}",
+        "port 8000/TCP is already service.port, the API's",
+        HEAD + "service:\n  extraPorts:\n    - {name: web, port: 8000, protocol: UDP}\n",
+    ),
+    "extra-port-twice": (
+        HEAD + "service:\n  extraPorts:\n    - {name: a, port: 80}\n    - {name: b, port: 80}\n",
+        "service.extraPorts[1].port",
+        "{name: b, port: 80}",
+        "port 80/TCP is already service.extraPorts[0]",
+        HEAD + "service:\n  extraPorts:\n    - {name: a, port: 80}\n    - {name: b, port: 81}\n",
+    ),
+    "extra-port-targets-the-lmcache-server": (
+        HEAD + "service:\n  extraPorts:\n    - {name: cache, port: 80, targetPort: 5555}\n",
+        "service.extraPorts[0].targetPort",
+        "{name: cache, port: 80, targetPort: 5555}",
+        "port 5555 is the LMCache MP server's request port",
+        HEAD + "service:\n  extraPorts:\n    - {name: cache, port: 80, targetPort: 5556}\n",
+    ),
     # kvgen's bound on sizes: nothing at or above 8 EiB reaches int64 arithmetic (the chart's)
     "empty-dir-9ei": (
         INLINE + "kvCacheOffloading:\n  secondary:\n    - fileSystem: {emptyDir: {size: 9Ei}}\n",

@@ -592,7 +592,11 @@ def api_service(plan: Plan, m: Meta, loads: list[Workload]) -> Service:
         "port": s.port,
         "selector": loads[0]["pod"]["selector"],
         "labels": {**m["labels"], **s.labels},
+        "ports": [{"name": "http", "port": s.port, "targetPort": "http", "protocol": "TCP"}],
     }
+    for p in s.extra_ports:
+        target = p.target_port if p.target_port is not None else p.port
+        out["ports"].append({"name": p.name, "port": p.port, "targetPort": target, "protocol": p.protocol})
     annotations = {**plan.spec.common_annotations, **s.annotations}
     if annotations:
         out["annotations"] = annotations

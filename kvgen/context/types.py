@@ -125,6 +125,7 @@ class Service(TypedDict):
     port: int
     selector: dict[str, str]
     labels: dict[str, str]  # the objects' labels, service.labels over them
+    ports: list[KubeObject]  # http (the API), then service.extraPorts
     annotations: NotRequired[dict[str, str]]  # commonAnnotations, service.annotations over them
     loadBalancerClass: NotRequired[str]
     externalTrafficPolicy: NotRequired[str]

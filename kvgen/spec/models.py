@@ -674,6 +674,23 @@ class MultiNode(Model):
     )
 
 
+class ServicePort(Model):
+    """One more port of the Service (ServicePort)."""
+
+    name: str = Field(
+        min_length=1,
+        description="Port name, an IANA service name (at most 15 lowercase letters, digits and '-'); not http, "
+        "the API's.",
+    )
+    port: int = Field(ge=1, le=65535, description="The Service's port; not service.port.")
+    target_port: Annotated[int, Field(ge=1, le=65535)] | Annotated[str, Field(min_length=1)] | None = Field(
+        None,
+        description="The pod's port: a number or a container port name (http is vLLM's API). Default: port. Not a "
+        "port kvgen's own processes bind (the LMCache server's, torch.distributed's, NIXL's).",
+    )
+    protocol: Literal["TCP", "UDP", "SCTP"] = Field("TCP", description="Protocol.")
+
+
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
@@ -702,6 +719,11 @@ class Service(Model):
         None,
         description="spec.externalTrafficPolicy: Local keeps the client's source IP and skips the second hop. Only "
         "with type NodePort or LoadBalancer, as the API server requires.",
+    )
+    extra_ports: list[ServicePort] = Field(
+        default_factory=list,
+        description="More ports of the Service, after http (the API): e.g. 80 to targetPort http for clients "
+        "that expect it. Names and ports must be unique (ValidateService).",
     )
     load_balancer_source_ranges: list[str] | None = Field(
         None,

@@ -73,6 +73,12 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{/* the Service of the API (rank 0 serves it): service.labels and service.annotations over the common ones */}}
 {{- $svc := $v.service -}}
 {{- $service := dict "type" $svc.type "port" (int64 $svc.port) "selector" (index $s.workloads 0).pod.selector "labels" (merge (deepCopy (default dict $svc.labels)) $s.meta.labels) -}}
+{{- $ports := list (dict "name" "http" "port" (int64 $svc.port) "targetPort" "http" "protocol" "TCP") -}}
+{{- range $p := default list $svc.extraPorts -}}
+{{- $target := $p.port -}}{{- if include "kvgen.isSet" (list $p "targetPort") -}}{{- $target = $p.targetPort -}}{{- end -}}
+{{- $ports = append $ports (dict "name" $p.name "port" (int64 $p.port) "targetPort" (ternary (toString $target) (int64 $target) (kindIs "string" $target)) "protocol" (default "TCP" $p.protocol)) -}}
+{{- end -}}
+{{- $_ := set $service "ports" $ports -}}
 {{- $svcNotes := merge (deepCopy (default dict $svc.annotations)) $commonNotes -}}
 {{- if $svcNotes -}}{{- $_ := set $service "annotations" $svcNotes -}}{{- end -}}
 {{- range $k := list "loadBalancerClass" "externalTrafficPolicy" "loadBalancerSourceRanges" -}}
