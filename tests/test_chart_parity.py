@@ -474,6 +474,10 @@ def test_pod_labels_and_the_services_own_metadata_win_over_the_common():
             "loadBalancerClass": "service.k8s.aws/nlb",
             "externalTrafficPolicy": "Local",
             "loadBalancerSourceRanges": ["10.0.0.0/8"],
+            "extraPorts": [
+                {"name": "web", "port": 80, "targetPort": "http"},
+                {"name": "alt", "port": 8001, "protocol": "UDP"},
+            ],
         },
     )
     ours = helm.by_identity(compile_spec(values, "1.33").objects)
@@ -485,5 +489,10 @@ def test_pod_labels_and_the_services_own_metadata_win_over_the_common():
     assert service["spec"]["loadBalancerClass"] == "service.k8s.aws/nlb"
     assert service["spec"]["externalTrafficPolicy"] == "Local"
     assert service["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    assert service["spec"]["ports"] == [
+        {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"},
+        {"name": "web", "port": 80, "targetPort": "http", "protocol": "TCP"},
+        {"name": "alt", "port": 8001, "targetPort": 8001, "protocol": "UDP"},
+    ]
     assert deployment["metadata"]["labels"]["team"] == "platform"
     assert deployment["spec"]["template"]["metadata"]["labels"]["team"] == "ml"
