@@ -635,3 +635,135 @@ def test_each_knobs_schema_bounds_refuse_alike(values):
     for path in kvgen_paths:  # Helm names the value's path, or its parent's (JSON pointers), in its words
         parent = "/" + re.sub(r"\[(\d+)\]", r".\1", path).rsplit(".", 1)[0].replace(".", "/")
         assert f"at '{parent}" in str(err.value), (path, str(err.value))
+
+
+# --------------------------------------------------------------------------- issue 23: metadata knobs
+
+COMMON = {
+    "commonLabels": {"team": "platform", "example.com/cost-center": "4711"},
+    "commonAnnotations": {"example.com/owner": "platform"},
+}
+# between them every kind kvgen renders: Deployment, Service, ServiceAccount, PodDisruptionBudget,
+# PodMonitor, ServiceMonitor, ScaledObject, HorizontalPodAutoscaler, the launcher's ConfigMap, the
+# StatefulSets and headless Service of a multi-node server, a LeaderWorkerSet, a ResourceClaimTemplate
+METADATA_CASES = {
+    "operations": (
+        "metrics-pdb-keda.yaml",
+        {
+            "pod": {"serviceAccount": {"create": True}},
+            "metrics": {"podMonitor": True, "serviceMonitor": True, "labels": {"release": "prometheus"}},
+        },
+        "1.33",
+    ),
+    "hpa": (
+        "metrics-pdb-keda.yaml",
+        {
+            "autoscaling": {
+                "maxReplicas": 3,
+                "hpa": {
+                    "metrics": [
+                        {
+                            "type": "Resource",
+                            "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+                        }
+                    ]
+                },
+            }
+        },
+        "1.33",
+    ),
+    "statefulsets": ("multinode-mla.yaml", {}, "1.33"),
+    "leaderworkerset": ("multinode-lws.yaml", {}, "1.33"),
+    "dra": ("lmcache-dra.yaml", {}, "1.34"),
+}
+
+
+def _metadata_values(case: str) -> tuple[dict, str]:
+    example, extra, version = METADATA_CASES[case]
+    values = load((EXAMPLES[0].parent / example).read_text())
+    values.update(COMMON)
+    values.update(extra)
+    return values, version
+
+
+@pytest.mark.parametrize("case", sorted(METADATA_CASES))
+def test_common_labels_and_annotations_land_on_every_object_alike(case):
+    """commonLabels on every object's metadata and pod template (never a selector), commonAnnotations
+    on every object's metadata (not pod templates), on both faces."""
+    values, version = _metadata_values(case)
+    ours = compile_spec(values, version).objects
+    theirs = helm.by_identity(helm.objects(values, kube_version=version))
+    assert helm.by_identity(ours) == theirs
+    for obj in ours:
+        meta = obj["metadata"]
+        assert meta["labels"]["team"] == "platform" and meta["labels"]["example.com/cost-center"] == "4711", obj["kind"]
+        assert {k: meta["annotations"][k] for k in COMMON["commonAnnotations"]} == COMMON["commonAnnotations"]
+        assert "cost-center" not in json.dumps(obj.get("spec", {}).get("selector", {})), obj["kind"]
+        for template in _pod_templates(obj):
+            assert template["metadata"]["labels"]["example.com/cost-center"] == "4711"
+            assert "example.com/owner" not in template["metadata"].get("annotations", {})
+
+
+def _pod_templates(obj: dict) -> list[dict]:
+    spec_ = obj.get("spec", {})
+    if "template" in spec_:
+        return [spec_["template"]]
+    lws = spec_.get("leaderWorkerTemplate")
+    return [lws["leaderTemplate"], lws["workerTemplate"]] if lws else []
+
+
+def test_every_kind_gets_the_common_metadata():
+    kinds = set()
+    for case in METADATA_CASES:
+        values, version = _metadata_values(case)
+        kinds |= {o["kind"] for o in compile_spec(values, version).objects}
+    assert kinds == {
+        "ConfigMap",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "LeaderWorkerSet",
+        "PodDisruptionBudget",
+        "PodMonitor",
+        "ResourceClaimTemplate",
+        "ScaledObject",
+        "Service",
+        "ServiceAccount",
+        "ServiceMonitor",
+        "StatefulSet",
+    }
+
+
+def test_pod_labels_and_the_services_own_metadata_win_over_the_common():
+    values = spec(
+        commonLabels={"team": "platform"},
+        commonAnnotations={"example.com/owner": "platform"},
+        pod={"labels": {"team": "ml"}},
+        service={
+            "type": "LoadBalancer",
+            "labels": {"team": "api"},
+            "annotations": {"example.com/owner": "api"},
+            "loadBalancerClass": "service.k8s.aws/nlb",
+            "externalTrafficPolicy": "Local",
+            "loadBalancerSourceRanges": ["10.0.0.0/8"],
+            "extraPorts": [
+                {"name": "web", "port": 80, "targetPort": "http"},
+                {"name": "alt", "port": 8001, "protocol": "UDP"},
+            ],
+        },
+    )
+    ours = helm.by_identity(compile_spec(values, "1.33").objects)
+    assert ours == helm.by_identity(helm.objects(values))
+    (service,) = [o for o in ours.values() if o["kind"] == "Service"]
+    (deployment,) = [o for o in ours.values() if o["kind"] == "Deployment"]
+    assert service["metadata"]["labels"]["team"] == "api"
+    assert service["metadata"]["annotations"] == {"example.com/owner": "api"}
+    assert service["spec"]["loadBalancerClass"] == "service.k8s.aws/nlb"
+    assert service["spec"]["externalTrafficPolicy"] == "Local"
+    assert service["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    assert service["spec"]["ports"] == [
+        {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"},
+        {"name": "web", "port": 80, "targetPort": "http", "protocol": "TCP"},
+        {"name": "alt", "port": 8001, "targetPort": 8001, "protocol": "UDP"},
+    ]
+    assert deployment["metadata"]["labels"]["team"] == "platform"
+    assert deployment["spec"]["template"]["metadata"]["labels"]["team"] == "ml"

@@ -363,6 +363,17 @@ def specs(draw):
         model["uri"] = draw(st.sampled_from(["pvc://model-store", "pvc://model-store/org/model/"]))
     if draw(st.integers(0, 4)) == 0:
         spec.setdefault("resources", {})["extra"] = {"vpc.amazonaws.com/efa": draw(st.sampled_from([1, 4, 32]))}
+    if draw(st.integers(0, 2)) == 0:  # issue 23: metadata of every object, the Service's load-balancer fields
+        spec["commonLabels"] = {"team": "platform", "example.com/cost-center": "4711"}  # pod.labels' team wins
+        spec["commonAnnotations"] = {"example.com/owner": "platform"}
+        service = spec["service"]
+        service.update(labels={"exposure": "internal"}, annotations={"example.com/owner": "api"})
+        if service["type"] == "LoadBalancer":
+            service.update(
+                loadBalancerClass="service.k8s.aws/nlb",
+                externalTrafficPolicy=draw(st.sampled_from(["Cluster", "Local"])),
+                loadBalancerSourceRanges=["10.0.0.0/8", "fd00::/8"],
+            )
     return spec
 
 
@@ -645,6 +656,14 @@ QUOTING_FIELDS = {
     "pod.labels (a value)": lambda s, w: _at(s, "pod", "labels").update(team=w),
     "pod.annotations (a key)": lambda s, w: _at(s, "pod", "annotations").update({w: "x"}),
     "pod.volumes[].name": lambda s, w: _at(s, "pod").update(volumes=[{"name": w, "emptyDir": {}}]),
+    "commonLabels (a key)": lambda s, w: _at(s, "commonLabels").update({w: "x"}),
+    "commonLabels (a value)": lambda s, w: _at(s, "commonLabels").update(team=w),
+    "commonAnnotations (a key)": lambda s, w: _at(s, "commonAnnotations").update({w: "x"}),
+    "service.labels (a key)": lambda s, w: _at(s, "service", "labels").update({w: "x"}),
+    "service.loadBalancerClass": lambda s, w: _at(s, "service").update(type="LoadBalancer", loadBalancerClass=w),
+    "service.loadBalancerSourceRanges[]": lambda s, w: _at(s, "service").update(
+        type="LoadBalancer", loadBalancerSourceRanges=[w]
+    ),
     "resources.extra (a key)": lambda s, w: _at(s, "resources", "extra").update({w: 1}),
 }
 

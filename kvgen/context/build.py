@@ -21,6 +21,7 @@ from kvgen.context.types import (
     Pod,
     ProbeSet,
     Resources,
+    Service,
     Sidecar,
     Strategy,
     Tier,
@@ -83,6 +84,7 @@ def meta(plan: Plan) -> Meta:
         key["partOf"]: spec.object_name,
         key["managedBy"]: "kvgen",
     }
+    labels = {**spec.common_labels, **labels}  # never in a selector; kvgen's own keys are refused there
     annotations = {note["offloading"]: "enabled" if d.enabled else "disabled"}
     if d.enabled:
         annotations[note["backend"]] = plan.spec.kv_cache_offloading.backend
@@ -473,7 +475,8 @@ def workloads(
         roles = {w["labels"]["nodeRole"]: role} if role else {}
         out: dict[str, Any] = {
             "selector": {**m["selector"], **roles},
-            "labels": {**spec.pod.labels, **m["labels"], **roles},
+            # pod.labels first (as written), and winning over commonLabels
+            "labels": {**spec.pod.labels, **m["labels"], **spec.pod.labels, **roles},
             "annotations": {**spec.pod.annotations, **annotations},
         }
         if node_selector:
@@ -630,6 +633,32 @@ def operations(plan: Plan, m: Meta, loads: list[Workload]) -> dict[str, Any]:
     return out
 
 
+def api_service(plan: Plan, m: Meta, loads: list[Workload]) -> Service:
+    """The Service of the API (rank 0 serves it), with the service section's metadata and
+    load-balancer fields."""
+    s = plan.spec.service
+    out: Service = {
+        "type": s.type,
+        "port": s.port,
+        "selector": loads[0]["pod"]["selector"],
+        "labels": {**m["labels"], **s.labels},
+        "ports": [{"name": "http", "port": s.port, "targetPort": "http", "protocol": "TCP"}],
+    }
+    for p in s.extra_ports:
+        target = p.target_port if p.target_port is not None else p.port
+        out["ports"].append({"name": p.name, "port": p.port, "targetPort": target, "protocol": p.protocol})
+    annotations = {**plan.spec.common_annotations, **s.annotations}
+    if annotations:
+        out["annotations"] = annotations
+    if s.load_balancer_class is not None:
+        out["loadBalancerClass"] = s.load_balancer_class
+    if s.external_traffic_policy is not None:
+        out["externalTrafficPolicy"] = s.external_traffic_policy
+    if s.load_balancer_source_ranges is not None:
+        out["loadBalancerSourceRanges"] = list(s.load_balancer_source_ranges)
+    return out
+
+
 def headless_name(plan: Plan) -> str:
     return f"{plan.spec.name}-headless"
 
@@ -651,10 +680,13 @@ def build(plan: Plan) -> Context:
     c: Context = {
         "name": spec.object_name,
         **m,  # type: ignore[typeddict-item]
-        "service": {"type": spec.service.type, "port": spec.service.port, "selector": loads[0]["pod"]["selector"]},
-    }  # rank 0 serves the API
+        "annotations": {**spec.common_annotations, **m["annotations"]},
+        "service": api_service(plan, m, loads),
+    }
+    if spec.common_annotations:
+        c["commonAnnotations"] = dict(spec.common_annotations)
     if plan.warnings:  # on the workloads' own metadata (not their pod templates): Argo CD and Flux show it
-        c["annotations"] = {**m["annotations"], connector.wiring()["annotations"]["warnings"]: "\n".join(plan.warnings)}
+        c["annotations"] = {**c["annotations"], connector.wiring()["annotations"]["warnings"]: "\n".join(plan.warnings)}
     if spec.namespace is not None:
         c["namespace"] = spec.namespace
     if plan.multi_node and not plan.lws:  # the LWS controller makes a LeaderWorkerSet's headless Service

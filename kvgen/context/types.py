@@ -145,6 +145,12 @@ class Service(TypedDict):
     type: str
     port: int
     selector: dict[str, str]
+    labels: dict[str, str]  # the objects' labels, service.labels over them
+    ports: list[KubeObject]  # http (the API), then service.extraPorts
+    annotations: NotRequired[dict[str, str]]  # commonAnnotations, service.annotations over them
+    loadBalancerClass: NotRequired[str]
+    externalTrafficPolicy: NotRequired[str]
+    loadBalancerSourceRanges: NotRequired[list[str]]
 
 
 @with_config(_STRICT)
@@ -248,7 +254,8 @@ class Context(TypedDict):
     namespace: NotRequired[str]  # absent: no metadata.namespace (kvgen without --namespace); the chart always sets it
     labels: dict[str, str]
     selector: dict[str, str]
-    annotations: dict[str, str]
+    annotations: dict[str, str]  # the workloads' (commonAnnotations, kvgen's decision and warnings)
+    commonAnnotations: NotRequired[dict[str, str]]  # every other object's, but the Service's
     service: Service
     headless: NotRequired[Headless]
     launcher: NotRequired[Launcher]

@@ -179,7 +179,12 @@ def _requests_within_limits(row: dict[str, Any], path: Path, node: Any) -> Found
             yield (*path, "requests", name), words
 
 
+def _forbidden(_row: dict[str, Any], path: Path, _value: Any) -> Found:
+    yield path, {}  # the table only visits set fields
+
+
 KINDS: dict[str, Callable[[dict[str, Any], Path, Any], Found]] = {
+    "forbidden": _forbidden,
     "format": _format,
     "oneOf": _one_of,
     "required": _required,
@@ -528,13 +533,15 @@ def _check_extended_resources(spec: Spec) -> list[Problem]:
     return problems
 
 
-def _check_pod_settings(spec: Spec) -> list[Problem]:
-    """pod.labels and pod.annotations keys (ValidateLabels, ValidateAnnotations on the pod's
+def _check_metadata(
+    labels_path: Path, labels: dict[str, str], notes_path: Path, notes: dict[str, str]
+) -> list[Problem]:
+    """Extra labels and annotations keys (ValidateLabels, ValidateAnnotations on an object's
     metadata), kvgen's own keys first, and the annotations' total size (ValidateAnnotationsSize)."""
     problems: list[Problem] = []
     reserved_labels, reserved_notes = pod_settings.reserved_labels(), pod_settings.reserved_annotations()
-    for key in spec.pod.labels:
-        path: Path = ("pod", "labels", key)
+    for key in labels:
+        path: Path = (*labels_path, key)
         if key in reserved_labels:
             problems.append(
                 Problem(
@@ -545,8 +552,8 @@ def _check_pod_settings(spec: Spec) -> list[Problem]:
             )
         elif not is_label_key(key):
             problems.append(Problem(path, f"{quoted(key)} is not {what('labelKey')} (ValidateLabels)", None))
-    for key in spec.pod.annotations:
-        path = ("pod", "annotations", key)
+    for key in notes:
+        path = (*notes_path, key)
         if key in reserved_notes:
             problems.append(
                 Problem(
@@ -557,16 +564,16 @@ def _check_pod_settings(spec: Spec) -> list[Problem]:
             )
         elif not is_label_key(key.lower()):
             problems.append(Problem(path, f"{quoted(key)} is not {what('labelKey')} (ValidateAnnotations)", None))
-    total = sum(len(k.encode()) + len(v.encode()) for k, v in spec.pod.annotations.items())
+    total = sum(len(k.encode()) + len(v.encode()) for k, v in notes.items())
     room = _RULES["totalAnnotationSizeLimit"] - _RULES["annotationsReserve"]
     if total > room:
         problems.append(
             Problem(
-                ("pod", "annotations"),
+                notes_path,
                 f"the annotations add up to {total} bytes (keys and values); the API server refuses more than "
                 f"{_RULES['totalAnnotationSizeLimit']} in all (ValidateAnnotationsSize), and kvgen keeps "
                 f"{_RULES['annotationsReserve']} of them for its own annotations",
-                f"keep pod.annotations at most {room} bytes; put large data in a ConfigMap",
+                f"keep {format_path(notes_path)} at most {room} bytes; put large data in a ConfigMap",
             )
         )
     return problems
@@ -624,6 +631,18 @@ def _check_strategy(spec: Spec) -> list[Problem]:
             )
         )
     return problems
+
+
+def _check_pod_settings(spec: Spec) -> list[Problem]:
+    """pod.labels and pod.annotations (the pod template's), service.labels and
+    service.annotations (the Service's), commonLabels and commonAnnotations (every object's)."""
+    return [
+        *_check_metadata(("pod", "labels"), spec.pod.labels, ("pod", "annotations"), spec.pod.annotations),
+        *_check_metadata(
+            ("service", "labels"), spec.service.labels, ("service", "annotations"), spec.service.annotations
+        ),
+        *_check_metadata(("commonLabels",), spec.common_labels, ("commonAnnotations",), spec.common_annotations),
+    ]
 
 
 def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str]) -> list[Problem]:

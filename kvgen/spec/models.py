@@ -796,6 +796,23 @@ class DeploymentSettings(Model):
     )
 
 
+class ServicePort(Model):
+    """One more port of the Service (ServicePort)."""
+
+    name: str = Field(
+        min_length=1,
+        description="Port name, an IANA service name (at most 15 lowercase letters, digits and '-'); not http, "
+        "the API's.",
+    )
+    port: int = Field(ge=1, le=65535, description="The Service's port; not service.port.")
+    target_port: Annotated[int, Field(ge=1, le=65535)] | Annotated[str, Field(min_length=1)] | None = Field(
+        None,
+        description="The pod's port: a number or a container port name (http is vLLM's API). Default: port. Not a "
+        "port kvgen's own processes bind (the LMCache server's, torch.distributed's, NIXL's).",
+    )
+    protocol: Literal["TCP", "UDP", "SCTP"] = Field("TCP", description="Protocol.")
+
+
 class Service(Model):
     port: int = Field(8000, ge=1, le=65535, description="Port of the OpenAI-compatible API.")
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field("ClusterIP", description="Service type.")
@@ -803,6 +820,38 @@ class Service(Model):
         None,
         description="Secret holding an API key that vLLM then requires of every /v1 request (exposed to vLLM as "
         "VLLM_API_KEY). Set it for a LoadBalancer or NodePort Service.",
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra labels on the Service's metadata (not its selector), over commonLabels. Keys kvgen sets "
+        "itself (app.kubernetes.io/*, helm.sh/chart, kvgen.dev/*) are refused.",
+    )
+    annotations: dict[str, str] = Field(
+        default_factory=dict,
+        description="Annotations on the Service, over commonAnnotations: a cloud load balancer's settings, e.g. "
+        "service.beta.kubernetes.io/aws-load-balancer-scheme: internal. Keys kvgen sets itself are refused.",
+    )
+    load_balancer_class: str | None = Field(
+        None,
+        min_length=1,
+        description="spec.loadBalancerClass: the load balancer implementation, e.g. service.k8s.aws/nlb (a label "
+        "key). Only with type LoadBalancer, as the API server requires.",
+    )
+    external_traffic_policy: Literal["Cluster", "Local"] | None = Field(
+        None,
+        description="spec.externalTrafficPolicy: Local keeps the client's source IP and skips the second hop. Only "
+        "with type NodePort or LoadBalancer, as the API server requires.",
+    )
+    extra_ports: list[ServicePort] = Field(
+        default_factory=list,
+        description="More ports of the Service, after http (the API): e.g. 80 to targetPort http for clients "
+        "that expect it. Names and ports must be unique (ValidateService).",
+    )
+    load_balancer_source_ranges: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="spec.loadBalancerSourceRanges: the CIDRs the cloud load balancer admits, e.g. [10.0.0.0/8]. "
+        "Only with type LoadBalancer, as the API server requires.",
     )
 
 
@@ -1098,6 +1147,19 @@ class Spec(Model):
     metrics: Metrics = Field(default_factory=Metrics, description="Prometheus Operator monitors.")
     autoscaling: Autoscaling | None = Field(
         None, description="Scale the Deployment with KEDA or an HPA; replicas is then left to it."
+    )
+    common_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels on every object kvgen renders and on its pod templates (as Bitnami charts' "
+        "commonLabels), never in a selector: a team or cost-centre label. Keys kvgen sets itself "
+        "(app.kubernetes.io/*, helm.sh/chart, kvgen.dev/*) are refused; pod.labels, service.labels and "
+        "metrics.labels win over them on their objects.",
+    )
+    common_annotations: dict[str, str] = Field(
+        default_factory=dict,
+        description="Annotations on every object kvgen renders (as Bitnami charts' commonAnnotations), not on pod "
+        "templates (a change there would restart every server; use pod.annotations). Keys kvgen sets itself are "
+        "refused; service.annotations win over them on the Service.",
     )
     strict: bool = Field(
         False,

@@ -65,10 +65,26 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
-{{- $annotations := $s.meta.annotations -}}
-{{- if $s.warnings -}}{{- $annotations = merge (dict $s.W.annotations.warnings (join "\n" $s.warnings)) $s.meta.annotations -}}{{- end -}}
+{{- $commonNotes := default dict $v.commonAnnotations -}}
+{{- $annotations := merge (deepCopy $s.meta.annotations) $commonNotes -}}
+{{- if $s.warnings -}}{{- $_ := set $annotations $s.W.annotations.warnings (join "\n" $s.warnings) -}}{{- end -}}
 {{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $annotations -}}
-{{- $_ := set $c "service" (dict "type" $v.service.type "port" (int64 $v.service.port) "selector" (index $s.workloads 0).pod.selector) -}}
+{{- if $commonNotes -}}{{- $_ := set $c "commonAnnotations" $commonNotes -}}{{- end -}}
+{{/* the Service of the API (rank 0 serves it): service.labels and service.annotations over the common ones */}}
+{{- $svc := $v.service -}}
+{{- $service := dict "type" $svc.type "port" (int64 $svc.port) "selector" (index $s.workloads 0).pod.selector "labels" (merge (deepCopy (default dict $svc.labels)) $s.meta.labels) -}}
+{{- $ports := list (dict "name" "http" "port" (int64 $svc.port) "targetPort" "http" "protocol" "TCP") -}}
+{{- range $p := default list $svc.extraPorts -}}
+{{- $target := $p.port -}}{{- if include "kvgen.isSet" (list $p "targetPort") -}}{{- $target = $p.targetPort -}}{{- end -}}
+{{- $ports = append $ports (dict "name" $p.name "port" (int64 $p.port) "targetPort" (ternary (toString $target) (int64 $target) (kindIs "string" $target)) "protocol" (default "TCP" $p.protocol)) -}}
+{{- end -}}
+{{- $_ := set $service "ports" $ports -}}
+{{- $svcNotes := merge (deepCopy (default dict $svc.annotations)) $commonNotes -}}
+{{- if $svcNotes -}}{{- $_ := set $service "annotations" $svcNotes -}}{{- end -}}
+{{- range $k := list "loadBalancerClass" "externalTrafficPolicy" "loadBalancerSourceRanges" -}}
+{{- if include "kvgen.isSet" (list $svc $k) -}}{{- $_ := set $service $k (index $svc $k) -}}{{- end -}}
+{{- end -}}
+{{- $_ := set $c "service" $service -}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
 {{- end -}}
@@ -101,7 +117,9 @@ Usage: {{- include "kvgen.context.meta" $s -}}
      helm.sh/chart stays off the pod template (labels), so a new chart version alone restarts no server */}}
 {{- $selector := dict $key.name "vllm" $key.instance $s.release.name -}}
 {{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) $selector -}}
-{{- $objectLabels := merge (dict $key.chart $s.release.chartLabel) $labels -}}
+{{- $common := default dict $s.V.commonLabels -}}
+{{/* commonLabels: on every object and pod template, never in a selector (kvgen's own keys are refused there) */}}
+{{- $objectLabels := merge (dict $key.chart $s.release.chartLabel) $labels $common -}}
 {{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.decision.enabled) -}}
 {{- if $s.decision.enabled -}}
 {{- $_ := set $annotations $note.backend $s.backend -}}
@@ -109,7 +127,7 @@ Usage: {{- include "kvgen.context.meta" $s -}}
 {{- $_ := set $annotations $note.reason $s.decision.code -}}
 {{- end -}}
 {{- if $s.gpuAccess -}}{{- $_ := set $annotations $note.gpuAccess $s.gpuAccess.mode -}}{{- end -}}
-{{- $_ := set $s "meta" (dict "labels" $objectLabels "podLabels" $labels "selector" $selector "annotations" $annotations) -}}
+{{- $_ := set $s "meta" (dict "labels" $objectLabels "podLabels" $labels "commonLabels" $common "selector" $selector "annotations" $annotations) -}}
 {{- end -}}
 
 {{/*
@@ -474,7 +492,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- range $role := list "leader" "worker" -}}
 {{- $pod := deepCopy $base -}}
 {{- $_ := set $pod "selector" (merge (dict $key.nodeRole $role) $s.meta.selector) -}}
-{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.podLabels (default dict (default dict $v.pod).labels)) -}}
+{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.podLabels (default dict (default dict $v.pod).labels) $s.meta.commonLabels) -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- if eq $role "leader" -}}
 {{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
@@ -494,7 +512,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "restartPolicy" $s.W.lws.restartPolicy "pod" $lws.pod "workerPod" $lws.workerPod) -}}
 {{- end -}}
 {{- else -}}
-{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels))) $base -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels) $s.meta.commonLabels)) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
 {{- $startup := $v.probes.startup -}}

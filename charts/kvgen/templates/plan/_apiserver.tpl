@@ -74,6 +74,8 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $w := dict -}}
 {{- if eq $row.check "format" -}}
 {{- if and $str (not (include "kvgen.apiFits" (list $A $row.format $x))) -}}{{- $found = list (dict "p" $h.p "what" (index $A.formats $row.format).what) -}}{{- end -}}
+{{- else if eq $row.check "forbidden" -}}
+{{- $found = list (dict "p" $h.p) -}}
 {{- else if eq $row.check "oneOf" -}}
 {{- if and $str (not (has $x (index $A $row.values))) -}}{{- $found = list (dict "p" $h.p "values" (join ", " (index $A $row.values))) -}}{{- end -}}
 {{- else if eq $row.check "required" -}}
@@ -248,25 +250,30 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $ownLabels = sortAlpha $ownLabels -}}
 {{- $ownNotes := list -}}{{- range $k, $l := $rtw.annotations -}}{{- $ownNotes = append $ownNotes $l -}}{{- end -}}
 {{- $ownNotes = sortAlpha $ownNotes -}}
-{{- range $k, $val := default dict $podv.labels -}}
+{{- $svcv := default dict $v.service -}}
+{{/* pod.labels and pod.annotations (the pod template's), service.labels and service.annotations (the Service's), commonLabels and commonAnnotations (every object's) */}}
+{{- range $m := list (list "pod.labels" $podv.labels "pod.annotations" $podv.annotations) (list "service.labels" $svcv.labels "service.annotations" $svcv.annotations) (list "commonLabels" $v.commonLabels "commonAnnotations" $v.commonAnnotations) -}}
+{{- $lp := index $m 0 -}}{{- $np := index $m 2 -}}{{- $notes := default dict (index $m 3) -}}
+{{- range $k, $val := default dict (index $m 1) -}}
 {{- if has $k $ownLabels -}}
-{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "%s is a label kvgen sets itself (its selector and bookkeeping: %s)" (include "kvgen.quoted" $k) (join ", " $ownLabels)) "use another key") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $lp $k) (printf "%s is a label kvgen sets itself (its selector and bookkeeping: %s)" (include "kvgen.quoted" $k) (join ", " $ownLabels)) "use another key") -}}
 {{- else if not (include "kvgen.apiFits" (list $A "labelKey" $k)) -}}
-{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $k) (printf "%s is not %s (ValidateLabels)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $lp $k) (printf "%s is not %s (ValidateLabels)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
 {{- end -}}
 {{- end -}}
-{{- range $k, $val := default dict $podv.annotations -}}
+{{- range $k, $val := $notes -}}
 {{- if has $k $ownNotes -}}
-{{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "%s is an annotation kvgen sets itself (%s)" (include "kvgen.quoted" $k) (join ", " $ownNotes)) "use another key") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $np $k) (printf "%s is an annotation kvgen sets itself (%s)" (include "kvgen.quoted" $k) (join ", " $ownNotes)) "use another key") -}}
 {{- else if not (include "kvgen.apiFits" (list $A "labelKey" (lower $k))) -}}
-{{- include "kvgen.problem" (list $s (printf "pod.annotations.%s" $k) (printf "%s is not %s (ValidateAnnotations)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $np $k) (printf "%s is not %s (ValidateAnnotations)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
 {{- end -}}
 {{- end -}}
 {{- $notesTotal := 0 -}}
-{{- range $k, $val := default dict $podv.annotations -}}{{- $notesTotal = add $notesTotal (len $k) (len (toString $val)) -}}{{- end -}}
+{{- range $k, $val := $notes -}}{{- $notesTotal = add $notesTotal (len $k) (len (toString $val)) -}}{{- end -}}
 {{- $notesRoom := sub (int64 $A.totalAnnotationSizeLimit) (int64 $A.annotationsReserve) -}}
 {{- if gt (int64 $notesTotal) $notesRoom -}}
-{{- include "kvgen.problem" (list $s "pod.annotations" (printf "the annotations add up to %d bytes (keys and values); the API server refuses more than %d in all (ValidateAnnotationsSize), and kvgen keeps %d of them for its own annotations" (int64 $notesTotal) (int64 $A.totalAnnotationSizeLimit) (int64 $A.annotationsReserve)) (printf "keep pod.annotations at most %d bytes; put large data in a ConfigMap" $notesRoom)) -}}
+{{- include "kvgen.problem" (list $s $np (printf "the annotations add up to %d bytes (keys and values); the API server refuses more than %d in all (ValidateAnnotationsSize), and kvgen keeps %d of them for its own annotations" (int64 $notesTotal) (int64 $A.totalAnnotationSizeLimit) (int64 $A.annotationsReserve)) (printf "keep %s at most %d bytes; put large data in a ConfigMap" $np $notesRoom)) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* resources.extra: IsExtendedResourceName (validateResourceName), and no GPU of kvgen's own */}}
