@@ -217,7 +217,7 @@ HEAVY_TESTS: frozenset[tuple[str, str]] = frozenset(
     {
         ("test_chart_unknown_keys.py", "test_helm_lint_strict_still_passes_on_the_examples"),  # ~15 s, 28 tests
         ("test_chart_unknown_keys.py", "test_the_real_helm_cli_lists_every_unknown_key_with_its_path"),  # ~1 s, 1 test
-        ("test_readme_commands.py", "test_a_readme_command_works_as_written"),  # ~15 s: kvgen and helm as the README runs them
+        ("test_readme_commands.py", "test_a_readme_command_works_as_written"),  # ~15 s, 5 tests
         ("test_apiserver.py", "test_a_kserve_claim_without_access_modes_points_at_the_kserve_field"),  # 1.1 s, 1 test
         ("test_apiserver.py", "test_a_lowered_ephemeral_request_is_a_warning"),  # 1.2 s, 1 test
         ("test_apiserver.py", "test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema"),  # 1.1 s, 3 tests
