@@ -205,6 +205,7 @@ HEAVY_MODULES: frozenset[str] = frozenset(
         "test_chart_property.py",  # Hypothesis: generated specs through kvgen and Helm
         "test_cli.py",  # 17 s
         "test_cli_conventions.py",  # 47 s
+        "test_examples_tree.py",  # ~8 s: kvgen over the whole examples/ directory, three times
         "test_launcher_supervise.py",  # 9 s
         "test_output_safety.py",  # 92 s
         "test_parallel.py",  # 20 s
@@ -214,6 +215,9 @@ HEAVY_MODULES: frozenset[str] = frozenset(
 )
 HEAVY_TESTS: frozenset[tuple[str, str]] = frozenset(
     {
+        ("test_chart_unknown_keys.py", "test_helm_lint_strict_still_passes_on_the_examples"),  # ~15 s, 28 tests
+        ("test_chart_unknown_keys.py", "test_the_real_helm_cli_lists_every_unknown_key_with_its_path"),  # ~1 s, 1 test
+        ("test_readme_commands.py", "test_a_readme_command_works_as_written"),  # ~15 s, 5 tests
         ("test_apiserver.py", "test_a_kserve_claim_without_access_modes_points_at_the_kserve_field"),  # 1.1 s, 1 test
         ("test_apiserver.py", "test_a_lowered_ephemeral_request_is_a_warning"),  # 1.2 s, 1 test
         ("test_apiserver.py", "test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema"),  # 1.1 s, 3 tests

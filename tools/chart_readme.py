@@ -26,9 +26,10 @@ values are a kvgen spec, so
 gives the same objects as `kvgen render examples/kaito-gemma-4-12b.yaml` (the project's
 tests render every example both ways, plus 300 generated specs, and compare them).
 `values.schema.json` is the spec's JSON Schema (its top-level required keys, `model` and
-`instance`, are checked by the templates instead): Helm rejects a typo or a wrong type with the
-value's path, and the templates fail from `templates/validate.yaml`, listing every problem at
-once with kvgen's hints ("did you mean ..."), when a value cannot be served (an unknown instance
+`instance`, are checked by the templates instead): Helm rejects a wrong type with the value's
+path, and the templates fail from `templates/validate.yaml`, listing every problem at once with
+its path and kvgen's hints ("did you mean ..."), for an unknown key (`files/spec-keys.json`) or
+when a value cannot be served (an unknown instance
 type, parallelism that does not fit the GPUs, a pod that does not fit its node). NOTES.txt states whether offloading is on and, when it is off, why, and how
 the LMCache server reaches the GPUs with what that requires.
 

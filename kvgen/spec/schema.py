@@ -122,7 +122,86 @@ def values_schema() -> dict[str, Any]:
     assert tuple(schema.pop("required")) == CHART_CHECKS_REQUIRED
     assert "global" not in schema["properties"]
     schema["properties"] = {**schema["properties"], "global": HELM_GLOBAL}
-    return schema
+    return _open_kvgen_objects(schema)
+
+
+def _is_k8s(name: str) -> bool:
+    return name.startswith("io.k8s.")
+
+
+def _open(node: Any) -> Any:
+    """``node`` without ``additionalProperties: false`` (its nested objects too)."""
+    if isinstance(node, dict):
+        return {k: _open(v) for k, v in node.items() if not (k == "additionalProperties" and v is False)}
+    if isinstance(node, list):
+        return [_open(v) for v in node]
+    return node
+
+
+def _open_kvgen_objects(schema: dict[str, Any]) -> dict[str, Any]:
+    """kvgen's own objects (the top level and its $defs, not the embedded Kubernetes definitions)
+    without ``additionalProperties: false``: Helm's schema validator words an unknown key as
+    "at '': additional properties 'kvCacheOffloding' not allowed", without the key's path or a
+    suggestion, and stops the render there; the templates report it instead, in kvgen's words,
+    from files/spec-keys.json (``spec_keys``). Every type, enum and range check stays here."""
+    defs = schema["$defs"]
+    return _open({k: v for k, v in schema.items() if k != "$defs"}) | {
+        "$defs": {name: d if _is_k8s(name) else _open(d) for name, d in defs.items()}
+    }
+
+
+ROOT_KEYS = "$root"
+
+
+def spec_keys() -> dict[str, Any]:
+    """charts/kvgen/files/spec-keys.json: the keys each of kvgen's closed objects allows, in the
+    spec's order, and where each leads: ``Def`` (an object), ``[]Def`` (a list of them), ``{}Def``
+    (a map of them); ``$root`` is the top level. The chart's templates (kvgen.checkKeys) report an
+    unknown key with its path and kvgen's hint, as kvgen.input.spec_errors does."""
+    schema = spec_schema()
+    table: dict[str, Any] = {}
+
+    def child(node: Any, inline_name: str) -> str | None:
+        if not isinstance(node, dict):
+            return None
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            return None if _is_k8s(name) else name
+        for branch in node.get("anyOf", []) + node.get("oneOf", []):
+            found = child(branch, inline_name)
+            if found:
+                return found
+        if isinstance(node.get("items"), dict):
+            inner = child(node["items"], inline_name)
+            return f"[]{inner}" if inner else None
+        if isinstance(node.get("additionalProperties"), dict):
+            inner = child(node["additionalProperties"], inline_name)
+            return f"{{}}{inner}" if inner else None
+        if "properties" in node and node.get("additionalProperties") is False:
+            add(inline_name, node)
+            return inline_name
+        return None
+
+    def add(name: str, node: dict[str, Any]) -> None:
+        if name in table or node.get("additionalProperties") is not False:
+            return
+        entry: dict[str, Any] = {"keys": list(node.get("properties", {})), "children": {}}
+        table[name] = entry
+        for key, sub in node.get("properties", {}).items():
+            found = child(sub, f"{name}.{key}")
+            if found:
+                entry["children"][key] = found
+
+    add(ROOT_KEYS, schema)
+    for name, definition in schema["$defs"].items():
+        if not _is_k8s(name):
+            add(name, definition)
+    return dict(sorted(table.items()))
+
+
+def spec_keys_text() -> str:
+    return json.dumps(spec_keys(), indent=2, sort_keys=False) + "\n"
 
 
 def values_schema_text() -> str:
@@ -132,4 +211,5 @@ def values_schema_text() -> str:
 if __name__ == "__main__":
     import sys
 
-    sys.stdout.write(values_schema_text() if sys.argv[1:] == ["values"] else schema_text())
+    texts = {"values": values_schema_text, "keys": spec_keys_text}
+    sys.stdout.write(texts.get(sys.argv[1] if sys.argv[1:] else "", schema_text)())

@@ -8,7 +8,8 @@ Usage: {{- include "kvgen.plan" $s -}}
 */}}
 {{- define "kvgen.plan" -}}
 {{- $s := . -}}
-{{/* required values (values.schema.json leaves them to the templates, in kvgen's words) */}}
+{{/* unknown keys and required values (values.schema.json leaves them to the templates, in kvgen's words) */}}
+{{- include "kvgen.checkKeys" $s -}}
 {{- range $key := list "model" "instance" -}}
 {{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
 {{- end -}}
