@@ -68,7 +68,7 @@ def test_the_typo_of_the_issue_names_its_path_and_what_was_meant() -> None:
 
 
 def test_helms_global_stays_the_charts_own() -> None:
-    assert helm.problems(_with(**{"global": {"imageRegistry": "x"}})) == set()
+    assert helm.problems(_with(**{"global": {"storageClass": "x", "team": {"name": "ml"}}})) == set()
 
 
 def test_a_wrong_type_is_still_helms_schema_error() -> None:

@@ -497,7 +497,7 @@ class Images(Model):
     registry: str | None = Field(
         None,
         min_length=1,
-        description="A registry (host[:port], optionally with a path, e.g. registry.example.com/mirror) that replaces "
+        description="A registry (host[:port], optionally with a path, e.g. mirror.gcr.io or harbor.internal:5000/proxy) that replaces "
         "the registry of every image kvgen renders, as Bitnami's global.imageRegistry: a repository whose first "
         "component is a registry host (it holds '.' or ':', or is localhost) has that component replaced, any other "
         "(a Docker Hub name such as vllm/vllm-openai) is prefixed. For air-gapped clusters with a mirror. The Helm "
