@@ -45,7 +45,10 @@ def umbrella(tmp_path, sub_values):
             }
         )
     )
-    values = {"global": {"storageClass": "fast", "team": {"name": "ml"}}, "kvgen": sub_values}  # global.imageRegistry: tests/test_chart_parity.py
+    values = {
+        "global": {"storageClass": "fast", "team": {"name": "ml"}},
+        "kvgen": sub_values,
+    }  # global.imageRegistry: tests/test_chart_parity.py
     (root / "values.yaml").write_text(dump(values))
     return root
 
