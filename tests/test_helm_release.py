@@ -13,18 +13,12 @@ import helm_python
 import pytest
 from conftest import ROOT, dump, run_kvgen
 from ruamel.yaml import YAML
+from test_helm_conventions import values_of
 
 from kvgen.app.compiler import compile_text
 
 load = YAML(typ="safe", pure=True).load
 GEMMA = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
-
-
-def values_of(path, drop=()):
-    values = load(path.read_text())
-    for key in drop:
-        values.pop(key, None)
-    return values
 
 
 # ----------------------------------------------------------------------------- a subchart
