@@ -90,6 +90,46 @@ def test_the_kvgen_runtime_image_is_known_by_its_release_name():
     assert kubelet.image_for(image).name == "kvgen-runtime"
 
 
+def test_a_registry_mirror_serves_the_upstream_repositories_it_mirrors():
+    """images.registry replaces the registry host; a cluster that pulls through that mirror finds
+    the same image there, and only there."""
+    assert kubelet.image_for("mirror.gcr.io/vllm/vllm-openai:v0.33.0", ("mirror.gcr.io",)).name == "vllm-openai"
+    cpu = "harbor.internal:5000/proxy/q9t5s3a7/vllm-cpu-release-repo:v0.33.0"
+    assert kubelet.image_for(cpu, ("harbor.internal:5000/proxy",)).name == "vllm-cpu"
+    with pytest.raises(kubelet.EmulatorError, match="no image facts"):
+        kubelet.image_for("mirror.gcr.io/vllm/vllm-openai:v0.33.0")  # a cluster without that mirror
+    with pytest.raises(kubelet.EmulatorError, match="no image facts"):
+        kubelet.image_for("mirror.gcr.io/vllm/vllm-openai:v0.32.0", ("mirror.gcr.io",))  # not mirrored upstream
+
+
+def test_env_from_reads_the_clusters_objects_and_fails_on_a_missing_required_one():
+    """envFrom: ConfigMap data and Secret keys, prefixed, before env; a source the cluster lacks
+    fails the container (the kubelet's CreateContainerConfigError) unless the ref is optional."""
+    pod = kubelet.Pod(
+        "p-0", "p-0", "p", "ns1", {}, {}, {"containers": [], "enableServiceLinks": False}, ip="10.233.0.9"
+    )
+    world = kubelet.World(
+        {("ns1", "cm"): {"data": {"A": "from-cm", "B": "b"}}}, [], {}, {("ns1", "sec"): {"TOKEN": "t"}}
+    )
+    image = kubelet.image_for("vllm/vllm-openai:v0.33.0")
+    node = {"name": "n", "memory": 1, "cpus": 1}
+    c = {
+        "name": "c",
+        "envFrom": [
+            {"configMapRef": {"name": "cm"}},
+            {"secretRef": {"name": "sec"}, "prefix": "X_"},
+            {"secretRef": {"name": "absent", "optional": True}},
+            {"configMapRef": {"name": "absent", "optional": True}},
+        ],
+        "env": [{"name": "B", "value": "env-wins"}],
+    }
+    env = kubelet.container_env(pod, c, image, world, node)
+    assert (env["A"], env["B"], env["X_TOKEN"]) == ("from-cm", "env-wins", "t") and "TOKEN" not in env
+    for ref in ({"configMapRef": {"name": "absent"}}, {"secretRef": {"name": "absent"}}):
+        with pytest.raises(kubelet.EmulatorError, match="absent"):
+            kubelet.container_env(pod, {"name": "c", "envFrom": [ref]}, image, world, node)
+
+
 def test_env_resolution_uses_only_earlier_container_variables_and_field_refs():
     pod = kubelet.Pod("p-0", "p-0", "p", "ns1", {"role": "leader"}, {}, {"containers": []}, ip="10.233.0.9")
     world = kubelet.World({}, [], {("s", "k"): "sv"})
@@ -213,11 +253,49 @@ def _compile(example: Path) -> list[Compiled]:
     return compile_text(example.read_text(), str(example), kube_version_of(example))
 
 
+def user_objects(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the user created before installing: a ConfigMap or Secret for every envFrom source
+    the rendered pods name, do not render themselves and do not mark optional (vllm.envFrom points
+    at the user's own objects), each with one key whose value says where it came from."""
+    rendered = {(o.get("kind"), o["metadata"]["name"]) for o in objects if isinstance(o.get("metadata"), dict)}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for pod in kubelet.pods_of(objects):
+        for c in kubelet.iter_containers(pod):
+            for source in c.get("envFrom") or []:
+                for field_, kind, body in (
+                    ("configMapRef", "ConfigMap", "data"),
+                    ("secretRef", "Secret", "stringData"),
+                ):
+                    # an optional source is left out: the cluster need not hold it, and the pod starts
+                    if (
+                        field_ in source
+                        and (kind, source[field_]["name"]) not in rendered
+                        and not source[field_].get("optional")
+                    ):
+                        name = source[field_]["name"]
+                        out[(kind, name)] = {
+                            "apiVersion": "v1",
+                            "kind": kind,
+                            "metadata": {"name": name, "namespace": pod.namespace},
+                            body: {"FROM_" + kind.upper(): name},
+                        }
+    return list(out.values())
+
+
 def _start(
     cluster: Cluster, objects: list[dict[str, Any]], compiled: Compiled, hosts: dict[str, str] | None = None, **kw: Any
 ) -> Group:
+    """Start the objects on a cluster that holds the user's own envFrom sources and pulls through the
+    spec's registry mirror (images.registry), as the cluster the spec was written for does."""
+    registry = compiled.spec.images.registry if compiled.spec.images else None
     return cluster.start(
-        objects, node=kubelet.node_for(compiled.plan.instance), secrets=SECRETS, extra_hosts=hosts or {}, **kw
+        objects,
+        node=kubelet.node_for(compiled.plan.instance),
+        secrets=SECRETS,
+        extra_hosts=hosts or {},
+        existing=user_objects(objects),
+        mirrors=(registry,) if registry else (),
+        **kw,
     )
 
 
@@ -317,6 +395,8 @@ def test_a_sample_of_valid_specs_starts_from_both_faces(spec, cluster, valkey):
     (c,) = compiled
     if c.spec.kv_cache_offloading and getattr(c.spec.kv_cache_offloading, "remote", None) is not None:
         assume(VALKEY_HOST in text)
+    # an image of the user's own (images.*.repository): the emulator has no facts for it and does not guess
+    assume(not any(isinstance(i, dict) and i.get("repository") for i in (spec.get("images") or {}).values()))
     objects = _objects(c.yaml)
     assert_runs(_start(cluster, objects, c, valkey), c)
     assert_runs(_start(cluster, helm.objects(spec, kube_version="1.34"), c, valkey), c)

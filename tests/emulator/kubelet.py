@@ -18,7 +18,8 @@ What is resolved here, with Kubernetes' rules:
   status.hostIP), resourceFieldRef (with divisor), configMapKeyRef from the rendered ConfigMaps,
   secretKeyRef from the test's secrets or a stand-in value; service links
   (`<SERVICE>_SERVICE_HOST`, `<SERVICE>_PORT`, ...) for the rendered Services unless the pod turns
-  them off;
+  them off; envFrom from the rendered ConfigMaps or the ConfigMaps and Secrets the test says the
+  cluster already holds (a missing source fails the container unless its ref is `optional`);
 - volumes: configMap (items, modes, defaultMode), secret, emptyDir (Memory medium as tmpfs with
   its sizeLimit), persistentVolumeClaim and ephemeral / volumeClaimTemplates as empty directories,
   projected and downwardAPI files; anything else is refused;
@@ -93,11 +94,24 @@ def images() -> list[tuple[dict[str, Any], Image]]:
     return out
 
 
-def image_for(reference: str) -> Image:
+def _without_registry(name: str) -> str:
+    """A reference's repository path: its first component dropped when that is a registry host
+    (it holds '.' or ':', or is localhost), as container runtimes read a reference."""
+    first, _, rest = name.partition("/")
+    return rest if rest and ("." in first or ":" in first or first == "localhost") else name
+
+
+def image_for(reference: str, mirrors: tuple[str, ...] = ()) -> Image:
+    """The facts of the image a reference names. `mirrors`: registries (host[/path]) the test's
+    cluster pulls through, each holding the same repositories as upstream (a pull-through cache:
+    mirror.gcr.io/vllm/vllm-openai is docker.io's vllm/vllm-openai)."""
     name = reference.split("@", 1)[0]
     tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else "latest"
+    mirrored = [name[len(m) + 1 :] for m in mirrors if name.startswith(m.rstrip("/") + "/")]
     for entry, image in images():
         if name in entry.get("match", ()) or entry.get("tag") == tag:
+            return image
+        if any(path == _without_registry(m) for path in mirrored for m in entry.get("match", ())):
             return image
     raise EmulatorError(f"no image facts for {reference!r} (tests/emulator/images.yaml)")
 
@@ -300,6 +314,9 @@ class World:
     configmaps: dict[tuple[str, str], dict[str, Any]]
     services: list[dict[str, Any]]
     secrets: dict[tuple[str, str], str]
+    # Secrets the cluster holds, whole (namespace, name) -> {key: value}: what envFrom secretRef reads
+    secret_objects: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    mirrors: tuple[str, ...] = ()
 
     def secret(self, name: str, key: str) -> str:
         return self.secrets.get((name, key), f"{SECRET_STANDIN}-{name}-{key}")
@@ -321,13 +338,19 @@ def container_env(pod: Pod, c: dict[str, Any], image: Image, world: World, node:
     where = f"pod {pod.name} container {c['name']}"
     for source in c.get("envFrom") or []:
         prefix = source.get("prefix", "")
+        # A missing source is the kubelet's CreateContainerConfigError, unless the ref is optional.
         if "configMapRef" in source:
-            cm = world.configmaps.get((pod.namespace, source["configMapRef"]["name"]))
-            if cm is None:
-                raise EmulatorError(f"{where}: envFrom ConfigMap {source['configMapRef']['name']} is not rendered")
-            own.update({prefix + k: v for k, v in (cm.get("data") or {}).items()})
+            ref = source["configMapRef"]
+            cm = world.configmaps.get((pod.namespace, ref["name"]))
+            if cm is None and not ref.get("optional"):
+                raise EmulatorError(f"{where}: envFrom ConfigMap {ref['name']} is neither rendered nor in the cluster")
+            own.update({prefix + k: str(v) for k, v in ((cm or {}).get("data") or {}).items()})
         elif "secretRef" in source:
-            raise EmulatorError(f"{where}: envFrom secretRef needs the Secret's keys, which the emulator does not know")
+            ref = source["secretRef"]
+            data = world.secret_objects.get((pod.namespace, ref["name"]))
+            if data is None and not ref.get("optional"):
+                raise EmulatorError(f"{where}: envFrom Secret {ref['name']} is not in the cluster")
+            own.update({prefix + k: v for k, v in (data or {}).items()})
     for var in c.get("env") or []:
         name = var["name"]
         if "value" in var:
@@ -476,14 +499,25 @@ class Cluster:
         timeout: float = 90.0,
         liveness_rounds: int = 2,
         files: dict[str, str] | None = None,
+        existing: list[dict[str, Any]] | None = None,
+        mirrors: tuple[str, ...] = (),
     ) -> Group:
         """Start every pod the objects' workloads create, together; wait until each is ready or
         failed; tear them all down; return what happened. `node`: {"name", "memory" (bytes of
-        RAM), "cpus"}. `files` replaces files baked into images (tests: a known-bad launcher)."""
+        RAM), "cpus"}. `files` replaces files baked into images (tests: a known-bad launcher).
+        `existing`: ConfigMaps and Secrets (stringData) the user created before, as a cluster holds
+        them; `mirrors`: the registries this cluster pulls through (see image_for)."""
+        existing = existing or []
         world = World(
-            {(_meta(o)[1], _meta(o)[0]): o for o in objects if o.get("kind") == "ConfigMap"},
+            {(_meta(o)[1], _meta(o)[0]): o for o in [*existing, *objects] if o.get("kind") == "ConfigMap"},
             [o for o in objects if o.get("kind") == "Service"],
             dict(secrets or {}),
+            {
+                (_meta(o)[1], _meta(o)[0]): dict(o.get("stringData") or {})
+                for o in existing
+                if o.get("kind") == "Secret"
+            },
+            tuple(mirrors),
         )
         pods = pods_of(objects)
         if not pods:
@@ -646,7 +680,7 @@ class Cluster:
     def _container(
         self, pod: Pod, c: dict[str, Any], world: World, node: dict[str, Any], files: dict[str, str], sidecar: bool
     ) -> dict[str, Any]:
-        image = image_for(c["image"])
+        image = image_for(c["image"], world.mirrors)
         own = container_env(pod, c, image, world, node)
         # what the runtime adds (containerd's CRI: HOSTNAME, and HOME from the user's passwd entry)
         env = {"HOSTNAME": pod.hostname, **image.env, "HOME": "/root", **own}

@@ -28,6 +28,7 @@ host's /usr/bin/python3, before any chroot.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -150,12 +151,36 @@ class Container:
             if not os.path.exists(source):
                 os.makedirs(source)  # the kubelet creates a missing subPath as a directory
         target = self.root + mount["path"]
-        if os.path.isdir(source):
-            os.makedirs(target, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            Path(target).touch()
+        self._mountpoint(target, os.path.isdir(source))
         bind(source, target, mount["readOnly"])
+
+    def _mountpoint(self, target: str, directory: bool) -> None:
+        """Create a mount point as the runtime does, in the container's writable layer: where the
+        path lies in a read-only image directory (a volume at /etc/ssl/internal), the deepest
+        existing directory gets a writable overlay over what the image holds there."""
+        try:
+            os.makedirs(target if directory else os.path.dirname(target), exist_ok=True)
+        except OSError as e:
+            if e.errno != errno.EROFS:
+                raise
+            lower = os.path.dirname(target)
+            while not os.path.isdir(lower):
+                lower = os.path.dirname(lower)
+            layers = os.path.join(PLAN["dir"], "layers", self.name)
+            os.makedirs(layers, exist_ok=True)
+            scratch = os.path.join(layers, str(len(os.listdir(layers))))
+            os.makedirs(scratch)
+            run("mount", "-t", "tmpfs", "-o", "mode=0755", "layer", scratch)
+            os.makedirs(os.path.join(scratch, "upper"))
+            os.makedirs(os.path.join(scratch, "work"))
+            options = f"lowerdir={lower},upperdir={scratch}/upper,workdir={scratch}/work"
+            run("mount", "-t", "overlay", "overlay", "-o", options, lower)
+            if lower == os.path.join(self.root, "etc"):  # the runtime's files bound over /etc
+                for name in ("hosts", "hostname", "resolv.conf"):
+                    bind(PLAN["files"][name], os.path.join(lower, name), True)
+            os.makedirs(target if directory else os.path.dirname(target), exist_ok=True)
+        if not directory and not os.path.exists(target):
+            Path(target).touch()
 
     # -- processes ------------------------------------------------------------------------------
     def _enter(self) -> None:
