@@ -21,6 +21,7 @@ from kvgen.data import kube
 from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
+from kvgen.plan import extra_objects
 from kvgen.plan.types import Plan
 from kvgen.plan.validate import namespace_conflict, parse_spec
 from kvgen.render import templates as render
@@ -134,6 +135,10 @@ def compile_document(
         raise UnfitError(doc.file, [problem.at(doc.locate(problem.path)) for problem in p.problems], p)
     ctx = layout.build(p)
     objs = render.objects(ctx)
+    own = objs[: len(objs) - len(p.spec.extra_objects)]  # extraObjects come last, checked by planning
+    clashes = extra_objects.clashes(p.spec, own)
+    if clashes:
+        raise SpecError(doc.file, [problem.at(doc.locate(problem.path)) for problem in clashes])
     too_big = render.oversized(objs)
     if too_big:
         raise SpecError(
@@ -149,7 +154,7 @@ def compile_document(
                 for name, size in too_big
             ],
         )
-    render.check(objs, k8s_version)
+    render.check(own, k8s_version)
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
 

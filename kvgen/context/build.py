@@ -8,6 +8,8 @@ and so on (a test holds the two lists together). Every literal that wires the pi
 
 from __future__ import annotations
 
+import copy
+
 import hashlib
 from typing import Any
 
@@ -702,6 +704,8 @@ def build(plan: Plan) -> Context:
         }
     c["workloads"] = loads
     c.update(operations(plan, m, loads))  # type: ignore[typeddict-item]
+    if spec.extra_objects:
+        c["extraObjects"] = copy.deepcopy(list(spec.extra_objects))
     d = plan.decision
     if d.enabled:
         c["decision"] = {"enabled": True}

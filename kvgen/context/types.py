@@ -267,6 +267,7 @@ class Context(TypedDict):
     serviceMonitor: NotRequired[Monitor]
     scaledObject: NotRequired[ScaledObject]
     hpa: NotRequired[Hpa]
+    extraObjects: NotRequired[list[KubeObject]]  # spec extraObjects, verbatim, rendered after kvgen's objects
     # what NOTES.txt tells the user
     decision: Decision
     gpuAccess: NotRequired[GpuAccess]

@@ -11,7 +11,7 @@ from typing import Any
 from kvgen.core.errors import Problem, SpecError
 from kvgen.data import catalog, flags, kube
 from kvgen.data.catalog import InstanceInfo, ModelInfo
-from kvgen.plan import apiserver, extra_args, gpu_access, images, kvcache, ports, remote, rules, sizing
+from kvgen.plan import apiserver, extra_args, extra_objects, gpu_access, images, kvcache, ports, remote, rules, sizing
 from kvgen.plan.types import WORKER_SUFFIX, Plan
 from kvgen.spec.models import Spec
 
@@ -246,6 +246,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     # what the API server would refuse (kvgen.plan.apiserver): before sizing, which adds sizes up
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
     problems += remote.check(spec)  # kvCacheOffloading.remote: the lmcache backend's, a URL the resp adapter takes
+    problems += extra_objects.check(spec, k8s_version)  # extraObjects: well formed, no secret values, valid
     if model is None or instance is None:
         raise SpecError("", problems)
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
@@ -288,6 +289,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     dropped = dropped_tiers_warning(spec, decision)
     plan.warnings += [dropped] if dropped else []
     plan.warnings += images.cpu_warnings(plan)
+    plan.warnings += extra_objects.warnings(spec, k8s_version)
     if spec.strict and plan.warnings:
         raise SpecError("", [Problem(("strict",), w, STRICT_HINT) for w in plan.warnings])
     return plan

@@ -40,6 +40,7 @@ TEMPLATES = (
     "servicemonitor.yaml.j2",
     "scaledobject.yaml.j2",
     "horizontalpodautoscaler.yaml.j2",
+    "extraobjects.yaml.j2",  # spec extraObjects, verbatim, last
 )
 
 

@@ -1161,6 +1161,18 @@ class Spec(Model):
         "templates (a change there would restart every server; use pod.annotations). Keys kvgen sets itself are "
         "refused; service.annotations win over them on the Service.",
     )
+    extra_objects: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Kubernetes objects of your own rendered with the server, after kvgen's objects and in the "
+        "order written (as Bitnami charts' extraObjects): a NetworkPolicy, a ConfigMap that vllm.envFrom reads. "
+        "Each is written verbatim: no templating (the Helm chart does not run tpl on them, so both faces give the "
+        "same bytes), no commonLabels or commonAnnotations, and no namespace added (unset, kubectl, Helm or Argo "
+        "CD put it in the release namespace). Each needs apiVersion, kind and metadata.name; kvgen refuses a "
+        "Secret with data or stringData (create it outside kvgen and reference it), one of kvgen's own objects, "
+        "two alike, and a metadata.namespace other than the spec's. kvgen validates a kind it has a schema for "
+        "(Kubernetes' built-in kinds, the LeaderWorkerSet, KEDA and Prometheus Operator CRDs) as strictly as its "
+        "own objects, and warns about any other kind (the Helm chart leaves the schema check to the API server).",
+    )
     strict: bool = Field(
         False,
         description="Warnings are errors: kvgen and the Helm chart refuse the spec, listing every warning as a "
