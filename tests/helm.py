@@ -105,8 +105,11 @@ def as_kvgen(node: Any, values: dict[str, Any], namespace: str) -> Any:
         return out
 
     own_namespace = isinstance(values, dict) and values.get("namespace") is not None
+    extras = (values.get("extraObjects") or []) if isinstance(values, dict) else []
     node = walk(node)
     for item in node if isinstance(node, list) else [node]:
+        if item in extras:  # the values' extraObjects, verbatim: Helm adds no namespace to them
+            continue
         meta = item.get("metadata", item)  # an object's metadata, or the context itself
         if not own_namespace:
             assert meta.pop("namespace") == namespace

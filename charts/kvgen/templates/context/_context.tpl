@@ -99,7 +99,17 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $c "decision" $decision -}}
 {{- if $s.gpuAccess -}}{{- $_ := set $c "gpuAccess" $s.gpuAccess -}}{{- end -}}
 {{- if $s.warnings -}}{{- $_ := set $c "warnings" $s.warnings -}}{{- end -}}
+{{- if $v.extraObjects -}}
+{{- $_ := set $c "extraObjects" $v.extraObjects -}}
+{{/* an extra object that is one of kvgen's own: known only now that the objects are laid out */}}
+{{- include "kvgen.extraObjectClashes" (list $s $c) -}}
+{{- end -}}
+{{- if $s.errs -}}
+{{- include "kvgen.failOnProblems" $s -}}
+{{- "{}" -}}
+{{- else -}}
 {{- toJson $c -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

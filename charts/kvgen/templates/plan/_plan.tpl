@@ -20,6 +20,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
 {{- include "kvgen.checkRemote" $s -}}
+{{- include "kvgen.checkExtraObjects" $s -}}
 {{- end -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
 {{- if not $s.errs -}}
@@ -35,6 +36,12 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- end -}}
 {{- end -}}
 {{- include "kvgen.checkRelease" $s -}}
+{{- include "kvgen.failOnProblems" $s -}}
+{{- end -}}
+
+{{/* kvgen.failOnProblems: in templates/validate.yaml ($s.failHere), fail listing every problem in $s.errs */}}
+{{- define "kvgen.failOnProblems" -}}
+{{- $s := . -}}
 {{- if and $s.errs $s.failHere -}}
 {{- $lines := list (printf "kvgen: %d problem(s) in the values; nothing was rendered:" (len $s.errs)) -}}
 {{- range $e := $s.errs -}}

@@ -97,5 +97,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $out = append $out (printf "images.vllm.pullPolicy is not used on a node without a GPU: vLLM runs from its CPU build %s (images.vllmCpu.pullPolicy sets its pull policy)" $cpu) -}}
 {{- end -}}
 {{- end -}}
+{{/* extraObjects of a kind kvgen has no schema for (kvgen/plan/extra_objects.py warnings) */}}
+{{- $out = concat $out (include "kvgen.extraObjectWarnings" $s | fromJsonArray) -}}
 {{- $_ := set $s "warnings" $out -}}
 {{- end -}}
