@@ -9,7 +9,6 @@ and so on (a test holds the two lists together). Every literal that wires the pi
 from __future__ import annotations
 
 import copy
-
 import hashlib
 from typing import Any
 

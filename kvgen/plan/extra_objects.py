@@ -89,16 +89,16 @@ def check(spec: Spec, k8s_version: str) -> list[Problem]:
                 )
             )
         where = namespace if isinstance(namespace, str) else (spec.namespace or "")
-        key = (group(obj["apiVersion"]), obj["kind"], where, meta["name"])
-        if key in seen:
+        identity = (group(obj["apiVersion"]), obj["kind"], where, meta["name"])
+        if identity in seen:
             problems.append(
                 Problem(
                     (*base, "metadata", "name"),
-                    f"{obj['kind']} {quoted(meta['name'])} is also extraObjects[{seen[key]}]: the same object twice",
+                    f"{obj['kind']} {quoted(meta['name'])} is also extraObjects[{seen[identity]}]: the same object twice",
                     "remove one of them, or rename it",
                 )
             )
-        seen.setdefault(key, i)
+        seen.setdefault(identity, i)
         if kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version):
             for sub, message in kube.validate_object(obj, k8s_version):
                 problems.append(Problem((*base, *sub), message))
