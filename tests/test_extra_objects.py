@@ -336,3 +336,16 @@ def test_the_charts_list_of_kvgens_own_objects_is_what_kvgen_renders():
         "ServiceMonitor",
         "StatefulSet",
     }
+
+
+def test_render_o_replaces_its_own_file_holding_extra_objects(tmp_path):
+    """The output directory's form check (kvgen.output.tree.written_by_kvgen) takes the unlabelled
+    extraObjects after kvgen's own objects: a second render replaces the first one's file."""
+    f, out = tmp_path / "spec.yaml", tmp_path / "out"
+    f.write_text(dump(_spec(CONFIG_MAP)))
+    assert run_kvgen("render", "--quiet", str(f), "-o", str(out)).returncode == 0
+    f.write_text(dump(_spec({**CONFIG_MAP, "data": {"VLLM_LOGGING_LEVEL": "DEBUG"}})))
+    second = run_kvgen("render", "--quiet", str(f), "-o", str(out))
+    assert second.returncode == 0, second.stderr
+    assert "VLLM_LOGGING_LEVEL: DEBUG" in (out / "demo.yaml").read_text()
+    assert run_kvgen("render", "--check", str(f), "-o", str(out)).returncode == 0

@@ -711,8 +711,12 @@ def test_kvgen_tells_its_own_files_by_name_and_form(out):
         assert tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), data), golden.name
         assert not tree.written_by_kvgen(PurePosixPath(f"{name}-copy.yaml"), data)
         docs = data.decode().split("\n---\n")
-        unlabelled = "\n---\n".join([*docs[:-1], docs[-1].replace("managed-by: kvgen", "managed-by: me")])
+        unlabelled = "\n---\n".join([docs[0].replace("managed-by: kvgen", "managed-by: me"), *docs[1:]])
         assert not tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), unlabelled.encode())
+        # the spec's extraObjects follow kvgen's objects, verbatim and unlabelled: still kvgen's form
+        extra = data.decode() + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n"
+        assert tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), extra.encode())
+        assert not tree.written_by_kvgen(PurePosixPath(f"{name}.yaml"), (data.decode() + "---\n- a list\n").encode())
     k = tree.kustomization(["a.yaml", "prod"])
     assert tree.written_by_kvgen(PurePosixPath("kustomization.yaml"), k.encode())
     for other in (k + "namespace: x\n", k.replace("  - a.yaml", "- a.yaml"), k[:-1], "resources: []\n", k + "\n"):

@@ -48,7 +48,7 @@ from kvgen.output.safedir import (
 
 _MANIFEST = PurePosixPath(manifest.NAME)
 _FORM = (
-    "kvgen writes its own kustomization.yaml, and in <name>.yaml objects labelled "
+    "kvgen writes its own kustomization.yaml, and in <name>.yaml objects, the first labelled "
     "app.kubernetes.io/managed-by: kvgen and app.kubernetes.io/instance: <name>"
 )
 

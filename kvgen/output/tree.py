@@ -70,7 +70,8 @@ def layout_reason(rel: PurePosixPath) -> str | None:
 def written_by_kvgen(rel: PurePosixPath, data: bytes) -> bool:
     """Whether data has the form kvgen writes at rel: a kustomization.yaml exactly as ``kustomization``
     writes it, or a rendered spec ``<name>.yaml`` each of whose documents is an object (apiVersion,
-    kind, metadata) labelled ``app.kubernetes.io/managed-by: kvgen`` and ``app.kubernetes.io/instance:
+    kind, metadata), the first (kvgen renders its own objects first, then the spec's extraObjects,
+    verbatim) labelled ``app.kubernetes.io/managed-by: kvgen`` and ``app.kubernetes.io/instance:
     <name>``. A text check, no YAML parser: data may be anything a pull request put there."""
     try:
         text = data.decode("utf-8")
@@ -88,11 +89,13 @@ def written_by_kvgen(rel: PurePosixPath, data: bytes) -> bool:
     if not _RENDERED.fullmatch(rel.name) or not text.startswith("---\n") or not text.endswith("\n"):
         return False
     instance = {f"    app.kubernetes.io/instance: {v}" for v in (name, f"'{name}'", f'"{name}"')}
-    for doc in text[4:-1].split("\n---\n"):
+    for n, doc in enumerate(text[4:-1].split("\n---\n")):
         lines = doc.split("\n")
         top = {line.partition(":")[0] for line in lines if line[:1] not in ("", " ")}
         if not {"apiVersion", "kind", "metadata"} <= top or "metadata:" not in lines:
             return False
+        if n > 0:
+            continue  # kvgen's own objects, or the spec's extraObjects after them, unlabelled
         labels: set[str] = set()
         metadata = lines[lines.index("metadata:") + 1 :]
         for i, line in enumerate(metadata):
