@@ -118,6 +118,13 @@ WARNINGS = {
     r"images\.vllm \(vllm/vllm-openai:v0\.32\.0\) is not used on a node without a GPU: vLLM runs from its CPU build \S+ \(images\.vllmCpu chooses it\)": spec(
         instance={"type": "Standard_D16s_v5"}, images={"vllm": {"tag": "v0.32.0"}}
     ),
+    # issue 23: extraObjects of a kind kvgen has no schema for
+    r"extraObjects\[1\]: example\.com/v1 Widget is not validated: kvgen has no schema for it": spec(
+        extraObjects=[
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"a": "b"}},
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}},
+        ]
+    ),
     # issue 23: a pull policy for an image the node does not run
     r"images\.vllm\.pullPolicy is not used on a node without a GPU: vLLM runs from its CPU build registry\.example\.com/q9t5s3a7/vllm-cpu-release-repo:v0\.33\.0 \(images\.vllmCpu\.pullPolicy sets its pull policy\)": spec(
         instance={"type": "Standard_D16s_v5"},
@@ -290,6 +297,22 @@ PROBLEMS = {
                 "remote": {"url": "rediss://valkey:6380/1", "capacity": "1Mi"},
             }
         ),
+        "1.33",
+    ),
+    "extra-objects": (
+        spec(
+            namespace="llm",
+            extraObjects=[
+                {"kind": "NetworkPolicy", "metadata": {}},
+                {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}},
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}},
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}},
+            ],
+        ),
+        "1.33",
+    ),
+    "extra-objects-kvgens-own": (
+        spec(extraObjects=[{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "demo"}}]),
         "1.33",
     ),
     "api-server-rules": (
