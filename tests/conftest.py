@@ -34,7 +34,7 @@ if "KVGEN_CACHE_DIR" not in os.environ:
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GOLDEN = ROOT / "golden"
 DEFAULT_KUBE = kube.DEFAULT_VERSION  # kvgen's --kube-version default, files/kubernetes.json
-_KUBE_HEADER = re.compile(r"^# kube-version: (\d+\.\d+)$", re.M)
+_KUBE_FIELD = re.compile(r"^kubeVersion: \"(\d+\.\d+)\"$", re.M)
 
 
 def validate_strictly(obj: dict[str, Any], version: str) -> None:
@@ -52,9 +52,9 @@ def validate_strictly(obj: dict[str, Any], version: str) -> None:
 
 
 def kube_version_of(example: Path) -> str:
-    """The Kubernetes version an example is rendered for: its `# kube-version: X.Y` header line
-    (scripts/regenerate reads the same line), else kvgen's default."""
-    m = _KUBE_HEADER.search(example.read_text(encoding="utf-8"))
+    """The Kubernetes version an example is rendered for: the spec's kubeVersion (kvgen and the chart
+    render for it when given no version), else kvgen's default."""
+    m = _KUBE_FIELD.search(example.read_text(encoding="utf-8"))
     return m[1] if m else DEFAULT_KUBE
 
 

@@ -99,3 +99,27 @@ def test_kserve_pvc_uri_needs_a_model_name():
         compile_one(KSERVE.replace("    name: meta-llama/Llama-3.1-8B-Instruct\n", ""))
     messages = [p.render() for e in exc.value.errors for p in e.problems]
     assert any("a pvc:// uri needs spec.model.name" in m for m in messages), messages
+
+
+def test_kserve_pod_and_container_settings_kvgen_has_knobs_for_are_carried_over():
+    """terminationGracePeriodSeconds, schedulerName (pod), envFrom and imagePullPolicy (the main
+    container) become pod.terminationGracePeriodSeconds, scheduling.schedulerName, vllm.envFrom and
+    images.vllm.pullPolicy, instead of a "not carried over" warning."""
+    text = KSERVE.replace(
+        "    runtimeClassName: nvidia\n",
+        "    runtimeClassName: nvidia\n    terminationGracePeriodSeconds: 120\n    schedulerName: volcano\n",
+    ).replace(
+        "      - name: main\n",
+        "      - name: main\n        imagePullPolicy: IfNotPresent\n"
+        "        envFrom: [{configMapRef: {name: vllm-tuning}}, {secretRef: {name: extra}, prefix: X_}]\n",
+    )
+    c = compile_one(text)
+    pod = workload(c)["spec"]["template"]["spec"]
+    assert (pod["terminationGracePeriodSeconds"], pod["schedulerName"]) == (120, "volcano")
+    vllm = container(c, "vllm")
+    assert vllm["envFrom"] == [
+        {"configMapRef": {"name": "vllm-tuning"}},
+        {"secretRef": {"name": "extra"}, "prefix": "X_"},
+    ]
+    assert vllm["imagePullPolicy"] == "IfNotPresent"
+    assert not any("not carried over" in w.render() for w in c.conversion.warnings), c.conversion.warnings

@@ -549,7 +549,7 @@ def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
         scaling: {minReplicas: 1}
         baseRefs: [{name: my-config}]
         template:
-          schedulerName: custom
+          dnsPolicy: Default
           containers:
             - name: main
               ports: [{containerPort: 8000}]
@@ -563,7 +563,7 @@ def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
         "svc.yaml:9:3: spec.router: not honoured",
         "svc.yaml:10:3: spec.scaling: not honoured: kvgen renders a fixed replica count",
         "svc.yaml:11:3: spec.baseRefs: not honoured",
-        "svc.yaml:13:5: spec.template.schedulerName: not honoured",
+        "svc.yaml:13:5: spec.template.dnsPolicy: not honoured",
         "svc.yaml:16:9: spec.template.containers[0].ports: not honoured",
     ):
         assert any(w.startswith(expected) for w in warnings), (expected, warnings)

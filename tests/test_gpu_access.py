@@ -173,7 +173,10 @@ def test_dra_below_kubernetes_1_34_is_refused_with_the_spec_path_and_line(tmp_pa
     line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "gpuAccess" in text)
     assert f"{path}:{line}:" in result.stderr
     assert "kvCacheOffloading.lmcache.gpuAccess: gpuAccess dra needs Kubernetes 1.34 or newer" in result.stderr
-    assert "--kube-version 1.34" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        'set kubeVersion: "1.34" (or render with --kube-version 1.34' in result.stderr
+        and "Traceback" not in result.stderr
+    )
     assert run_kvgen("render", "--kube-version", "1.34", str(path)).returncode == 0
 
 

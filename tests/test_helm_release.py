@@ -178,7 +178,16 @@ def test_the_spec_name_names_the_objects_the_release_the_instance(release):
 # ----------------------------------------------------------------------------- the Kubernetes version
 
 
-def test_one_default_kubernetes_version_for_kvgen_and_the_chart():
+def _dra_without_kube_version(tmp_path):
+    """examples/lmcache-dra.yaml without its kubeVersion: gpuAccess dra, which needs 1.34."""
+    text = (ROOT / "examples" / "lmcache-dra.yaml").read_text()
+    assert 'kubeVersion: "1.34"\n' in text
+    path = tmp_path / "dra.yaml"
+    path.write_text(text.replace('kubeVersion: "1.34"\n', ""))
+    return path
+
+
+def test_one_default_kubernetes_version_for_kvgen_and_the_chart(tmp_path):
     import inspect
 
     from kvgen.app import cli
@@ -187,10 +196,12 @@ def test_one_default_kubernetes_version_for_kvgen_and_the_chart():
     default = json.loads((helm.CHART / "files" / "kubernetes.json").read_text())["defaultVersion"]
     assert kube.DEFAULT_VERSION == default
     for command in (cli.render, cli.validate, cli.explain):
-        assert inspect.signature(command).parameters["kube_version"].default == default
+        assert (
+            inspect.signature(command).parameters["kube_version"].default is None
+        )  # not given: kubeVersion, else default
     # gpuAccess dra needs 1.34: both faces, given no version, render for the same one (refused below 1.34
     # in the same words, or rendered); Helm's own default would be its client-go's (1.35 for Helm 4.1)
-    dra = ROOT / "examples" / "lmcache-dra.yaml"
+    dra = _dra_without_kube_version(tmp_path)
     said = f"but the output is for Kubernetes {default}"
     refused = tuple(map(int, default.split("."))) < (1, 34)
     ours = run_kvgen("render", str(dra))
@@ -212,3 +223,45 @@ def test_one_default_kubernetes_version_for_kvgen_and_the_chart():
     # a version given is taken as given, by both
     assert helm_cli.run("template", "x", str(helm.CHART), "-f", str(dra), "--kube-version", "1.34").returncode == 0
     assert run_kvgen("render", "--kube-version", "1.34", str(dra)).returncode == 0
+
+
+def test_the_specs_kube_version_is_rendered_for_when_none_is_given_by_both_faces():
+    """kubeVersion "1.34" (examples/lmcache-dra.yaml): kvgen without --kube-version and helm template
+    without --kube-version render the DRA objects for 1.34; a newer version given is used."""
+    dra = ROOT / "examples" / "lmcache-dra.yaml"
+    ours = run_kvgen("render", str(dra))
+    assert ours.returncode == 0, ours.stderr
+    theirs = helm_cli.run("template", "qwen3-32b-dra", str(helm.CHART), "-f", str(dra), "--skip-tests")
+    assert theirs.returncode == 0, theirs.stderr
+    kinds = lambda text: sorted(d["kind"] for d in YAML(typ="safe").load_all(text) if d)  # noqa: E731
+    assert "ResourceClaimTemplate" in kinds(ours.stdout) and kinds(ours.stdout) == kinds(theirs.stdout)
+    assert run_kvgen("validate", "--kube-version", "1.35", str(dra)).stderr.count("valid for Kubernetes 1.35") == 1
+    assert "valid for Kubernetes 1.34" in run_kvgen("validate", str(dra)).stderr
+    assert helm_cli.run("template", "x", str(helm.CHART), "-f", str(dra), "--kube-version", "1.36").returncode == 0
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.29"])
+def test_a_version_older_than_the_specs_kube_version_is_refused_by_both_faces_naming_both(version):
+    dra = ROOT / "examples" / "lmcache-dra.yaml"
+    said = f"kubeVersion: the spec is written for Kubernetes 1.34, but the output is for Kubernetes {version}, which is older"
+    ours = run_kvgen("render", "--kube-version", version, str(dra))
+    line = next(n for n, text in enumerate(dra.read_text().splitlines(), 1) if text.startswith("kubeVersion:"))
+    assert ours.returncode == 1 and ours.stdout == "" and f"{dra}:{line}:1: {said}" in ours.stderr, ours.stderr
+    assert "hint: render for 1.34 or newer" in ours.stderr
+    theirs = helm_cli.run("template", "x", str(helm.CHART), "-f", str(dra), "--kube-version", version)
+    assert theirs.returncode != 0 and said in theirs.stderr, theirs.stderr
+
+
+def test_kube_version_is_a_quoted_known_version():
+    """YAML reads an unquoted 1.30 as the number 1.3: refused with the quoting hint; a version kvgen has no
+    schemas for is refused at kubeVersion."""
+    from kvgen.core.errors import SpecError
+
+    base = (ROOT / "examples" / "lmcache-dra.yaml").read_text()
+    with pytest.raises(SpecError) as number:
+        compile_text(base.replace('kubeVersion: "1.34"', "kubeVersion: 1.30"), "s.yaml")
+    assert 'quote it, kubeVersion: "1.3"' in str(number.value.problems[0].message)
+    with pytest.raises(SpecError) as unknown:
+        compile_text(base.replace('kubeVersion: "1.34"', 'kubeVersion: "1.99"'), "s.yaml")
+    (problem,) = [p for p in unknown.value.problems if p.path == ("kubeVersion",)]
+    assert problem.message.startswith("no schemas for Kubernetes 1.99; supported: 1.28, ") and "1.34" in problem.message

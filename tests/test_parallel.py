@@ -24,8 +24,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="wo
 NATIVES = [
     p
     for p in EXAMPLES
-    if re.search(r"^name: ", p.read_text(), re.M)
-    and not re.search(r"^(apiVersion|# kube-version):", p.read_text(), re.M)
+    if re.search(r"^name: ", p.read_text(), re.M) and not re.search(r"^(apiVersion|kubeVersion):", p.read_text(), re.M)
 ]
 
 

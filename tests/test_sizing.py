@@ -281,8 +281,8 @@ def test_lmcache_backend_needs_kubernetes_1_29():
         "SidecarContainers is off by default in 1.28), but the output is for Kubernetes 1.28"
     )
     assert problem.hint == (
-        "render with --kube-version 1.29 (or newer) for a cluster that has it, or use gpuAccess "
-        "in-container (no sidecar) or the native backend"
+        'for a cluster that has it, set kubeVersion: "1.29" (or render with --kube-version 1.29 or newer), '
+        "or use gpuAccess in-container (no sidecar) or the native backend"
     )
     compile_spec(spec(), version="1.29")
     # the native backend, a disabled one and gpuAccess in-container have no sidecar: 1.28 is fine

@@ -42,7 +42,8 @@ maps devices by UUID, so it must see exactly vLLM's GPUs. `kvCacheOffloading.lmc
 
 `dra` is refused below Kubernetes 1.34: the chart reads the version from
 `.Capabilities.KubeVersion` (the cluster's on `helm install`; `helm template --kube-version 1.34`
-offline), as `kvgen render --kube-version` does.
+offline; `helm template` without it: the values' `kubeVersion`, as in examples/lmcache-dra.yaml), as
+`kvgen render` does.
 
 The catalogs, rule table, sizing constants and image pins are the files under `files/`,
 the same files kvgen reads.

@@ -67,7 +67,14 @@ SpecArgs = Annotated[
         show_default=False,
     ),
 ]
-KubeVersion = Annotated[str, typer.Option("--kube-version", help="Kubernetes version to validate the output against.")]
+KubeVersion = Annotated[
+    str | None,
+    typer.Option(
+        "--kube-version",
+        help=f"Kubernetes version to render and validate for. [default: the spec's kubeVersion, else {kube.DEFAULT_VERSION}]",
+        show_default=False,
+    ),
+]
 Exclude = Annotated[
     list[str] | None,
     typer.Option(
@@ -271,7 +278,9 @@ class _Progress:
             self.bar = None
 
 
-def _check_version(version: str) -> None:
+def _check_version(version: str | None) -> None:
+    if version is None:
+        return
     try:
         kube.schema_dir(version)
     except kube.UnsupportedVersion as exc:
@@ -322,7 +331,7 @@ def _use_catalogs(catalogs: list[str] | None) -> None:
 
 def _compile_all(
     specs: list[str],
-    version: str,
+    version: str | None,
     instance: str | None = None,
     exclude: list[str] | None = None,
     quiet: bool = False,
@@ -476,7 +485,7 @@ def render(
             show_default=False,
         ),
     ] = None,
-    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    kube_version: KubeVersion = None,
     instance: Instance = None,
     namespace: Namespace = None,
     exclude: Exclude = None,
@@ -598,7 +607,7 @@ def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str
 @app.command()
 def validate(
     specs: SpecArgs,
-    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    kube_version: KubeVersion = None,
     instance: Instance = None,
     namespace: Namespace = None,
     exclude: Exclude = None,
@@ -615,7 +624,7 @@ def validate(
             _strict(out)
         _report(out, quiet)
         for r in out.compiled:
-            _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {kube_version})")
+            _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {r.plan.k8s_version})")
 
     _run(action)
 
@@ -712,7 +721,7 @@ def explain(
     svg: Annotated[
         Path | None, typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
     ] = None,
-    kube_version: KubeVersion = kube.DEFAULT_VERSION,
+    kube_version: KubeVersion = None,
     instance: Instance = None,
     exclude: Exclude = None,
     catalogs: Catalogs = None,

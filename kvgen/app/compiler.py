@@ -17,11 +17,11 @@ from kvgen.context import build as layout
 from kvgen.context.types import Context
 from kvgen.core import parallel
 from kvgen.core.errors import KvgenError, Problem, SpecError
-from kvgen.data import kube
 from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
 from kvgen.plan import extra_objects
+from kvgen.plan import kube_target
 from kvgen.plan.types import Plan
 from kvgen.plan.validate import namespace_conflict, parse_spec
 from kvgen.render import templates as render
@@ -100,7 +100,7 @@ class Progress(Protocol):
 
 
 def plan_document(
-    doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None, keep_unfit: bool = False
+    doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None, keep_unfit: bool = False
 ) -> Plan:
     """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none;
     ``keep_unfit``: a plan that does not fit its node is returned with its problems (build keep_unfit)."""
@@ -109,15 +109,18 @@ def plan_document(
         if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
             # only the name is missing: report what planning finds too, all problems at once
             try:
-                planning.build(Spec.model_validate({**doc.data, "name": "unnamed"}), k8s_version)
+                unnamed = Spec.model_validate({**doc.data, "name": "unnamed"})
+                planning.build(unnamed, kube_target.resolve(unnamed.kube_version, k8s_version)[0])
             except SpecError as exc:
                 problems += [p.at(doc.locate(p.path)) for p in exc.problems]
         raise SpecError(doc.file, problems)
     conflict = namespace_conflict(spec.namespace, namespace)  # the spec's namespace and --namespace
     if spec.namespace is None and namespace is not None:
         spec = spec.model_copy(update={"namespace": namespace})
+    version, too_old = kube_target.resolve(spec.kube_version, k8s_version)  # --kube-version and kubeVersion
+    conflict += too_old
     try:
-        plan = planning.build(spec, k8s_version, keep_unfit)
+        plan = planning.build(spec, version, keep_unfit)
     except SpecError as exc:
         raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in conflict + exc.problems]) from None
     if conflict:  # with keep_unfit, the plan's own problems (it does not fit) are listed too
@@ -126,7 +129,7 @@ def plan_document(
 
 
 def compile_document(
-    doc: SourceDoc, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None, keep_unfit: bool = False
+    doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None, keep_unfit: bool = False
 ) -> Compiled:
     """Plan, lay out and render one native document; ``keep_unfit``: a plan that does not fit its
     node raises UnfitError, which carries it."""
@@ -154,12 +157,12 @@ def compile_document(
                 for name, size in too_big
             ],
         )
-    render.check(own, k8s_version)
+    render.check(own, p.k8s_version)
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
 
 def compile_unit(
-    unit: Unit, k8s_version: str = kube.DEFAULT_VERSION, namespace: str | None = None, keep_unfit: bool = False
+    unit: Unit, k8s_version: str | None = None, namespace: str | None = None, keep_unfit: bool = False
 ) -> Compiled:
     """Compile one unit; problems of a translated spec point at the field the user wrote."""
     conv = unit.conversion
@@ -252,7 +255,7 @@ def translate_inputs(
 
 def compile_inputs(
     inputs: Sequence[Input],
-    k8s_version: str = kube.DEFAULT_VERSION,
+    k8s_version: str | None = None,
     options: Options = NO_OPTIONS,
     progress: Progress | None = None,
     skippable: frozenset[str] = frozenset(),
@@ -310,9 +313,7 @@ def compile_inputs(
     return Output(results, warnings, skipped, unfit, planned)
 
 
-def compile_text(
-    text: str, file: str, k8s_version: str = kube.DEFAULT_VERSION, options: Options = NO_OPTIONS
-) -> list[Compiled]:
+def compile_text(text: str, file: str, k8s_version: str | None = None, options: Options = NO_OPTIONS) -> list[Compiled]:
     """Every spec document of one input; a SpecError carries the problems of all of them."""
     try:
         return compile_inputs([(file, text)], k8s_version, options).compiled

@@ -284,7 +284,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     gated = gated_warning(spec)
     if gated:
         warnings.append(gated)
-    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context_length, warnings, access, unfit)
+    plan = Plan(spec, model, instance, decision, sz, gpus_per_pod, context_length, warnings, access, unfit, k8s_version)
     plan.warnings += gpu_access.warnings(spec, access) + images.warnings(plan)
     dropped = dropped_tiers_warning(spec, decision)
     plan.warnings += [dropped] if dropped else []

@@ -91,7 +91,8 @@ def check(access: GpuAccess | None, k8s_version: str) -> list[Problem]:
             PATH,
             f"gpuAccess {access.mode} needs Kubernetes {floor} or newer ({row['minKubeVersionReason']}), "
             f"but the output is for Kubernetes {'.'.join(map(str, version_tuple(k8s_version)))}",
-            f"render with --kube-version {floor} (or newer) for a cluster that has it, or use {row['minKubeVersionAlternative']}",
+            f'for a cluster that has it, set kubeVersion: "{floor}" (or render with --kube-version {floor} or newer), '
+            f"or use {row['minKubeVersionAlternative']}",
         )
     ]
 

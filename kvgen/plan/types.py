@@ -33,6 +33,7 @@ class Plan:
     # a plan built with build(keep_unfit=True) for kvgen explain: why the pod does not fit its node
     # (sizing's and the context length's problems, FIT_CODES); render never sees such a plan
     problems: list[Problem] = field(default_factory=list)
+    k8s_version: str = ""  # the Kubernetes version (major.minor) the objects are for (kube_target.resolve)
 
     @property
     def backend(self) -> str | None:

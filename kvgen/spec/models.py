@@ -1178,6 +1178,25 @@ class Spec(Model):
         description="Warnings are errors: kvgen and the Helm chart refuse the spec, listing every warning as a "
         "problem at strict (kvgen render --strict does the same for every spec).",
     )
+    kube_version: str | None = Field(
+        None,
+        pattern=r"^1\.[0-9]+$",
+        description='The Kubernetes version (major.minor, a quoted string such as "1.34") of the cluster this spec '
+        "is written for: kvgen renders and validates for it when no --kube-version is given, and so does the Helm "
+        "chart under helm template without --kube-version. A version given on the command line (or the cluster's, "
+        "under helm install) that is older is a problem naming both; a newer one is used. Unset: kvgen's default "
+        "(charts/kvgen/files/kubernetes.json).",
+    )
+
+    @field_validator("kube_version", mode="before")
+    @classmethod
+    def _version_is_text(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f'a Kubernetes version is a string: quote it, kubeVersion: "{value}" (YAML reads an unquoted 1.30 '
+                "as the number 1.3)"
+            )
+        return value
 
     @property
     def object_name(self) -> str:

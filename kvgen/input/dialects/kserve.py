@@ -177,12 +177,19 @@ class _Workload:
         # pod settings kvgen renders as they are (the spec's pod and scheduling sections)
         for key, native in (
             ("runtimeClassName", ("scheduling", "runtimeClassName")),
+            ("schedulerName", ("scheduling", "schedulerName")),
             ("topologySpreadConstraints", ("scheduling", "topologySpreadConstraints")),
             ("imagePullSecrets", ("pod", "imagePullSecrets")),
             ("securityContext", ("pod", "securityContext")),
         ):
             if tmpl.get(key):
                 self.b.set(native, tmpl[key], (*path, key), subtree=True)
+        if tmpl.get("terminationGracePeriodSeconds") is not None:
+            self.b.set(
+                ("pod", "terminationGracePeriodSeconds"),
+                tmpl["terminationGracePeriodSeconds"],
+                (*path, "terminationGracePeriodSeconds"),
+            )
         if tmpl.get("serviceAccountName"):
             self.b.set(("pod", "serviceAccount", "name"), tmpl["serviceAccountName"], (*path, "serviceAccountName"))
         if tmpl.get("automountServiceAccountToken") is not None:
@@ -230,6 +237,11 @@ class _Workload:
                 t.use((*path, "args"))
         for j, env in enumerate(c.get("env") or []):
             self.env(env, (*path, "env", j))
+        # the container settings kvgen has knobs for: vllm.envFrom, images.vllm.pullPolicy
+        if c.get("envFrom"):
+            b.set(("vllm", "envFrom"), c["envFrom"], (*path, "envFrom"), subtree=True)
+        if c.get("imagePullPolicy"):
+            b.set(("images", "vllm", "pullPolicy"), c["imagePullPolicy"], (*path, "imagePullPolicy"))
         resources = mapping(t, (*path, "resources"), c.get("resources"))
         self.resources(resources, (*path, "resources"))
         for j, mount in enumerate(c.get("volumeMounts") or []):

@@ -40,14 +40,19 @@ kvgen.buildContext: kvgen.context computed (kvgen.context keeps it for the rest 
 Usage: {{- $json := include "kvgen.buildContext" . -}}
 */}}
 {{- define "kvgen.buildContext" -}}
-{{/* the Kubernetes version: the cluster's (helm install) or --kube-version's; Helm's own default
-     (helm template without --kube-version: v<the client-go Helm was built with>.0) is replaced by
-     kvgen's, files/kubernetes.json, so that both faces render for the same version */}}
+{{/* the Kubernetes version (kvgen/plan/kube_target.py): the cluster's (helm install) or
+     --kube-version's; Helm's own default (helm template without --kube-version: v<the client-go
+     Helm was built with>.0) is replaced by the spec's kubeVersion, else kvgen's default
+     (files/kubernetes.json), so that both faces render for the same version */}}
 {{- $kube := .Capabilities.KubeVersion.Version -}}
-{{- if eq $kube (printf "%v.0" .Capabilities.HelmVersion.KubeClientVersion) -}}
-{{- $kube = printf "v%s.0" (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion -}}
+{{- $given := ne $kube (printf "%v.0" .Capabilities.HelmVersion.KubeClientVersion) -}}
+{{- if not $given -}}
+{{- $kube = printf "v%s.0" (default (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion .Values.kubeVersion) -}}
 {{- end -}}
 {{- $s := dict "V" .Values "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
+{{- if and $given .Values.kubeVersion (semverCompare (printf "<%s.0-0" .Values.kubeVersion) $kube) -}}
+{{- include "kvgen.problem" (list $s "kubeVersion" (printf "the spec is written for Kubernetes %s, but the output is for Kubernetes %s, which is older" .Values.kubeVersion (regexFind "[0-9]+\\.[0-9]+" $kube)) (printf "render for %s or newer (kvgen --kube-version, helm template --kube-version; helm install uses the cluster's), or set kubeVersion to the version the cluster runs" .Values.kubeVersion)) -}}
+{{- end -}}
 {{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
 {{- include "kvgen.resolveName" $s -}}

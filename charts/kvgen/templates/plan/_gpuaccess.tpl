@@ -16,7 +16,7 @@ on install and `--kube-version` for `helm template`.
 {{- if eq $mode "dra" -}}{{- $_ := set $access "deviceClassName" $lm.deviceClassName -}}{{- end -}}
 {{- with $row.minKubeVersion -}}
 {{- if not (semverCompare (printf ">=%s.0-0" .) $s.kube) -}}
-{{- include "kvgen.problem" (list $s "kvCacheOffloading.lmcache.gpuAccess" (printf "gpuAccess %s needs Kubernetes %s or newer (%s), but the output is for Kubernetes %s" $mode . $row.minKubeVersionReason (regexFind "[0-9]+\\.[0-9]+" $s.kube)) (printf "render with --kube-version %s (or newer) for a cluster that has it, or use %s" . $row.minKubeVersionAlternative)) -}}
+{{- include "kvgen.problem" (list $s "kvCacheOffloading.lmcache.gpuAccess" (printf "gpuAccess %s needs Kubernetes %s or newer (%s), but the output is for Kubernetes %s" $mode . $row.minKubeVersionReason (regexFind "[0-9]+\\.[0-9]+" $s.kube)) (printf "for a cluster that has it, set kubeVersion: \"%s\" (or render with --kube-version %s or newer), or use %s" . . $row.minKubeVersionAlternative)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
