@@ -357,6 +357,15 @@ def test_the_problem_cases_reach_the_hints_they_are_for():
         "did you mean 'float'?",
         "see `vllm serve --help`",
     } <= hints["extra-args"]
+    assert (
+        "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it"
+        in hints["extra-objects"]
+    )
+    assert "remove one of them, or rename it" in hints["extra-objects"]
+    assert (
+        "rename it, or set what you need through the spec's own fields (see `kvgen schema`)"
+        in (hints["extra-objects-kvgens-own"])
+    )
 
 
 CATALOG_WORDS = sorted(catalog.models()) + sorted(catalog.instances())

@@ -20,8 +20,7 @@ from kvgen.core.errors import KvgenError, Problem, SpecError
 from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
-from kvgen.plan import extra_objects
-from kvgen.plan import kube_target
+from kvgen.plan import extra_objects, kube_target
 from kvgen.plan.types import Plan
 from kvgen.plan.validate import namespace_conflict, parse_spec
 from kvgen.render import templates as render
