@@ -374,6 +374,31 @@ def specs(draw):
                 externalTrafficPolicy=draw(st.sampled_from(["Cluster", "Local"])),
                 loadBalancerSourceRanges=["10.0.0.0/8", "fd00::/8"],
             )
+    if (
+        draw(st.integers(0, 3)) == 0
+    ):  # issue 23: extraObjects, verbatim (a kind without a schema warns; twins are refused)
+        name = spec.get("name", "x")
+        pool = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "tuning"},
+                "data": {"VLLM_LOGGING_LEVEL": "INFO"},
+            },
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "metadata": {"name": f"{name}-ingress", "labels": {"team": "platform"}},
+                "spec": {
+                    "podSelector": {"matchLabels": {"app.kubernetes.io/part-of": name}},
+                    "policyTypes": ["Ingress"],
+                },
+            },
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}},
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "Opaque"},
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": {"ports": [{"port": 80}]}},
+        ]
+        spec["extraObjects"] = [copy.deepcopy(o) for o in draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))]
     return spec
 
 

@@ -31,7 +31,7 @@ def _camel(name: str) -> str:
 
 
 # Kubernetes objects the context passes through as the spec wrote them (a "" env value is a value)
-PASSED_THROUGH = {"env", "tolerations", "affinity", "ephemeral", "nodeSelector"}
+PASSED_THROUGH = {"env", "tolerations", "affinity", "ephemeral", "nodeSelector", "extraObjects"}
 
 
 def empty_values(node: Any, path: str = "") -> list[str]:
