@@ -118,7 +118,9 @@ class ModelInfo:
     full_head_dim: int | None = None
     multimodal: bool = False  # takes images/audio: vLLM keeps a multimodal processor cache in host memory
     quantization: str = "bf16"  # the checkpoint's weight format: a scheme of files/quantization.yaml
-    embedding_parameters: int | None = None  # input embeddings + lm_head: kept in the model dtype by online quantization
+    embedding_parameters: int | None = (
+        None  # input embeddings + lm_head: kept in the model dtype by online quantization
+    )
     # what the vLLM flags of the spec make of it (kvgen.plan.quantization.apply): the weights' bytes on the
     # GPUs (None: the checkpoint's size), the downloaded bytes (None: the checkpoint's), the KV dtype's bytes
     gpu_weights: int | None = None
