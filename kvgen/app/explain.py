@@ -14,8 +14,9 @@ KV bytes per token (shared/reference/runtime.md section 9): standard attention s
 ``layers x KV heads per rank x head dim x 2 x dtype bytes`` per GPU (heads are replicated when
 the tensor-parallel size exceeds them); MLA stores one latent of ``kv_lora_rank +
 qk_rope_head_dim`` per layer, no factor 2, replicated on every tensor-parallel rank; hybrid
-models count their attention layers only. kvgen leaves ``--kv-cache-dtype`` at ``auto``, which
-keeps the KV cache in the model's 16-bit dtype: 2 bytes. An offloaded token costs the bytes it
+models count their attention layers only. The dtype bytes follow ``--kv-cache-dtype`` in
+vllm.extraArgs (``auto``: the model's dtype, 2 bytes; ``fp8``: 1; kvgen.plan.quantization), and
+``model.dtypes`` says which were assumed. An offloaded token costs the bytes it
 takes on all the pod's GPUs, so every tier is counted in those "pod bytes per token" (every
 attention layer, sliding ones included: a lower bound on the tokens a tier holds; for MLA this
 counts one copy per rank, a lower bound on what vLLM may store). Full-length sequences in the GPU
