@@ -14,8 +14,9 @@ KV bytes per token (shared/reference/runtime.md section 9): standard attention s
 ``layers x KV heads per rank x head dim x 2 x dtype bytes`` per GPU (heads are replicated when
 the tensor-parallel size exceeds them); MLA stores one latent of ``kv_lora_rank +
 qk_rope_head_dim`` per layer, no factor 2, replicated on every tensor-parallel rank; hybrid
-models count their attention layers only. kvgen leaves ``--kv-cache-dtype`` at ``auto``, which
-keeps the KV cache in the model's 16-bit dtype: 2 bytes. An offloaded token costs the bytes it
+models count their attention layers only. The dtype bytes follow ``--kv-cache-dtype`` in
+vllm.extraArgs (``auto``: the model's dtype, 2 bytes; ``fp8``: 1; kvgen.plan.quantization), and
+``model.dtypes`` says which were assumed. An offloaded token costs the bytes it
 takes on all the pod's GPUs, so every tier is counted in those "pod bytes per token" (every
 attention layer, sliding ones included: a lower bound on the tokens a tier holds; for MLA this
 counts one copy per rank, a lower bound on what vLLM may store). Full-length sequences in the GPU
@@ -33,7 +34,7 @@ from kvgen.context import build as layout
 from kvgen.core.errors import Problem, format_path, sorted_problems
 from kvgen.core.quantity import GiB
 from kvgen.data import connector
-from kvgen.plan import gpu_access, kvcache
+from kvgen.plan import gpu_access, kvcache, quantization
 from kvgen.plan import sizing as sz
 from kvgen.plan.images import lmcache_image, vllm_image
 from kvgen.plan.types import Plan
@@ -42,7 +43,6 @@ if TYPE_CHECKING:  # rich is imported where it prints
     from rich.console import Console
     from rich.text import Text
 
-KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
 JSON_VERSION = 1
 
 
@@ -179,7 +179,7 @@ def _tier(
 def _kv(plan: Plan) -> dict[str, Any]:
     spec, s, m = plan.spec, plan.sizing, plan.model
     p = spec.parallelism
-    per_rank = m.kv_bytes_per_token(KV_DTYPE_BYTES, p.tensor)  # all layers, one tensor-parallel rank
+    per_rank = m.kv_bytes_per_token(m.kv_dtype_bytes, p.tensor)  # all layers, one tensor-parallel rank
     gpus = s.gpus_per_pod
     # the bytes one token takes on all of this pod's GPUs (pipeline stages hold 1/pp of the layers)
     pod_bytes = per_rank * max(gpus, 1) // p.pipeline if gpus else per_rank
@@ -219,7 +219,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
             tiers.append(_tier("remote", "resp", cap, pod_bytes, max_len, url=r.url, shared=True))
     gpu_tier = tiers[0]
     return {
-        "dtypeBytes": KV_DTYPE_BYTES,
+        "dtypeBytes": m.kv_dtype_bytes,
         "bytesPerTokenPerGpu": per_rank,
         "podBytesPerToken": pod_bytes,
         "maxModelLen": max_len,
@@ -306,6 +306,17 @@ def report(
             }
         )
     kv = _kv(plan)
+    dt = quantization.dtypes(plan.spec, m)
+    dtypes = {
+        "weights": {
+            "checkpoint": dt.checkpoint,
+            "onGpu": dt.gpu_scheme,
+            "online": dt.online,
+            "bitsPerParameter": dt.bits_per_parameter,
+            "modelDtypeBytes": dt.dtype_bytes,
+        },
+        "kvCache": {"dtype": dt.kv_cache_dtype, "bytes": dt.kv_bytes},
+    }
     return {
         "version": JSON_VERSION,
         "name": plan.spec.name,
@@ -318,6 +329,7 @@ def report(
             "mla": m.mla,
             "multimodal": m.multimodal,
             "weightsBytes": m.weights_bytes,
+            "gpuWeightsBytes": m.gpu_weights_bytes,
             "layers": m.layers,
             "attentionLayers": m.attention_layers,
             "kvHeads": m.kv_heads,
@@ -325,6 +337,7 @@ def report(
             "maxModelLen": m.max_model_len,
             "slidingLayers": m.sliding_layers,
             "slidingWindow": m.sliding_window,
+            "dtypes": dtypes,
         },
         "instance": {
             "type": i.type,
@@ -498,6 +511,14 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
                 f"{' (the vLLM image)' if a['sameImageAsVllm'] else ' [yellow](not the vLLM image)[/]'}",
                 highlight=False,
             )
+        w, kvd = r["model"]["dtypes"]["weights"], r["model"]["dtypes"]["kvCache"]
+        online = f", quantized online by --quantization {w['online']}" if w["online"] else ""
+        console.print(
+            f"  dtypes: weights {w['checkpoint']} checkpoint ({_size(r['model']['weightsBytes'])}), {w['onGpu']} on the "
+            f"GPUs{online}: {w['bitsPerParameter']:g} bits per parameter ({_size(r['model']['gpuWeightsBytes'])}); "
+            f"KV cache {kvd['dtype']}: {kvd['bytes']} byte{'s' if kvd['bytes'] != 1 else ''} per element",
+            highlight=False,
+        )
         if r["input"]["format"] != "native":
             console.print(f"  from {r['input']['apiVersion']} {r['input']['kind']} in {r['input']['file']}")
 

@@ -117,6 +117,25 @@ class ModelInfo:
     full_kv_heads: int | None = None  # full-attention layers' geometry when it differs (Gemma 4)
     full_head_dim: int | None = None
     multimodal: bool = False  # takes images/audio: vLLM keeps a multimodal processor cache in host memory
+    quantization: str = "bf16"  # the checkpoint's weight format: a scheme of files/quantization.yaml
+    embedding_parameters: int | None = (
+        None  # input embeddings + lm_head: kept in the model dtype by online quantization
+    )
+    # what the vLLM flags of the spec make of it (kvgen.plan.quantization.apply): the weights' bytes on the
+    # GPUs (None: the checkpoint's size), the downloaded bytes (None: the checkpoint's), the KV dtype's bytes
+    gpu_weights: int | None = None
+    downloaded_weights: int | None = None
+    kv_dtype_bytes: int = 2
+
+    @property
+    def gpu_weights_bytes(self) -> int:
+        """The weights' bytes in GPU memory (all GPUs together)."""
+        return self.weights_bytes if self.gpu_weights is None else self.gpu_weights
+
+    @property
+    def download_bytes(self) -> int:
+        """The bytes downloaded into the model cache (the checkpoint, unless --load-format dummy)."""
+        return self.weights_bytes if self.downloaded_weights is None else self.downloaded_weights
 
     @property
     def full_layers(self) -> int:
@@ -232,6 +251,8 @@ def resolve_model(
         "sliding_layers",
         "sliding_window",
         "multimodal",
+        "quantization",
+        "embedding_parameters",
     ):
         value = getattr(spec_model, field)
         if value is not None:
@@ -298,7 +319,17 @@ def resolve_model(
         full_kv_heads=merged.get("fullKvHeads"),
         full_head_dim=merged.get("fullHeadDim"),
         multimodal=bool(merged.get("multimodal", False)),
+        quantization=str(merged.get("quantization") or "bf16"),
+        embedding_parameters=merged.get("embeddingParameters"),
     )
+    if info.quantization not in load("quantization.yaml")["schemes"]:
+        problems.append(
+            Problem(
+                ("model", "quantization"),
+                f"unknown checkpoint quantization {quoted(info.quantization)}",
+                "use one of " + ", ".join(sorted(load("quantization.yaml")["schemes"])) + " (files/quantization.yaml)",
+            )
+        )
     if spec_model.max_model_len and info.max_model_len and spec_model.max_model_len > info.max_model_len:
         problems.append(
             Problem(

@@ -11,7 +11,19 @@ from typing import Any
 from kvgen.core.errors import Problem, SpecError
 from kvgen.data import catalog, flags, kube
 from kvgen.data.catalog import InstanceInfo, ModelInfo
-from kvgen.plan import apiserver, extra_args, extra_objects, gpu_access, images, kvcache, ports, remote, rules, sizing
+from kvgen.plan import (
+    apiserver,
+    extra_args,
+    extra_objects,
+    gpu_access,
+    images,
+    kvcache,
+    ports,
+    quantization,
+    remote,
+    rules,
+    sizing,
+)
 from kvgen.plan.types import WORKER_SUFFIX, Plan
 from kvgen.spec.models import Spec
 
@@ -251,6 +263,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
         raise SpecError("", problems)
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
     problems += structural
+    if not structural:  # the weights' and KV's bytes as vLLM's dtype flags make them (files/quantization.yaml)
+        model, dtype_problems = quantization.apply(spec, model)
+        problems += dtype_problems
     if problems:
         raise SpecError("", problems)
     decision = rules.decide(rules.Facts(spec, model, instance))

@@ -40,7 +40,6 @@ BLOCK_SIZE = _C["blockSize"]
 RESERVE_TOKENS = _C["reserveTokens"]
 HYBRID_STATE = _C["hybridStateGiB"] * GiB
 BATCHED_TOKENS = tuple((b["minGpuGiB"] * GiB, b.get("notGpuModel"), b["tokens"]) for b in _C["batchedTokens"])
-KV_DTYPE_BYTES = 2  # --kv-cache-dtype auto on a bf16/fp16 model
 FIT_CONTEXT = "context-does-not-fit"  # the code of a context length the KV cache cannot hold (explain marks it)
 
 
@@ -102,8 +101,8 @@ def cost(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> Cost:
     per_stage = lambda n: math.ceil(n / p.pipeline)  # noqa: E731
     in_flight = max(2, p.pipeline + 1) * batched_tokens(spec, instance)
     return Cost(
-        full=per_stage(full) * model.layer_bytes_per_token(True, KV_DTYPE_BYTES, p.tensor),
-        sliding=per_stage(sliding) * model.layer_bytes_per_token(False, KV_DTYPE_BYTES, p.tensor),
+        full=per_stage(full) * model.layer_bytes_per_token(True, model.kv_dtype_bytes, p.tensor),
+        sliding=per_stage(sliding) * model.layer_bytes_per_token(False, model.kv_dtype_bytes, p.tensor),
         # (the catalog gives every model with sliding layers a window)
         sliding_cap=model.sliding_window - 1 + in_flight if sliding and model.sliding_window is not None else None,
         state=HYBRID_STATE if model.hybrid else 0,

@@ -68,9 +68,9 @@ def startup_budget(spec: Spec, model: ModelInfo) -> int:
     """Seconds vLLM may take to first answer /health: the weights downloaded (none from a
     model.uri claim) and read at sizing.yaml's rates, plus the engine's start, at least the floor.
     Whole seconds, each part rounded up (the chart's kvgen.startupProbe does the same)."""
-    downloaded = 0 if spec.model.uri else model.weights_bytes
+    downloaded = 0 if spec.model.uri else model.download_bytes
     seconds = (
-        -(-downloaded // STARTUP_DOWNLOAD_RATE) + -(-model.weights_bytes // STARTUP_LOAD_RATE) + STARTUP_ENGINE_SECONDS
+        -(-downloaded // STARTUP_DOWNLOAD_RATE) + -(-model.download_bytes // STARTUP_LOAD_RATE) + STARTUP_ENGINE_SECONDS
     )
     return max(STARTUP_FLOOR_SECONDS, seconds)
 
@@ -169,7 +169,7 @@ def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
     p = spec.parallelism
     ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
     usable = instance.gpu_usable_bytes * ppm // 1_000_000
-    weights = model.weights_bytes // (p.tensor * p.pipeline)
+    weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
     left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
     return max(0, left) * KV_BUDGET_PERCENT // 100
 
@@ -311,7 +311,7 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     # model cache
     # every node downloads the whole checkpoint, even when it loads only its pipeline stage;
     # nothing is downloaded from a claim (model.uri)
-    downloaded = 0 if spec.model.uri else model.weights_bytes
+    downloaded = 0 if spec.model.uri else model.download_bytes
     model_cache = _override(res.model_cache, round_up_gib(downloaded + MODEL_CACHE_HEADROOM))
 
     # vLLM container: the sum of its items, in this order (the chart adds them in the same order)
@@ -491,7 +491,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
             )
         problems.append(Problem(path, message, hint, code=FIT_DISK))
     if instance.gpus and instance.gpu_memory_known:
-        per_gpu_weights = model.weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
+        per_gpu_weights = model.gpu_weights_bytes / (spec.parallelism.tensor * spec.parallelism.pipeline)
         usable = instance.gpu_usable_bytes * spec.vllm.gpu_memory_utilization
         if per_gpu_weights + GPU_BASE_OVERHEAD > usable:
             problems.append(

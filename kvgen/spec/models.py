@@ -207,6 +207,20 @@ class ModelSpec(Model):
         "kvgen adds to the vLLM container. Overrides the catalog.",
     )
     weights: Size | None = Field(None, description="Inline model: total size of the weight files, e.g. 15Gi.")
+    quantization: str | None = Field(
+        None,
+        description="Inline model: the checkpoint's weight format, a scheme of files/quantization.yaml: bf16, fp16, "
+        "fp8, int8, awq, gptq, nvfp4 or mxfp4 (config.json torch_dtype, or quantization_config quant_method). "
+        "Default: the catalog row's, else bf16. weights stays the checkpoint's size; --quantization in vllm.extraArgs "
+        "on a 16-bit checkpoint shrinks the weights on the GPU only.",
+    )
+    embedding_parameters: int | None = Field(
+        None,
+        ge=0,
+        description="Inline model: parameters of the input embeddings and the lm_head (vocab_size x hidden_size, x 2 "
+        "unless tie_word_embeddings), which vLLM's online quantization (--quantization fp8 on a 16-bit checkpoint) "
+        "keeps in the model's dtype. Needed to size online quantization.",
+    )
     sliding_layers: int | None = Field(
         None,
         ge=0,
@@ -1033,6 +1047,10 @@ class CatalogModel(Model):
     full_kv_heads: int | None = Field(None, ge=1, description="KV heads of full-attention layers where they differ.")
     full_head_dim: int | None = Field(None, ge=1, description="Head dim of full-attention layers where it differs.")
     weights: Size | None = Field(None, description="Size of the weights vLLM loads, e.g. 16Gi.")
+    quantization: str | None = Field(None, description="The checkpoint's weight format (files/quantization.yaml).")
+    embedding_parameters: int | None = Field(
+        None, ge=0, description="Input embeddings + lm_head parameters (kept 16-bit by online quantization)."
+    )
     max_model_len: int | None = Field(None, ge=1, description="The model's token limit.")
     source: str | None = Field(None, description="Where the numbers come from.")
 

@@ -22,7 +22,12 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.checkRemote" $s -}}
 {{- include "kvgen.checkExtraObjects" $s -}}
 {{- end -}}
-{{- if and (hasKey $s "model") (hasKey $s "inst") -}}{{- include "kvgen.checkStructure" $s -}}{{- end -}}
+{{- if and (hasKey $s "model") (hasKey $s "inst") -}}
+{{- $before := len $s.errs -}}
+{{- include "kvgen.checkStructure" $s -}}
+{{/* the weights' and KV's bytes as vLLM's dtype flags make them (files/quantization.yaml) */}}
+{{- if eq (len $s.errs) $before -}}{{- include "kvgen.applyDtypes" $s -}}{{- end -}}
+{{- end -}}
 {{- if not $s.errs -}}
 {{- include "kvgen.decide" $s -}}
 {{- include "kvgen.gpuAccess" $s -}}

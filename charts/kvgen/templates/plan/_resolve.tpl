@@ -29,7 +29,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
 {{- $m := deepCopy $row -}}
 {{- if hasKey $own $spec.id -}}{{- $m = mergeOverwrite (deepCopy (default dict (index $builtin $spec.id))) (deepCopy (index $own $spec.id)) -}}{{- end -}}
-{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" "quantization" "embeddingParameters" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
 {{- $missing := list -}}
@@ -72,6 +72,15 @@ dict built by kvgen.context and records results or problems in it.
 {{- $maxLen := int64 0 -}}
 {{- if include "kvgen.isSet" (list $m "maxModelLen") -}}{{- $maxLen = int64 $m.maxModelLen -}}{{- end -}}
 {{- $info := dict "id" $spec.id "architecture" $architecture "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (or $hybridArch (eq (toString $m.hybrid) "true")) "weights" (include "kvgen.bytes" $m.weights | int64) "slidingLayers" $sliding "slidingWindow" $window "fullKvHeads" $fullKvHeads "fullHeadDim" $fullHeadDim "maxModelLen" $maxLen "multimodal" (eq (toString $m.multimodal) "true") -}}
+{{/* the checkpoint's weight format (files/quantization.yaml schemes; kvgen/data/catalog.py resolve_model) */}}
+{{- $quant := "bf16" -}}{{- if include "kvgen.isSet" (list $m "quantization") -}}{{- $quant = toString $m.quantization -}}{{- end -}}
+{{- $schemes := ($s.F.Get "files/quantization.yaml" | fromYaml).schemes -}}
+{{- $_ := set $info "quantization" $quant -}}
+{{- $_ := set $info "embeddingParameters" (ternary (int64 $m.embeddingParameters) -1 (include "kvgen.isSet" (list $m "embeddingParameters") | eq "true")) -}}
+{{- $_ := set $info "gpuWeights" (int64 $info.weights) -}}{{- $_ := set $info "downloadWeights" (int64 $info.weights) -}}{{- $_ := set $info "kvBytes" (int64 2) -}}
+{{- if not (hasKey $schemes $quant) -}}
+{{- include "kvgen.problem" (list $s "model.quantization" (printf "unknown checkpoint quantization %s" (include "kvgen.quoted" $quant)) (printf "use one of %s (files/quantization.yaml)" (join ", " (keys $schemes | sortAlpha)))) -}}
+{{- end -}}
 {{- $_ := set $s "model" $info -}}
 {{- if and (include "kvgen.isSet" (list $spec "maxModelLen")) (include "kvgen.isSet" (list $m "maxModelLen")) -}}
 {{- if gt (int64 $spec.maxModelLen) (int64 $m.maxModelLen) -}}

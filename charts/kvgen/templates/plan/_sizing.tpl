@@ -173,7 +173,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- if include "kvgen.isSet" (list $res "shm") -}}{{- $shm = include "kvgen.bytes" $res.shm | int64 -}}{{- end -}}
 
 {{/* model cache: every node downloads the whole checkpoint; nothing is downloaded from a claim (model.uri) */}}
-{{- $downloaded := ternary 0 $m.weights (not (empty $v.model.uri)) -}}
+{{- $downloaded := ternary 0 $m.downloadWeights (not (empty $v.model.uri)) -}}
 {{- $modelCache := include "kvgen.roundUpGiB" (add $downloaded (mul (int64 $C.modelCache.headroomGiB) $GiB)) | int64 -}}
 {{- if include "kvgen.isSet" (list $res "modelCache") -}}{{- $modelCache = include "kvgen.bytes" $res.modelCache | int64 -}}{{- end -}}
 
@@ -248,7 +248,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- end -}}
 {{- end -}}
 {{- if and (gt $i.gpus 0) $gpuMemoryKnown -}}
-{{- $perGpuWeights := divf $m.weights (mul $tp (int64 $p.pipeline)) -}}
+{{- $perGpuWeights := divf $m.gpuWeights (mul $tp (int64 $p.pipeline)) -}}
 {{- $usable := mulf $i.gpuUsable $v.vllm.gpuMemoryUtilization -}}
 {{- $gpuOverhead := mulf $C.gpu.baseOverheadGiB $GiB | int64 -}}
 {{- if gt (addf $perGpuWeights $gpuOverhead) $usable -}}
@@ -290,7 +290,7 @@ memory as the device reports it (inst.gpuUsable) x gpuMemoryUtilization (in part
 {{- if eq $i.gpus 0 -}}0{{- else -}}
 {{- $ppm := floor (addf (mulf $s.V.vllm.gpuMemoryUtilization 1000000.0) 0.5) | int64 -}}
 {{- $usable := div (mul $i.gpuUsable $ppm) 1000000 -}}
-{{- $weights := div $s.model.weights (mul (int64 $p.tensor) (int64 $p.pipeline)) -}}
+{{- $weights := div $s.model.gpuWeights (mul (int64 $p.tensor) (int64 $p.pipeline)) -}}
 {{- $overhead := mulf $C.gpu.baseOverheadGiB 1073741824.0 | int64 -}}
 {{- $left := sub (sub (sub $usable $weights) $overhead) (div (mul $weights (int64 $C.gpu.overheadWeightPercent)) 100) -}}
 {{- div (mul (max 0 $left) (int64 $C.gpu.kvBudgetPercent)) 100 -}}
@@ -323,12 +323,13 @@ Sets $s.context (flag: 0 for none).
 {{- end -}}
 {{- $full = div (add $full (sub $pp 1)) $pp -}}
 {{- $sliding = div (add $sliding (sub $pp 1)) $pp -}}
-{{/* bytes per token per layer: K and V per KV head on this rank (MLA: one latent, on every rank) */}}
-{{- $fullLayer := mul (int64 $m.fullHeadDim) 2 -}}
-{{- $slidingLayer := mul (int64 $m.headDim) 2 -}}
+{{/* bytes per token per layer: K and V per KV head on this rank (MLA: one latent, on every rank), x the KV dtype's bytes */}}
+{{- $kvBytes := int64 $m.kvBytes -}}
+{{- $fullLayer := mul (int64 $m.fullHeadDim) $kvBytes -}}
+{{- $slidingLayer := mul (int64 $m.headDim) $kvBytes -}}
 {{- if not $m.mla -}}
-{{- $fullLayer = mul 2 (max 1 (div $m.fullKvHeads $tp)) $m.fullHeadDim 2 -}}
-{{- $slidingLayer = mul 2 (max 1 (div $m.kvHeads $tp)) $m.headDim 2 -}}
+{{- $fullLayer = mul 2 (max 1 (div $m.fullKvHeads $tp)) $m.fullHeadDim $kvBytes -}}
+{{- $slidingLayer = mul 2 (max 1 (div $m.kvHeads $tp)) $m.headDim $kvBytes -}}
 {{- end -}}
 {{- $F := mul $full $fullLayer -}}
 {{- $S := mul $sliding $slidingLayer -}}
@@ -444,7 +445,7 @@ rates, each in whole seconds rounded up, plus the engine's start, at least the f
 {{- if include "kvgen.isSet" (list $t "failureThreshold") -}}{{- int64 $t.failureThreshold -}}
 {{- else -}}
 {{- $X := ($s.F.Get "files/sizing.yaml" | fromYaml).startup -}}
-{{- $weights := int64 $s.model.weights -}}
+{{- $weights := int64 $s.model.downloadWeights -}}
 {{- $downloaded := ternary (int64 0) $weights (not (empty $s.V.model.uri)) -}}
 {{- $down := mul (int64 $X.downloadMiBPerSecond) 1048576 -}}
 {{- $load := mul (int64 $X.loadMiBPerSecond) 1048576 -}}
