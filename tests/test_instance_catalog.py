@@ -5,10 +5,12 @@ by both faces (kvgen's spec schema and the chart's values schema)."""
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 
 import helm
 import pytest
-from conftest import compile_spec, spec
+from conftest import ROOT, compile_spec, spec
 
 from kvgen.core import quantity
 from kvgen.data import catalog
@@ -116,3 +118,22 @@ def test_new_built_in_rows_render_alike_on_both_faces(name, more):
     values = spec(instance={"type": name}, parallelism={"tensor": ROWS[name]["gpus"]}, **more)
     ours = helm.by_identity(compile_spec(values).objects)
     assert helm.by_identity(helm.objects(values)) == ours
+
+
+def test_the_docs_count_the_rows_per_cloud():
+    """docs/catalog.md says how many node types each cloud has: it stays the catalog's count."""
+    text = " ".join((ROOT / "docs" / "catalog.md").read_text().split())
+    counts = Counter(row["cloud"] for row in ROWS.values())
+    said = re.search(
+        r"(\d+) node types: AWS (\d+) .*?, GCP (\d+) .*?, Azure (\d+) .*?, OCI (\d+) .*? and (\d+) on-prem servers",
+        text,
+    )
+    assert said, "docs/catalog.md lost its count of node types"
+    assert [int(n) for n in said.groups()] == [
+        len(ROWS),
+        counts["aws"],
+        counts["gcp"],
+        counts["azure"],
+        counts["oci"],
+        counts["onprem"],
+    ]
