@@ -99,4 +99,4 @@ def test_the_catalog_subcommands_complete_in_the_shell():
     result = run_kvgen(env={**os.environ, **env})
     assert result.stdout.split() == ["models", "instances", "show"]
     env = {"_KVGEN_COMPLETE": "complete_bash", "COMP_WORDS": "kvgen catalog show g5.1", "COMP_CWORD": "3"}
-    assert run_kvgen(env={**os.environ, **env}).stdout.split() == ["g5.12xlarge"]
+    assert run_kvgen(env={**os.environ, **env}).stdout.split() == ["g5.12xlarge", "g5.16xlarge"]

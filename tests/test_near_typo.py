@@ -35,9 +35,9 @@ TYPOS = {  # a near typo -> the catalog name it means
 }
 OTHER_PRODUCTS = [  # real names the catalog does not hold: no suggestion
     "mistralai/Mixtral-8x7B-Instruct-v0.1",  # not Mistral-7B-Instruct-v0.3
-    "g5.2xlarge",  # not g5.12xlarge
-    "g5.4xlarge",
-    "g6e.48xlarge",  # not g6.48xlarge
+    "g5g.2xlarge",  # Graviton, not g5.2xlarge
+    "p5.4xlarge",  # one H100, not p5.48xlarge
+    "g6f.4xlarge",  # a fraction of an L4, not g6.4xlarge
     "p4.24xlarge",  # not p4d.24xlarge
     "p5en.24xlarge",
     "Standard_NC24ads_A100_v5",  # not ..._v4
@@ -102,7 +102,7 @@ def test_an_unknown_name_says_how_to_describe_it_and_where_the_known_ones_are():
     assert "describe it inline (model.architecture, model.layers, model.kvHeads, model.headDim, model.weights" in model
     assert "catalog.models in the spec or in a catalog file (kvgen --catalog FILE, helm -f FILE)" in model
     assert "`kvgen catalog models`" in model
-    node = _hint(spec(instance={"type": "g5.2xlarge"}))
+    node = _hint(spec(instance={"type": "p5.4xlarge"}))
     assert "did you mean" not in node
     assert "describe the node inline (instance.gpus, instance.gpuMemory, instance.memory" in node
     assert "catalog.instances in the spec or in a catalog file (kvgen --catalog FILE, helm -f FILE)" in node

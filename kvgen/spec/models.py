@@ -1061,8 +1061,10 @@ class CatalogInstance(Model):
     not a cloud instance type: its pods are not pinned with node.kubernetes.io/instance-type (your
     own nodes do not carry it) but use the nodeSelector."""
 
-    cloud: Literal["azure", "aws", "gcp", False] | None = Field(
-        None, description="azure, aws or gcp; false for your own nodes (no instance-type pin)."
+    cloud: Literal["azure", "aws", "gcp", "oci", "onprem", False] | None = Field(
+        None,
+        description="azure, aws, gcp or oci; onprem for your own nodes, which a nodeSelector selects; false for "
+        "your own nodes (no instance-type pin).",
     )
     gpus: int | None = Field(None, ge=0, description="GPUs per node.")
     gpu_model: str | None = Field(

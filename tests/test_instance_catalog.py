@@ -1,0 +1,139 @@
+"""files/instances.yaml: every row has every field, each cloud's ephemeral-storage rule holds for
+every row, and every row, copied into a catalog file as `kvgen catalog show` prints it, is accepted
+by both faces (kvgen's spec schema and the chart's values schema)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import helm
+import pytest
+from conftest import ROOT, compile_spec, spec
+
+from kvgen.core import quantity
+from kvgen.data import catalog
+from kvgen.spec.models import Catalog
+
+GiB = 1024**3
+FIELDS = {"cloud", "gpus", "gpuModel", "gpuMemory", "memory", "cpu", "arch", "localDisk", "ephemeralStorage", "source"}
+CLOUDS = {"azure", "aws", "gcp", "oci", "onprem"}
+ROWS = catalog.load("instances.yaml")["instances"]
+
+
+def _gib(value: str) -> float:
+    return quantity.to_bytes(value) / GiB
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_every_row_has_every_field(name):
+    row = ROWS[name]
+    expected = FIELDS | ({"nodeSelector"} if row["cloud"] == "onprem" else set())
+    assert set(row) == expected, name
+    assert row["cloud"] in CLOUDS and row["arch"] in ("amd64", "arm64")
+    assert isinstance(row["gpus"], int) and row["gpus"] >= 0 and isinstance(row["cpu"], int) and row["cpu"] > 0
+    if row["gpus"]:
+        assert isinstance(row["gpuModel"], str) and _gib(row["gpuMemory"]) > 0
+        assert row["gpuModel"] in catalog.load("instances.yaml")["gpuModels"], row["gpuModel"]
+    else:
+        assert row["gpuModel"] is None and row["gpuMemory"] == "0"
+    for key in ("memory", "localDisk", "ephemeralStorage"):
+        assert isinstance(row[key], str) and _gib(row[key]) >= 0, key
+    assert _gib(row["memory"]) > 0 and _gib(row["ephemeralStorage"]) > 0
+    assert isinstance(row["source"], str) and "ephemeralStorage:" in row["source"]
+
+
+def _aks_managed_disk(cpu: int) -> str:
+    return "128Gi" if cpu < 8 else "256Gi" if cpu < 16 else "512Gi" if cpu < 64 else "1024Gi"
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_ephemeral_storage_follows_the_clouds_rule(name):
+    """The header's rule per cloud: EKS 20 GiB, GKE 100 GB (93 GiB), OKE 50 GB (46 GiB), AKS an
+    ephemeral OS disk the size of a temp storage of 128 GiB or more else a managed disk sized by
+    vCPUs, on-prem the OS drive (and a nodeSelector, as on-prem nodes carry no instance-type label)."""
+    row = ROWS[name]
+    eph = row["ephemeralStorage"]
+    if row["cloud"] == "aws":
+        assert eph == "20Gi"
+    elif row["cloud"] == "gcp":
+        assert eph == "93Gi"
+    elif row["cloud"] == "oci":
+        assert eph == "46Gi" and "OKE default boot volume 50 GB" in row["source"]
+    elif row["cloud"] == "azure":
+        assert eph == _aks_managed_disk(row["cpu"]) or (
+            _gib(eph) >= 128 and "ephemeral OS disk the size of" in row["source"]
+        )
+    else:
+        assert "the OS drive" in row["source"] and _gib(eph) < _gib(row["localDisk"])
+        assert row["nodeSelector"] == {
+            "nvidia.com/gpu.product": row["nodeSelector"]["nvidia.com/gpu.product"],
+            "nvidia.com/gpu.count": str(row["gpus"]),
+        }
+
+
+def test_every_row_copied_into_a_catalog_file_is_a_valid_row():
+    """`kvgen catalog show NAME` prints a row to copy into a catalog file: kvgen's schema takes each
+    (its cloud included: oci and onprem as well as azure, aws and gcp). A "0" localDisk or gpuMemory
+    is left out: the schema's sizes must be above zero (a row of its own omits them)."""
+    rows = {
+        f"copy-of-{name}": {k: v for k, v in json.loads(json.dumps(row)).items() if v != "0"}
+        for name, row in ROWS.items()
+    }
+    Catalog.model_validate_json(json.dumps({"instances": rows}))
+
+
+@pytest.mark.parametrize("name", ["BM.GPU.H100.8", "nvidia-dgx-h100"])
+def test_a_copied_oci_or_onprem_row_renders_alike_on_both_faces(name):
+    """The chart's values schema takes the row's cloud as kvgen's does, and both plan from it alike;
+    the on-prem row's pods select its nodes by its nodeSelector, not by instance type."""
+    values = spec(
+        catalog={"instances": {"my-node": json.loads(json.dumps(ROWS[name]))}},
+        instance={"type": "my-node"},
+        parallelism={"tensor": 8},
+    )
+    ours = helm.by_identity(compile_spec(values).objects)
+    assert helm.by_identity(helm.objects(values)) == ours
+    (workload,) = [o for o in ours.values() if o["kind"] in ("Deployment", "StatefulSet")]
+    selector = workload["spec"]["template"]["spec"].get("nodeSelector") or {}
+    if ROWS[name]["cloud"] == "onprem":
+        assert selector.items() >= ROWS[name]["nodeSelector"].items()
+        assert "node.kubernetes.io/instance-type" not in selector
+    else:
+        assert selector["node.kubernetes.io/instance-type"] == "my-node"
+
+
+@pytest.mark.parametrize(
+    "name, more",
+    [
+        # 32 GiB of RAM leaves too little for the default CPU tier beside vLLM: a small one
+        ("g5.2xlarge", {"kvCacheOffloading": {"cpu": "8Gi"}}),
+        ("a3-megagpu-8g", {}),
+        ("VM.GPU.A10.1", {}),
+        ("nvidia-dgx-b200", {}),
+    ],
+)
+def test_new_built_in_rows_render_alike_on_both_faces(name, more):
+    values = spec(instance={"type": name}, parallelism={"tensor": ROWS[name]["gpus"]}, **more)
+    ours = helm.by_identity(compile_spec(values).objects)
+    assert helm.by_identity(helm.objects(values)) == ours
+
+
+def test_the_docs_count_the_rows_per_cloud():
+    """docs/catalog.md says how many node types each cloud has: it stays the catalog's count."""
+    text = " ".join((ROOT / "docs" / "catalog.md").read_text().split())
+    counts = Counter(row["cloud"] for row in ROWS.values())
+    said = re.search(
+        r"(\d+) node types: AWS (\d+) .*?, GCP (\d+) .*?, Azure (\d+) .*?, OCI (\d+) .*? and (\d+) on-prem servers",
+        text,
+    )
+    assert said, "docs/catalog.md lost its count of node types"
+    assert [int(n) for n in said.groups()] == [
+        len(ROWS),
+        counts["aws"],
+        counts["gcp"],
+        counts["azure"],
+        counts["oci"],
+        counts["onprem"],
+    ]
