@@ -1,13 +1,14 @@
 """Weights and KV bytes from the checkpoint's quantization and vLLM's dtype flags
 (charts/kvgen/files/quantization.yaml, kvgen/plan/quantization.py, the chart's
 templates/plan/_quantization.tpl): the numbers, the 70B-in-FP8-on-one-GPU case on both faces, and the
-problems of flags kvgen cannot size."""
+problems of flags kvgen cannot size; online quantization of a model without embeddingParameters sized
+unquantized, with a warning."""
 
 from __future__ import annotations
 
 import helm
 import pytest
-from conftest import compile_spec, container, problem_set, spec
+from conftest import compile_spec, container, dump, problem_set, run_kvgen, spec
 
 from kvgen.app import explain
 from kvgen.core.quantity import GiB
@@ -109,7 +110,14 @@ def test_llama_70b_in_fp8_fits_one_80gb_gpu_with_twice_the_tokens():
     assert 2 * auto.context_length.flag - 256 <= fp8.context_length.flag <= 2 * auto.context_length.flag + 512
     dtypes = explain.report(fp8)["model"]["dtypes"]
     assert dtypes == {
-        "weights": {"checkpoint": "bf16", "onGpu": "fp8", "online": "fp8", "bitsPerParameter": 8, "modelDtypeBytes": 2},
+        "weights": {
+            "checkpoint": "bf16",
+            "onGpu": "fp8",
+            "online": "fp8",
+            "onlineUnsized": None,
+            "bitsPerParameter": 8,
+            "modelDtypeBytes": 2,
+        },
         "kvCache": {"dtype": "fp8", "bytes": 1},
     }
 
@@ -154,11 +162,6 @@ BAD = {
         "kvgen cannot size --kv-cache-dtype nvfp4",
     ),
     "unknown-kv-dtype": (_with_args("--kv-cache-dtype=fp4"), 0, "vLLM 0.33 has no KV-cache dtype 'fp4'"),
-    "online-without-embedding-parameters": (
-        spec(model={"id": "Qwen/Qwen3-32B"}, vllm={"extraArgs": ["--quantization=fp8"]}),
-        0,
-        "kvgen does not know how many of its parameters are embeddings",
-    ),
     "mismatched-method-on-a-quantized-checkpoint": (
         spec(model={"id": "openai/gpt-oss-20b"}, vllm={"extraArgs": ["--quantization=awq"]}),
         0,
@@ -217,3 +220,90 @@ def test_load_format_dummy_downloads_nothing():
         if c["name"] == "vllm"
     )
     assert ours == theirs
+
+
+# ------------------------------------------- online quantization without embeddingParameters: a warning
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+HF_TOKEN = {"hfTokenSecret": {"name": "hf", "key": "token"}}  # no gated-model warning
+WARNINGS_KEY = catalog.runtime()["wiring"]["annotations"]["warnings"]
+UNSIZED_WARNING = (
+    f"vllm.extraArgs[1]: --quantization fp8 quantizes {LLAMA_8B} online; kvgen sizes its GPU weights unquantized, "
+    "as without the flag (an upper bound), since it does not know how many of its parameters are embeddings and "
+    "lm_head, which vLLM does not quantize: set model.embeddingParameters (vocab_size x hidden_size, x 2 unless "
+    "tie_word_embeddings) for the fp8 size"
+)
+
+
+def _llama_8b(*args: str, utilization: float = 0.92, **model: object) -> dict:
+    vllm = {"gpuMemoryUtilization": utilization, "extraArgs": list(args)}
+    return spec(model={"id": LLAMA_8B, **HF_TOKEN, **model}, vllm=vllm)
+
+
+def _workloads(objects: list[dict]) -> dict:
+    return {(o["kind"], o["metadata"]["name"]): o for o in objects if o["kind"] == "Deployment"}
+
+
+def test_online_fp8_without_embedding_parameters_renders_unquantized_with_a_warning_on_both_faces():
+    assert catalog.load("models.yaml")["models"][LLAMA_8B].get("embeddingParameters") is None
+    # a GPU share too small for the full context: kvgen plans --max-model-len from the room after the weights
+    values = _llama_8b("--enable-prefix-caching", "--quantization=fp8", utilization=0.3)
+    without = compile_spec(_llama_8b("--enable-prefix-caching", utilization=0.3))
+    plain = without.plan
+    c = compile_spec(values)
+    # the GPU weights as without the flag (the checkpoint's bf16 size: the upper bound kvgen used before)
+    assert c.plan.model.gpu_weights_bytes == plain.model.gpu_weights_bytes == c.plan.model.weights_bytes
+    assert c.plan.context_length.flag == plain.context_length.flag
+    flag = _max_model_len(container(c, "vllm")["args"])
+    assert flag == _max_model_len(container(without, "vllm")["args"]) == plain.context_length.flag
+    assert c.plan.warnings == [*plain.warnings, UNSIZED_WARNING]
+    objs, notes = helm.objects_and_warnings(values)
+    assert notes == c.plan.warnings
+    assert _workloads(objs) == _workloads(c.objects)
+    (workload,) = _workloads(objs).values()
+    assert workload["metadata"]["annotations"][WARNINGS_KEY] == "\n".join(c.plan.warnings)
+    assert (
+        f"--max-model-len={flag}"
+        in next(ct for ct in workload["spec"]["template"]["spec"]["containers"] if ct["name"] == "vllm")["args"]
+    )
+
+
+def test_online_fp8_without_embedding_parameters_warns_on_stderr_and_strict_refuses_it_on_both_faces():
+    values = _llama_8b("--enable-prefix-caching", "--quantization=fp8")
+    result = run_kvgen("render", "-", input=dump(values))
+    assert result.returncode == 0, result.stderr
+    assert "--quantization fp8 quantizes meta-llama/Llama-3.1-8B-Instruct online" in result.stderr
+    strict = run_kvgen("render", "--strict", "-", input=dump(values))
+    assert strict.returncode == 1 and strict.stdout == ""
+    assert f"error: <stdin>: demo: {UNSIZED_WARNING}" in strict.stderr
+    ours = problem_set({**values, "strict": True})
+    assert {(p, m) for p, m, _h in ours} == {("strict", UNSIZED_WARNING)}
+    assert helm.problems({**values, "strict": True}) == ours
+
+
+def test_online_fp8_with_embedding_parameters_on_a_catalog_row_is_sized_and_does_not_warn():
+    embeddings = 128256 * 4096 * 2
+    values = _llama_8b("--quantization=fp8", embeddingParameters=embeddings)
+    c = compile_spec(values)
+    parameters = c.plan.model.weights_bytes // 2
+    assert c.plan.model.gpu_weights_bytes == embeddings * 2 + (parameters - embeddings)
+    assert c.plan.warnings == []
+    objs, notes = helm.objects_and_warnings(values)
+    assert notes == [] and _workloads(objs) == _workloads(c.objects)
+
+
+def test_explain_says_the_weights_are_sized_unquantized():
+    plan = compile_spec(_llama_8b("--quantization=fp8")).plan
+    assert explain.report(plan)["model"]["dtypes"]["weights"] == {
+        "checkpoint": "bf16",
+        "onGpu": "bf16",
+        "online": None,
+        "onlineUnsized": "fp8",
+        "bitsPerParameter": 16,
+        "modelDtypeBytes": 2,
+    }
+    result = run_kvgen("explain", "-", input=dump(_llama_8b("--quantization=fp8")))
+    assert result.returncode == 0, result.stderr
+    (line,) = [ln for ln in result.stdout.splitlines() if "dtypes:" in ln]
+    assert "bf16 on the GPUs, sized unquantized (an upper bound: --quantization fp8 quantizes online" in line
+    assert "quantized online by" not in line and "16 bits per parameter" in line

@@ -312,6 +312,7 @@ def report(
             "checkpoint": dt.checkpoint,
             "onGpu": dt.gpu_scheme,
             "online": dt.online,
+            "onlineUnsized": dt.unsized_online,
             "bitsPerParameter": dt.bits_per_parameter,
             "modelDtypeBytes": dt.dtype_bytes,
         },
@@ -513,6 +514,11 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
             )
         w, kvd = r["model"]["dtypes"]["weights"], r["model"]["dtypes"]["kvCache"]
         online = f", quantized online by --quantization {w['online']}" if w["online"] else ""
+        if w["onlineUnsized"]:
+            online = (
+                f", sized unquantized (an upper bound: --quantization {w['onlineUnsized']} quantizes online, but "
+                "model.embeddingParameters is not set)"
+            )
         console.print(
             f"  dtypes: weights {w['checkpoint']} checkpoint ({_size(r['model']['weightsBytes'])}), {w['onGpu']} on the "
             f"GPUs{online}: {w['bitsPerParameter']:g} bits per parameter ({_size(r['model']['gpuWeightsBytes'])}); "

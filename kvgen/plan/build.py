@@ -280,7 +280,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     problems += [p for p in found if p.code not in FIT_CODES]
     if problems or (unfit and not keep_unfit):
         raise SpecError("", problems + unfit)
-    warnings = list(sz.warnings) + context_length.warnings
+    warnings = list(sz.warnings) + context_length.warnings + quantization.warnings(spec, model)
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
         warnings.append(

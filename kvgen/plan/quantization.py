@@ -13,7 +13,9 @@ The numbers are data, in ``charts/kvgen/files/quantization.yaml`` (the Helm char
 - ``--kv-cache-dtype`` sets the bytes of a cached K/V element (auto: the model's dtype);
 - ``--load-format dummy`` downloads no weights (vLLM initialises them at random).
 
-Each value kvgen cannot size (or vLLM 0.33 would refuse) is a problem at ``vllm.extraArgs[i]``.
+Each value kvgen cannot size (or vLLM 0.33 would refuse) is a problem at ``vllm.extraArgs[i]``. Online
+quantization of a model without ``embeddingParameters`` is sized unquantized (the checkpoint's size, an upper
+bound: what kvgen did before it read ``--quantization``), with a warning (:func:`warnings`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class Dtypes:
 
     checkpoint: str  # the checkpoint's scheme
     gpu_scheme: str  # the scheme the quantized layers have on the GPU
-    online: str | None  # the --quantization value that quantizes online, if any
+    online: str | None  # the --quantization value that quantizes online, if any (and kvgen sizes it)
+    unsized_online: str | None  # the --quantization value that quantizes online, sized at the checkpoint's size
     bits_per_parameter: float  # of the quantized layers on the GPU, scales included
     dtype_bytes: int  # --dtype: the model's (activation, unquantized weight) dtype
     kv_cache_dtype: str
@@ -71,6 +74,8 @@ def dtypes(spec: Spec, model: ModelInfo) -> Dtypes:
     dtype_bytes = int(q["dtypes"].get(dtype[1] if dtype else "auto") or 2)
     quant = arg_at(spec, "--quantization", "-q")
     online = quant[1] if quant and quant[1] in q["online"] and q["schemes"][model.quantization]["sixteenBit"] else None
+    unsized = online if online and model.embedding_parameters is None else None
+    online = None if unsized else online
     gpu_scheme = q["online"][online] if online else model.quantization
     s = q["schemes"][gpu_scheme]
     if s["sixteenBit"]:
@@ -80,7 +85,24 @@ def dtypes(spec: Spec, model: ModelInfo) -> Dtypes:
     kv = arg_at(spec, "--kv-cache-dtype")
     kv_name = kv[1] if kv else "auto"
     kv_bytes = q["kvCacheDtypes"].get(kv_name)
-    return Dtypes(model.quantization, gpu_scheme, online, bits, dtype_bytes, kv_name, int(kv_bytes or dtype_bytes))
+    return Dtypes(
+        model.quantization, gpu_scheme, online, unsized, bits, dtype_bytes, kv_name, int(kv_bytes or dtype_bytes)
+    )
+
+
+def warnings(spec: Spec, model: ModelInfo) -> list[str]:
+    """The warning of online quantization kvgen sizes unquantized (the model has no ``embeddingParameters``).
+    The chart's kvgen.warnings says the same."""
+    d = dtypes(spec, model)
+    quant = arg_at(spec, "--quantization", "-q")
+    if d.unsized_online is None or quant is None:
+        return []
+    return [
+        f"{'.'.join(EXTRA_ARGS)}[{quant[0]}]: --quantization {d.unsized_online} quantizes {model.id} online; kvgen "
+        "sizes its GPU weights unquantized, as without the flag (an upper bound), since it does not know how many of "
+        "its parameters are embeddings and lm_head, which vLLM does not quantize: set model.embeddingParameters "
+        f"(vocab_size x hidden_size, x 2 unless tie_word_embeddings) for the {table()['online'][d.unsized_online]} size"
+    ]
 
 
 def apply(spec: Spec, model: ModelInfo) -> tuple[ModelInfo, list[Problem]]:
@@ -106,15 +128,7 @@ def apply(spec: Spec, model: ModelInfo) -> tuple[ModelInfo, list[Problem]]:
                 )
             )
         elif scheme["sixteenBit"] and value in q["online"]:
-            if model.embedding_parameters is None:
-                problems.append(
-                    Problem(
-                        where,
-                        f"--quantization {value} quantizes {model.id} online, but kvgen does not know how many of its "
-                        "parameters are embeddings and lm_head, which vLLM keeps in the model's dtype",
-                        "set model.embeddingParameters (vocab_size x hidden_size, x 2 unless tie_word_embeddings)",
-                    )
-                )
+            pass  # sized below; without embeddingParameters unquantized, with a warning (warnings)
         elif scheme["sixteenBit"]:
             problems.append(
                 Problem(
@@ -155,8 +169,8 @@ def apply(spec: Spec, model: ModelInfo) -> tuple[ModelInfo, list[Problem]]:
     gpu = model.weights_bytes
     if scheme["sixteenBit"]:
         parameters = model.weights_bytes // 2
-        if d.online:
-            embeddings = min(parameters, model.embedding_parameters or 0)
+        if d.online and model.embedding_parameters is not None:
+            embeddings = min(parameters, model.embedding_parameters)
             gpu = embeddings * d.dtype_bytes + scheme_bytes(q["schemes"][d.gpu_scheme], parameters - embeddings)
         else:
             gpu = parameters * d.dtype_bytes
@@ -165,4 +179,4 @@ def apply(spec: Spec, model: ModelInfo) -> tuple[ModelInfo, list[Problem]]:
     return dataclasses.replace(model, gpu_weights=gpu, downloaded_weights=downloaded, kv_dtype_bytes=d.kv_bytes), []
 
 
-__all__ = ["Dtypes", "apply", "arg_at", "dtypes", "scheme_bytes", "table"]
+__all__ = ["Dtypes", "apply", "arg_at", "dtypes", "scheme_bytes", "table", "warnings"]

@@ -49,9 +49,7 @@ Usage: include "kvgen.schemeBytes" (list $scheme $n) */}}
 {{- if not (has $value $Q.vllmQuantizationMethods) -}}
 {{- include "kvgen.problem" (list $s $where (printf "vLLM 0.33 has no quantization method %s" (include "kvgen.quoted" $value)) (printf "use one kvgen can size: %s; or remove it (vLLM reads a pre-quantized checkpoint's own quantization_config)" (join ", " $sizable))) -}}
 {{- else if and $scheme.sixteenBit (hasKey $Q.online $value) -}}
-{{- if lt (int64 $m.embeddingParameters) 0 -}}
-{{- include "kvgen.problem" (list $s $where (printf "--quantization %s quantizes %s online, but kvgen does not know how many of its parameters are embeddings and lm_head, which vLLM keeps in the model's dtype" $value $m.id) "set model.embeddingParameters (vocab_size x hidden_size, x 2 unless tie_word_embeddings)") -}}
-{{- end -}}
+{{- /* sized below; without embeddingParameters unquantized, with a warning (kvgen.quantizationWarnings) */ -}}
 {{- else if $scheme.sixteenBit -}}
 {{- $message := printf "kvgen cannot size --quantization %s (vLLM 0.33 accepts it; files/quantization.yaml has no bytes for it)" $value -}}
 {{- if hasKey $Q.checkpoint $value -}}{{- $message = printf "--quantization %s reads a pre-quantized checkpoint (%s)" $value (join ", " (index $Q.checkpoint $value)) -}}{{- end -}}
@@ -71,12 +69,12 @@ Usage: include "kvgen.schemeBytes" (list $scheme $n) */}}
 {{- $dtypeBytes := int64 2 -}}
 {{- if and $dtype (hasKey $Q.dtypes (toString $dtype.value)) -}}{{- $dtypeBytes = int64 (index $Q.dtypes (toString $dtype.value)) -}}{{- end -}}
 {{- $online := "" -}}
-{{- if and $quant $scheme.sixteenBit (hasKey $Q.online (toString $quant.value)) -}}{{- $online = toString $quant.value -}}{{- end -}}
+{{- if and $quant $scheme.sixteenBit (hasKey $Q.online (toString $quant.value)) (ge (int64 $m.embeddingParameters) 0) -}}{{- $online = toString $quant.value -}}{{- end -}}
 {{- $gpu := int64 $m.weights -}}
 {{- if $scheme.sixteenBit -}}
 {{- $params := div (int64 $m.weights) 2 -}}
 {{- if $online -}}
-{{- $emb := min $params (max 0 (int64 $m.embeddingParameters)) -}}
+{{- $emb := min $params (int64 $m.embeddingParameters) -}}
 {{- $gpu = add (mul $emb $dtypeBytes) (include "kvgen.schemeBytes" (list (index $Q.schemes (index $Q.online $online)) (sub $params $emb)) | int64) -}}
 {{- else -}}
 {{- $gpu = mul $params $dtypeBytes -}}
@@ -90,4 +88,19 @@ Usage: include "kvgen.schemeBytes" (list $scheme $n) */}}
 {{- if and $load (eq (toString $load.value) "dummy") -}}{{- $_ := set $m "downloadWeights" (int64 0) -}}{{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* kvgen.quantizationWarnings: the warning of online quantization kvgen sizes unquantized (the model has no
+embeddingParameters), a JSON list (kvgen/plan/quantization.py warnings).
+Usage: include "kvgen.quantizationWarnings" $s | fromJsonArray */}}
+{{- define "kvgen.quantizationWarnings" -}}
+{{- $s := . -}}{{- $m := $s.model -}}
+{{- $Q := $s.F.Get "files/quantization.yaml" | fromYaml -}}
+{{- $out := list -}}
+{{- $quant := include "kvgen.extraArgAt" (list $s.V (list "--quantization" "-q")) | fromJson -}}
+{{- $scheme := default dict (index $Q.schemes (toString $m.quantization)) -}}
+{{- if and $quant $scheme.sixteenBit (hasKey $Q.online (toString $quant.value)) (lt (int64 $m.embeddingParameters) 0) -}}
+{{- $out = append $out (printf "vllm.extraArgs[%d]: --quantization %s quantizes %s online; kvgen sizes its GPU weights unquantized, as without the flag (an upper bound), since it does not know how many of its parameters are embeddings and lm_head, which vLLM does not quantize: set model.embeddingParameters (vocab_size x hidden_size, x 2 unless tie_word_embeddings) for the %s size" (int $quant.index) (toString $quant.value) $m.id (index $Q.online (toString $quant.value))) -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}

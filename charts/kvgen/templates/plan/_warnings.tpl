@@ -8,7 +8,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $s := . -}}
 {{- $v := $s.V -}}
 {{- $o := $v.kvCacheOffloading -}}
-{{- $out := concat $s.size.warnings $s.context.warnings -}}
+{{- $out := concat $s.size.warnings $s.context.warnings (include "kvgen.quantizationWarnings" $s | fromJsonArray) -}}
 {{- if and $o.allowHybrid (ne $o.backend "native") $s.model.hybrid -}}
 {{- $out = append $out "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model" -}}
 {{- end -}}
