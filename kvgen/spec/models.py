@@ -219,7 +219,8 @@ class ModelSpec(Model):
         ge=0,
         description="Inline model: parameters of the input embeddings and the lm_head (vocab_size x hidden_size, x 2 "
         "unless tie_word_embeddings), which vLLM's online quantization (--quantization fp8 on a 16-bit checkpoint) "
-        "keeps in the model's dtype. Needed to size online quantization.",
+        "keeps in the model's dtype. Without it (and the catalog row's), online quantization is sized unquantized "
+        "(an upper bound), with a warning.",
     )
     sliding_layers: int | None = Field(
         None,
