@@ -37,6 +37,25 @@ DEFAULT_KUBE = kube.DEFAULT_VERSION  # kvgen's --kube-version default, files/kub
 _KUBE_FIELD = re.compile(r"^kubeVersion: \"(\d+\.\d+)\"$", re.M)
 
 
+# every kind kvgen renders of its own (some spec renders each): the tests that cover them all check this set
+KVGEN_KINDS = frozenset(
+    {
+        "ConfigMap",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "LeaderWorkerSet",
+        "PodDisruptionBudget",
+        "PodMonitor",
+        "ResourceClaimTemplate",
+        "ScaledObject",
+        "Service",
+        "ServiceAccount",
+        "ServiceMonitor",
+        "StatefulSet",
+    }
+)
+
+
 def validate_strictly(obj: dict[str, Any], version: str) -> None:
     """kubernetes-validate's strict check of a built-in kind; a custom resource (PodMonitor,
     ScaledObject, ...), which it has no schema for, against kvgen's vendored CRD schema."""

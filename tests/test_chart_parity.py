@@ -11,7 +11,7 @@ import re
 import helm
 import helm_python
 import pytest
-from conftest import BASE, EXAMPLES, compile_spec, kube_version_of, problem_set, spec
+from conftest import BASE, EXAMPLES, KVGEN_KINDS, compile_spec, kube_version_of, problem_set, spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -770,20 +770,7 @@ def test_every_kind_gets_the_common_metadata():
     for case in METADATA_CASES:
         values, version = _metadata_values(case)
         kinds |= {o["kind"] for o in compile_spec(values, version).objects}
-    assert kinds == {
-        "ConfigMap",
-        "Deployment",
-        "HorizontalPodAutoscaler",
-        "LeaderWorkerSet",
-        "PodDisruptionBudget",
-        "PodMonitor",
-        "ResourceClaimTemplate",
-        "ScaledObject",
-        "Service",
-        "ServiceAccount",
-        "ServiceMonitor",
-        "StatefulSet",
-    }
+    assert kinds == KVGEN_KINDS
 
 
 def test_pod_labels_and_the_services_own_metadata_win_over_the_common():

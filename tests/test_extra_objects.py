@@ -10,7 +10,7 @@ import json
 
 import helm
 import pytest
-from conftest import EXAMPLES, compile_spec, dump, kube_version_of, problem_set, run_kvgen, spec
+from conftest import EXAMPLES, KVGEN_KINDS, compile_spec, dump, kube_version_of, problem_set, run_kvgen, spec
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import compile_text
@@ -322,20 +322,7 @@ def test_the_charts_list_of_kvgens_own_objects_is_what_kvgen_renders():
         listed = [(o["apiVersion"], o["kind"], o["name"]) for o in json.loads(text)]
         assert sorted(listed) == sorted((o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in own), str(example)
         kinds |= {kind for _a, kind, _n in listed}
-    assert kinds == {
-        "ConfigMap",
-        "Deployment",
-        "HorizontalPodAutoscaler",
-        "LeaderWorkerSet",
-        "PodDisruptionBudget",
-        "PodMonitor",
-        "ResourceClaimTemplate",
-        "ScaledObject",
-        "Service",
-        "ServiceAccount",
-        "ServiceMonitor",
-        "StatefulSet",
-    }
+    assert kinds == KVGEN_KINDS
 
 
 def test_render_o_replaces_its_own_file_holding_extra_objects(tmp_path):
