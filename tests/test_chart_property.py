@@ -673,7 +673,8 @@ QUOTING_FIELDS = {
             }
         },
     ),
-    "model.uri": lambda s, w: s.update(model={**s["model"], "uri": f"pvc://{w}"}),
+    # the word is the claim's name: a quote after a '/' would be in the sub-path, which may hold one
+    "model.uri": lambda s, w: s.update(model={**s["model"], "uri": f"pvc://{w.replace('/', '-')}"}),
     "model.hfTokenSecret.name": lambda s, w: s.update(model={**s["model"], "hfTokenSecret": {"name": w, "key": "t"}}),
     "model.hfTokenSecret.key": lambda s, w: s.update(model={**s["model"], "hfTokenSecret": {"name": "hf", "key": w}}),
     "service.apiKeySecret.key": lambda s, w: _at(s, "service").update(apiKeySecret={"name": "api", "key": w}),
