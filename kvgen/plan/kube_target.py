@@ -9,17 +9,9 @@ for objects (DRA's resource.k8s.io/v1, say) that cluster cannot take.
 
 from __future__ import annotations
 
-import re
-
 from kvgen.core.errors import Problem
 from kvgen.data import kube
-
-
-def minor(version: str) -> tuple[int, int]:
-    """(major, minor) of "1.34", "v1.34" or "v1.34.2"."""
-    m = re.match(r"v?(\d+)\.(\d+)", version.strip())
-    assert m, f"not a Kubernetes version: {version!r}"
-    return int(m[1]), int(m[2])
+from kvgen.plan.gpu_access import version_tuple
 
 
 def resolve(wanted: str | None, given: str | None) -> tuple[str, list[Problem]]:
@@ -34,9 +26,9 @@ def resolve(wanted: str | None, given: str | None) -> tuple[str, list[Problem]]:
             ]
     if given is None:
         return wanted or kube.DEFAULT_VERSION, []
-    if wanted is None or minor(given) >= minor(wanted):
+    if wanted is None or version_tuple(given) >= version_tuple(wanted):
         return given, []
-    shown = ".".join(map(str, minor(given)))
+    shown = ".".join(map(str, version_tuple(given)))
     return given, [
         Problem(
             ("kubeVersion",),
