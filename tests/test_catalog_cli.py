@@ -100,3 +100,26 @@ def test_the_catalog_subcommands_complete_in_the_shell():
     assert result.stdout.split() == ["models", "instances", "show"]
     env = {"_KVGEN_COMPLETE": "complete_bash", "COMP_WORDS": "kvgen catalog show g5.1", "COMP_CWORD": "3"}
     assert run_kvgen(env={**os.environ, **env}).stdout.split() == ["g5.12xlarge", "g5.16xlarge"]
+
+
+def _as_catalog_file(rows: list[dict], prefix: str = "") -> str:
+    """Printed rows pasted into a catalog file, each under its name (with ``prefix``: a new row)."""
+    table = {f"{prefix}{row['name']}": {k: v for k, v in row.items() if k != "name"} for row in rows}
+    return json.dumps({"catalog": {"instances": table}})  # JSON is YAML: a catalog file as it is
+
+
+def test_every_printed_instance_row_pastes_back_into_a_catalog_file_as_the_same_row(tmp_path):
+    """What `kvgen catalog instances -o yaml` prints for EVERY row (a CPU type's gpuMemory "0" and
+    localDisk "0" included) is a catalog file's row: pasted under its own name or as a new type, it
+    loads and lists as the very same row."""
+    printed = load(_ok("instances", "-o", "yaml"))
+    assert len(printed) == len(catalog.instances())
+    assert any(row["gpus"] == 0 and row["gpuMemory"] == "0" for row in printed)  # the CPU rows are there
+    same, copies = tmp_path / "same.yaml", tmp_path / "copies.yaml"
+    same.write_text(_as_catalog_file(printed))
+    copies.write_text(_as_catalog_file(printed, "copy-of-"))
+    assert load(_ok("instances", "-o", "yaml", "--catalog", str(same))) == printed
+    relisted = {row["name"]: row for row in load(_ok("instances", "-o", "yaml", "--catalog", str(copies)))}
+    for row in printed:
+        assert relisted[f"copy-of-{row['name']}"] == {**row, "name": f"copy-of-{row['name']}"}
+        assert relisted[row["name"]] == row

@@ -75,13 +75,41 @@ def test_ephemeral_storage_follows_the_clouds_rule(name):
 
 def test_every_row_copied_into_a_catalog_file_is_a_valid_row():
     """`kvgen catalog show NAME` prints a row to copy into a catalog file: kvgen's schema takes each
-    (its cloud included: oci and onprem as well as azure, aws and gcp). A "0" localDisk or gpuMemory
-    is left out: the schema's sizes must be above zero (a row of its own omits them)."""
-    rows = {
-        f"copy-of-{name}": {k: v for k, v in json.loads(json.dumps(row)).items() if v != "0"}
-        for name, row in ROWS.items()
-    }
+    (its cloud included: oci and onprem as well as azure, aws and gcp), a CPU type's gpuMemory "0"
+    and a localDisk "0" (none) as the file writes them."""
+    rows = {f"copy-of-{name}": json.loads(json.dumps(row)) for name, row in ROWS.items()}
+    assert any(row["gpuMemory"] == "0" for row in rows.values()) and any(r["localDisk"] == "0" for r in rows.values())
     Catalog.model_validate_json(json.dumps({"instances": rows}))
+
+
+@pytest.mark.parametrize("name", ["Standard_D16s_v5", "c7g.4xlarge"])
+def test_a_copied_cpu_row_renders_alike_on_both_faces(name):
+    """A CPU type copied whole (gpuMemory "0", localDisk "0") is a row both faces take and plan alike."""
+    row = json.loads(json.dumps(ROWS[name]))
+    assert row["gpus"] == 0 and row["gpuMemory"] == "0" and row["localDisk"] == "0"
+    values = spec(
+        model={"id": "meta-llama/Llama-3.2-1B-Instruct"},
+        catalog={"instances": {"my-cpu-node": row}},
+        instance={"type": "my-cpu-node"},
+    )
+    ours = helm.by_identity(compile_spec(values).objects)
+    assert helm.by_identity(helm.objects(values)) == ours
+
+
+def test_a_gpu_row_with_gpu_memory_0_is_missing_its_gpu_memory_on_both_faces():
+    """gpuMemory "0" is a CPU type's: a row with GPUs that says it has no GPU memory to plan from
+    (one written so, or a built-in GPU row given "0") is refused as lacking it, by both faces."""
+    for catalog_rows, instance in [
+        ({"gpu-box": {**json.loads(json.dumps(ROWS["g5.12xlarge"])), "gpuMemory": "0"}}, {"type": "gpu-box"}),
+        ({"g5.12xlarge": {"gpuMemory": "0Gi"}}, {"type": "g5.12xlarge"}),
+    ]:
+        values = spec(catalog={"instances": catalog_rows}, instance=instance)
+        with pytest.raises(Exception) as ours:
+            compile_spec(values)
+        assert "describe the node: missing instance.gpuMemory" in str(ours.value)
+        with pytest.raises(Exception) as chart:
+            helm.objects(values)
+        assert "describe the node: missing instance.gpuMemory" in str(chart.value)
 
 
 @pytest.mark.parametrize("name", ["BM.GPU.H100.8", "nvidia-dgx-h100"])

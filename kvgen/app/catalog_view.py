@@ -33,11 +33,13 @@ INSTANCE_COLUMNS = (  # of `kvgen catalog instances`
 
 
 def _plain(value: Any) -> Any:
-    """A row's value as data: a size parsed from a catalog file keeps its text."""
+    """A row's value as data: a size parsed from a catalog file keeps its text; a null field (a CPU
+    type's gpuModel) is left out, as a catalog file's null means unset: what is printed loads back as
+    the same row."""
     if isinstance(value, quantity.Size):
         return str(value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value

@@ -371,7 +371,9 @@ def resolve_instance(
     # rendered from the GPUs given, and the checks that need the node's memory are skipped
     unknown_node = not spec_instance.type and merged.get("memory") is None
     missing = [f for f in INSTANCE_FIELDS if merged.get(to_camel(f)) is None and not (unknown_node and f == "memory")]
-    if merged.get("gpus") and not merged.get("gpuMemory") and not merged.get("mig") and not unknown_node:
+    # a catalog row's gpuMemory "0" (a CPU type's) is no GPU's memory: missing when the node has GPUs
+    no_gpu_memory = not merged.get("gpuMemory") or not _bytes(merged["gpuMemory"])
+    if merged.get("gpus") and no_gpu_memory and not merged.get("mig") and not unknown_node:
         missing.append("gpu_memory")
     if missing:
         names = ", ".join(f"instance.{to_camel(f)}" for f in missing)

@@ -46,7 +46,7 @@ _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 
 
-def _check_size(value: Any) -> quantity.Size:
+def _check_size(value: Any, zero: bool = False) -> quantity.Size:
     if isinstance(value, quantity.Size):  # already parsed (a spec built from a spec's values)
         return value
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -61,7 +61,7 @@ def _check_size(value: Any) -> quantity.Size:
             f"{quantity.shorten(text)} is not a size; write it as a Kubernetes quantity such as 10Gi, 512Mi or 1T"
         )
     size = quantity.Size.parse(text)  # a QuantityError (a ValueError) for an absurd magnitude
-    if size.bytes <= 0:
+    if size.bytes <= 0 and not (zero and size.bytes == 0):
         raise ValueError("must be greater than zero")
     return size
 
@@ -77,6 +77,22 @@ Size = Annotated[
             "anyOf": [
                 {"type": "string", "pattern": QUANTITY_PATTERN},
                 {"type": "integer", "minimum": 1, "maximum": MAX_SIZE_BYTES},
+            ]
+        }
+    ),
+]
+
+# A size that may be zero: an instance row's gpuMemory ("0" when gpus is 0) and localDisk ("0": none), as
+# files/instances.yaml writes them, so a row `kvgen catalog` prints loads back from a catalog file.
+SizeOrZero = Annotated[
+    quantity.Size,
+    PlainValidator(lambda value: _check_size(value, zero=True)),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": QUANTITY_PATTERN},
+                {"type": "integer", "minimum": 0, "maximum": MAX_SIZE_BYTES},
             ]
         }
     ),
@@ -1073,11 +1089,11 @@ class CatalogInstance(Model):
         description="GPU model name. One of files/instances.yaml gpuModels plans from the memory that GPU reports to "
         "CUDA rather than gpuMemory.",
     )
-    gpu_memory: Size | None = Field(None, description="Memory of one GPU.")
+    gpu_memory: SizeOrZero | None = Field(None, description='Memory of one GPU ("0" when gpus is 0).')
     memory: Size | None = Field(None, description="Host RAM.")
     cpu: int | None = Field(None, ge=1, description="CPUs.")
     arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
-    local_disk: Size | None = Field(None, description="Local NVMe (informational).")
+    local_disk: SizeOrZero | None = Field(None, description='Local NVMe (informational; "0": none).')
     ephemeral_storage: Size | None = Field(None, description="The kubelet's ephemeral storage on these nodes.")
     node_selector: dict[str, str] | None = Field(
         None, description="Labels that select these nodes, used instead of node.kubernetes.io/instance-type."

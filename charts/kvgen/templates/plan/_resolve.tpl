@@ -115,7 +115,9 @@ dict built by kvgen.context and records results or problems in it.
 {{- range $f := list "gpus" "memory" -}}
 {{- if and (not (include "kvgen.isSet" (list $m $f))) (not (and $unknownNode (eq $f "memory"))) -}}{{- $missing = append $missing (printf "instance.%s" $f) -}}{{- end -}}
 {{- end -}}
-{{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) (not (include "kvgen.isSet" (list $m "gpuMemory"))) (not (include "kvgen.isSet" (list $m "mig"))) (not $unknownNode) -}}
+{{/* a catalog row's gpuMemory "0" (a CPU type's) is no GPU's memory: missing when the node has GPUs */}}
+{{- $noGpuMemory := or (not (include "kvgen.isSet" (list $m "gpuMemory"))) (eq (include "kvgen.bytes" $m.gpuMemory | int64) 0) -}}
+{{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) $noGpuMemory (not (include "kvgen.isSet" (list $m "mig"))) (not $unknownNode) -}}
 {{- $missing = append $missing "instance.gpuMemory" -}}
 {{- end -}}
 {{- if $missing -}}
