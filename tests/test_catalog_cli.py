@@ -23,10 +23,25 @@ def _ok(*args: str, env: dict | None = None) -> str:
 
 def test_models_lists_every_model_with_its_sizing_fields():
     out = _ok("models").splitlines()
-    assert out[0].split() == ["MODEL", "WEIGHTS", "LAYERS", "KV", "HEADS", "CONTEXT"]
+    assert out[0].split() == ["MODEL", "WEIGHTS", "QUANTIZATION", "LAYERS", "KV", "HEADS", "CONTEXT"]
     rows = {line.split()[0]: line.split()[1:] for line in out[1:]}
     assert sorted(rows) == sorted(catalog.models())
-    assert rows["meta-llama/Llama-3.1-8B-Instruct"] == ["15Gi", "32", "8", "131072"]
+    assert rows["meta-llama/Llama-3.1-8B-Instruct"] == ["15Gi", "bf16", "32", "8", "131072"]
+    assert rows["openai/gpt-oss-120b"][:2] == ["61Gi", "mxfp4"]
+
+
+def test_models_show_each_checkpoints_quantization_in_the_table_and_json():
+    """The checkpoint's quantization (models.yaml `quantization`) is a column and a field of every
+    row; a catalog file's row without one says bf16, the format render plans it with."""
+    table = {line.split()[0]: line.split()[2] for line in _ok("models").splitlines()[1:]}
+    listed = {m["name"]: m for m in json.loads(_ok("models", "-o", "json", "--catalog", ONPREM))}
+    for name, row in catalog.models().items():
+        assert table[name] == row["quantization"] == listed[name]["quantization"], name
+    assert {"bf16", "fp8", "mxfp4"} <= set(table.values())
+    own = listed["acme/support-llama-3.1-8b"]
+    assert "quantization" not in load((ROOT / "examples" / "catalogs" / "onprem.yaml").read_text())["catalog"]["models"]["acme/support-llama-3.1-8b"]
+    assert own["quantization"] == "bf16"
+    assert load(_ok("models", "-o", "yaml", "--catalog", ONPREM)) == list(listed.values())
 
 
 def test_instances_lists_every_type_with_its_gpus_memory_and_disk():

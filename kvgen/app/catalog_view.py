@@ -18,6 +18,7 @@ from kvgen.data import catalog
 MODEL_COLUMNS = (  # (header, row key) of `kvgen catalog models`
     ("MODEL", "name"),
     ("WEIGHTS", "weights"),
+    ("QUANTIZATION", "quantization"),
     ("LAYERS", "layers"),
     ("KV HEADS", "kvHeads"),
     ("CONTEXT", "maxModelLen"),
@@ -50,7 +51,12 @@ def _rows(table: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def models() -> list[dict[str, Any]]:
-    return _rows(catalog.models())
+    """Model rows; one without a quantization (a catalog file's) says the checkpoint format render
+    plans it with (ModelInfo's default, bf16)."""
+    return [
+        row if row.get("quantization") else {**row, "quantization": catalog.ModelInfo.quantization}
+        for row in _rows(catalog.models())
+    ]
 
 
 def gpu_memory_bytes(row: dict[str, Any]) -> int:

@@ -794,7 +794,8 @@ def _catalog_rows(
 
 @catalog_app.command("models")
 def catalog_models(output_format: CatalogFormat = OutputFormat.text, catalogs: Catalogs = None) -> None:
-    """The models: name, weights, layers, KV heads and context length (maxModelLen)."""
+    """The models: name, weights (the checkpoint's size), its quantization, layers, KV heads and context
+    length (maxModelLen)."""
     from kvgen.app import catalog_view
 
     def action() -> None:
