@@ -53,6 +53,7 @@ MODEL_CACHE_HEADROOM = _C["modelCache"]["headroomGiB"] * GiB
 GPU_BASE_OVERHEAD = int(_C["gpu"]["baseOverheadGiB"] * GiB)
 GPU_OVERHEAD_WEIGHT_PERCENT = _C["gpu"]["overheadWeightPercent"]
 KV_BUDGET_PERCENT = _C["gpu"]["kvBudgetPercent"]
+FITTING_MODEL_SHARE = _C["gpu"]["fittingModelShare"]  # of a GPU's usable memory, for a model a hint names
 
 EPHEMERAL_EVICTION_PERCENT = _C["ephemeral"]["evictionPercent"]
 
@@ -455,10 +456,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                     f"lower kvCacheOffloading.cpu to at most {quantity.format_bytes(max(0, room) // GiB * GiB)}, or pick an instance with more RAM",
                 )
             elif s.utilization is not None and s.l1_cap is None:
-                path, hint = (
-                    ("kvCacheOffloading", "cpuMemoryUtilization"),
-                    "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM",
-                )
+                path, hint = ("kvCacheOffloading", "cpuMemoryUtilization"), _utilization_hint(spec, s)
             else:
                 path, hint = (
                     ("kvCacheOffloading", "cpu"),
@@ -485,9 +483,10 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
             )
         else:
             path = ("instance", "ephemeralStorage")
+            least = quantity.format_bytes(_least_disk(s.pod_ephemeral, s.gpus_per_pod, instance.gpus))
             hint = (
-                "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet "
-                "on NVMe), or pick an instance with fewer GPUs per node"
+                f"give the node pool an OS disk of at least {least} (or a pool that puts the kubelet on NVMe) and "
+                f"set instance.ephemeralStorage to {least}, or pick an instance with fewer GPUs per node"
             )
         problems.append(Problem(path, message, hint, code=FIT_DISK))
     if instance.gpus and instance.gpu_memory_known:
@@ -500,11 +499,66 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                     f"{model.id} needs {gib(int(per_gpu_weights))} of weights per GPU at tensor {spec.parallelism.tensor} x pipeline "
                     f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
                     f"(gpuMemoryUtilization {_number(spec.vllm.gpu_memory_utilization)})",
-                    "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs",
+                    _weights_hint(spec, model, instance, usable),
                     code=FIT_WEIGHTS,
                 )
             )
     return problems
+
+
+def _utilization_hint(spec: Spec, s: Sizing) -> str:
+    """The largest kvCacheOffloading.cpuMemoryUtilization (in hundredths) whose CPU tier fits beside
+    vLLM: the LMCache server is the tier plus its overhead, rounded up to a whole GiB, in what vLLM
+    leaves of the pod's memory; offloading off when no share of it fits (the chart: the same)."""
+    left = s.pod_allocatable - s.vllm.memory
+    tier = (left // GiB) * GiB - LMCACHE_SERVER_OVERHEAD
+    hundredths = tier * spec.parallelism.tensor * 100 // s.pod_allocatable if tier > 0 else 0
+    if hundredths > 0:
+        value = f"{hundredths // 100}.{hundredths % 100:02d}"
+        return f"set kvCacheOffloading.cpuMemoryUtilization to {value} (the largest share that fits), or pick an instance with more RAM"
+    if left >= 0:
+        return (
+            f"set kvCacheOffloading.enabled to false (vLLM leaves {gib(max(0, left))}, too little for the LMCache "
+            "server and a CPU tier), or pick an instance with more RAM"
+        )
+    return "pick an instance with more RAM, or lower resources.*.memory"
+
+
+def _least_disk(pod_ephemeral: int, gpus_per_pod: int, node_gpus: int) -> int:
+    """The smallest whole-GiB disk whose kubelet (less its eviction threshold), for this pod's share of
+    the node's GPUs, holds ``pod_ephemeral`` bytes."""
+    need = -(-pod_ephemeral * node_gpus // gpus_per_pod) if node_gpus and gpus_per_pod else pod_ephemeral
+    disk = -(-need * 100 // ((100 - EPHEMERAL_EVICTION_PERCENT) * GiB)) * GiB
+    return disk if ephemeral_allocatable(disk) >= need else disk + GiB
+
+
+def _weights_hint(spec: Spec, model: ModelInfo, instance: InstanceInfo, usable: float) -> str:
+    """The weights do not fit the GPUs: the smallest tensor-parallel size of the node's GPUs they fit
+    at, else the largest catalog model (its checkpoint's size) that fills at most FITTING_MODEL_SHARE
+    of the GPUs the spec uses (ties: the first id), else larger GPUs."""
+    p = spec.parallelism
+    tensor = p.tensor * 2
+    while tensor * p.pipeline <= instance.gpus:
+        if model.gpu_weights_bytes / (tensor * p.pipeline) + GPU_BASE_OVERHEAD <= usable:
+            return f"set parallelism.tensor to {tensor}, or pick an instance with larger GPUs"
+        tensor *= 2
+    from kvgen.plan.build import own_rows  # build plans with this module
+
+    best, best_bytes = None, 0
+    rows = catalog.models(own_rows(spec).get("models"))
+    for mid in sorted(rows):
+        weights = rows[mid].get("weights")
+        if mid == model.id or weights is None:
+            continue
+        size = weights.bytes if isinstance(weights, quantity.Size) else quantity.to_bytes(weights)
+        if size > best_bytes and size / (p.tensor * p.pipeline) <= usable * FITTING_MODEL_SHARE:
+            best, best_bytes = mid, size
+    if best is not None:
+        return (
+            f"set model.id to {best} (the largest catalog model whose {quantity.format_bytes(best_bytes)} of weights "
+            f"leave room for a KV cache), or pick an instance with larger GPUs"
+        )
+    return "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs"
 
 
 def _advise(spec: Spec, s: Sizing, decision: Decision, tiers: list[FileSystemTier]) -> None:

@@ -224,7 +224,18 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $hint = printf "lower kvCacheOffloading.cpu to at most %s, or pick an instance with more RAM" (include "kvgen.formatBytes" (mul (div (max 0 $room) $GiB) $GiB)) -}}
 {{- else if and (not (kindIs "string" $utilization)) (not $hasCpu) -}}
 {{- $path = "kvCacheOffloading.cpuMemoryUtilization" -}}
-{{- $hint = "lower kvCacheOffloading.cpuMemoryUtilization, or pick an instance with more RAM" -}}
+{{/* the largest share (in hundredths) whose tier fits beside vLLM (kvgen/plan/sizing.py _utilization_hint) */}}
+{{- $left := sub $podAlloc (int64 $vllm.memory) -}}
+{{- $tier := sub (mul (div $left $GiB) $GiB) (mul (int64 $C.lmcache.serverOverheadGiB) $GiB) -}}
+{{- $hundredths := int64 0 -}}
+{{- if gt $tier 0 -}}{{- $hundredths = div (mul $tier $tp 100) $podAlloc -}}{{- end -}}
+{{- if gt $hundredths 0 -}}
+{{- $hint = printf "set kvCacheOffloading.cpuMemoryUtilization to %d.%02d (the largest share that fits), or pick an instance with more RAM" (div $hundredths 100) (mod $hundredths 100) -}}
+{{- else if ge $left 0 -}}
+{{- $hint = printf "set kvCacheOffloading.enabled to false (vLLM leaves %.1f GiB, too little for the LMCache server and a CPU tier), or pick an instance with more RAM" (divf (max 0 $left) 1073741824.0) -}}
+{{- else -}}
+{{- $hint = "pick an instance with more RAM, or lower resources.*.memory" -}}
+{{- end -}}
 {{- else -}}
 {{- $hint = printf "lower kvCacheOffloading.cpu to at most %s, or pick an instance with more RAM" (include "kvgen.formatBytes" (mul (div (max 0 (sub $room (mul (int64 $C.lmcache.serverOverheadGiB) $GiB))) $GiB) $GiB)) -}}
 {{- end -}}
@@ -244,7 +255,14 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- if gt $i.localDisk 0 -}}{{- $nvme = printf " (%s has %.1f GiB of local NVMe)" $where (divf $i.localDisk 1073741824.0) -}}{{- end -}}
 {{- include "kvgen.problem" (list $s "kvCacheOffloading.secondary" $msg (printf "move the emptyDir tiers to a pvc.spec tier on a local-NVMe storage class%s, or set instance.ephemeralStorage if the node pool puts the kubelet on NVMe" $nvme)) -}}
 {{- else -}}
-{{- include "kvgen.problem" (list $s "instance.ephemeralStorage" $msg "set instance.ephemeralStorage to the node pool's OS disk size (or use a pool that puts the kubelet on NVMe), or pick an instance with fewer GPUs per node") -}}
+{{/* the smallest whole-GiB disk that holds the pod (kvgen/plan/sizing.py _least_disk) */}}
+{{- $need := $podEph -}}
+{{- if and (gt $i.gpus 0) (gt $gpus 0) -}}{{- $need = div (add (mul $podEph $i.gpus) (sub $gpus 1)) $gpus -}}{{- end -}}
+{{- $unit := mul (sub 100 (int64 $C.ephemeral.evictionPercent)) $GiB -}}
+{{- $disk := mul (div (add (mul $need 100) (sub $unit 1)) $unit) $GiB -}}
+{{- if lt (sub $disk (div (mul $disk (int64 $C.ephemeral.evictionPercent)) 100)) $need -}}{{- $disk = add $disk $GiB -}}{{- end -}}
+{{- $least := include "kvgen.formatBytes" $disk -}}
+{{- include "kvgen.problem" (list $s "instance.ephemeralStorage" $msg (printf "give the node pool an OS disk of at least %s (or a pool that puts the kubelet on NVMe) and set instance.ephemeralStorage to %s, or pick an instance with fewer GPUs per node" $least $least)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and (gt $i.gpus 0) $gpuMemoryKnown -}}
@@ -252,7 +270,38 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $usable := mulf $i.gpuUsable $v.vllm.gpuMemoryUtilization -}}
 {{- $gpuOverhead := mulf $C.gpu.baseOverheadGiB $GiB | int64 -}}
 {{- if gt (addf $perGpuWeights $gpuOverhead) $usable -}}
-{{- include "kvgen.problem" (list $s "parallelism.tensor" (printf "%s needs %.1f GiB of weights per GPU at tensor %d x pipeline %d, but a GPU of %s offers %.1f GiB (gpuMemoryUtilization %s)" $m.id (divf ($perGpuWeights | int64) 1073741824.0) $tp (int64 $p.pipeline) $where (divf ($usable | int64) 1073741824.0) (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs") -}}
+{{/* the smallest tensor-parallel size they fit at, else the largest catalog model that fits (kvgen/plan/sizing.py _weights_hint) */}}
+{{- $pp := int64 $p.pipeline -}}
+{{- $hint := "" -}}
+{{- $t := mul $tp 2 -}}
+{{- range $_ := until 16 -}}
+{{- if and (not $hint) (le (mul $t $pp) (int64 $i.gpus)) -}}
+{{- if le (addf (divf $m.gpuWeights (mul $t $pp)) $gpuOverhead) $usable -}}
+{{- $hint = printf "set parallelism.tensor to %d, or pick an instance with larger GPUs" $t -}}
+{{- end -}}
+{{- $t = mul $t 2 -}}
+{{- end -}}
+{{- end -}}
+{{- if not $hint -}}
+{{- $models := ($s.F.Get "files/models.yaml" | fromYaml).models -}}
+{{- with $v.catalog -}}{{- with .models -}}{{- $models = merge (deepCopy .) $models -}}{{- end -}}{{- end -}}
+{{- $best := "" -}}{{- $bestBytes := int64 0 -}}
+{{- range $mid := keys $models | sortAlpha -}}
+{{- $row := index $models $mid -}}
+{{- if and (ne $mid $m.id) (include "kvgen.isSet" (list $row "weights")) -}}
+{{- $size := include "kvgen.bytes" $row.weights | int64 -}}
+{{- if and (gt $size $bestBytes) (le (divf $size (mul $tp $pp)) (mulf $usable $C.gpu.fittingModelShare)) -}}
+{{- $best = $mid -}}{{- $bestBytes = $size -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $best -}}
+{{- $hint = printf "set model.id to %s (the largest catalog model whose %s of weights leave room for a KV cache), or pick an instance with larger GPUs" $best (include "kvgen.formatBytes" $bestBytes) -}}
+{{- else -}}
+{{- $hint = "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs" -}}
+{{- end -}}
+{{- end -}}
+{{- include "kvgen.problem" (list $s "parallelism.tensor" (printf "%s needs %.1f GiB of weights per GPU at tensor %d x pipeline %d, but a GPU of %s offers %.1f GiB (gpuMemoryUtilization %s)" $m.id (divf ($perGpuWeights | int64) 1073741824.0) $tp (int64 $p.pipeline) $where (divf ($usable | int64) 1073741824.0) (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) $hint) -}}
 {{- end -}}
 {{- end -}}
 
