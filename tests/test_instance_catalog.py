@@ -66,7 +66,8 @@ def test_ephemeral_storage_follows_the_clouds_rule(name):
             _gib(eph) >= 128 and "ephemeral OS disk the size of" in row["source"]
         )
     else:
-        assert "the OS drive" in row["source"] and _gib(eph) < _gib(row["localDisk"])
+        # the OS drive is part of the local disk (all of it where the server lists no data drives)
+        assert "the OS drive" in row["source"] and _gib(eph) <= _gib(row["localDisk"])
         assert row["nodeSelector"] == {
             "nvidia.com/gpu.product": row["nodeSelector"]["nvidia.com/gpu.product"],
             "nvidia.com/gpu.count": str(row["gpus"]),
@@ -112,7 +113,9 @@ def test_a_gpu_row_with_gpu_memory_0_is_missing_its_gpu_memory_on_both_faces():
         assert "describe the node: missing instance.gpuMemory" in str(chart.value)
 
 
-@pytest.mark.parametrize("name", ["BM.GPU.H100.8", "nvidia-dgx-h100"])
+@pytest.mark.parametrize(
+    "name", ["BM.GPU.H100.8", "nvidia-dgx-h100", "asrockrack-4u8g-rome2-l40s", "nvidia-rtx-pro-server"]
+)
 def test_a_copied_oci_or_onprem_row_renders_alike_on_both_faces(name):
     """The chart's values schema takes the row's cloud as kvgen's does, and both plan from it alike;
     the on-prem row's pods select its nodes by its nodeSelector, not by instance type."""
@@ -140,12 +143,32 @@ def test_a_copied_oci_or_onprem_row_renders_alike_on_both_faces(name):
         ("a3-megagpu-8g", {}),
         ("VM.GPU.A10.1", {}),
         ("nvidia-dgx-b200", {}),
+        ("asrockrack-4u8g-rome2-l40s", {}),
+        ("nvidia-rtx-pro-server", {}),
     ],
 )
 def test_new_built_in_rows_render_alike_on_both_faces(name, more):
     values = spec(instance={"type": name}, parallelism={"tensor": ROWS[name]["gpus"]}, **more)
     ours = helm.by_identity(compile_spec(values).objects)
     assert helm.by_identity(helm.objects(values)) == ours
+
+
+def test_the_on_prem_rows_cover_the_common_servers_and_say_what_is_unconfirmed():
+    """On-prem: the HGX/DGX boxes and 8-GPU L40S and RTX PRO 6000 servers, each GPU one of
+    gpuModels; a row whose host figures no vendor build confirms says so in its source."""
+    onprem = {name: row for name, row in ROWS.items() if row["cloud"] == "onprem"}
+    by_gpu = Counter(row["gpuModel"] for row in onprem.values())
+    assert {
+        "NVIDIA A100 80GB SXM",
+        "NVIDIA H100 80GB SXM",
+        "NVIDIA H200 141GB",
+        "NVIDIA B200 180GB",
+        "NVIDIA L40S 48GB",
+        "NVIDIA RTX PRO 6000 Blackwell 96GB",
+    } <= set(by_gpu)
+    assert all(row["gpus"] == 8 for row in onprem.values())
+    assert "host figures unconfirmed" in onprem["nvidia-rtx-pro-server"]["source"]
+    assert "ephemeralStorage: on-prem rule: the OS drive, unconfirmed" in onprem["asrockrack-4u8g-rome2-l40s"]["source"]
 
 
 def test_the_docs_count_the_rows_per_cloud():
