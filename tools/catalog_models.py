@@ -65,8 +65,9 @@ class Fixture:
     source: dict[str, Any]
 
 
-def fixtures(folder: Path = FIXTURES) -> list[Fixture]:
+def fixtures(folder: Path | None = None) -> list[Fixture]:
     """Every fixture in the folder, each with its SOURCES.yaml entry (a fixture without one is an error)."""
+    folder = folder or FIXTURES
     sources = load_yaml(folder / "SOURCES.yaml")["fixtures"]
     out = []
     for path in sorted(folder.glob("*.json")):
@@ -407,7 +408,7 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
     return out
 
 
-def generated_rows(folder: Path = FIXTURES) -> dict[str, dict[str, Any]]:
+def generated_rows(folder: Path | None = None) -> dict[str, dict[str, Any]]:
     hybrids = hybrid_architectures()
     schemes = load_yaml(FILES / "quantization.yaml")["schemes"]
     rows: dict[str, dict[str, Any]] = {}
