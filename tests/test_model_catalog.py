@@ -153,6 +153,7 @@ KNOWN_PARAMETERS = {
     # keras-hub qwen3 presets' parameter counts
     "Qwen/Qwen3-8B": 8_190_735_360,
     "Qwen/Qwen3-32B": 32_762_123_264,
+    "Qwen/Qwen2.5-72B": 72_706_203_648,
 }
 # KAITO sizes of quantized checkpoints (GiB), compared with the derived weights
 KNOWN_WEIGHTS = {"deepseek-ai/DeepSeek-V3": 641.30}

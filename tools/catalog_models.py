@@ -388,9 +388,12 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
         size = weights_bytes(config, schemes[scheme])
         out["weights"] = f"{max(1, math.ceil(size / GiB))}Gi"
         total, _ = parameters(config)
+        kept = "" if schemes[scheme]["sixteenBit"] else ", embeddings and lm_head" + (
+            " and vision encoder" if vision_parameters(config) else ""
+        ) + " kept 16-bit"
         notes.append(
-            f"weights derived: {total / 1e9:.2f}B parameters from the config at {scheme}"
-            f" (embeddings, vision encoder 16-bit) = {size / GiB:.2f}GiB, rounded up"
+            f"weights derived: {total / 1e9:.2f}B parameters from the config at {scheme}{kept}"
+            f" = {size / GiB:.2f}GiB, rounded up"
         )
     out["quantization"] = scheme
     out["embeddingParameters"] = embedding_parameters(config)
