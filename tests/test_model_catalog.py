@@ -181,9 +181,7 @@ INSTANCES = [("g6e.xlarge", 1, 48), ("g6e.12xlarge", 4, 192), ("p5.48xlarge", 8,
 def _fitting(name: str) -> dict[str, object]:
     """A small spec serving the row on the smallest instance whose GPUs hold its weights with room for KV."""
     weights = quantity.to_bytes(ROWS[name]["weights"]) / GiB
-    for instance, gpus, memory in INSTANCES:
-        if weights * 1.25 + 4 * gpus <= memory:
-            break
+    instance, gpus = next((i, g) for i, g, memory in INSTANCES if weights * 1.25 + 4 * g <= memory)
     return spec(
         model={"id": name, "maxModelLen": min(ROWS[name]["maxModelLen"], 8192)},
         instance={"type": instance, "ephemeralStorage": "3000Gi"},
@@ -210,3 +208,26 @@ PARITY_SAMPLE = [
 def test_a_sample_of_new_rows_renders_alike_on_both_faces(name):
     values = _fitting(name)
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compile_spec(values).objects)
+
+
+def test_the_docs_count_the_models():
+    """docs/catalog.md says how many models the catalog has, and of which kinds: it stays the count."""
+    text = " ".join((ROOT / "docs" / "catalog.md").read_text().split())
+    said = re.search(
+        r"(\d+) models: (\d+) generated from .*? and (\d+) hand-kept rows .*? Among them (\d+) MLA models .*?, "
+        r"(\d+) hybrid .*?, (\d+) multimodal models, (\d+) with sliding-window layers .*? and (\d+) pre-quantized",
+        text,
+    )
+    assert said, "docs/catalog.md lost its count of models"
+    schemes = catalog.load("quantization.yaml")["schemes"]
+    rows = ROWS.values()
+    assert [int(n) for n in said.groups()] == [
+        len(ROWS),
+        len(GENERATED),
+        len(HAND_KEPT),
+        sum(r["mla"] for r in rows),
+        sum(r["hybrid"] for r in rows),
+        sum(r["multimodal"] for r in rows),
+        sum(r["slidingLayers"] > 0 for r in rows),
+        sum(not schemes[r["quantization"]]["sixteenBit"] for r in rows),
+    ]

@@ -388,9 +388,13 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
         size = weights_bytes(config, schemes[scheme])
         out["weights"] = f"{max(1, math.ceil(size / GiB))}Gi"
         total, _ = parameters(config)
-        kept = "" if schemes[scheme]["sixteenBit"] else ", embeddings and lm_head" + (
-            " and vision encoder" if vision_parameters(config) else ""
-        ) + " kept 16-bit"
+        kept = (
+            ""
+            if schemes[scheme]["sixteenBit"]
+            else ", embeddings and lm_head"
+            + (" and vision encoder" if vision_parameters(config) else "")
+            + " kept 16-bit"
+        )
         notes.append(
             f"weights derived: {total / 1e9:.2f}B parameters from the config at {scheme}{kept}"
             f" = {size / GiB:.2f}GiB, rounded up"
@@ -420,7 +424,9 @@ def generated_rows(folder: Path | None = None) -> dict[str, dict[str, Any]]:
         try:
             rows[fixture.model_id] = row(fixture, hybrids, schemes)
         except (CatalogError, KeyError, TypeError, ValueError) as exc:
-            problems.append(f"{fixture.name}.json: {exc!r}" if not isinstance(exc, CatalogError) else f"{fixture.name}.json: {exc}")
+            problems.append(
+                f"{fixture.name}.json: {exc!r}" if not isinstance(exc, CatalogError) else f"{fixture.name}.json: {exc}"
+            )
     if problems:
         raise CatalogError("\n".join(problems))
     return rows
@@ -476,7 +482,9 @@ def generate(text: str, rows: dict[str, dict[str, Any]]) -> str:
     head, kept = split(text)
     both = set(kept) & set(rows)
     if both:
-        raise CatalogError(f"hand-kept rows that now have a fixture (drop the hand-kept row): {', '.join(sorted(both))}")
+        raise CatalogError(
+            f"hand-kept rows that now have a fixture (drop the hand-kept row): {', '.join(sorted(both))}"
+        )
     blocks = {**kept, **{k: render_row(k, v) for k, v in rows.items()}}
     return head + "".join(blocks[k] for k in sorted(blocks, key=lambda k: (k.casefold(), k)))
 
