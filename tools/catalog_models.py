@@ -130,6 +130,8 @@ def layer_kinds(tc: dict[str, Any]) -> list[str]:
     if tc.get("full_attention_interval"):  # Qwen3-Next without layer_types
         step = int(tc["full_attention_interval"])
         return ["full" if (i + 1) % step == 0 else "none" for i in range(n)]
+    if str(tc.get("model_type")) == "gemma2" and window:  # Gemma 2: even layers sliding, odd full
+        return ["sliding" if i % 2 == 0 else "full" for i in range(n)]
     if tc.get("sliding_window_pattern") and window:  # Gemma 3: every Nth layer full
         step = int(tc["sliding_window_pattern"])
         return ["full" if (i + 1) % step == 0 else "sliding" for i in range(n)]
