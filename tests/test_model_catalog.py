@@ -155,8 +155,10 @@ KNOWN_PARAMETERS = {
     "Qwen/Qwen3-32B": 32_762_123_264,
     "Qwen/Qwen2.5-72B": 72_706_203_648,
 }
-# KAITO sizes of quantized checkpoints (GiB), compared with the derived weights
-KNOWN_WEIGHTS = {"deepseek-ai/DeepSeek-V3": 641.30}
+# Sizes of quantized checkpoints (GiB), compared with the derived weights: KAITO's DeepSeek-V3-0324 (the
+# same FP8 layout); gpt-oss-20b's top-level shards (4.79 + 4.8 + 4.17 GB), whose attention and router the
+# checkpoint keeps 16-bit (quantization_config modules_to_not_convert): all-MXFP4 would be 7% short
+KNOWN_WEIGHTS = {"deepseek-ai/DeepSeek-V3": 641.30, "openai/gpt-oss-20b": 12.81}
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_PARAMETERS))
@@ -167,8 +169,11 @@ def test_the_parameter_formula_matches_checkpoints_of_known_size(name):
 
 @pytest.mark.parametrize("name", sorted(KNOWN_WEIGHTS))
 def test_derived_weights_match_quantized_checkpoints_of_known_size(name):
+    """Quantized parts at the scheme's bits, embeddings and what the checkpoint excludes at 16 bits."""
     schemes = catalog.load("quantization.yaml")["schemes"]
-    derived = cm.weights_bytes(FIXTURES[name].config, schemes[ROWS[name]["quantization"]]) / GiB
+    fixture = FIXTURES[name]
+    excluded = cm.excluded_modules(fixture.config, fixture.quant)
+    derived = cm.weights_bytes(fixture.config, schemes[ROWS[name]["quantization"]], excluded) / GiB
     assert abs(derived / KNOWN_WEIGHTS[name] - 1) < TOLERANCE, derived
 
 
@@ -231,3 +236,20 @@ def test_the_docs_count_the_models():
         sum(r["slidingLayers"] > 0 for r in rows),
         sum(not schemes[r["quantization"]]["sixteenBit"] for r in rows),
     ]
+
+
+def test_the_modules_a_checkpoint_excludes_from_quantization_stay_16_bit():
+    """ModelOpt exclude_modules / modules_to_not_convert name a layer's attention, shared expert or MLP, per
+    layer or for every layer; a router (`mlp.gate`) is not the MLP; Gemma 4's `mlp` is the dense MLP beside its
+    experts."""
+    attn, experts, shared = cm.Part(3, "attn", 1), cm.Part(3, "mlp", 1), cm.Part(3, "shared", 1)
+    assert cm.is_excluded(attn, ["model.layers.*.self_attn"]) and cm.is_excluded(attn, ["model.layers.3.self_attn*"])
+    assert not cm.is_excluded(attn, ["model.layers.4.self_attn*"]) and not cm.is_excluded(attn, ["lm_head"])
+    assert cm.is_excluded(cm.Part(3, "attn", 1), ["backbone.layers.3.mixer.in_proj"])
+    assert cm.is_excluded(shared, ["*.mlp.shared_expert.*"]) and not cm.is_excluded(
+        shared, ["model.layers.3.mlp.shared_expert_gate"]
+    )
+    assert not cm.is_excluded(experts, ["model.layers.3.mlp.gate"]) and cm.is_excluded(experts, ["model.layers.3.mlp*"])
+    assert not cm.is_excluded(experts, ["model.language_model.layers.3.mlp*"], experts_beside_mlp=True)
+    assert cm.is_excluded(cm.Part(3, "dense", 1), ["model.language_model.layers.3.mlp*"], experts_beside_mlp=True)
+    assert cm.is_excluded(cm.Part(None, "mlp", 1), ["mtp*"]) and cm.is_excluded(cm.Part(3, "other", 1), [])

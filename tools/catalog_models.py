@@ -257,22 +257,23 @@ def mamba_parameters(tc: dict[str, Any]) -> int:
     return h * (2 * inner + bc + int(tc["mamba_num_heads"])) + (inner + bc) * int(tc.get("conv_kernel", 4)) + inner * h
 
 
-def moe_parameters(tc: dict[str, Any], gated: bool = True) -> int:
-    """One MoE block: routed experts, shared experts and the router."""
+def moe_parts(tc: dict[str, Any], gated: bool = True) -> dict[str, int]:
+    """One MoE block: routed experts ("mlp"), shared experts ("shared") and the router ("other")."""
     h = int(tc["hidden_size"])
     experts = int(tc.get("n_routed_experts") or tc.get("num_local_experts") or tc.get("num_experts") or 0)
     inter = int(tc.get("moe_intermediate_size") or tc["intermediate_size"])
     latent = tc.get("moe_latent_size")
     width = int(latent) if latent else h
-    total = experts * _mlp(width, inter, gated) + h * experts + (2 * h * width if latent else 0)
-    shared = tc.get("shared_expert_intermediate_size") or tc.get("moe_shared_expert_intermediate_size")
-    if shared:
-        total += _mlp(h, int(shared), gated)
+    shared = 0
+    size = tc.get("shared_expert_intermediate_size") or tc.get("moe_shared_expert_intermediate_size")
+    if size:
+        shared = _mlp(h, int(size), gated)
     elif tc.get("n_shared_experts"):
-        total += int(tc["n_shared_experts"]) * _mlp(h, inter, gated)
+        shared = int(tc["n_shared_experts"]) * _mlp(h, inter, gated)
     if str(tc.get("model_type", "")).startswith("llama4"):
-        total += _mlp(h, int(tc["intermediate_size"]))  # Llama 4's shared expert
-    return total
+        shared += _mlp(h, int(tc["intermediate_size"]))  # Llama 4's shared expert
+    routed = experts * _mlp(width, inter, gated) + (2 * h * width if latent else 0)
+    return {"mlp": routed, "shared": shared, "other": h * experts}
 
 
 def is_moe_layer(tc: dict[str, Any], i: int) -> bool:
@@ -288,40 +289,65 @@ def dense_intermediate(tc: dict[str, Any]) -> int:
     return int(tc.get("intermediate_size_mlp") or tc["intermediate_size"])
 
 
-def decoder_parameters(tc: dict[str, Any]) -> int:
-    """The decoder layers (the MTP layers a checkpoint ships too), without the embeddings."""
+@dataclass(frozen=True)
+class Part:
+    """Parameters of one part of one decoder layer (layer None: a multi-token-prediction layer)."""
+
+    layer: int | None
+    # "attn" (attention, linear attention or Mamba mixer), "mlp" (the MLP or the routed experts), "shared"
+    # (shared experts), "dense" (Gemma 4's MLP beside its experts), "other" (norms, routers)
+    kind: str
+    params: int
+
+
+def _layer(i: int | None, attn: int, mlp: dict[str, int], h: int) -> list[Part]:
+    parts = [Part(i, "attn", attn), *(Part(i, k, v) for k, v in mlp.items() if v)]
+    return [*parts, Part(i, "other", 2 * h)]
+
+
+def decoder_parts(tc: dict[str, Any]) -> list[Part]:
+    """The decoder layers (and the MTP layers a checkpoint ships too), without the embeddings."""
     h = int(tc["hidden_size"])
     n = int(tc["num_hidden_layers"])
     pattern = tc.get("hybrid_override_pattern")
-    total = 0
-    if isinstance(pattern, str):  # Nemotron-H: one mixer per layer, relu2 (ungated) MLPs
-        per = {
-            "M": mamba_parameters(tc),
-            "*": attention_parameters(tc),
-            "-": _mlp(h, int(tc["intermediate_size"]), gated=False),
-            "E": moe_parameters(tc, gated=False),
-        }
-        total = sum(per[c] + h for c in pattern)
+    parts: list[Part] = []
+    if isinstance(pattern, str):  # Nemotron-H: one mixer or MLP per layer, relu2 (ungated) MLPs
+        dense = {"mlp": _mlp(h, int(tc["intermediate_size"]), gated=False)}
+
+        def block(i: int | None, c: str) -> list[Part]:
+            if c == "M":
+                return [Part(i, "attn", mamba_parameters(tc)), Part(i, "other", h)]
+            if c == "*":
+                return [Part(i, "attn", attention_parameters(tc)), Part(i, "other", h)]
+            mlp = dense if c == "-" else moe_parts(tc, gated=False)
+            return [*(Part(i, k, v) for k, v in mlp.items() if v), Part(i, "other", h)]
+
+        for i, c in enumerate(pattern):
+            parts += block(i, c)
         mtp = tc.get("mtp_hybrid_override_pattern")
         if isinstance(mtp, str) and tc.get("num_nextn_predict_layers"):
-            total += int(tc["num_nextn_predict_layers"]) * (sum(per[c] + h for c in mtp) + 2 * h * h)
-        return total
+            for _ in range(int(tc["num_nextn_predict_layers"])):
+                parts += [p for c in mtp for p in block(None, c)] + [Part(None, "other", 2 * h * h)]
+        return parts
     kinds = layer_kinds(tc)
     for i in range(n):
         mixer = linear_attention_parameters(tc) if kinds[i] == "none" else attention_parameters(tc)
         if is_moe_layer(tc, i):
-            mlp = moe_parameters(tc)
-            if tc.get("enable_moe_block"):  # Gemma 4 MoE: a dense MLP beside the experts
-                mlp += _mlp(h, int(tc["intermediate_size"]))
+            mlp = moe_parts(tc)
+            if tc.get("enable_moe_block"):  # Gemma 4 MoE: a dense MLP (its `mlp`) beside the experts
+                mlp["dense"] = _mlp(h, int(tc["intermediate_size"]))
         else:
-            mlp = _mlp(h, dense_intermediate(tc))
-        total += mixer + mlp + 2 * h
+            mlp = {"mlp": _mlp(h, dense_intermediate(tc))}
+        parts += _layer(i, mixer, mlp, h)
     mtp_layers = int(tc.get("num_nextn_predict_layers") or tc.get("mtp_num_hidden_layers") or 0)
-    if mtp_layers:  # DeepSeek / Qwen3.5 MTP: a full decoder layer plus its projection of 2h -> h
-        last = n  # MTP layers use the MoE geometry when the model has experts
-        mlp = moe_parameters(tc) if is_moe_layer(tc, last) else _mlp(h, dense_intermediate(tc))
-        total += mtp_layers * (attention_parameters(tc) + mlp + 2 * h * h + 4 * h)
-    return total
+    for _ in range(mtp_layers):  # DeepSeek / Qwen3.5 MTP: a decoder layer (MoE where the model has experts)
+        mlp = moe_parts(tc) if is_moe_layer(tc, n) else {"mlp": _mlp(h, dense_intermediate(tc))}
+        parts += _layer(None, attention_parameters(tc), mlp, h) + [Part(None, "other", 2 * h * h + 2 * h)]
+    return parts
+
+
+def decoder_parameters(tc: dict[str, Any]) -> int:
+    return sum(p.params for p in decoder_parts(tc))
 
 
 def vision_parameters(config: dict[str, Any]) -> int:
@@ -344,9 +370,60 @@ def parameters(config: dict[str, Any]) -> tuple[int, int]:
     return embeddings + decoder_parameters(tc) + vision + int(tc["hidden_size"]), embeddings + vision
 
 
-def weights_bytes(config: dict[str, Any], scheme: dict[str, Any]) -> int:
-    total, sixteen = parameters(config)
-    quantized = total - sixteen
+def excluded_modules(config: dict[str, Any], quant: dict[str, Any] | None) -> list[str]:
+    """The modules a quantized checkpoint keeps unquantized (ModelOpt exclude_modules, quantization_config
+    modules_to_not_convert / ignore)."""
+    if quant is not None:
+        return [str(m) for m in quant["quantization"].get("exclude_modules") or ()]
+    qc = config.get("quantization_config") or text_config(config).get("quantization_config") or {}
+    for key in ("modules_to_not_convert", "ignore", "ignored_layers", "exclude_modules"):
+        if qc.get(key):
+            return [str(m) for m in qc[key]]
+    return []
+
+
+_LAYER_MODULE = re.compile(r"(?:^|\.)layers\.(\d+|\*)\.(.+)$")
+
+
+def is_excluded(part: Part, excluded: list[str], experts_beside_mlp: bool = False) -> bool:
+    """Whether the checkpoint keeps this part unquantized: norms and routers always; else an excluded module of
+    its layer (or of every layer: `layers.*.`, `*.`) that is its attention / Mamba mixer, its shared expert or its
+    whole MLP; an MTP layer when `mtp` modules are excluded."""
+    if part.kind == "other":
+        return True
+    for name in excluded:
+        if part.layer is None:
+            if name.startswith("mtp"):
+                return True
+            continue
+        rest = name[2:] if name.startswith("*.") else None
+        match = _LAYER_MODULE.search(name)
+        if match and match.group(1) in ("*", str(part.layer)):
+            rest = match.group(2)
+        if rest is None:
+            continue
+        if part.kind == "attn" and rest.startswith(("self_attn", "linear_attn", "mixer")):
+            return True
+        if part.kind == "shared" and rest.startswith("mlp.shared_expert") and not rest.endswith("_gate"):
+            return True
+        if part.kind in ("mlp", "shared", "dense") and rest.rstrip("*") in ("mlp", "block_sparse_moe"):
+            # Gemma 4 keeps its experts beside `mlp` (its dense MLP), the others under it
+            return part.kind == "dense" or not experts_beside_mlp
+
+    return False
+
+
+def weights_bytes(config: dict[str, Any], scheme: dict[str, Any], excluded: list[str] | None = None) -> int:
+    """The checkpoint's bytes: quantized parts at the scheme's bits, the rest (embeddings, lm_head, vision
+    encoder, norms, routers and the modules the checkpoint excludes from quantization) at 16 bits."""
+    tc = text_config(config)
+    sixteen = embedding_parameters(config) + vision_parameters(config) + int(tc["hidden_size"])
+    quantized = 0
+    for part in decoder_parts(tc):
+        if scheme["sixteenBit"] or not is_excluded(part, excluded or [], bool(tc.get("enable_moe_block"))):
+            quantized += part.params
+        else:
+            sixteen += part.params
     group = scheme["groupSize"] or 1
     bits = int(scheme["weightBits"]) * group + int(scheme["scaleBits"])
     return sixteen * 2 + math.ceil(quantized * bits / (8 * group))
@@ -387,15 +464,15 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
         out["weights"] = str(fixture.source["weights"])
         notes.append(f"weights: {fixture.source['weightsSource']}")
     else:
-        size = weights_bytes(config, schemes[scheme])
+        size = weights_bytes(config, schemes[scheme], excluded_modules(config, fixture.quant))
         out["weights"] = f"{max(1, math.ceil(size / GiB))}Gi"
         total, _ = parameters(config)
         kept = (
             ""
             if schemes[scheme]["sixteenBit"]
-            else ", embeddings and lm_head"
-            + (" and vision encoder" if vision_parameters(config) else "")
-            + " kept 16-bit"
+            else ", embeddings, lm_head, norms, routers"
+            + (", vision encoder" if vision_parameters(config) else "")
+            + " and the modules it excludes from quantization kept 16-bit"
         )
         notes.append(
             f"weights derived: {total / 1e9:.2f}B parameters from the config at {scheme}{kept}"
