@@ -7,6 +7,7 @@ kvgen on an instance it fits (a sample alike through the chart)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -253,3 +254,18 @@ def test_the_modules_a_checkpoint_excludes_from_quantization_stay_16_bit():
     assert not cm.is_excluded(experts, ["model.language_model.layers.3.mlp*"], experts_beside_mlp=True)
     assert cm.is_excluded(cm.Part(3, "dense", 1), ["model.language_model.layers.3.mlp*"], experts_beside_mlp=True)
     assert cm.is_excluded(cm.Part(None, "mlp", 1), ["mtp*"]) and cm.is_excluded(cm.Part(3, "other", 1), [])
+
+
+def test_a_mixed_precision_checkpoint_is_sized_layer_by_layer():
+    """nvidia/Qwen3.6-27B-NVFP4 (ModelOpt MIXED_PRECISION): FP8 linear attention, NVFP4 MLPs. The row's scheme
+    is the one holding most parameters (NVFP4, by count of layers it would be FP8); its weights lie between
+    all-NVFP4 and all-FP8."""
+    name = "nvidia/Qwen3.6-27B-NVFP4"
+    fixture, schemes = FIXTURES[name], catalog.load("quantization.yaml")["schemes"]
+    per_part = cm.mixed_schemes(fixture.quant)
+    assert set(per_part.values()) == {"fp8", "nvfp4"} and ROWS[name]["quantization"] == "nvfp4"
+    excluded = cm.excluded_modules(fixture.config, fixture.quant)
+    mixed = cm.weights_bytes(fixture.config, schemes["nvfp4"], excluded, {k: schemes[v] for k, v in per_part.items()})
+    low, high = (cm.weights_bytes(fixture.config, schemes[s], excluded) for s in ("nvfp4", "fp8"))
+    assert low < mixed < high
+    assert ROWS[name]["weights"] == f"{math.ceil(mixed / GiB)}Gi"

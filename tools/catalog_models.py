@@ -165,7 +165,7 @@ def quantization(config: dict[str, Any], quant: dict[str, Any] | None, schemes: 
         else:
             raise CatalogError(f"quantization_config quant_method {method!r} is not mapped to a scheme")
     if algo is not None:
-        scheme = _algo_scheme(_mixed(quant) if algo == "MIXED_PRECISION" else algo)
+        scheme = _mixed(config, quant) if algo == "MIXED_PRECISION" else _algo_scheme(algo)
     else:
         dtype = config.get("torch_dtype") or config.get("dtype") or text_config(config).get("torch_dtype")
         dtype = dtype or text_config(config).get("dtype")
@@ -188,15 +188,37 @@ def _compressed_tensors(qc: dict[str, Any]) -> str:
     raise CatalogError(f"compressed-tensors {bits}-bit {kind} weights are not a scheme of quantization.yaml")
 
 
-def _mixed(quant: dict[str, Any] | None) -> str:
-    """A ModelOpt MIXED_PRECISION checkpoint: the algorithm most of its quantized layers use."""
+def mixed_schemes(quant: dict[str, Any] | None) -> dict[tuple[int, str], str]:
+    """A ModelOpt MIXED_PRECISION checkpoint's scheme per (layer, part) from its quantized_layers."""
     layers = ((quant or {}).get("quantization") or {}).get("quantized_layers") or {}
-    counts: dict[str, int] = {}
-    for layer in layers.values():
-        counts[layer["quant_algo"]] = counts.get(layer["quant_algo"], 0) + 1
-    if not counts:
+    out: dict[tuple[int, str], str] = {}
+    for name, layer in layers.items():
+        match = _LAYER_MODULE.search(name)
+        if not match or match.group(1) == "*":
+            continue
+        rest = match.group(2)
+        kind = (
+            "attn"
+            if rest.startswith(("self_attn", "linear_attn", "mixer"))
+            else "shared"
+            if rest.startswith("mlp.shared_expert")
+            else "mlp"
+        )
+        out[(int(match.group(1)), kind)] = _algo_scheme(str(layer["quant_algo"]))
+    return out
+
+
+def _mixed(config: dict[str, Any], quant: dict[str, Any] | None) -> str:
+    """A MIXED_PRECISION checkpoint's row scheme: the one that holds most of its quantized parameters."""
+    per_part = mixed_schemes(quant)
+    if not per_part:
         raise CatalogError("MIXED_PRECISION hf_quant_config.json without quantized_layers")
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    held: dict[str, int] = {}
+    for part in decoder_parts(text_config(config)):
+        scheme = per_part.get((part.layer, part.kind)) if part.layer is not None else None
+        if scheme:
+            held[scheme] = held.get(scheme, 0) + part.params
+    return sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
 def _algo_scheme(algo: str) -> str:
@@ -413,20 +435,33 @@ def is_excluded(part: Part, excluded: list[str], experts_beside_mlp: bool = Fals
     return False
 
 
-def weights_bytes(config: dict[str, Any], scheme: dict[str, Any], excluded: list[str] | None = None) -> int:
-    """The checkpoint's bytes: quantized parts at the scheme's bits, the rest (embeddings, lm_head, vision
-    encoder, norms, routers and the modules the checkpoint excludes from quantization) at 16 bits."""
+def _bytes(params: int, scheme: dict[str, Any]) -> int:
+    group = scheme["groupSize"] or 1
+    return math.ceil(params * (int(scheme["weightBits"]) * group + int(scheme["scaleBits"])) / (8 * group))
+
+
+def weights_bytes(
+    config: dict[str, Any],
+    scheme: dict[str, Any],
+    excluded: list[str] | None = None,
+    per_part: dict[tuple[int, str], dict[str, Any]] | None = None,
+) -> int:
+    """The checkpoint's bytes: quantized parts at the scheme's bits (a MIXED_PRECISION checkpoint: each part at
+    its own, per_part), the rest (embeddings, lm_head, vision encoder, norms, routers and the modules the
+    checkpoint excludes from quantization) at 16 bits."""
     tc = text_config(config)
     sixteen = embedding_parameters(config) + vision_parameters(config) + int(tc["hidden_size"])
-    quantized = 0
+    quantized: dict[int, int] = {}  # id(scheme) -> parameters
+    by_id = {id(scheme): scheme}
     for part in decoder_parts(tc):
-        if scheme["sixteenBit"] or not is_excluded(part, excluded or [], bool(tc.get("enable_moe_block"))):
-            quantized += part.params
-        else:
+        if not scheme["sixteenBit"] and is_excluded(part, excluded or [], bool(tc.get("enable_moe_block"))):
             sixteen += part.params
-    group = scheme["groupSize"] or 1
-    bits = int(scheme["weightBits"]) * group + int(scheme["scaleBits"])
-    return sixteen * 2 + math.ceil(quantized * bits / (8 * group))
+            continue
+        own = (per_part or {}).get((part.layer, part.kind)) if part.layer is not None else None
+        chosen = own or scheme
+        by_id[id(chosen)] = chosen
+        quantized[id(chosen)] = quantized.get(id(chosen), 0) + part.params
+    return sixteen * 2 + sum(_bytes(n, by_id[k]) for k, n in quantized.items())
 
 
 # ---------------------------------------------------------------- rows
@@ -464,7 +499,8 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
         out["weights"] = str(fixture.source["weights"])
         notes.append(f"weights: {fixture.source['weightsSource']}")
     else:
-        size = weights_bytes(config, schemes[scheme], excluded_modules(config, fixture.quant))
+        per_part = {k: schemes[v] for k, v in mixed_schemes(fixture.quant).items() if v in schemes}
+        size = weights_bytes(config, schemes[scheme], excluded_modules(config, fixture.quant), per_part)
         out["weights"] = f"{max(1, math.ceil(size / GiB))}Gi"
         total, _ = parameters(config)
         kept = (
@@ -482,7 +518,10 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
     out["embeddingParameters"] = embedding_parameters(config)
     out["maxModelLen"] = max_model_len(tc)
     if fixture.quant and fixture.quant["quantization"].get("quant_algo") == "MIXED_PRECISION":
-        notes.append(f"ModelOpt MIXED_PRECISION: most of its quantized layers are {scheme}, the row's scheme")
+        notes.append(
+            f"ModelOpt MIXED_PRECISION: {scheme} holds most of its quantized parameters (the row's scheme);"
+            " each layer sized at its own scheme"
+        )
     if tc.get("attention_chunk_size"):
         notes.append(
             f"chunked local attention ({tc['attention_chunk_size']} tokens) on some layers is costed as full attention"
