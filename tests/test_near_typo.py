@@ -44,7 +44,7 @@ OTHER_PRODUCTS = [  # real names the catalog does not hold: no suggestion
     "Standard_NC24s_A100_v4",  # not NC24ads
     "Standard_ND96asr_A100_v4",
     "Qwen/Qwen3-32B-AWQ",  # a quantized checkpoint is not Qwen3-32B
-    "Qwen/Qwen3-14B",
+    "Qwen/Qwen2.5-0.5B",  # not Qwen2.5-1.5B (Qwen/Qwen3-14B, once here, is a catalog row now)
     "meta-llama/Llama-3.1-405B-Instruct",
     "meta-llama/Llama-3.1-8B",  # the base model, not -Instruct
     "google/gemma-3-4b-it",

@@ -226,9 +226,17 @@ def test_load_format_dummy_downloads_nothing():
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
 HF_TOKEN = {"hfTokenSecret": {"name": "hf", "key": "token"}}  # no gated-model warning
+# Every built-in row has embeddingParameters: a fine-tune of Llama 3.1 8B described in the spec's own
+# catalog without them is the model kvgen cannot size for online quantization.
+FINETUNE = "my-org/llama-3.1-8b-finetune"
+FINETUNE_ROW = {
+    k: v
+    for k, v in catalog.load("models.yaml")["models"][LLAMA_8B].items()
+    if k not in ("embeddingParameters", "source")
+}
 WARNINGS_KEY = catalog.runtime()["wiring"]["annotations"]["warnings"]
 UNSIZED_WARNING = (
-    f"vllm.extraArgs[1]: --quantization fp8 quantizes {LLAMA_8B} online; kvgen sizes its GPU weights unquantized, "
+    f"vllm.extraArgs[1]: --quantization fp8 quantizes {FINETUNE} online; kvgen sizes its GPU weights unquantized, "
     "as without the flag (an upper bound), since it does not know how many of its parameters are embeddings and "
     "lm_head, which vLLM does not quantize: set model.embeddingParameters (vocab_size x hidden_size, x 2 unless "
     "tie_word_embeddings) for the fp8 size"
@@ -237,7 +245,7 @@ UNSIZED_WARNING = (
 
 def _llama_8b(*args: str, utilization: float = 0.92, **model: object) -> dict:
     vllm = {"gpuMemoryUtilization": utilization, "extraArgs": list(args)}
-    return spec(model={"id": LLAMA_8B, **HF_TOKEN, **model}, vllm=vllm)
+    return spec(model={"id": FINETUNE, **model}, vllm=vllm, catalog={"models": {FINETUNE: FINETUNE_ROW}})
 
 
 def _workloads(objects: list[dict]) -> dict:
@@ -245,7 +253,7 @@ def _workloads(objects: list[dict]) -> dict:
 
 
 def test_online_fp8_without_embedding_parameters_renders_unquantized_with_a_warning_on_both_faces():
-    assert catalog.load("models.yaml")["models"][LLAMA_8B].get("embeddingParameters") is None
+    assert catalog.load("models.yaml")["models"][LLAMA_8B]["embeddingParameters"] == 128256 * 4096 * 2
     # a GPU share too small for the full context: kvgen plans --max-model-len from the room after the weights
     values = _llama_8b("--enable-prefix-caching", "--quantization=fp8", utilization=0.3)
     without = compile_spec(_llama_8b("--enable-prefix-caching", utilization=0.3))
@@ -272,7 +280,7 @@ def test_online_fp8_without_embedding_parameters_warns_on_stderr_and_strict_refu
     values = _llama_8b("--enable-prefix-caching", "--quantization=fp8")
     result = run_kvgen("render", "-", input=dump(values))
     assert result.returncode == 0, result.stderr
-    assert "--quantization fp8 quantizes meta-llama/Llama-3.1-8B-Instruct online" in result.stderr
+    assert f"--quantization fp8 quantizes {FINETUNE} online" in result.stderr
     strict = run_kvgen("render", "--strict", "-", input=dump(values))
     assert strict.returncode == 1 and strict.stdout == ""
     assert f"error: <stdin>: demo: {UNSIZED_WARNING}" in strict.stderr
