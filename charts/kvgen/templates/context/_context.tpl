@@ -66,7 +66,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $s "W" $rt.wiring -}}
 {{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
 {{- include "kvgen.images" $s -}}
-{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
@@ -89,6 +89,11 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- range $k := list "loadBalancerClass" "externalTrafficPolicy" "loadBalancerSourceRanges" -}}
 {{- if include "kvgen.isSet" (list $svc $k) -}}{{- $_ := set $service $k (index $svc $k) -}}{{- end -}}
 {{- end -}}
+{{- $r := default dict $v.routing -}}
+{{- if eq (default "none" $r.mode) "sessionAffinity" -}}
+{{- $_ := set $service "sessionAffinity" "ClientIP" -}}
+{{- $_ := set $service "sessionAffinityConfig" (dict "clientIP" (dict "timeoutSeconds" (include "kvgen.routingValue" (list (default dict $r.sessionAffinity) "timeoutSeconds" 10800) | int64))) -}}
+{{- end -}}
 {{- $_ := set $c "service" $service -}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
@@ -99,6 +104,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- if $sa.create -}}{{- $_ := set $c "serviceAccount" (dict "name" (default $v.name $sa.name) "automountToken" (default false $sa.automountToken)) -}}{{- end -}}
 {{- $_ := set $c "workloads" $s.workloads -}}
 {{- range $k, $o := $s.operations -}}{{- $_ := set $c $k $o -}}{{- end -}}
+{{- range $k, $o := $s.routing -}}{{- $_ := set $c $k $o -}}{{- end -}}
 {{- $decision := dict "enabled" $s.decision.enabled -}}
 {{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
 {{- $_ := set $c "decision" $decision -}}
