@@ -142,7 +142,9 @@ def test_a_zero_weight_leaves_the_scorer_out():
 
 
 def producer(values: dict[str, Any]) -> dict[str, Any]:
-    (p,) = [p for p in picker_config(compile_spec(values).objects)["plugins"] if p["type"] == "approx-prefix-cache-producer"]
+    (p,) = [
+        p for p in picker_config(compile_spec(values).objects)["plugins"] if p["type"] == "approx-prefix-cache-producer"
+    ]
     return p["parameters"]
 
 
@@ -170,7 +172,9 @@ def test_routing_none_renders_todays_objects():
 
 
 def test_session_affinity_pins_a_client_to_a_replica():
-    objs = compile_spec(spec(replicas=2, routing={"mode": "sessionAffinity", "sessionAffinity": {"timeoutSeconds": 600}})).objects
+    objs = compile_spec(
+        spec(replicas=2, routing={"mode": "sessionAffinity", "sessionAffinity": {"timeoutSeconds": 600}})
+    ).objects
     svc = of_kind(objs, "Service")
     assert svc["spec"]["sessionAffinity"] == "ClientIP"
     assert svc["spec"]["sessionAffinityConfig"] == {"clientIP": {"timeoutSeconds": 600}}
@@ -190,7 +194,9 @@ def test_gateway_renders_the_pool_its_picker_and_the_route():
         "failureMode": "FailOpen",
     }
     route = of_kind(objs, "HTTPRoute")
-    assert route["spec"]["parentRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference-gateway"}]
+    assert route["spec"]["parentRefs"] == [
+        {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference-gateway"}
+    ]
     assert route["spec"]["rules"][0]["backendRefs"][0]["kind"] == "InferencePool"
     role = of_kind(objs, "Role")
     assert not any("leases" in r["resources"] for r in role["rules"])
@@ -245,7 +251,12 @@ def test_the_objects_are_validated_against_the_vendored_crds():
 FACES = {
     "gateway": routed(),
     "gateway-options": routed(
-        picker={"replicas": 3, "failureMode": "FailClose", "scorers": {"queue": 1, "noHitLru": 0}, "blockSizeTokens": 512},
+        picker={
+            "replicas": 3,
+            "failureMode": "FailClose",
+            "scorers": {"queue": 1, "noHitLru": 0},
+            "blockSizeTokens": 512,
+        },
         gateway={
             "parentRefs": [{"name": "gw", "namespace": "infra", "sectionName": "https"}],
             "hostnames": ["llm.example.com"],
@@ -256,7 +267,9 @@ FACES = {
     "gateway-lmcache-tiers": spec(replicas=3, kvCacheOffloading=LMCACHE_TIERS, routing=GATEWAY),
     "gateway-native": spec(replicas=2, kvCacheOffloading={"backend": "native", "cpu": "100Gi"}, routing=GATEWAY),
     "gateway-registry": {**routed(), "images": {"registry": "registry.example.com"}},
-    "session-affinity": spec(replicas=2, routing={"mode": "sessionAffinity", "sessionAffinity": {"timeoutSeconds": 60}}),
+    "session-affinity": spec(
+        replicas=2, routing={"mode": "sessionAffinity", "sessionAffinity": {"timeoutSeconds": 60}}
+    ),
 }
 
 
@@ -272,10 +285,17 @@ def test_both_faces_render_routing_alike(case):
 PROBLEMS = {
     "all-at-once": spec(
         replicas=2,
-        routing={"mode": "none", "gateway": {"parentRefs": [{"name": "gw"}]}, "picker": {"replicas": 2}, "sessionAffinity": {}},
+        routing={
+            "mode": "none",
+            "gateway": {"parentRefs": [{"name": "gw"}]},
+            "picker": {"replicas": 2},
+            "sessionAffinity": {},
+        },
     ),
     "gateway-needs-parent-refs": spec(replicas=2, routing={"mode": "gateway"}),
-    "gateway-and-no-prefix-cache": spec(replicas=2, routing=GATEWAY, vllm={"extraArgs": ["--max-num-seqs=8", "--no_enable_prefix_caching"]}),
+    "gateway-and-no-prefix-cache": spec(
+        replicas=2, routing=GATEWAY, vllm={"extraArgs": ["--max-num-seqs=8", "--no_enable_prefix_caching"]}
+    ),
     "gateway-on-a-prefill-server": spec(replicas=2, routing=GATEWAY, disaggregation={"role": "prefill"}),
 }
 

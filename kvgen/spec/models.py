@@ -1048,7 +1048,10 @@ class RoutingScorers(Model):
         3, ge=0, le=100, description="prefix-cache-scorer: the longest prefix the picker last sent to a server."
     )
     no_hit_lru: int = Field(
-        2, ge=0, le=100, description="no-hit-lru-scorer: a request with no cached prefix goes to the server least recently given one."
+        2,
+        ge=0,
+        le=100,
+        description="no-hit-lru-scorer: a request with no cached prefix goes to the server least recently given one.",
     )
 
 
@@ -1056,10 +1059,14 @@ class RoutingPicker(Model):
     """The Endpoint Picker (llm-d router, files/runtime.yaml picker)."""
 
     replicas: int = Field(
-        1, ge=1, le=16, description="Picker replicas; above 1 they elect a leader (--ha-enable-leader-election, a leases Role)."
+        1,
+        ge=1,
+        le=16,
+        description="Picker replicas; above 1 they elect a leader (--ha-enable-leader-election, a leases Role).",
     )
     failure_mode: Literal["FailOpen", "FailClose"] = Field(
-        "FailOpen", description="endpointPickerRef.failureMode: FailOpen (the GIE chart's and KServe's) routes on without the picker."
+        "FailOpen",
+        description="endpointPickerRef.failureMode: FailOpen (the GIE chart's and KServe's) routes on without the picker.",
     )
     scorers: RoutingScorers = Field(default_factory=RoutingScorers, description="Scorer weights.")
     block_size_tokens: int | None = Field(
@@ -1077,23 +1084,32 @@ class RoutingPicker(Model):
 
 
 class GatewayParentRef(Model):
-    name: str = Field(pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1), max_length=253, description="The Gateway's name.")
+    name: str = Field(
+        pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1), max_length=253, description="The Gateway's name."
+    )
     namespace: str | None = Field(
         None, pattern=NAMESPACE_PATTERN, max_length=63, description="The Gateway's namespace. Unset: the route's."
     )
     section_name: str | None = Field(
-        None, pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1), max_length=253, description="A listener of the Gateway."
+        None,
+        pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1),
+        max_length=253,
+        description="A listener of the Gateway.",
     )
 
 
 class RoutingGateway(Model):
     parent_refs: list[GatewayParentRef] = Field(
-        min_length=1, max_length=32, description="The Gateways the HTTPRoute attaches to (they must support InferencePool)."
+        min_length=1,
+        max_length=32,
+        description="The Gateways the HTTPRoute attaches to (they must support InferencePool).",
     )
     hostnames: list[str] = Field(default_factory=list, max_length=16, description="HTTPRoute hostnames.")
     path_prefix: str = Field("/", pattern=r"^/[^\s]*$", max_length=1024, description="The path the route matches.")
     request_timeout: str | None = Field(
-        None, pattern=r"^([0-9]{1,5}(h|m|s|ms)){1,4}$", description="HTTPRoute timeouts.request, e.g. 300s. Unset: the Gateway's."
+        None,
+        pattern=r"^([0-9]{1,5}(h|m|s|ms)){1,4}$",
+        description="HTTPRoute timeouts.request, e.g. 300s. Unset: the Gateway's.",
     )
 
 
