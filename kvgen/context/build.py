@@ -735,6 +735,7 @@ def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dic
             "replicas": replicas,
             "image": image,
             "labels": labels,
+            "podLabels": {**spec.common_labels, **selector},
             "selector": selector,
             "args": args,
             "config": json.dumps(picker_config(plan, disk), indent=2, sort_keys=True),

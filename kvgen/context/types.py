@@ -253,6 +253,7 @@ class Picker(TypedDict):
     replicas: int
     image: str
     labels: dict[str, str]
+    podLabels: dict[str, str]  # the selector and commonLabels (no helm.sh/chart: a chart upgrade alone restarts no pod)
     selector: dict[str, str]
     args: list[str]
     config: str  # the EndpointPickerConfig, as JSON text

@@ -727,7 +727,7 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- $plugins = append $plugins (dict "type" "max-score-picker") -}}
 {{- $profile = append $profile (dict "pluginRef" "max-score-picker") -}}
 {{- $config := dict "apiVersion" $rt.configApiVersion "kind" "EndpointPickerConfig" "plugins" $plugins "schedulingProfiles" (list (dict "name" "default" "plugins" $profile)) -}}
-{{- $pick := dict "name" $name "replicas" $replicas "image" $image "labels" $labels "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
+{{- $pick := dict "name" $name "replicas" $replicas "image" $image "labels" $labels "podLabels" (merge (deepCopy $selector) (deepCopy $s.meta.commonLabels)) "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
 {{- $g := $r.gateway -}}
 {{- $parents := list -}}
 {{- range $p := $g.parentRefs -}}
