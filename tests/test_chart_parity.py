@@ -728,6 +728,7 @@ METADATA_CASES = {
     "statefulsets": ("multinode-mla.yaml", {}, "1.33"),
     "leaderworkerset": ("multinode-lws.yaml", {}, "1.33"),
     "dra": ("lmcache-dra.yaml", {}, "1.34"),
+    "routing-gateway": ("routing-gateway.yaml", {}, "1.33"),
 }
 
 

@@ -303,7 +303,7 @@ def assert_runs(group: Group, compiled: Compiled) -> None:
     assert group.ready, group.describe()
     for result in group.pods:
         for c in kubelet.iter_containers(result.pod):
-            for engine in ("vllm", "lmcache"):
+            for engine in ("vllm", "lmcache", "epp"):
                 report = result.report(c["name"], engine)
                 if report is not None:
                     assert report.get("ok", True), f"{result.pod.name}/{c['name']}: {report}\n{group.describe()}"
@@ -443,3 +443,38 @@ def test_a_server_named_vllm_starts_because_service_links_are_off(cluster):
     group = _start(cluster, objects, compiled, timeout=40)
     assert not group.ready
     assert "VLLM_PORT 'tcp://" in group.pods[0].log("vllm") and "appears to be a URI" in group.pods[0].log("vllm")
+
+
+ROUTED = ROOT / "examples" / "routing-gateway.yaml"
+
+
+@emulator
+def test_the_picker_reads_every_pool_pods_metrics(cluster):
+    """routing.mode gateway (issue 25): the Endpoint Picker's stand-in (the Go binary needs an API
+    server) runs the pinned router's flags and the rendered config, and becomes ready only once it
+    has read vllm:num_requests_waiting and vllm:kv_cache_usage_perc from every pod of its
+    InferencePool on the pool's target port (the emulator starts one replica of a Deployment: every
+    server it starts)."""
+    (compiled,) = _compile(ROUTED)
+    group = _start(cluster, _objects(compiled.yaml), compiled)
+    assert_runs(group, compiled)
+    (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
+    report = picker.report("epp", "epp")
+    assert report is not None and report["started"], group.describe()
+    servers = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
+    assert servers
+    assert sorted(r["endpoint"] for r in report["reached"]) == sorted(f"{p.pod.ip}:8000" for p in servers)
+
+
+@emulator
+def test_a_pool_on_a_port_no_server_serves_keeps_the_picker_unready(cluster):
+    """The check bites: an InferencePool whose target port is not vLLM's leaves the picker unable to
+    read the servers' metrics, so it never becomes ready."""
+    (compiled,) = _compile(ROUTED)
+    objects = _objects(compiled.yaml)
+    (pool,) = [o for o in objects if o["kind"] == "InferencePool"]
+    pool["spec"]["targetPorts"] = [{"number": 8001}]
+    group = _start(cluster, objects, compiled, timeout=45)
+    (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
+    assert not picker.ready
+    assert "cannot read the pool's metrics" in picker.log("epp"), group.describe()

@@ -253,6 +253,7 @@ TOP_LEVEL_KEYS = {
     "instance",
     "parallelism",
     "decision",
+    "routing",
     "gpuAccess",
     "sizing",
     "memory",
@@ -519,3 +520,26 @@ def test_a_batch_shows_every_budget_in_order_the_unfit_marked(tmp_path):
     assert result.returncode == 1
     reports = json.loads(result.stdout)
     assert [(r["name"], r["fits"]) for r in reports] == [("gemma-4-12b", True), ("too-big", False)]
+
+
+def test_explain_shows_how_requests_reach_the_replicas_and_the_hit_path():
+    """routing (docs/routing.md): the gateway mode's route and picker, and the cache hit path from the
+    router's affinity through every tier to recompute; the default mode says requests are spread."""
+    routed = run_kvgen("explain", "-o", "json", str(ROOT / "examples" / "routing-gateway.yaml"))
+    assert routed.returncode == 0, routed.stderr
+    r = json.loads(routed.stdout)["routing"]
+    assert r["mode"] == "gateway" and r["replicas"] == 3
+    assert "InferencePool llama-8b-routed-pool" in r["path"]
+    assert r["picker"]["scorers"] == {
+        "queue-scorer": 2,
+        "kv-cache-utilization-scorer": 2,
+        "prefix-cache-scorer": 3,
+        "no-hit-lru-scorer": 2,
+    }
+    assert r["picker"]["blockSizeTokens"] == 256 and r["picker"]["clusterScopedObjects"] == []
+    assert [h["step"] for h in r["hitPath"]] == ["routing", "gpu", "cpu", "disk-0", "recompute"]
+    shared = json.loads(run_kvgen("explain", "-o", "json", str(ROOT / "examples" / "shared-valkey-tier.yaml")).stdout)
+    assert shared["routing"]["picker"] is None and shared["routing"]["hitPath"][-2]["step"] == "remote"
+    assert "1/N" in shared["routing"]["hitPath"][0]["where"]
+    text = run_kvgen("explain", str(ROOT / "examples" / "routing-gateway.yaml")).stdout
+    assert "cache hit path: the picker sends a prompt" in text and "recompute" in text

@@ -26,6 +26,7 @@ their window), and ``context`` says which ``--max-model-len`` vLLM is given and 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -248,6 +249,62 @@ def _kv(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _routing(plan: Plan, kv: dict[str, Any]) -> dict[str, Any]:
+    """How requests reach the replicas (routing.mode) and the path of a cache hit, from the request to
+    recompute (docs/routing.md)."""
+    spec = plan.spec
+    r = spec.routing
+    most = spec.autoscaling.max_replicas if spec.autoscaling is not None else spec.replicas
+    out: dict[str, Any] = {"mode": r.mode, "replicas": most, "picker": None}
+    service = f"Service {spec.object_name}"
+    if r.mode == "gateway":
+        c = layout.build(plan)["routing"]
+        config = json.loads(c["picker"]["config"])
+        (profile,) = config["schedulingProfiles"]
+        (prefix,) = [p["parameters"] for p in config["plugins"] if p["type"] == "approx-prefix-cache-producer"] or [{}]
+        parents = ", ".join(p["name"] for p in c["route"]["parentRefs"])
+        out["path"] = (
+            f"Gateway {parents} -> HTTPRoute {c['route']['name']} -> InferencePool {c['pool']['name']}: the Endpoint "
+            f"Picker {c['picker']['name']} chooses one of {most} server(s) per request"
+        )
+        out["picker"] = {
+            "name": c["picker"]["name"],
+            "image": c["picker"]["image"],
+            "replicas": c["picker"]["replicas"],
+            "failureMode": c["pool"]["failureMode"],
+            "scorers": {p["pluginRef"]: p["weight"] for p in profile["plugins"] if "weight" in p},
+            "blockSizeTokens": prefix.get("blockSizeTokens"),
+            "lruCapacityPerServer": prefix.get("lruCapacityPerServer"),
+            "scrapes": ["vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"],
+            # --metrics-endpoint-auth=false: its /metrics needs no TokenReview, so no ClusterRoleBinding
+            "clusterScopedObjects": [],
+        }
+    elif r.mode == "sessionAffinity":
+        timeout = r.session_affinity.timeout_seconds if r.session_affinity is not None else 10800
+        out["path"] = f"{service} (sessionAffinity ClientIP, {timeout} s): a client IP stays on one of {most} server(s)"
+    else:
+        out["path"] = f"{service}: kube-proxy spreads requests over {most} server(s), whatever their prefix"
+    affinity = {
+        "gateway": "the picker sends a prompt to the server it last sent the prefix to (prefix-cache scorer)",
+        "sessionAffinity": "a client's requests reach the server that served it before",
+        "none": "none: each replica holds a 1/N share of the hot prefixes",
+    }[r.mode]
+    hits = [{"step": "routing", "where": affinity}]
+    names = {"gpu": "GPU prefix cache (vLLM)", "cpu-backend": "CPU-backend KV (vLLM)"}
+    for t in kv["tiers"]:
+        where = names.get(t["tier"]) or (
+            f"CPU RAM ({t['kind']})"
+            if t["tier"] == "cpu"
+            else f"shared tier ({t['kind']} at {t['url']}, all replicas)"
+            if t["tier"] == "remote"
+            else f"disk {t['tier'][5:]} ({t['kind']})"
+        )
+        hits.append({"step": t["tier"], "where": where, "tokens": t["tokens"]})
+    hits.append({"step": "recompute", "where": "recompute (prefill on the GPU)"})
+    out["hitPath"] = hits
+    return out
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -376,6 +433,7 @@ def report(
         "memory": _memory(plan),
         "disk": _disk(plan),
         "kvCache": kv,
+        "routing": _routing(plan, kv),
         "warnings": list(plan.warnings),  # the same as kvgen render prints, and the chart's NOTES.txt
         "fits": not problems,
         "problems": _problems(problems or []),  # why the pod does not fit its node (kvgen explain exits 1)
@@ -684,6 +742,21 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
                 f"context: {ctx['served']:,} tokens (the model's own limit: one sequence of it fits the KV cache)",
                 highlight=False,
             )
+        rt = r["routing"]
+        console.print(f"routing ({rt['mode']}): {rt['path']}", highlight=False)
+        if rt["picker"]:
+            pk = rt["picker"]
+            weights = ", ".join(f"{k} {v}" for k, v in pk["scorers"].items())
+            console.print(
+                f"  picker: {pk['image']} x{pk['replicas']} ({weights}; prefix blocks of {pk['blockSizeTokens']} "
+                f"tokens, {pk['lruCapacityPerServer']:,} per server); --metrics-endpoint-auth=false: no "
+                "cluster-scoped object",
+                highlight=False,
+            )
+        console.print(
+            "cache hit path: " + " -> ".join(h["where"] for h in rt["hitPath"]),
+            highlight=False,
+        )
         for w in r["input"]["warnings"]:
             console.print(f"[yellow]input[/]: {w}", highlight=False)
         for w in r["warnings"]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from typing import Any
 
 from kvgen.context.types import (
@@ -22,6 +23,7 @@ from kvgen.context.types import (
     Pod,
     ProbeSet,
     Resources,
+    Routing,
     Service,
     Sidecar,
     Strategy,
@@ -33,7 +35,9 @@ from kvgen.context.types import (
 from kvgen.core import paths, quantity
 from kvgen.data import catalog, connector, flags
 from kvgen.plan import gpu_access, images, model_source, pod_settings, remote, sizing
+from kvgen.plan import routing as routing_plan
 from kvgen.plan.types import WORKER_SUFFIX, Plan, with_server
+from kvgen.spec.models import RoutingScorers
 
 
 def number(x: float) -> str:
@@ -634,6 +638,127 @@ def operations(plan: Plan, m: Meta, loads: list[Workload]) -> dict[str, Any]:
     return out
 
 
+def picker_config(plan: Plan, disk: list[Tier]) -> dict[str, Any]:
+    """The Endpoint Picker's EndpointPickerConfig (llm-d router v0.9.0): vLLM's metrics scraped from each
+    server's API port, the scorers of routing.picker.scorers (a weight of 0 leaves one out), the
+    approximate prefix index sized for this server (kvgen.plan.routing), the highest score picked."""
+    picker = plan.spec.routing.picker
+    weights = picker.scorers if picker is not None else RoutingScorers()
+    rt, w = catalog.runtime()["picker"], connector.wiring()
+    plugins: list[dict[str, Any]] = [
+        {"type": "single-profile-handler"},
+        {"type": "metrics-data-source", "parameters": {"scheme": "http", "path": w["vllmMetricsPath"]}},
+        {"type": "core-metrics-extractor"},
+    ]
+    profile: list[dict[str, Any]] = []
+    for kind, weight in (
+        ("queue-scorer", weights.queue),
+        ("kv-cache-utilization-scorer", weights.kv_cache_utilization),
+        ("prefix-cache-scorer", weights.prefix_cache),
+        ("no-hit-lru-scorer", weights.no_hit_lru),
+    ):
+        if not weight:
+            continue
+        if kind == "prefix-cache-scorer":
+            capacity = routing_plan.lru_capacity(plan, sum(t.get("capacity", 0) for t in disk))
+            plugins.append(
+                {
+                    "type": "approx-prefix-cache-producer",
+                    "parameters": {
+                        "autoTune": False,
+                        "blockSizeTokens": routing_plan.block_size_tokens(plan),
+                        "maxPrefixTokensToMatch": rt["maxPrefixTokensToMatch"],
+                        "lruCapacityPerServer": capacity,
+                    },
+                }
+            )
+        plugins.append({"type": kind})
+        profile.append({"pluginRef": kind, "weight": weight})
+    plugins.append({"type": "max-score-picker"})
+    profile.append({"pluginRef": "max-score-picker"})
+    return {
+        "apiVersion": rt["configApiVersion"],
+        "kind": "EndpointPickerConfig",
+        "plugins": plugins,
+        "schedulingProfiles": [{"name": "default", "plugins": profile}],
+    }
+
+
+def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dict[str, Any]:
+    """routing.mode gateway: the InferencePool of the API pods (rank 0 of a multi-node server), its
+    Endpoint Picker and the HTTPRoute to it (docs/routing.md); nothing for the other modes."""
+    spec = plan.spec
+    r = spec.routing
+    if r.mode != "gateway":
+        return {}
+    assert r.gateway is not None, "kvgen.plan.routing.check requires routing.gateway"
+    rt, key = catalog.runtime()["picker"], connector.wiring()["labels"]
+    picker = r.picker
+    replicas = picker.replicas if picker is not None else 1
+    name = f"{spec.object_name}-epp"
+    pool = f"{spec.object_name}-pool"
+    pin = rt["image"]
+    image = images.relocate(
+        f"{pin['repository']}@{pin['digest']}" if pin["digest"] else f"{pin['repository']}:{pin['tag']}",
+        spec.images.registry,
+    )
+    selector = {key["name"]: "endpoint-picker", key["instance"]: spec.object_name}
+    labels = {**m["labels"], **selector, key["component"]: "router", key["version"]: pin["tag"]}
+    args = [
+        f"--pool-name={pool}",
+        f"--grpc-port={rt['grpcPort']}",
+        f"--grpc-health-port={rt['grpcHealthPort']}",
+        f"--metrics-port={rt['metricsPort']}",
+        "--metrics-endpoint-auth=false",
+        "--tracing=false",
+        "--config-file=/config/config.json",
+    ]
+    if replicas > 1:
+        args.append("--ha-enable-leader-election")
+    parents: list[KubeObject] = []
+    for ref in r.gateway.parent_refs:
+        parent: KubeObject = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": ref.name}
+        if ref.namespace is not None:
+            parent["namespace"] = ref.namespace
+        if ref.section_name is not None:
+            parent["sectionName"] = ref.section_name
+        parents.append(parent)
+    out: Routing = {
+        "pool": {
+            "name": pool,
+            "selector": loads[0]["pod"]["selector"],
+            "targetPort": spec.service.port,
+            "failureMode": picker.failure_mode if picker is not None else "FailOpen",
+        },
+        "picker": {
+            "name": name,
+            "replicas": replicas,
+            "image": image,
+            "labels": labels,
+            "podLabels": {**spec.common_labels, **selector},
+            "selector": selector,
+            "args": args,
+            "config": json.dumps(picker_config(plan, disk), indent=2, sort_keys=True),
+            "leaderElection": replicas > 1,
+            "grpcPort": rt["grpcPort"],
+            "grpcHealthPort": rt["grpcHealthPort"],
+            "metricsPort": rt["metricsPort"],
+            "resources": copy.deepcopy(rt["resources"]),
+        },
+        "route": {
+            "name": spec.object_name,
+            "parentRefs": parents,
+            "pathPrefix": r.gateway.path_prefix,
+            "port": spec.service.port,
+        },
+    }
+    if r.gateway.hostnames:
+        out["route"]["hostnames"] = list(r.gateway.hostnames)
+    if r.gateway.request_timeout is not None:
+        out["route"]["requestTimeout"] = r.gateway.request_timeout
+    return {"routing": out}
+
+
 def api_service(plan: Plan, m: Meta, loads: list[Workload]) -> Service:
     """The Service of the API (rank 0 serves it), with the service section's metadata and
     load-balancer fields."""
@@ -657,6 +782,11 @@ def api_service(plan: Plan, m: Meta, loads: list[Workload]) -> Service:
         out["externalTrafficPolicy"] = s.external_traffic_policy
     if s.load_balancer_source_ranges is not None:
         out["loadBalancerSourceRanges"] = list(s.load_balancer_source_ranges)
+    r = plan.spec.routing
+    if r.mode == "sessionAffinity":
+        timeout = r.session_affinity.timeout_seconds if r.session_affinity is not None else 10800
+        out["sessionAffinity"] = "ClientIP"
+        out["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": timeout}}
     return out
 
 
@@ -703,6 +833,7 @@ def build(plan: Plan) -> Context:
         }
     c["workloads"] = loads
     c.update(operations(plan, m, loads))  # type: ignore[typeddict-item]
+    c.update(routing(plan, m, loads, disk))  # type: ignore[typeddict-item]
     if spec.extra_objects:
         c["extraObjects"] = copy.deepcopy(list(spec.extra_objects))
     d = plan.decision
@@ -722,4 +853,4 @@ def build(plan: Plan) -> Context:
 
 
 # the pieces in the order build() calls them, each the Python face of `kvgen.context.<camelName>`
-PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, sidecar, volumes, workloads, operations)
+PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, sidecar, volumes, workloads, operations, routing)

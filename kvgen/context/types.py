@@ -151,6 +151,8 @@ class Service(TypedDict):
     loadBalancerClass: NotRequired[str]
     externalTrafficPolicy: NotRequired[str]
     loadBalancerSourceRanges: NotRequired[list[str]]
+    sessionAffinity: NotRequired[str]  # routing.mode sessionAffinity: ClientIP
+    sessionAffinityConfig: NotRequired[KubeObject]
 
 
 @with_config(_STRICT)
@@ -234,6 +236,54 @@ class Hpa(TypedDict):
 
 
 @with_config(_STRICT)
+class InferencePool(TypedDict):
+    """routing.mode gateway: the InferencePool (inference.networking.k8s.io/v1) of the servers' API pods."""
+
+    name: str
+    selector: dict[str, str]
+    targetPort: int
+    failureMode: str
+
+
+@with_config(_STRICT)
+class Picker(TypedDict):
+    """routing.mode gateway: the Endpoint Picker's Deployment, Service, ServiceAccount, Role, RoleBinding and ConfigMap."""
+
+    name: str
+    replicas: int
+    image: str
+    labels: dict[str, str]
+    podLabels: dict[str, str]  # the selector and commonLabels (no helm.sh/chart: a chart upgrade alone restarts no pod)
+    selector: dict[str, str]
+    args: list[str]
+    config: str  # the EndpointPickerConfig, as JSON text
+    leaderElection: bool
+    grpcPort: int
+    grpcHealthPort: int
+    metricsPort: int
+    resources: KubeObject
+
+
+@with_config(_STRICT)
+class Route(TypedDict):
+    """routing.mode gateway: the HTTPRoute (gateway.networking.k8s.io/v1) to the InferencePool."""
+
+    name: str
+    parentRefs: list[KubeObject]
+    hostnames: NotRequired[list[str]]
+    pathPrefix: str
+    requestTimeout: NotRequired[str]
+    port: int
+
+
+@with_config(_STRICT)
+class Routing(TypedDict):
+    pool: InferencePool
+    picker: Picker
+    route: Route
+
+
+@with_config(_STRICT)
 class Decision(TypedDict):
     enabled: bool
     code: NotRequired[str]  # when a rule turned offloading off
@@ -267,6 +317,7 @@ class Context(TypedDict):
     serviceMonitor: NotRequired[Monitor]
     scaledObject: NotRequired[ScaledObject]
     hpa: NotRequired[Hpa]
+    routing: NotRequired[Routing]  # routing.mode gateway
     extraObjects: NotRequired[list[KubeObject]]  # spec extraObjects, verbatim, rendered after kvgen's objects
     # what NOTES.txt tells the user
     decision: Decision

@@ -21,6 +21,7 @@ from kvgen.plan import (
     ports,
     quantization,
     remote,
+    routing,
     rules,
     sizing,
 )
@@ -96,6 +97,7 @@ def _check_structure(
         )
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
     problems += extra_args.check_extra_args(list(spec.vllm.extra_args))
+    problems += routing.check(spec)  # routing: its fields against its mode (docs/routing.md)
     # Kubernetes objects embedded in the spec, checked against the target version's schema
     embedded: list[tuple[tuple[str | int, ...], str, Any]] = []
     for i, tier in enumerate(spec.kv_cache_offloading.secondary):
@@ -305,6 +307,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     plan.warnings += [dropped] if dropped else []
     plan.warnings += images.cpu_warnings(plan)
     plan.warnings += extra_objects.warnings(spec, k8s_version)
+    plan.warnings += routing.warnings(spec)
     if spec.strict and plan.warnings:
         raise SpecError("", [Problem(("strict",), w, STRICT_HINT) for w in plan.warnings])
     return plan

@@ -40,6 +40,15 @@ TEMPLATES = (
     "servicemonitor.yaml.j2",
     "scaledobject.yaml.j2",
     "horizontalpodautoscaler.yaml.j2",
+    # routing.mode gateway: the Endpoint Picker, its InferencePool and the HTTPRoute
+    "picker-serviceaccount.yaml.j2",
+    "picker-role.yaml.j2",
+    "picker-rolebinding.yaml.j2",
+    "picker-configmap.yaml.j2",
+    "picker-service.yaml.j2",
+    "picker-deployment.yaml.j2",
+    "inferencepool.yaml.j2",
+    "httproute.yaml.j2",
     "extraobjects.yaml.j2",  # spec extraObjects, verbatim, last
 )
 

@@ -1044,6 +1044,101 @@ class Autoscaling(Model):
         return self
 
 
+# ---------------------------------------------------------------- routing (docs/routing.md)
+
+
+class SessionAffinity(Model):
+    timeout_seconds: int = Field(
+        10800, ge=1, le=86400, description="sessionAffinityConfig.clientIP.timeoutSeconds (Kubernetes' default 10800)."
+    )
+
+
+class RoutingScorers(Model):
+    """The picker's scorer weights (0 leaves a scorer out). Defaults: KServe v0.20's default profile."""
+
+    queue: int = Field(2, ge=0, le=100, description="queue-scorer: fewer requests waiting (vllm:num_requests_waiting).")
+    kv_cache_utilization: int = Field(
+        2, ge=0, le=100, description="kv-cache-utilization-scorer: more free GPU KV cache (vllm:kv_cache_usage_perc)."
+    )
+    prefix_cache: int = Field(
+        3, ge=0, le=100, description="prefix-cache-scorer: the longest prefix the picker last sent to a server."
+    )
+    no_hit_lru: int = Field(
+        2,
+        ge=0,
+        le=100,
+        description="no-hit-lru-scorer: a request with no cached prefix goes to the server least recently given one.",
+    )
+
+
+class RoutingPicker(Model):
+    """The Endpoint Picker (llm-d router, files/runtime.yaml picker)."""
+
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Picker replicas; above 1 they elect a leader (--ha-enable-leader-election, a leases Role).",
+    )
+    failure_mode: Literal["FailOpen", "FailClose"] = Field(
+        "FailOpen",
+        description="endpointPickerRef.failureMode: FailOpen (the GIE chart's and KServe's) routes on without the picker.",
+    )
+    scorers: RoutingScorers = Field(default_factory=RoutingScorers, description="Scorer weights.")
+    block_size_tokens: int | None = Field(
+        None,
+        ge=64,
+        description="Prefix hash block in tokens. Unset: the LMCache chunkSize with the lmcache backend, else vLLM's block "
+        "size raised to the picker's floor of 64.",
+    )
+    lru_capacity_per_server: int | None = Field(
+        None,
+        ge=1,
+        description="Prefix blocks the picker remembers per server. Unset: what the server's GPU, CPU and disk tiers hold "
+        "(an estimate, docs/routing.md).",
+    )
+
+
+class GatewayParentRef(Model):
+    name: str = Field(
+        pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1), max_length=253, description="The Gateway's name."
+    )
+    namespace: str | None = Field(
+        None, pattern=NAMESPACE_PATTERN, max_length=63, description="The Gateway's namespace. Unset: the route's."
+    )
+    section_name: str | None = Field(
+        None,
+        pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1),
+        max_length=253,
+        description="A listener of the Gateway.",
+    )
+
+
+class RoutingGateway(Model):
+    parent_refs: list[GatewayParentRef] = Field(
+        min_length=1,
+        max_length=32,
+        description="The Gateways the HTTPRoute attaches to (they must support InferencePool).",
+    )
+    hostnames: list[str] = Field(default_factory=list, max_length=16, description="HTTPRoute hostnames.")
+    path_prefix: str = Field("/", pattern=r"^/[^\s]*$", max_length=1024, description="The path the route matches.")
+    request_timeout: str | None = Field(
+        None,
+        pattern=r"^([0-9]{1,5}(h|m|s|ms)){1,4}$",
+        description="HTTPRoute timeouts.request, e.g. 300s. Unset: the Gateway's.",
+    )
+
+
+class Routing(Model):
+    """How requests reach the replicas: none (the Service), sessionAffinity (ClientIP on the Service) or gateway
+    (an InferencePool, its Endpoint Picker and an HTTPRoute). docs/routing.md."""
+
+    mode: Literal["none", "sessionAffinity", "gateway"] = Field("none", description="The routing mode.")
+    session_affinity: SessionAffinity | None = Field(None, description="mode sessionAffinity: its timeout.")
+    picker: RoutingPicker | None = Field(None, description="mode gateway: the Endpoint Picker.")
+    gateway: RoutingGateway | None = Field(None, description="mode gateway: the HTTPRoute (required).")
+
+
 # ---------------------------------------------------------------- your own catalog rows
 
 
@@ -1172,6 +1267,7 @@ class Spec(Model):
         default_factory=DeploymentSettings, description="The Deployment of a single-node server: its strategy."
     )
     service: Service = Field(default_factory=Service, description="The Service in front of vLLM.")
+    routing: Routing = Field(default_factory=Routing, description="How requests reach the replicas (docs/routing.md).")
     catalog: Catalog | None = Field(
         None,
         description="Your own models and node types, merged over the built-in catalog (kvgen also takes them with "

@@ -448,6 +448,21 @@ class Group:
         return next(p for p in self.pods if p.pod.name == name)
 
 
+def pool_members(objects: list[dict[str, Any]], pods: list[Pod]) -> dict[str, list[str]]:
+    """Each InferencePool's endpoints (ip:port for every target port of every pod its selector
+    matches), as the Endpoint Picker learns them from the API server."""
+    out: dict[str, list[str]] = {}
+    for o in objects:
+        if o.get("kind") != "InferencePool":
+            continue
+        spec = o["spec"]
+        selector = spec["selector"]["matchLabels"]
+        ports = [t["number"] for t in spec["targetPorts"]]
+        members = [p for p in pods if all(p.labels.get(k) == v for k, v in selector.items())]
+        out[o["metadata"]["name"]] = [f"{p.ip}:{port}" for p in members for port in ports]
+    return out
+
+
 class Cluster:
     """One network namespace with a bridge; pods join it; the parser daemon's socket and the
     captured endpoints are shared by every pod's stand-in engines."""
@@ -457,6 +472,7 @@ class Cluster:
         self.run_dir = run_dir  # parserd.sock, endpoints.json
         self.scale = scale
         self._next_ip = 2
+        self._pools: dict[str, list[str]] = {}
         self.holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "infinity"])
         self._ns("ip", "link", "set", "lo", "up")
         self._ns("ip", "link", "add", "br0", "type", "bridge")
@@ -524,6 +540,7 @@ class Cluster:
             raise EmulatorError("the objects hold no workload")
         for pod in pods:
             pod.ip = self._ip()
+        self._pools = pool_members(objects, pods)
         hosts = self._hosts(pods, world, extra_hosts or {})
         self.ready_within = max(5.0, timeout - 5)
         self._count += 1
@@ -690,7 +707,7 @@ class Cluster:
             text = files.get(path) or (ROOT / f["source"]).read_text()
             image_files[path] = {"text": text, "mode": f["mode"]}
         for engine, directory in image.engines.items():
-            image_files[f"{directory}/{engine}"] = {"text": _wrapper(engine), "mode": 0o755}
+            image_files[f"{directory}/{engine}"] = {"text": _wrapper(engine, self._pools), "mode": 0o755}
         site = "/usr/local/lib/python3.11/dist-packages"  # on the system python3's path (the image's python)
         if image.lmcache:
             image_files[f"{site}/lmcache-{image.lmcache}.dist-info/METADATA"] = {
@@ -811,15 +828,26 @@ class Cluster:
             self._file(path / item["path"], text, item.get("mode", 0o644))
 
 
-def _wrapper(engine: str) -> str:
+# the pinned Endpoint Picker's flags and plugin types, read from its source (tests/data/routing/)
+PICKER_FACTS = ROOT / "tests" / "data" / "routing" / "llm-d-router-v0.9.0.json"
+
+
+def _wrapper(engine: str, pools: dict[str, list[str]] | None = None) -> str:
     """The engine on the image's PATH: the stand-in, with the emulator's settings (paths as the
-    container sees them: the run directory and this container's state directory)."""
+    container sees them: the run directory and this container's state directory). The Endpoint
+    Picker's also carries the router's flags and plugin types, and each InferencePool's members
+    (ip:targetPort), what the API server would list for it."""
     env = {
         "KVGEN_EMU_PARSERD": "/opt/kvgen-emulator-run/parserd.sock",
         "KVGEN_EMU_ENDPOINTS": "/opt/kvgen-emulator-run/endpoints.json",
         "KVGEN_EMU_REPORT": f"/opt/kvgen-emulator-state/{engine}.json",
         "KVGEN_EMU_TIMEOUT": "20",
     }
+    if engine == "epp":
+        facts = json.loads(PICKER_FACTS.read_text(encoding="utf-8"))
+        env["KVGEN_EMU_EPP_FLAGS"] = json.dumps(sorted(set(facts["flags"]) - set(facts["deprecatedFlags"])))
+        env["KVGEN_EMU_EPP_PLUGINS"] = json.dumps(sorted(facts["pluginTypes"]))
+        env["KVGEN_EMU_POOLS"] = json.dumps(pools or {}, sort_keys=True)
     return wrappers.script(engine, env, HOST_PYTHON, "/opt/kvgen-emulator/engines/standin.py")
 
 

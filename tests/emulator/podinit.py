@@ -245,6 +245,12 @@ class Container:
                 return 200 <= exc.code < 400, f"{url}: {exc.code}"
             except OSError as exc:
                 return False, f"{url}: {exc}"
+        if "grpc" in probe:  # emulated as a TCP connect to its port: no gRPC health client here
+            try:
+                with socket.create_connection((PLAN["ip"], int(probe["grpc"]["port"])), timeout=timeout):
+                    return True, "connected (gRPC probe emulated by a TCP connect)"
+            except OSError as exc:
+                return False, str(exc)
         if "tcpSocket" in probe:
             t = probe["tcpSocket"]
             try:

@@ -56,10 +56,10 @@ def _reasons() -> dict[str, str]:
     reasons = {
         "metadata.labels": "labels of the input resource are not copied to the rendered objects",
         "metadata.annotations": "annotations of the input resource are not copied to the rendered objects",
-        "spec.router": "kvgen renders a ClusterIP Service; the Gateway, HTTPRoute and inference scheduler "
-        "(llm-d) that spec.router asks for are not rendered",
-        "spec.router.*": "kvgen renders a ClusterIP Service; the Gateway, HTTPRoute and inference scheduler "
-        "(llm-d) that spec.router asks for are not rendered",
+        "spec.router": "kvgen renders a ClusterIP Service; spec.router is not mapped: for an InferencePool, its "
+        "Endpoint Picker (llm-d) and an HTTPRoute, set routing.mode gateway in the native spec (docs/routing.md)",
+        "spec.router.*": "kvgen renders a ClusterIP Service; spec.router is not mapped: for an InferencePool, its "
+        "Endpoint Picker (llm-d) and an HTTPRoute, set routing.mode gateway in the native spec (docs/routing.md)",
         "spec.baseRefs": "kvgen does not read LLMInferenceServiceConfig objects; whatever they set is not applied",
         "spec.storageInitializer": "vLLM downloads the model from Hugging Face itself, into the model cache",
         "spec.tracing": "kvgen renders no tracing configuration",

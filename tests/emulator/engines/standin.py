@@ -56,6 +56,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -476,6 +477,9 @@ def vllm_serve(argv: list[str]) -> None:
         "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
         "# TYPE vllm:num_requests_waiting gauge\n"
         f"vllm:num_requests_waiting{{{labels}}} 0.0\n"
+        "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
+        "# TYPE vllm:kv_cache_usage_perc gauge\n"
+        f"vllm:kv_cache_usage_perc{{{labels}}} 0.0\n"
     )
     special = {
         ("GET", api["health"]): lambda: (200, "application/json", ""),
@@ -484,6 +488,99 @@ def vllm_serve(argv: list[str]) -> None:
     }
     port = facts["port"] if facts["port"] is not None else api["defaults"]["port"]
     serve_http("http", facts["host"], port, api["routes"], special)
+
+
+# ----------------------------------------------------------------------------- the Endpoint Picker
+
+
+# the vLLM metrics the picker's scorers read (llm-d router v0.9.0 pkg/epp/server/options.go defaults)
+EPP_METRICS = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
+
+
+def epp_flags(argv: list[str]) -> dict[str, str]:
+    """The picker's command line against the flags the pinned router defines (KVGEN_EMU_EPP_FLAGS, from
+    tests/data/routing/): an unknown one exits 2 with pflag's message."""
+    known = set(json.loads(env("KVGEN_EMU_EPP_FLAGS")))
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if not name.startswith("-"):
+            raise Refused(f"unexpected argument {argv[i]!r}", 2)
+        name = "--" + name.lstrip("-")
+        if name not in known:
+            raise Refused(f"Error: unknown flag: {name}", 2, verbatim=True)
+        if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            i += 1
+            value = argv[i]
+        out[name] = value if (eq or value) else "true"
+        i += 1
+    return out
+
+
+def epp(argv: list[str]) -> None:
+    """The llm-d router's Endpoint Picker, as far as the pod shows it: its flags are the router's, its
+    config file loads with registered plugin types and declared references, and it reaches every pod
+    of its InferencePool (KVGEN_EMU_POOLS: what the API server would list) on the pool's target port,
+    whose /metrics serves the vLLM metrics its scorers read. Then it listens on its gRPC, health and
+    metrics ports (the gRPC probes are emulated as TCP connects)."""
+    opts = epp_flags(argv)
+    for name in ("NAMESPACE", "POD_NAME"):  # cmd/epp/runner/runner.go reads both
+        if not os.environ.get(name):
+            raise Refused(f"environment variable {name} is not set")
+    pool = opts.get("--pool-name")
+    if not pool:
+        raise Refused("--pool-name is required (no --endpoint-selector either)")
+    path = opts.get("--config-file")
+    if not path:
+        raise Refused("no --config-file")
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise Refused(f"cannot load the config {path}: {exc}") from exc
+    registered = set(json.loads(env("KVGEN_EMU_EPP_PLUGINS")))
+    declared = {p.get("name", p["type"]) for p in config.get("plugins", [])}
+    for p in config.get("plugins", []):
+        if p["type"] not in registered:
+            raise Refused(f"plugin type {p['type']!r} is not registered")
+    for profile in config.get("schedulingProfiles", []):
+        for ref in profile.get("plugins", []):
+            if ref["pluginRef"] not in declared:
+                raise Refused(f"pluginRef {ref['pluginRef']!r} names no plugin")
+    record("checked", {"config": path, "plugins": sorted(declared)})
+    members = json.loads(env("KVGEN_EMU_POOLS")).get(pool)
+    if not members:
+        raise Refused(f"InferencePool {pool} selects no pod")
+    deadline = time.monotonic() + timeout()
+    for member in members:
+        url = f"http://{member}/metrics"
+        last = ""
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    text = response.read().decode(errors="replace")
+                missing = [m for m in EPP_METRICS if not any(line.startswith(m) for line in text.splitlines())]
+                if not missing:
+                    break
+                last = f"{url} serves no {', '.join(missing)}"
+            except OSError as exc:
+                last = f"{url}: {exc}"
+            if time.monotonic() > deadline:
+                raise Refused(f"cannot read the pool's metrics: {last}")
+            time.sleep(0.2)
+        record("reached", {"pool": pool, "endpoint": member, "metrics": list(EPP_METRICS)})
+
+    def client(conn: socket.socket, address: Any) -> None:
+        with conn:
+            while conn.recv(65536):
+                pass
+
+    for what, flag, default in (
+        ("grpc", "--grpc-port", 9002),
+        ("grpc-health", "--grpc-health-port", 9003),
+        ("metrics", "--metrics-port", 9090),
+    ):
+        listen_tcp(what, None, int(opts.get(flag, default)), client)
 
 
 # ----------------------------------------------------------------------------- main
@@ -508,8 +605,10 @@ def main(argv: list[str]) -> int:
             vllm_serve(argv[1:])
         elif ENGINE == "lmcache":
             lmcache_server(argv[1:])
+        elif ENGINE == "epp":
+            epp(argv[1:])
         else:
-            raise Refused(f"unknown engine {ENGINE!r} (vllm or lmcache)", 2)
+            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache or epp)", 2)
         REPORT["started"] = True
         write_report()
     except Refused as exc:

@@ -66,7 +66,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $s "W" $rt.wiring -}}
 {{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
 {{- include "kvgen.images" $s -}}
-{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
@@ -89,6 +89,11 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- range $k := list "loadBalancerClass" "externalTrafficPolicy" "loadBalancerSourceRanges" -}}
 {{- if include "kvgen.isSet" (list $svc $k) -}}{{- $_ := set $service $k (index $svc $k) -}}{{- end -}}
 {{- end -}}
+{{- $r := default dict $v.routing -}}
+{{- if eq (default "none" $r.mode) "sessionAffinity" -}}
+{{- $_ := set $service "sessionAffinity" "ClientIP" -}}
+{{- $_ := set $service "sessionAffinityConfig" (dict "clientIP" (dict "timeoutSeconds" (include "kvgen.routingValue" (list (default dict $r.sessionAffinity) "timeoutSeconds" 10800) | int64))) -}}
+{{- end -}}
 {{- $_ := set $c "service" $service -}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
@@ -99,6 +104,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- if $sa.create -}}{{- $_ := set $c "serviceAccount" (dict "name" (default $v.name $sa.name) "automountToken" (default false $sa.automountToken)) -}}{{- end -}}
 {{- $_ := set $c "workloads" $s.workloads -}}
 {{- range $k, $o := $s.operations -}}{{- $_ := set $c $k $o -}}{{- end -}}
+{{- range $k, $o := $s.routing -}}{{- $_ := set $c $k $o -}}{{- end -}}
 {{- $decision := dict "enabled" $s.decision.enabled -}}
 {{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
 {{- $_ := set $c "decision" $decision -}}
@@ -657,4 +663,84 @@ Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
 {{- end -}}
 {{- end -}}
 {{- $_ := set $s "operations" $out -}}
+{{- end -}}
+
+{{/*
+kvgen.context.routing: routing.mode gateway: the InferencePool of the API pods (rank 0 of a multi-node
+server), its Endpoint Picker (files/runtime.yaml picker) and the HTTPRoute (kvgen/context/build.py routing).
+Sets $s.routing (empty for the other modes).
+Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
+*/}}
+{{- define "kvgen.context.routing" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $r := default dict $v.routing -}}
+{{- $out := dict -}}
+{{- if eq (default "none" $r.mode) "gateway" -}}
+{{- $rt := $s.rt.picker -}}
+{{- $key := $s.W.labels -}}
+{{- $picker := default dict $r.picker -}}
+{{- $replicas := include "kvgen.routingValue" (list $picker "replicas" 1) | int64 -}}
+{{- $name := printf "%s-epp" $v.name -}}
+{{- $pool := printf "%s-pool" $v.name -}}
+{{- $ref := printf "%s:%s" $rt.image.repository $rt.image.tag -}}
+{{- if $rt.image.digest -}}{{- $ref = printf "%s@%s" $rt.image.repository $rt.image.digest -}}{{- end -}}
+{{- $image := include "kvgen.relocate" (list $ref (include "kvgen.imageRegistry" $v)) -}}
+{{- $selector := dict $key.name "endpoint-picker" $key.instance $s.release.name -}}
+{{- $labels := merge (dict $key.component "router" $key.version $rt.image.tag) $selector (deepCopy $s.meta.labels) -}}
+{{- $args := list (printf "--pool-name=%s" $pool) (printf "--grpc-port=%d" (int64 $rt.grpcPort)) (printf "--grpc-health-port=%d" (int64 $rt.grpcHealthPort)) (printf "--metrics-port=%d" (int64 $rt.metricsPort)) "--metrics-endpoint-auth=false" "--tracing=false" "--config-file=/config/config.json" -}}
+{{- if gt $replicas 1 -}}{{- $args = append $args "--ha-enable-leader-election" -}}{{- end -}}
+{{/* the EndpointPickerConfig (kvgen/context/build.py picker_config) */}}
+{{- $sc := default dict $picker.scorers -}}
+{{- $plugins := list (dict "type" "single-profile-handler") (dict "type" "metrics-data-source" "parameters" (dict "scheme" "http" "path" $s.W.vllmMetricsPath)) (dict "type" "core-metrics-extractor") -}}
+{{- $profile := list -}}
+{{- range $pair := list (list "queue-scorer" "queue" 2) (list "kv-cache-utilization-scorer" "kvCacheUtilization" 2) (list "prefix-cache-scorer" "prefixCache" 3) (list "no-hit-lru-scorer" "noHitLru" 2) -}}
+{{- $kind := index $pair 0 -}}
+{{- $weight := include "kvgen.routingValue" (list $sc (index $pair 1) (index $pair 2)) | int64 -}}
+{{- if gt $weight 0 -}}
+{{- if eq $kind "prefix-cache-scorer" -}}
+{{/* the block: routing.picker.blockSizeTokens, else LMCache's chunk with the lmcache backend, else vLLM's block; at least the picker's floor */}}
+{{- $block := int64 $s.W.lmcache.chunkSize -}}
+{{- if ne (toString $s.backend) "lmcache" -}}{{- $block = int64 $s.C.vllm.blockSize -}}{{- end -}}
+{{- $block = max $block (int64 $rt.minBlockSizeTokens) -}}
+{{- if include "kvgen.isSet" (list $picker "blockSizeTokens") -}}{{- $block = int64 $picker.blockSizeTokens -}}{{- end -}}
+{{/* the capacity: routing.picker.lruCapacityPerServer, else the tokens the GPU KV cache, CPU tier and disk tiers of known size hold, over the block */}}
+{{- $capacity := int64 0 -}}
+{{- if include "kvgen.isSet" (list $picker "lruCapacityPerServer") -}}{{- $capacity = int64 $picker.lruCapacityPerServer -}}
+{{- else -}}
+{{- $perToken := mul (int64 $s.context.perToken) (max (int64 $s.gpusPerPod) 1) -}}
+{{- $total := int64 0 -}}
+{{- if gt (int64 $s.gpusPerPod) 0 -}}{{- $total = mul (include "kvgen.gpuKvBudget" (list $s $s.C) | int64) (int64 $s.gpusPerPod) -}}{{- end -}}
+{{- if $s.backend -}}
+{{- $total = add $total (int64 $s.size.cpuTier) -}}
+{{- range $t := $s.tiers -}}{{- if hasKey $t "capacity" -}}{{- $total = add $total (int64 $t.capacity) -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- if gt $perToken 0 -}}{{- $capacity = div (div $total $perToken) $block -}}{{- end -}}
+{{- if le $capacity 0 -}}{{- $capacity = int64 $rt.defaultLruCapacityPerServer -}}{{- end -}}
+{{- end -}}
+{{- $plugins = append $plugins (dict "type" "approx-prefix-cache-producer" "parameters" (dict "autoTune" false "blockSizeTokens" $block "maxPrefixTokensToMatch" (int64 $rt.maxPrefixTokensToMatch) "lruCapacityPerServer" $capacity)) -}}
+{{- end -}}
+{{- $plugins = append $plugins (dict "type" $kind) -}}
+{{- $profile = append $profile (dict "pluginRef" $kind "weight" $weight) -}}
+{{- end -}}
+{{- end -}}
+{{- $plugins = append $plugins (dict "type" "max-score-picker") -}}
+{{- $profile = append $profile (dict "pluginRef" "max-score-picker") -}}
+{{- $config := dict "apiVersion" $rt.configApiVersion "kind" "EndpointPickerConfig" "plugins" $plugins "schedulingProfiles" (list (dict "name" "default" "plugins" $profile)) -}}
+{{- $pick := dict "name" $name "replicas" $replicas "image" $image "labels" $labels "podLabels" (merge (deepCopy $selector) (deepCopy $s.meta.commonLabels)) "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
+{{- $g := $r.gateway -}}
+{{- $parents := list -}}
+{{- range $p := $g.parentRefs -}}
+{{- $parent := dict "group" "gateway.networking.k8s.io" "kind" "Gateway" "name" $p.name -}}
+{{- if include "kvgen.isSet" (list $p "namespace") -}}{{- $_ := set $parent "namespace" $p.namespace -}}{{- end -}}
+{{- if include "kvgen.isSet" (list $p "sectionName") -}}{{- $_ := set $parent "sectionName" $p.sectionName -}}{{- end -}}
+{{- $parents = append $parents $parent -}}
+{{- end -}}
+{{- $route := dict "name" $v.name "parentRefs" $parents "pathPrefix" (default "/" $g.pathPrefix) "port" (int64 $v.service.port) -}}
+{{- if $g.hostnames -}}{{- $_ := set $route "hostnames" $g.hostnames -}}{{- end -}}
+{{- if include "kvgen.isSet" (list $g "requestTimeout") -}}{{- $_ := set $route "requestTimeout" $g.requestTimeout -}}{{- end -}}
+{{- $poolCtx := dict "name" $pool "selector" (index $s.workloads 0).pod.selector "targetPort" (int64 $v.service.port) "failureMode" (default "FailOpen" $picker.failureMode) -}}
+{{- $_ := set $out "routing" (dict "pool" $poolCtx "picker" $pick "route" $route) -}}
+{{- end -}}
+{{- $_ := set $s "routing" $out -}}
 {{- end -}}

@@ -123,6 +123,14 @@ JSON list of {apiVersion, kind, name} (kvgen compares the rendered objects thems
 {{- if $c.serviceMonitor -}}{{- $out = append $out (dict "apiVersion" "monitoring.coreos.com/v1" "kind" "ServiceMonitor" "name" $c.serviceMonitor.name) -}}{{- end -}}
 {{- if $c.scaledObject -}}{{- $out = append $out (dict "apiVersion" "keda.sh/v1alpha1" "kind" "ScaledObject" "name" $c.scaledObject.name) -}}{{- end -}}
 {{- if $c.hpa -}}{{- $out = append $out (dict "apiVersion" "autoscaling/v2" "kind" "HorizontalPodAutoscaler" "name" $c.hpa.name) -}}{{- end -}}
+{{- if $c.routing -}}
+{{- $p := $c.routing.picker.name -}}
+{{- range $kind := list "ServiceAccount" "ConfigMap" "Service" -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" $kind "name" $p) -}}{{- end -}}
+{{- range $kind := list "Role" "RoleBinding" -}}{{- $out = append $out (dict "apiVersion" "rbac.authorization.k8s.io/v1" "kind" $kind "name" $p) -}}{{- end -}}
+{{- $out = append $out (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" $p) -}}
+{{- $out = append $out (dict "apiVersion" "inference.networking.k8s.io/v1" "kind" "InferencePool" "name" $c.routing.pool.name) -}}
+{{- $out = append $out (dict "apiVersion" "gateway.networking.k8s.io/v1" "kind" "HTTPRoute" "name" $c.routing.route.name) -}}
+{{- end -}}
 {{- toJson $out -}}
 {{- end -}}
 

@@ -199,6 +199,8 @@ unless the values give their own gpuMemory or a MIG profile: what planning multi
 {{- end -}}
 {{/* flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse */}}
 {{- include "kvgen.checkExtraArgs" $s -}}
+{{/* routing: its fields against its mode (docs/routing.md) */}}
+{{- include "kvgen.checkRouting" $s -}}
 {{- end -}}
 
 {{/*

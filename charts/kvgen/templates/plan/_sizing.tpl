@@ -461,7 +461,7 @@ Sets $s.context (flag: 0 for none).
 {{- $flag = $fits -}}
 {{- $warnings = append $warnings (printf "%s supports %d tokens, but one sequence of that needs %.2f GiB of %s and %s: kvgen passes --max-model-len=%d, the longest that fits (set model.maxModelLen to choose a length%s)" $m.id $m.maxModelLen (divf (include "kvgen.sequenceBytes" (list $F $S $cap $R $state $m.maxModelLen) | int64) 1073741824.0) $what $roomText $fits (ternary (printf "; for the full one, %s" $more) "" (gt $i.gpus 0))) -}}
 {{- end -}}
-{{- $_ := set $s "context" (dict "flag" $flag "fits" $fits "warnings" $warnings) -}}
+{{- $_ := set $s "context" (dict "flag" $flag "fits" $fits "warnings" $warnings "perToken" (add $F $S)) -}}
 {{- end -}}
 
 {{/* kvgen.sequenceBytes: what one sequence of L tokens costs on one GPU (kvgen/plan/kvcache.py Cost.bytes_for):

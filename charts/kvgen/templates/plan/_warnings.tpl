@@ -99,5 +99,6 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- end -}}
 {{/* extraObjects of a kind kvgen has no schema for (kvgen/plan/extra_objects.py warnings) */}}
 {{- $out = concat $out (include "kvgen.extraObjectWarnings" $s | fromJsonArray) -}}
+{{- $out = concat $out (include "kvgen.routingWarnings" $s | fromJsonArray) -}}
 {{- $_ := set $s "warnings" $out -}}
 {{- end -}}
