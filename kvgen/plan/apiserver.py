@@ -666,6 +666,10 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
         problems += [
             Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), claim, sub_path)
         ]
+    if spec.model.cache is not None and spec.model.cache.claim is not None:
+        problems += _check_claim_ref(
+            ("model", "cache", "claim"), spec.model.cache.claim.name, model_source.cache_path(spec)
+        )
     problems += _check_tolerations(spec.scheduling.tolerations)
     problems += _check_env(spec)
     problems += _check_statefulsets(spec, statefulsets)
