@@ -186,6 +186,11 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
 {{- include "kvgen.apiClaimRef" (list $s $A "model.uri" "model.uri" $pvc.claim $pvc.path) -}}
 {{- end -}}
+{{/* model.cache.claim: the claim's name and the mount's subPath (its path, else org--name) */}}
+{{- $mc := include "kvgen.modelCache" $v | fromJson -}}
+{{- if $mc.claim -}}
+{{- include "kvgen.apiClaimRef" (list $s $A "model.cache.claim.name" "model.cache.claim.path" $mc.claim $mc.path) -}}
+{{- end -}}
 
 {{/* tolerations: ValidateTolerations between a toleration's fields */}}
 {{- $sched := default dict $v.scheduling -}}
