@@ -74,7 +74,9 @@ def test_kaito_model_weights_pvc_is_no_kaito_field_and_is_refused_with_a_hint():
 
 
 def test_kaito_model_image_is_still_refused():
-    text = WORKSPACE.replace("      imagePullSecrets: [registry-credentials]\n", "      image: registry.example.com/llama:1\n")
+    text = WORKSPACE.replace(
+        "      imagePullSecrets: [registry-credentials]\n", "      image: registry.example.com/llama:1\n"
+    )
     with pytest.raises(InputErrors) as exc:
         compile_one(text)
     messages = [p.render() for e in exc.value.errors for p in e.problems]
@@ -130,7 +132,9 @@ def test_kserve_pod_and_container_settings_kvgen_has_knobs_for_are_carried_over(
 def test_kserve_storage_initializer_is_noted_with_the_way_to_weights_that_survive_a_restart():
     """KServe's storage initializer downloads into an emptyDir, as vLLM does in kvgen's default;
     the note points at model.cache for a claim filled once."""
-    text = KSERVE.replace("    uri: pvc://model-store/weights/llama-8b\n", "    uri: hf://meta-llama/Llama-3.1-8B-Instruct\n")
+    text = KSERVE.replace(
+        "    uri: pvc://model-store/weights/llama-8b\n", "    uri: hf://meta-llama/Llama-3.1-8B-Instruct\n"
+    )
     text += "  storageInitializer: {enabled: true}\n"
     out = compile_inputs([("input.yaml", textwrap.dedent(text))], options=Options(None))
     (c,) = out.compiled

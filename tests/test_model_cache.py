@@ -3,6 +3,8 @@ container (`hf download`), served from /mnt/models offline; in kvgen and in the 
 
 from __future__ import annotations
 
+import json
+
 import helm
 import pytest
 from conftest import compile_spec, problem_set, spec, validate_strictly
@@ -172,7 +174,8 @@ def test_problems_are_the_same_on_both_faces():
         "model.cache": spec(model={"id": LLAMA, "uri": "pvc://store/x", "cache": {"claim": {"name": "models"}}}),
         "model.cache.claimTemplate.size": spec(model={"id": LLAMA, "cache": {"claimTemplate": {"size": "1Gi"}}}),
         "model.cache.claimTemplate": spec(
-            model={"id": LLAMA, "cache": {"claimTemplate": {}}}, autoscaling={"maxReplicas": 3, "keda": {"serverAddress": "http://prometheus:9090"}}
+            model={"id": LLAMA, "cache": {"claimTemplate": {}}},
+            autoscaling={"maxReplicas": 3, "keda": {"serverAddress": "http://prometheus:9090"}},
         ),
         "model.cache.claim.name": spec(model={"id": LLAMA, "cache": {"claim": {"name": "Bad_Name"}}}),
         "model.cache.claim.path": spec(model={"id": LLAMA, "cache": {"claim": {"name": "m", "path": "a/../b"}}}),
@@ -187,9 +190,7 @@ def test_problems_are_the_same_on_both_faces():
 def test_the_uri_and_cache_problem_says_what_to_keep():
     (problem,) = [
         p
-        for p in problem_set(
-            spec(model={"id": LLAMA, "uri": "pvc://store/x", "cache": {"claim": {"name": "models"}}})
-        )
+        for p in problem_set(spec(model={"id": LLAMA, "uri": "pvc://store/x", "cache": {"claim": {"name": "models"}}}))
         if p[0] == "model.cache"
     ]
     assert "model.uri and model.cache both say where the weights are" in problem[1]
@@ -212,3 +213,20 @@ def test_a_claim_shared_by_several_pods_warns_that_it_must_be_read_write_many():
     assert not [w for w in compile_spec(SHARED).plan.warnings if w.startswith("model.cache.claim")]
     with pytest.raises(SpecError):
         compile_spec({**values, "strict": True})
+
+
+def test_explain_says_where_the_weights_live_and_that_a_warm_restart_downloads_nothing():
+    from conftest import ROOT, run_kvgen
+
+    example = str(ROOT / "examples" / "weights-cache.yaml")
+    result = run_kvgen("explain", "--output", "json", example)
+    assert result.returncode == 0, result.stderr
+    r = json.loads(result.stdout)
+    w = r["disk"]["weights"]
+    assert w["where"] == "claim-per-pod" and w["downloadedBy"] == "init-container"
+    assert w["warmRestartDownloads"] is False and w["claimBytes"] == 19 * 2**30
+    assert r["sizing"]["modelCacheBytes"] == 2 * 2**30  # the emptyDir holds the headroom only
+    text = run_kvgen("explain", example, env={"COLUMNS": "400"}).stdout
+    assert "warm restart: no download" in text and "the init container has no deadline" in text
+    hub = run_kvgen("explain", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml"), env={"COLUMNS": "400"}).stdout
+    assert "every new pod downloads them again" in hub

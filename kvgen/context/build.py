@@ -438,7 +438,9 @@ def weights_claim(plan: Plan) -> KubeObject | None:
     if c is None or c.claim_template is None:
         return None
     t = c.claim_template
-    size = t.size.text if t.size is not None else quantity.format_bytes(sizing.weights_claim_size(plan.spec, plan.model))
+    size = (
+        t.size.text if t.size is not None else quantity.format_bytes(sizing.weights_claim_size(plan.spec, plan.model))
+    )
     claim: dict[str, Any] = {"accessModes": list(t.access_modes)}
     if t.storage_class_name is not None:
         claim["storageClassName"] = t.storage_class_name
@@ -582,16 +584,18 @@ def workloads(
         out["volumes"] = pod_volumes
         return out  # type: ignore[return-value]
 
-    claims: dict[str, Any] = {}
-    if claim is not None:
-        t = spec.model.cache.claim_template  # type: ignore[union-attr]
-        assert t is not None
-        claims = {
-            "volumeClaimTemplates": [claim],
-            "claimRetention": {"whenDeleted": t.retention.when_deleted, "whenScaled": t.retention.when_scaled},
-        }
+    def claimed(loads: list[Workload]) -> list[Workload]:
+        """model.cache.claimTemplate: each StatefulSet (or the LeaderWorkerSet) claims the weights per pod."""
+        t = spec.model.cache.claim_template if spec.model.cache is not None else None
+        if claim is None or t is None:
+            return loads
+        for load in loads:
+            load["volumeClaimTemplates"] = [claim]
+            load["claimRetention"] = {"whenDeleted": t.retention.when_deleted, "whenScaled": t.retention.when_scaled}
+        return loads
+
     if not plan.multi_node and claim is not None:  # one claim per pod: a StatefulSet
-        return [{"kind": "StatefulSet", "name": spec.object_name, "replicas": spec.replicas, "pod": pod(None), **claims}]  # type: ignore[typeddict-item]
+        return claimed([{"kind": "StatefulSet", "name": spec.object_name, "replicas": spec.replicas, "pod": pod(None)}])
     if not plan.multi_node:
         startup = spec.probes.startup
         budget = (startup.initial_delay_seconds or 0) + startup.period_seconds * sizing.startup_failure_threshold(
@@ -609,29 +613,31 @@ def workloads(
         }
         return [deployment]
     if plan.lws:  # one group of parallelism.nodes pods per replica: the leader (rank 0), then ranks 1..
-        return [
+        return claimed(
+            [
+                {
+                    "kind": "LeaderWorkerSet",
+                    "name": spec.object_name,
+                    "replicas": spec.replicas,
+                    "size": spec.parallelism.nodes,
+                    "restartPolicy": w["lws"]["restartPolicy"],  # docs/multi-node.md: chosen knowingly
+                    "pod": pod("leader"),
+                    "workerPod": pod("worker"),
+                }
+            ]
+        )
+    return claimed(
+        [
+            {"kind": "StatefulSet", "name": spec.object_name, "replicas": 1, "pod": pod("leader")},
             {
-                "kind": "LeaderWorkerSet",
-                "name": spec.object_name,
-                "replicas": spec.replicas,
-                "size": spec.parallelism.nodes,
-                "restartPolicy": w["lws"]["restartPolicy"],  # docs/multi-node.md: chosen knowingly
-                "pod": pod("leader"),
-                "workerPod": pod("worker"),
-                **claims,  # type: ignore[typeddict-item]
-            }
+                "kind": "StatefulSet",
+                "name": f"{spec.name}{WORKER_SUFFIX}",
+                "replicas": spec.parallelism.nodes - 1,
+                "ordinalsStart": 1,
+                "pod": pod("worker"),
+            },
         ]
-    return [
-        {"kind": "StatefulSet", "name": spec.object_name, "replicas": 1, "pod": pod("leader"), **claims},  # type: ignore[typeddict-item]
-        {
-            "kind": "StatefulSet",
-            "name": f"{spec.name}{WORKER_SUFFIX}",
-            "replicas": spec.parallelism.nodes - 1,
-            "ordinalsStart": 1,
-            "pod": pod("worker"),
-            **claims,  # type: ignore[typeddict-item]
-        },
-    ]
+    )
 
 
 def deployment_strategy(plan: Plan) -> Strategy:

@@ -154,7 +154,8 @@ class CacheRetention(Model):
         "Delete", description="The claims of a deleted StatefulSet (helm uninstall): Delete (default) or Retain."
     )
     when_scaled: Literal["Retain", "Delete"] = Field(
-        "Retain", description="The claims of pods removed by a scale-down: Retain (default: a scale-up finds them) or Delete."
+        "Retain",
+        description="The claims of pods removed by a scale-down: Retain (default: a scale-up finds them) or Delete.",
     )
 
 
@@ -171,7 +172,8 @@ class CacheClaimTemplate(Model):
         "claimSlackPercent and headroomGiB, rounded up to whole GiB; never below the download bytes.",
     )
     retention: CacheRetention = Field(
-        default_factory=CacheRetention, description="What happens to the claims when the workload is deleted or scaled down."
+        default_factory=CacheRetention,
+        description="What happens to the claims when the workload is deleted or scaled down.",
     )
 
 
