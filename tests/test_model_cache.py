@@ -178,6 +178,9 @@ def test_problems_are_the_same_on_both_faces():
             autoscaling={"maxReplicas": 3, "keda": {"serverAddress": "http://prometheus:9090"}},
         ),
         "model.cache.claim.name": spec(model={"id": LLAMA, "cache": {"claim": {"name": "Bad_Name"}}}),
+        "deployment.strategy": spec(
+            model={"id": LLAMA, "cache": {"claimTemplate": {}}}, deployment={"strategy": {"type": "Recreate"}}
+        ),
         "model.cache.claim.path": spec(model={"id": LLAMA, "cache": {"claim": {"name": "m", "path": "a/../b"}}}),
     }
     for path, values in cases.items():

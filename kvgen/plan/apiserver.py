@@ -602,6 +602,15 @@ def _check_strategy(spec: Spec) -> list[Problem]:
                 "remove deployment.strategy",
             )
         ]
+    if spec.model.cache is not None and spec.model.cache.claim_template is not None:
+        return [
+            Problem(
+                base,
+                "applies to a Deployment; model.cache.claimTemplate (a claim per pod) renders this server as a "
+                "StatefulSet, which kvgen rolls out one pod at a time",
+                "remove deployment.strategy, or share one claim (model.cache.claim) and keep the Deployment",
+            )
+        ]
     rolling = strategy.rolling_update
     if strategy.type == "Recreate":
         if rolling is None:
