@@ -284,14 +284,30 @@ def user_objects(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _start(
-    cluster: Cluster, objects: list[dict[str, Any]], compiled: Compiled, hosts: dict[str, str] | None = None, **kw: Any
+    cluster: Cluster,
+    objects: list[dict[str, Any]],
+    compiled: Compiled,
+    hosts: dict[str, str] | None = None,
+    staged: bool = True,
+    **kw: Any,
 ) -> Group:
     """Start the objects on a cluster that holds the user's own envFrom sources and pulls through the
-    spec's registry mirror (images.registry), as the cluster the spec was written for does."""
+    spec's registry mirror (images.registry), as the cluster the spec was written for does; the
+    weights of model.uri (and of model.cache with download: false) staged on their claims, as the
+    user would have them (``staged``)."""
     registry = compiled.spec.images.registry if compiled.spec.images else None
-    pvc = model_source.model_pvc(compiled.spec)
-    if pvc is not None:  # model.uri: the user staged the model's files on the claim beforehand
-        stage_model(cluster.claim(pvc[0]) / (pvc[1] or ""), compiled.spec.model.id)
+    spec = compiled.spec
+    pvc = model_source.model_pvc(spec)
+    if staged and pvc is not None:  # model.uri: the user staged the model's files on the claim beforehand
+        stage_model(cluster.claim(pvc[0]) / (pvc[1] or ""), spec.model.id)
+    cache = spec.model.cache
+    if staged and cache is not None and not cache.download:
+        if cache.claim is not None:
+            stage_model(cluster.claim(cache.claim.name) / model_source.cache_path(spec), spec.model.id)
+        for pod in kubelet.pods_of(objects):
+            for volume, claim in pod.claims.items():
+                if volume == "model-weights":
+                    stage_model(cluster.claim(claim), spec.model.id)
     return cluster.start(
         objects,
         node=kubelet.node_for(compiled.plan.instance),
@@ -527,6 +543,6 @@ def test_an_empty_claim_is_not_a_model_and_vllm_does_not_start(cluster):
     assert "model-download" not in compiled.yaml
     claims = [f"model-weights-{compiled.spec.object_name}-{i}" for i in range(compiled.spec.replicas)]
     cluster.wipe_claims(*claims)
-    group = _start(cluster, _objects(compiled.yaml), compiled, timeout=20)
+    group = _start(cluster, _objects(compiled.yaml), compiled, staged=False, timeout=20)
     assert not group.ready
     assert "holds no config.json" in group.describe()
