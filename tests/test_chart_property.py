@@ -361,6 +361,23 @@ def specs(draw):
             spec["deployment"] = {"strategy": knobs["strategy"]}
     if draw(st.integers(0, 4)) == 0:
         model["uri"] = draw(st.sampled_from(["pvc://model-store", "pvc://model-store/org/model/"]))
+    if "uri" not in model and draw(st.integers(0, 4)) == 0:  # issue 24: weights on a claim (model.cache)
+        model["cache"] = draw(
+            st.sampled_from(
+                [
+                    {"claimTemplate": {}},
+                    {
+                        "claimTemplate": {
+                            "storageClassName": "gp3",
+                            "size": "500Gi",
+                            "retention": {"whenScaled": "Delete"},
+                        }
+                    },
+                    {"claim": {"name": "models"}},
+                    {"claim": {"name": "models", "path": "/org/model/"}, "download": False},
+                ]
+            )
+        )
     if draw(st.integers(0, 4)) == 0:
         spec.setdefault("resources", {})["extra"] = {"vpc.amazonaws.com/efa": draw(st.sampled_from([1, 4, 32]))}
     if draw(st.integers(0, 2)) == 0:  # issue 23: metadata of every object, the Service's load-balancer fields
@@ -675,6 +692,10 @@ QUOTING_FIELDS = {
     ),
     # the word is the claim's name: a quote after a '/' would be in the sub-path, which may hold one
     "model.uri": lambda s, w: s.update(model={**s["model"], "uri": f"pvc://{w.replace('/', '-')}"}),
+    "model.cache.claim.name": lambda s, w: s.update(model={**s["model"], "cache": {"claim": {"name": w}}}),
+    "model.cache.claimTemplate.storageClassName": lambda s, w: s.update(
+        model={**s["model"], "cache": {"claimTemplate": {"storageClassName": w}}}
+    ),
     "model.hfTokenSecret.name": lambda s, w: s.update(model={**s["model"], "hfTokenSecret": {"name": w, "key": "t"}}),
     "model.hfTokenSecret.key": lambda s, w: s.update(model={**s["model"], "hfTokenSecret": {"name": "hf", "key": w}}),
     "service.apiKeySecret.key": lambda s, w: _at(s, "service").update(apiKeySecret={"name": "api", "key": w}),

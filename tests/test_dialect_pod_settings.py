@@ -1,5 +1,6 @@
 """KAITO and KServe input: the pod settings and weights on a claim they carry map to the native
-spec's pod settings and model.uri instead of being refused."""
+spec's pod settings and model.uri instead of being refused (KAITO's presetOptions.modelWeightsPVC,
+which no KAITO release has, is refused with a hint)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,6 @@ inference:
     name: meta-llama/Llama-3.1-8B-Instruct
     presetOptions:
       imagePullSecrets: [registry-credentials]
-      modelWeightsPVC: model-store
-      modelWeightsSubPath: /weights/llama-8b/
 """
 
 KSERVE = """\
@@ -51,32 +50,37 @@ def compile_one(text: str):
     return c
 
 
-def test_kaito_model_weights_pvc_and_image_pull_secrets_map_to_the_pod():
+def test_kaito_image_pull_secrets_map_to_the_pod():
     c = compile_one(WORKSPACE)
-    assert c.spec.model.uri == "pvc://model-store/weights/llama-8b"
     pod = workload(c)["spec"]["template"]["spec"]
     assert pod["imagePullSecrets"] == [{"name": "registry-credentials"}]
-    vllm = container(c, "vllm")
-    assert vllm["args"][0] == "/mnt/models"
-    # KAITO's served name stays the one it passes (no second --served-model-name)
-    assert [a for a in vllm["args"] if a.startswith("--served-model-name")] == [
-        "--served-model-name=llama-3.1-8b-instruct"
-    ]
-    assert {
-        "name": "model-weights",
-        "mountPath": "/mnt/models",
-        "readOnly": True,
-        "subPath": "weights/llama-8b",
-    } in vllm["volumeMounts"]
 
 
-def test_kaito_model_image_is_still_refused_and_a_sub_path_needs_a_claim():
-    text = WORKSPACE.replace("      modelWeightsPVC: model-store\n", "      image: registry.example.com/llama:1\n")
+def test_kaito_model_weights_pvc_is_no_kaito_field_and_is_refused_with_a_hint():
+    """kaito-project/kaito#1917 (presetOptions.modelWeightsPVC, modelWeightsSubPath) was not merged:
+    KAITO's PresetOptions has image, imagePullSecrets and modelAccessSecret only."""
+    text = WORKSPACE.replace(
+        "      imagePullSecrets: [registry-credentials]\n",
+        "      imagePullSecrets: [registry-credentials]\n      modelWeightsPVC: model-store\n"
+        "      modelWeightsSubPath: /weights/llama-8b/\n",
+    )
+    with pytest.raises(InputErrors) as exc:
+        compile_one(text)
+    problems = [p for e in exc.value.errors for p in e.problems]
+    for field in ("modelWeightsPVC", "modelWeightsSubPath"):
+        (p,) = [p for p in problems if p.path[-1] == field]
+        assert "is not a KAITO field" in p.message and "kaito-project/kaito#1917" in p.message
+        assert p.hint is not None and "model.cache.claim" in p.hint
+
+
+def test_kaito_model_image_is_still_refused():
+    text = WORKSPACE.replace(
+        "      imagePullSecrets: [registry-credentials]\n", "      image: registry.example.com/llama:1\n"
+    )
     with pytest.raises(InputErrors) as exc:
         compile_one(text)
     messages = [p.render() for e in exc.value.errors for p in e.problems]
     assert any("presetOptions.image" in m and "model images are not supported" in m for m in messages), messages
-    assert any("modelWeightsSubPath requires modelWeightsPVC" in m for m in messages), messages
 
 
 def test_kserve_pvc_uri_and_pod_template_settings_map_to_the_pod():
@@ -123,3 +127,17 @@ def test_kserve_pod_and_container_settings_kvgen_has_knobs_for_are_carried_over(
     ]
     assert vllm["imagePullPolicy"] == "IfNotPresent"
     assert not any("not carried over" in w.render() for w in c.conversion.warnings), c.conversion.warnings
+
+
+def test_kserve_storage_initializer_is_noted_with_the_way_to_weights_that_survive_a_restart():
+    """KServe's storage initializer downloads into an emptyDir, as vLLM does in kvgen's default;
+    the note points at model.cache for a claim filled once."""
+    text = KSERVE.replace(
+        "    uri: pvc://model-store/weights/llama-8b\n", "    uri: hf://meta-llama/Llama-3.1-8B-Instruct\n"
+    )
+    text += "  storageInitializer: {enabled: true}\n"
+    out = compile_inputs([("input.yaml", textwrap.dedent(text))], options=Options(None))
+    (c,) = out.compiled
+    assert c.spec.model.uri is None and c.spec.model.cache is None  # a faithful translation: no claim
+    (note,) = [w.render() for w in out.input_warnings if "spec.storageInitializer" in w.render()]
+    assert "emptyDir" in note and "model.cache" in note

@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import Compiled, compile_text
+from kvgen.plan import model_source
 
 load = YAML(typ="safe", pure=True).load
 REQUIRE_ENV = "KVGEN_REQUIRE_EMULATOR"
@@ -283,11 +284,30 @@ def user_objects(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _start(
-    cluster: Cluster, objects: list[dict[str, Any]], compiled: Compiled, hosts: dict[str, str] | None = None, **kw: Any
+    cluster: Cluster,
+    objects: list[dict[str, Any]],
+    compiled: Compiled,
+    hosts: dict[str, str] | None = None,
+    staged: bool = True,
+    **kw: Any,
 ) -> Group:
     """Start the objects on a cluster that holds the user's own envFrom sources and pulls through the
-    spec's registry mirror (images.registry), as the cluster the spec was written for does."""
+    spec's registry mirror (images.registry), as the cluster the spec was written for does; the
+    weights of model.uri (and of model.cache with download: false) staged on their claims, as the
+    user would have them (``staged``)."""
     registry = compiled.spec.images.registry if compiled.spec.images else None
+    spec = compiled.spec
+    pvc = model_source.model_pvc(spec)
+    if staged and pvc is not None:  # model.uri: the user staged the model's files on the claim beforehand
+        stage_model(cluster.claim(pvc[0]) / (pvc[1] or ""), spec.model.id)
+    cache = spec.model.cache
+    if staged and cache is not None and not cache.download:
+        if cache.claim is not None:
+            stage_model(cluster.claim(cache.claim.name) / model_source.cache_path(spec), spec.model.id)
+        for pod in kubelet.pods_of(objects):
+            for volume, claim in pod.claims.items():
+                if volume == "model-weights":
+                    stage_model(cluster.claim(claim), spec.model.id)
     return cluster.start(
         objects,
         node=kubelet.node_for(compiled.plan.instance),
@@ -297,6 +317,13 @@ def _start(
         mirrors=(registry,) if registry else (),
         **kw,
     )
+
+
+def stage_model(directory: Path, model_id: str) -> None:
+    """A model directory as `hf download --local-dir` leaves it (the files vLLM reads first)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps({"_name_or_path": model_id}))
+    (directory / "tokenizer.json").write_text("{}")
 
 
 def assert_runs(group: Group, compiled: Compiled) -> None:
@@ -478,3 +505,77 @@ def test_a_pool_on_a_port_no_server_serves_keeps_the_picker_unready(cluster):
     (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
     assert not picker.ready
     assert "cannot read the pool's metrics" in picker.log("epp"), group.describe()
+# -- model.cache: weights that survive a restart (issue 24) -----------------------------------------
+WEIGHTS_CACHE = ROOT / "examples" / "weights-cache.yaml"
+HF_FILES = [  # what the hf stand-in fetches into --local-dir, less original/ (--exclude=original/*)
+    "config.json",
+    "generation_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "model.safetensors.index.json",
+    "model-00001-of-00001.safetensors",
+]
+
+
+def _downloads(group: Group) -> dict[str, dict[str, Any]]:
+    """Each pod's `hf download` report (its init container's)."""
+    out = {}
+    for result in group.pods:
+        report = result.report("model-download", "hf")
+        assert report is not None, result.describe()
+        out[result.pod.name] = report
+    return out
+
+
+@emulator
+def test_weights_on_a_claim_per_pod_are_downloaded_once_and_a_restart_downloads_nothing(cluster):
+    """The Done-when of issue 24: the init container fills each pod's claim once; the pods started
+    again (a rollout, a reschedule: new pods, the same claims) find every file and download none,
+    and vLLM serves the directory offline; a deleted claim is filled again."""
+    (compiled,) = _compile(WEIGHTS_CACHE)
+    objects = _objects(compiled.yaml)
+    claims = [f"model-weights-{compiled.spec.object_name}-{i}" for i in range(compiled.spec.replicas)]
+    cluster.wipe_claims(*claims)
+
+    first = _start(cluster, objects, compiled)
+    assert_runs(first, compiled)
+    reports = _downloads(first)
+    assert len(reports) == 2  # two replicas: two pods, two claims, each filled once
+    for report in reports.values():
+        assert report["downloaded"] == HF_FILES and report["skipped"] == []
+        assert report["token_from"] == "HF_TOKEN"  # from the Secret, never --token
+        assert report["facts"]["revision"] == "0e9e39f249a16976918f6564b8830bc894c89659"
+    for claim in claims:
+        assert (cluster.claim(claim) / "config.json").is_file()
+        assert not (cluster.claim(claim) / "original").exists()
+
+    second = _start(cluster, objects, compiled)
+    assert_runs(second, compiled)
+    for report in _downloads(second).values():
+        assert report["downloaded"] == [] and report["skipped"] == HF_FILES  # warm restart: no download
+    for result in second.pods:
+        facts = result.report("vllm", "vllm")
+        assert facts is not None and facts["facts"]["model"] == "/mnt/models"
+
+    cluster.wipe_claims(claims[0])
+    third = _start(cluster, objects, compiled)
+    assert_runs(third, compiled)
+    again = _downloads(third)
+    assert again[f"{compiled.spec.object_name}-0"]["downloaded"] == HF_FILES
+    assert again[f"{compiled.spec.object_name}-1"]["downloaded"] == []
+
+
+@emulator
+def test_an_empty_claim_is_not_a_model_and_vllm_does_not_start(cluster):
+    """download: false on an empty claim: vLLM's stand-in refuses /mnt/models without config.json,
+    so the restart proof above cannot pass on files that were never written."""
+    text = WEIGHTS_CACHE.read_text().replace(
+        "      storageClassName: gp3\n", "      storageClassName: gp3\n    download: false\n"
+    )
+    (compiled,) = compile_text(text, "spec.yaml")
+    assert "model-download" not in compiled.yaml
+    claims = [f"model-weights-{compiled.spec.object_name}-{i}" for i in range(compiled.spec.replicas)]
+    cluster.wipe_claims(*claims)
+    group = _start(cluster, _objects(compiled.yaml), compiled, staged=False, timeout=20)
+    assert not group.ready
+    assert "holds no config.json" in group.describe()

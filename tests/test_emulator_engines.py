@@ -239,12 +239,15 @@ def test_vllm_that_cannot_reach_its_lmcache_server_fails_loudly(engines):
     assert f"cannot reach the LMCache server tcp://127.0.0.1:{port}" in stderr
 
 
-def test_vllm_reaches_the_lmcache_server_it_names_then_serves_the_captured_routes(engines):
+def test_vllm_reaches_the_lmcache_server_it_names_then_serves_the_captured_routes(engines, tmp_path):
     mp, http, api = free_port(), free_port(), free_port()
     lm = engines("lmcache", *lmcache_args(mp, http))
     lm.started()
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
     vllm = engines(
-        "vllm", "serve", "/", "--served-model-name=demo", f"--port={api}", "--host=127.0.0.1", lmcache_kv(mp)
+        "vllm", "serve", str(model), "--served-model-name=demo", f"--port={api}", "--host=127.0.0.1", lmcache_kv(mp)
     )
     report = vllm.started()
     assert report["reached"] == [{"what": "lmcache", "url": f"tcp://127.0.0.1:{mp}"}]
@@ -340,3 +343,33 @@ def test_a_resp_tier_with_the_wrong_password_fails_loudly(engines, valkey_server
     )
     status, stderr = lm.failed()
     assert status == 1 and "AUTH as kvgen failed: -WRONGPASS" in stderr
+
+
+# -- model.cache: the hf stand-in and what vLLM needs of a local model ---------------------------------
+def test_hf_download_fills_a_directory_once_then_skips_every_file(engines, tmp_path):
+    target = tmp_path / "claim"
+    target.mkdir()
+    args = ("download", "org/model", f"--local-dir={target}", "--exclude=original/*", "--revision=abc")
+    first = engines("hf", *args, env={"HF_TOKEN": "t"})
+    assert first.proc.wait(timeout=60) == 0, first.proc.communicate()[1]
+    report = first.report()
+    assert "config.json" in report["downloaded"] and report["skipped"] == []
+    assert not any(n.startswith("original/") for n in report["downloaded"])  # --exclude, as hf reads it
+    assert report["token_from"] == "HF_TOKEN" and report["facts"]["revision"] == "abc"
+    assert (target / ".cache" / "huggingface" / "download" / "config.json.metadata").is_file()
+    second = engines("hf", *args)
+    assert second.proc.wait(timeout=60) == 0
+    assert second.report()["downloaded"] == [] and second.report()["skipped"] == report["downloaded"]
+
+
+def test_hf_refuses_what_the_real_cli_refuses(engines, tmp_path):
+    status, stderr = engines("hf", "download", "org/model", "--no-such-option").failed()
+    assert status == 2 and "No such option" in stderr
+
+
+def test_vllm_refuses_an_empty_directory_and_an_uncached_repo_offline(engines, tmp_path):
+    status, stderr = engines("vllm", "serve", str(tmp_path)).failed()
+    assert status == 1 and "holds no config.json" in stderr
+    offline = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    status, stderr = engines("vllm", "serve", "org/model", env=offline).failed()
+    assert status == 1 and "HF_HUB_OFFLINE is set and org/model is not in the Hugging Face cache" in stderr

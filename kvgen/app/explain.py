@@ -35,7 +35,7 @@ from kvgen.context import build as layout
 from kvgen.core.errors import Problem, format_path, sorted_problems
 from kvgen.core.quantity import GiB
 from kvgen.data import connector
-from kvgen.plan import gpu_access, kvcache, quantization
+from kvgen.plan import gpu_access, kvcache, model_source, quantization
 from kvgen.plan import sizing as sz
 from kvgen.plan.images import lmcache_image, vllm_image
 from kvgen.plan.types import Plan
@@ -152,6 +152,7 @@ def _disk(plan: Plan) -> dict[str, Any]:
                 )
     request = s.pod_ephemeral
     return {
+        "weights": _weights(plan),
         "ephemeralStorageBytes": inst.ephemeral_bytes or None,
         "ephemeralStorageSource": None
         if not inst.ephemeral_bytes
@@ -164,6 +165,64 @@ def _disk(plan: Plan) -> dict[str, Any]:
         "items": items,
         "claims": claims,
     }
+
+
+def _weights(plan: Plan) -> dict[str, Any]:
+    """Where the weights live and who downloads them: vLLM into the model-cache emptyDir (again on
+    every new pod), nobody (model.uri, model.cache with download false), or model.cache's init
+    container into a claim that outlives the pod (a warm restart downloads nothing)."""
+    spec, m = plan.spec, plan.model
+    c = spec.model.cache
+    seconds = sz.download_seconds(m)
+    if spec.model.uri:
+        claim = model_source.model_pvc(spec)
+        return {
+            "where": "claim",
+            "claim": claim[0] if claim else None,
+            "claimBytes": None,
+            "downloadedBy": None,
+            "downloadSeconds": 0,
+            "warmRestartDownloads": False,
+        }
+    if c is None:
+        return {
+            "where": "emptyDir",
+            "claim": None,
+            "claimBytes": None,
+            "downloadedBy": "vllm",
+            "downloadSeconds": seconds,
+            "warmRestartDownloads": True,
+        }
+    return {
+        "where": "claim-per-pod" if c.claim_template is not None else "claim",
+        "claim": c.claim.name if c.claim is not None else connector.wiring()["modelPvc"]["volume"],
+        "claimBytes": sz.weights_claim_size(spec, m) if c.claim_template is not None else None,
+        "downloadedBy": "init-container" if c.download else None,
+        "downloadSeconds": seconds if c.download else 0,
+        "warmRestartDownloads": False,
+    }
+
+
+def _weights_line(w: dict[str, Any]) -> str:
+    rate = sz.STARTUP_DOWNLOAD_RATE // 2**20
+    if w["where"] == "emptyDir":
+        return (
+            f"weights: downloaded by vLLM into the model-cache emptyDir (~{w['downloadSeconds']:,} s at {rate} MiB/s, "
+            "in the startup probe's budget); every new pod downloads them again"
+        )
+    where = (
+        f"a claim per pod ({w['claim']}-<pod>, {_size(w['claimBytes'])})"
+        if w["where"] == "claim-per-pod"
+        else f"claim {w['claim']}"
+    )
+    if w["downloadedBy"] == "init-container":
+        how = (
+            f"filled by the model-download init container when files are missing (~{w['downloadSeconds']:,} s at "
+            f"{rate} MiB/s, not in the startup probe's budget; the init container has no deadline)"
+        )
+    else:
+        how = "already there (nothing is downloaded)"
+    return f"weights: on {where}, {how}; warm restart: no download"
 
 
 # ----------------------------------------------------------------------------- KV capacity
@@ -687,6 +746,7 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         ]
         console.print(Text("disk   ") + _bar(segments, disk["allocatableBytes"]))
         console.print(_legend(segments))
+        console.print(_weights_line(disk["weights"]), highlight=False)
 
         kv = r["kvCache"]
         max_len = kv["maxModelLen"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from kvgen.context.types import (
     Context,
+    DownloadContainer,
     Gpus,
     KubeObject,
     Launcher,
@@ -105,7 +106,7 @@ def vllm_args(plan: Plan) -> VllmArgs:
     """`vllm serve`'s arguments (the image's entrypoint; the model is its positional argument)."""
     spec, p, backend = plan.spec, plan.spec.parallelism, plan.backend
     head = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
-    if spec.model.uri:  # vLLM serves the mounted directory, under the model's id
+    if model_source.local(spec):  # vLLM serves the mounted directory, under the model's id
         head[0] = connector.wiring()["modelPvc"]["mountPath"]
         if not any(flags.flag_name(a) == "--served-model-name" for a in spec.vllm.extra_args):
             head.insert(1, f"--served-model-name={spec.model.id}")
@@ -149,7 +150,8 @@ def vllm_args(plan: Plan) -> VllmArgs:
         tail.append(f"--kv-transfer-config={connector.dumps(kv_config)}")
     if backend == "native" and plan.model.hybrid:
         tail.append("--enable-prefix-caching")  # vLLM: hybrid models need it to align block sizes
-    tail += spec.vllm.extra_args
+    # model.cache: the init container downloads --revision; the local directory has none
+    tail += model_source.without_revision(list(spec.vllm.extra_args)) if spec.model.cache else spec.vllm.extra_args
     return {"head": head, "tail": tail}
 
 
@@ -192,7 +194,7 @@ def env(plan: Plan) -> list[KubeObject]:
         out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": api_key.name, "key": api_key.key}}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
-    if spec.model.uri:  # the weights are on the claim: never ask the Hub (air-gapped clusters)
+    if model_source.local(spec):  # the weights are on the claim: never ask the Hub (air-gapped clusters)
         out.append({"name": "HF_HUB_OFFLINE", "value": "1"})
     if not plan.instance.gpus:
         out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(sizing.CPU_BACKEND_KV_SPACE_GIB)})
@@ -393,6 +395,63 @@ def vllm(
     return c  # type: ignore[return-value]
 
 
+def download(plan: Plan) -> DownloadContainer | None:
+    """model.cache with download: the init container that fills the claim with `hf download`
+    (files already there are skipped), the vLLM image's own huggingface_hub CLI. HF_TOKEN from
+    model.hfTokenSecret (never --token), HF_HOME on the model-cache emptyDir, then the spec's
+    vllm.envFrom and vllm.env (a Hub mirror's HF_ENDPOINT, a proxy)."""
+    spec = plan.spec
+    if not model_source.downloads(spec):
+        return None
+    w = connector.wiring()
+    d = w["modelDownload"]
+    c: dict[str, Any] = {"name": d["container"], "image": images.vllm_image(plan)}
+    policy = images.vllm_pull_policy(plan)
+    if policy:
+        c["imagePullPolicy"] = policy
+    c["command"] = list(d["command"])
+    c["args"] = model_source.download_args(spec)
+    variables: list[KubeObject] = []
+    if spec.model.hf_token_secret:
+        ref = spec.model.hf_token_secret
+        key_ref: dict[str, Any] = {"name": ref.name, "key": ref.key}
+        if ref.optional is not None:
+            key_ref["optional"] = ref.optional
+        variables.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}})
+    variables.append({"name": "HF_HOME", "value": d["hfHome"]})
+    variables += [{"name": k, "value": v} for k, v in d["env"].items()]
+    variables += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
+    if spec.vllm.env_from:
+        c["envFrom"] = [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env_from]
+    c["env"] = variables
+    memory = quantity.format_bytes(sizing.DOWNLOAD_MEMORY)
+    c["resources"] = {"requests": {"cpu": sizing.DOWNLOAD_CPU, "memory": memory}, "limits": {"memory": memory}}
+    weights: KubeObject = {"name": w["modelPvc"]["volume"], "mountPath": w["modelPvc"]["mountPath"]}
+    c_ = spec.model.cache
+    assert c_ is not None
+    if c_.claim is not None:
+        weights["subPath"] = model_source.cache_path(spec)
+    c["volumeMounts"] = [{"name": "model-cache", "mountPath": w["modelCacheMount"]}, weights]
+    c["securityContext"] = pod_settings.container_security_context(spec)
+    return c  # type: ignore[return-value]
+
+
+def weights_claim(plan: Plan) -> KubeObject | None:
+    """model.cache.claimTemplate: the StatefulSet's volumeClaimTemplate of the weights."""
+    c = plan.spec.model.cache
+    if c is None or c.claim_template is None:
+        return None
+    t = c.claim_template
+    size = (
+        t.size.text if t.size is not None else quantity.format_bytes(sizing.weights_claim_size(plan.spec, plan.model))
+    )
+    claim: dict[str, Any] = {"accessModes": list(t.access_modes)}
+    if t.storage_class_name is not None:
+        claim["storageClassName"] = t.storage_class_name
+    claim["resources"] = {"requests": {"storage": size}}
+    return {"metadata": {"name": connector.wiring()["modelPvc"]["volume"]}, "spec": claim}
+
+
 def _launcher_args(plan: Plan, server: LMCache | None) -> list[str]:
     """gpuAccess in-container: the launcher's arguments before `vllm serve`'s."""
     return server["args"] if plan.in_container and server is not None else []
@@ -462,10 +521,13 @@ def workloads(
     pod_volumes: list[KubeObject],
     devices: Gpus,
     server: LMCache | None,
+    fill: DownloadContainer | None = None,
 ) -> list[Workload]:
     """A Deployment, or the StatefulSets of rank 0 and ranks 1.. of a multi-node server, or its
-    LeaderWorkerSet (leader and worker templates)."""
+    LeaderWorkerSet (leader and worker templates). model.cache.claimTemplate: every pod's own claim
+    of the weights (volumeClaimTemplates, with its retention), a single-node server a StatefulSet."""
     spec, w = plan.spec, connector.wiring()
+    claim = weights_claim(plan)
     annotations = dict(m["annotations"])
     if server is not None:  # a changed launcher rolls the pods
         annotations[w["annotations"]["launcherSha256"]] = server["launcher"]["sha256"]
@@ -514,6 +576,8 @@ def workloads(
             out["resourceClaims"] = [
                 {"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}
             ]
+        if fill is not None:
+            out["download"] = fill
         if side is not None:
             out["sidecar"] = side
         out["vllm"] = container
@@ -524,11 +588,25 @@ def workloads(
         out["volumes"] = pod_volumes
         return out  # type: ignore[return-value]
 
+    def claimed(loads: list[Workload]) -> list[Workload]:
+        """model.cache.claimTemplate: each StatefulSet (or the LeaderWorkerSet) claims the weights per pod."""
+        t = spec.model.cache.claim_template if spec.model.cache is not None else None
+        if claim is None or t is None:
+            return loads
+        for load in loads:
+            load["volumeClaimTemplates"] = [claim]
+            load["claimRetention"] = {"whenDeleted": t.retention.when_deleted, "whenScaled": t.retention.when_scaled}
+        return loads
+
+    if not plan.multi_node and claim is not None:  # one claim per pod: a StatefulSet
+        return claimed([{"kind": "StatefulSet", "name": spec.object_name, "replicas": spec.replicas, "pod": pod(None)}])
     if not plan.multi_node:
         startup = spec.probes.startup
         budget = (startup.initial_delay_seconds or 0) + startup.period_seconds * sizing.startup_failure_threshold(
             spec, plan.model
         )
+        if fill is not None:  # the init container's download comes first (model.cache.claim)
+            budget += sizing.download_seconds(plan.model)
         deployment: Workload = {
             "kind": "Deployment",
             "name": spec.object_name,
@@ -539,27 +617,31 @@ def workloads(
         }
         return [deployment]
     if plan.lws:  # one group of parallelism.nodes pods per replica: the leader (rank 0), then ranks 1..
-        return [
+        return claimed(
+            [
+                {
+                    "kind": "LeaderWorkerSet",
+                    "name": spec.object_name,
+                    "replicas": spec.replicas,
+                    "size": spec.parallelism.nodes,
+                    "restartPolicy": w["lws"]["restartPolicy"],  # docs/multi-node.md: chosen knowingly
+                    "pod": pod("leader"),
+                    "workerPod": pod("worker"),
+                }
+            ]
+        )
+    return claimed(
+        [
+            {"kind": "StatefulSet", "name": spec.object_name, "replicas": 1, "pod": pod("leader")},
             {
-                "kind": "LeaderWorkerSet",
-                "name": spec.object_name,
-                "replicas": spec.replicas,
-                "size": spec.parallelism.nodes,
-                "restartPolicy": w["lws"]["restartPolicy"],  # docs/multi-node.md: chosen knowingly
-                "pod": pod("leader"),
-                "workerPod": pod("worker"),
-            }
+                "kind": "StatefulSet",
+                "name": f"{spec.name}{WORKER_SUFFIX}",
+                "replicas": spec.parallelism.nodes - 1,
+                "ordinalsStart": 1,
+                "pod": pod("worker"),
+            },
         ]
-    return [
-        {"kind": "StatefulSet", "name": spec.object_name, "replicas": 1, "pod": pod("leader")},
-        {
-            "kind": "StatefulSet",
-            "name": f"{spec.name}{WORKER_SUFFIX}",
-            "replicas": spec.parallelism.nodes - 1,
-            "ordinalsStart": 1,
-            "pod": pod("worker"),
-        },
-    ]
+    )
 
 
 def deployment_strategy(plan: Plan) -> Strategy:
@@ -806,8 +888,9 @@ def build(plan: Plan) -> Context:
     disk = tiers(plan)
     server = lmcache(plan, disk)
     container = vllm(plan, args, env(plan), devices, disk, server)
+    fill = download(plan)
     side = sidecar(plan, devices, disk, server)
-    loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server)
+    loads = workloads(plan, m, args, container, side, volumes(plan, disk, server), devices, server, fill)
     c: Context = {
         "name": spec.object_name,
         **m,  # type: ignore[typeddict-item]
@@ -820,7 +903,9 @@ def build(plan: Plan) -> Context:
         c["annotations"] = {**c["annotations"], connector.wiring()["annotations"]["warnings"]: "\n".join(plan.warnings)}
     if spec.namespace is not None:
         c["namespace"] = spec.namespace
-    if plan.multi_node and not plan.lws:  # the LWS controller makes a LeaderWorkerSet's headless Service
+    if (plan.multi_node and not plan.lws) or (  # the LWS controller makes a LeaderWorkerSet's headless Service
+        not plan.multi_node and weights_claim(plan) is not None  # a single-node StatefulSet's serviceName
+    ):
         c["headless"] = {"name": headless_name(plan), "port": connector.wiring()["masterPort"]}
     if server is not None:
         c["launcher"] = server["launcher"]
@@ -853,4 +938,4 @@ def build(plan: Plan) -> Context:
 
 
 # the pieces in the order build() calls them, each the Python face of `kvgen.context.<camelName>`
-PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, sidecar, volumes, workloads, operations, routing)
+PIECES = (meta, vllm_args, env, gpus, tiers, lmcache, vllm, download, sidecar, volumes, workloads, operations, routing)

@@ -82,6 +82,22 @@ class Sidecar(TypedDict):
 
 
 @with_config(_STRICT)
+class DownloadContainer(TypedDict):
+    """model.cache with download: the init container that fills the weights' claim (`hf download`)."""
+
+    name: str
+    image: str
+    imagePullPolicy: NotRequired[str]
+    command: list[str]
+    args: list[str]
+    envFrom: NotRequired[list[KubeObject]]  # vllm.envFrom
+    env: list[KubeObject]
+    resources: Resources
+    volumeMounts: list[KubeObject]
+    securityContext: KubeObject
+
+
+@with_config(_STRICT)
 class Pod(TypedDict):
     selector: dict[str, str]
     labels: dict[str, str]
@@ -99,6 +115,7 @@ class Pod(TypedDict):
     imagePullSecrets: NotRequired[list[dict[str, str]]]
     securityContext: KubeObject  # files/runtime.yaml securityContext.pod merged with the spec's
     resourceClaims: NotRequired[list[dict[str, str]]]
+    download: NotRequired[DownloadContainer]  # model.cache with download: the first init container
     sidecar: NotRequired[Sidecar]
     vllm: VllmContainer
     volumes: list[KubeObject]
@@ -130,6 +147,9 @@ class Workload(TypedDict):
     restartPolicy: NotRequired[str]  # LeaderWorkerSet: wiring.lws.restartPolicy (files/runtime.yaml)
     pod: Pod  # LeaderWorkerSet: the leader's (rank 0)
     workerPod: NotRequired[Pod]  # LeaderWorkerSet: ranks 1..
+    # model.cache.claimTemplate: each pod's claim of the weights, and its persistentVolumeClaimRetentionPolicy
+    volumeClaimTemplates: NotRequired[list[KubeObject]]
+    claimRetention: NotRequired[dict[str, str]]
 
 
 @with_config(_STRICT)

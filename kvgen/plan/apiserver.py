@@ -602,6 +602,15 @@ def _check_strategy(spec: Spec) -> list[Problem]:
                 "remove deployment.strategy",
             )
         ]
+    if spec.model.cache is not None and spec.model.cache.claim_template is not None:
+        return [
+            Problem(
+                base,
+                "applies to a Deployment; model.cache.claimTemplate (a claim per pod) renders this server as a "
+                "StatefulSet, which kvgen rolls out one pod at a time",
+                "remove deployment.strategy, or share one claim (model.cache.claim) and keep the Deployment",
+            )
+        ]
     rolling = strategy.rolling_update
     if strategy.type == "Recreate":
         if rolling is None:
@@ -666,6 +675,10 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
         problems += [
             Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), claim, sub_path)
         ]
+    if spec.model.cache is not None and spec.model.cache.claim is not None:
+        problems += _check_claim_ref(
+            ("model", "cache", "claim"), spec.model.cache.claim.name, model_source.cache_path(spec)
+        )
     problems += _check_tolerations(spec.scheduling.tolerations)
     problems += _check_env(spec)
     problems += _check_statefulsets(spec, statefulsets)

@@ -18,6 +18,7 @@ from kvgen.plan import (
     gpu_access,
     images,
     kvcache,
+    model_source,
     ports,
     quantization,
     remote,
@@ -95,6 +96,7 @@ def _check_structure(
                 "use autoscaling.keda to scale to zero",
             )
         )
+    problems += model_source.check(spec, model.download_bytes)  # model.cache
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
     problems += extra_args.check_extra_args(list(spec.vllm.extra_args))
     problems += routing.check(spec)  # routing: its fields against its mode (docs/routing.md)
@@ -149,8 +151,9 @@ def _check_structure(
 def statefulset_names(spec: Spec) -> list[str]:
     """The StatefulSets a multi-node server makes: rank 0, then ranks 1.. (none otherwise). A
     LeaderWorkerSet's controller makes them: the leaders' <name>, each group's workers' <name>-<group>."""
-    if spec.parallelism.nodes == 1:
-        return []
+    if spec.parallelism.nodes == 1:  # model.cache.claimTemplate: the server's pods are one StatefulSet's
+        c = spec.model.cache
+        return [spec.object_name] if c is not None and c.claim_template is not None else []
     if spec.multi_node.engine == "leaderworkerset":
         return [spec.object_name, f"{spec.object_name}-{max(spec.replicas - 1, 0)}"]
     return [spec.object_name, f"{spec.object_name}{WORKER_SUFFIX}"]
@@ -296,8 +299,9 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
             "(parallelism.nodes > 1); this single-node server is a Deployment"
         )
     lws = spec.parallelism.nodes > 1 and spec.multi_node.engine == "leaderworkerset"
-    if lws and access is not None and access.mode != "in-container" and not spec.model.uri:
+    if lws and access is not None and access.mode != "in-container" and not model_source.local(spec):
         warnings.append(lws_sidecar_restart_warning())
+    warnings += model_source.warnings(spec)
     gated = gated_warning(spec)
     if gated:
         warnings.append(gated)

@@ -49,6 +49,9 @@ SHM_BASE = _C["shm"]["baseGiB"] * GiB
 SHM_PER_EXTRA_GPU = _C["shm"]["perExtraGpuGiB"] * GiB
 
 MODEL_CACHE_HEADROOM = _C["modelCache"]["headroomGiB"] * GiB
+CLAIM_SLACK_PERCENT = _C["modelCache"]["claimSlackPercent"]
+DOWNLOAD_CPU = str(_C["modelCache"]["downloadCpu"])
+DOWNLOAD_MEMORY = _C["modelCache"]["downloadMemoryGiB"] * GiB
 
 GPU_BASE_OVERHEAD = int(_C["gpu"]["baseOverheadGiB"] * GiB)
 GPU_OVERHEAD_WEIGHT_PERCENT = _C["gpu"]["overheadWeightPercent"]
@@ -65,11 +68,33 @@ STARTUP_ENGINE_SECONDS = _C["startup"]["engineSeconds"]
 STARTUP_FLOOR_SECONDS = _C["startup"]["floorSeconds"]
 
 
+def downloaded_by_vllm(spec: Spec, model: ModelInfo) -> int:
+    """The bytes vLLM downloads at start into the model-cache emptyDir: none when the weights are
+    on a claim (model.uri, or model.cache, which an init container fills before vLLM starts)."""
+    return 0 if spec.model.uri or spec.model.cache is not None else model.download_bytes
+
+
+def download_seconds(model: ModelInfo) -> int:
+    """The checkpoint's download at sizing.yaml's rate, whole seconds rounded up."""
+    return -(-model.download_bytes // STARTUP_DOWNLOAD_RATE)
+
+
+def weights_claim_size(spec: Spec, model: ModelInfo) -> int:
+    """model.cache.claimTemplate's size in bytes: the spec's, else the checkpoint's download bytes
+    with sizing.yaml's slack, plus the model cache's headroom, rounded up to whole GiB."""
+    c = spec.model.cache
+    if c is not None and c.claim_template is not None and c.claim_template.size is not None:
+        return c.claim_template.size.bytes
+    slacked = -(-model.download_bytes * (100 + CLAIM_SLACK_PERCENT) // 100)
+    return round_up_gib(slacked + MODEL_CACHE_HEADROOM)
+
+
 def startup_budget(spec: Spec, model: ModelInfo) -> int:
-    """Seconds vLLM may take to first answer /health: the weights downloaded (none from a
-    model.uri claim) and read at sizing.yaml's rates, plus the engine's start, at least the floor.
-    Whole seconds, each part rounded up (the chart's kvgen.startupProbe does the same)."""
-    downloaded = 0 if spec.model.uri else model.download_bytes
+    """Seconds vLLM may take to first answer /health: the weights downloaded (none from a claim:
+    model.uri, or model.cache, filled by an init container before vLLM starts) and read at
+    sizing.yaml's rates, plus the engine's start, at least the floor. Whole seconds, each part
+    rounded up (the chart's kvgen.startupProbe does the same)."""
+    downloaded = downloaded_by_vllm(spec, model)
     seconds = (
         -(-downloaded // STARTUP_DOWNLOAD_RATE) + -(-model.download_bytes // STARTUP_LOAD_RATE) + STARTUP_ENGINE_SECONDS
     )
@@ -311,8 +336,8 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
 
     # model cache
     # every node downloads the whole checkpoint, even when it loads only its pipeline stage;
-    # nothing is downloaded from a claim (model.uri)
-    downloaded = 0 if spec.model.uri else model.download_bytes
+    # nothing is downloaded from a claim (model.uri, model.cache)
+    downloaded = downloaded_by_vllm(spec, model)
     model_cache = _override(res.model_cache, round_up_gib(downloaded + MODEL_CACHE_HEADROOM))
 
     # vLLM container: the sum of its items, in this order (the chart adds them in the same order)

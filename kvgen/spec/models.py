@@ -163,6 +163,68 @@ class HFTokenSecretRef(SecretKeyRef):
     )
 
 
+class CacheRetention(Model):
+    """The StatefulSet's persistentVolumeClaimRetentionPolicy for the weights' claims."""
+
+    when_deleted: Literal["Retain", "Delete"] = Field(
+        "Delete", description="The claims of a deleted StatefulSet (helm uninstall): Delete (default) or Retain."
+    )
+    when_scaled: Literal["Retain", "Delete"] = Field(
+        "Retain",
+        description="The claims of pods removed by a scale-down: Retain (default: a scale-up finds them) or Delete.",
+    )
+
+
+class CacheClaimTemplate(Model):
+    """One claim per pod (StatefulSet volumeClaimTemplates), kept across pod re-creation."""
+
+    storage_class_name: str | None = Field(None, description="StorageClass of the claims. Default: the cluster's.")
+    access_modes: tuple[Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"], ...] = Field(
+        ("ReadWriteOnce",), min_length=1, description="Access modes of each claim (one pod uses it)."
+    )
+    size: Size | None = Field(
+        None,
+        description="Size of each claim. Default: the checkpoint's download bytes plus files/sizing.yaml modelCache "
+        "claimSlackPercent and headroomGiB, rounded up to whole GiB; never below the download bytes.",
+    )
+    retention: CacheRetention = Field(
+        default_factory=CacheRetention,
+        description="What happens to the claims when the workload is deleted or scaled down.",
+    )
+
+
+class CacheClaim(Model):
+    """An existing claim every pod mounts (ReadWriteMany for more than one pod)."""
+
+    name: str = Field(description="Name of an existing PersistentVolumeClaim.", min_length=1)
+    path: str | None = Field(
+        None, description="Directory inside the claim (subPath). Default: the model id with / as -- (org--name)."
+    )
+
+
+class ModelCache(Model):
+    """Exactly one of claimTemplate or claim."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_object("claimTemplate", "claim"))
+
+    claim_template: CacheClaimTemplate | None = Field(
+        None, description="One claim per pod: single-node servers become a StatefulSet."
+    )
+    claim: CacheClaim | None = Field(None, description="One existing claim shared by every pod.")
+    download: bool = Field(
+        True,
+        description="Fill the claim with `hf download` in an init container (files already there are skipped); "
+        "false: the files must already be there.",
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ModelCache:
+        if (self.claim_template is None) == (self.claim is None):
+            both = "both are set" if self.claim is not None else "neither is set"
+            raise ValueError(f"exactly one of claimTemplate or claim must be set; {both}")
+        return self
+
+
 class ModelSpec(Model):
     """The model to serve: looked up in the catalog by id, or described inline."""
 
@@ -188,6 +250,13 @@ class ModelSpec(Model):
                 "or downloads model.id from Hugging Face when uri is left out"
             )
         return value
+
+    cache: ModelCache | None = Field(
+        None,
+        description="Weights that survive a pod's re-creation: a PersistentVolumeClaim (one per pod, or an existing "
+        "one) filled once by an init container (`hf download`, HF_TOKEN from hfTokenSecret), mounted read-only at "
+        "/mnt/models and served under model.id with HF_HUB_OFFLINE=1. Default: an emptyDir vLLM downloads into.",
+    )
 
     max_model_len: int | None = Field(
         None,

@@ -6,9 +6,10 @@ vllm and lmcache, each once, and checks every line of the batch in this one proc
 
     python live_check.py BATCH.json RESULT.json [--capture]
 
-BATCH.json: {"lines": [{"id": str, "kind": "vllm" | "lmcache", "argv": [str, ...]}, ...]}
+BATCH.json: {"lines": [{"id": str, "kind": "vllm" | "lmcache" | "hf", "argv": [str, ...]}, ...]}
   - vllm:    the vllm container's args (the image's entrypoint is `vllm serve`)
   - lmcache: the full server command the launcher execs: [".../lmcache", "server", ...]
+  - hf:      the arguments after `hf` of the model-download init container (`download REPO ...`)
 
 RESULT.json: {"versions": {...}, "results": {id: {"ok": bool, "stage": str | null,
   "error": str | null, "facts": {...}}}, "snapshots": {file: text} and
@@ -237,6 +238,42 @@ class LMCacheChecker:
         return {"ok": True, "stage": None, "error": None, "facts": facts}
 
 
+class HfChecker:
+    """`hf download ...` (huggingface_hub's console script, `hf = huggingface_hub.cli.hf:main`)
+    through the CLI's own click command, parsed without running: the options it takes, and the
+    checks `download` makes before any network call (--local-dir with --cache-dir, an hf:// URI
+    with --revision or --repo-type)."""
+
+    def __init__(self) -> None:
+        import click
+        import typer
+        from huggingface_hub.cli.hf import app
+
+        self.click = click
+        self.command = app if isinstance(app, click.Command) else typer.main.get_command(app)
+
+    def check(self, argv: list[str]) -> dict[str, Any]:
+        import warnings
+
+        if argv[:1] != ["download"]:
+            return _fail("command", f"not `hf download`: {argv[:1]}")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # click 8.2: protected_args
+                ctx = self.command.make_context("hf", list(argv))
+                name, sub, rest = self.command.resolve_command(ctx, [*ctx.protected_args, *ctx.args])
+                assert sub is not None
+                params = sub.make_context(name or "download", rest, parent=ctx).params
+        except self.click.ClickException as exc:
+            return _fail("parse", exc.format_message())
+        facts = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        if facts.get("local_dir") is not None and facts.get("cache_dir") is not None:
+            return _fail("download", "Cannot use both `--local-dir` and `--cache-dir` at the same time.", facts)
+        if str(facts.get("repo_id", "")).startswith("hf://") and (facts.get("revision") or facts.get("repo_type")):
+            return _fail("download", "'--revision' and '--repo-type' cannot be used with an 'hf://' URI", facts)
+        return {"ok": True, "stage": None, "error": None, "facts": facts}
+
+
 def _capture() -> dict[str, Any]:
     import contract_capture  # beside this script (its directory is on sys.path)
 
@@ -256,7 +293,7 @@ def main() -> int:
     out: dict[str, Any] = {"versions": {name: md.version(name) for name in ("vllm", "lmcache", "torch")}, "results": {}}
     started = time.monotonic()
     with contextlib.redirect_stdout(sys.stderr):
-        checkers = {"vllm": VllmChecker(), "lmcache": LMCacheChecker()}
+        checkers = {"vllm": VllmChecker(), "lmcache": LMCacheChecker(), "hf": HfChecker()}
         out["load_seconds"] = round(time.monotonic() - started, 2)
         for line in lines:
             out["results"][line["id"]] = checkers[line["kind"]].check(list(line["argv"]))

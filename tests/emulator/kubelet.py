@@ -21,8 +21,11 @@ What is resolved here, with Kubernetes' rules:
   them off; envFrom from the rendered ConfigMaps or the ConfigMaps and Secrets the test says the
   cluster already holds (a missing source fails the container unless its ref is `optional`);
 - volumes: configMap (items, modes, defaultMode), secret, emptyDir (Memory medium as tmpfs with
-  its sizeLimit), persistentVolumeClaim and ephemeral / volumeClaimTemplates as empty directories,
-  projected and downwardAPI files; anything else is refused;
+  its sizeLimit), projected and downwardAPI files; a persistentVolumeClaim and a StatefulSet's
+  volumeClaimTemplates claim (`<template>-<pod>`) as a directory of the cluster keyed by the
+  claim's name, bound empty on first use and kept across `start()` calls, as a claim outlives its
+  pods (`Cluster.claim` finds one, `Cluster.wipe_claims` deletes them); an ephemeral volume as an
+  empty directory of its pod (deleted with it); anything else is refused;
 - probes: named ports resolved from the container's ports; the pod's periods scaled down.
 
 Nothing is rewritten: every path a container sees is the path its spec names.
@@ -237,6 +240,11 @@ def _lws_pods(name: str, ns: str, spec: dict[str, Any]) -> list[Pod]:
         )
         pod.annotations["leaderworkerset.sigs.k8s.io/size"] = str(size)
         pod.extra_env = {"LWS_LEADER_ADDRESS": address, "LWS_GROUP_SIZE": str(size), "LWS_WORKER_INDEX": str(index)}
+        # leaderWorkerTemplate.volumeClaimTemplates (LWS >= v0.8): the leader StatefulSet <lws> and the
+        # group's worker StatefulSet <lws>-0 each claim <template>-<pod> per pod
+        pod.claims = {
+            t["metadata"]["name"]: f"{t['metadata']['name']}-{pod_name}" for t in tmpl.get("volumeClaimTemplates") or []
+        }
         pods.append(pod)
     return pods
 
@@ -479,6 +487,18 @@ class Cluster:
         self._ns("ip", "addr", "add", f"{SUBNET}.1/24", "dev", "br0")
         self._ns("ip", "link", "set", "br0", "up")
         self._count = 0
+        self.claims_dir = workdir / "claims"  # persistentVolumeClaims, by name: they outlive the pods
+
+    def claim(self, name: str) -> Path:
+        """The directory of claim ``name`` (made, empty, on first use)."""
+        path = self.claims_dir / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def wipe_claims(self, *names: str) -> None:
+        """Delete claims (all when no name is given), as deleting the PVC would."""
+        for path in [self.claims_dir / n for n in names] if names else list(self.claims_dir.glob("*")):
+            shutil.rmtree(path, ignore_errors=True)
 
     @property
     def gateway(self) -> str:
@@ -773,8 +793,12 @@ class Cluster:
                         raise EmulatorError(f"pod {pod.name}: projected source {sorted(source)} is not emulated")
             elif "downwardAPI" in v:
                 self._downward(pod, v["downwardAPI"].get("items") or [], path)
-            elif "persistentVolumeClaim" in v or "ephemeral" in v or name in pod.claims:
-                pass  # a bound, empty volume
+            elif "persistentVolumeClaim" in v:
+                entry["path"] = str(self.claim(v["persistentVolumeClaim"]["claimName"]))  # kept across starts
+            elif name in pod.claims:
+                entry["path"] = str(self.claim(pod.claims[name]))
+            elif "ephemeral" in v:
+                pass  # a bound, empty volume, deleted with the pod
             elif "hostPath" in v:
                 raise EmulatorError(f"pod {pod.name}: hostPath volume {name} is not emulated")
             else:
@@ -782,11 +806,9 @@ class Cluster:
                     f"pod {pod.name}: volume {name} has a source the emulator does not know: {sorted(v)}"
                 )
             out[name] = entry
-        for claim in pod.claims:  # volumeClaimTemplates: one empty claim per pod
-            if claim not in out:
-                path = pod_dir / "volumes" / claim
-                path.mkdir(parents=True)
-                out[claim] = {"path": str(path)}
+        for volume, claim in pod.claims.items():  # volumeClaimTemplates: the pod's claim <template>-<pod>
+            if volume not in out:
+                out[volume] = {"path": str(self.claim(claim))}
         return out
 
     def _file(self, path: Path, text: str, mode: int) -> None:

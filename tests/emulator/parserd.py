@@ -7,9 +7,10 @@ Run with the contract venv's python (scripts/contract-env.sh):
 
 It imports tests/contract/live_check.py's VllmChecker and LMCacheChecker once (several seconds),
 prints ``ready`` on stdout, then answers on an AF_UNIX stream socket, one thread per connection,
-newline-delimited JSON: a request ``{"kind": "vllm" | "lmcache", "argv": [...]}`` (vllm: the
+newline-delimited JSON: a request ``{"kind": "vllm" | "lmcache" | "hf", "argv": [...]}`` (vllm: the
 arguments after ``vllm serve``, the model first; lmcache: the whole command, ``lmcache server
-...``) gets the checker's result ``{"ok", "stage", "error", "facts"}``; a malformed request gets
+...``; hf: the arguments after ``hf``, ``download REPO ...``) gets the checker's result
+``{"ok", "stage", "error", "facts"}``; a malformed request gets
 ``{"ok": false, "stage": "request", ...}``. Library output goes to stderr. SIGTERM ends it.
 """
 
@@ -63,9 +64,9 @@ def main(argv: list[str]) -> int:
         return 2
     path = Path(argv[0])
     with contextlib.redirect_stdout(sys.stderr):
-        from live_check import LMCacheChecker, VllmChecker
+        from live_check import HfChecker, LMCacheChecker, VllmChecker
 
-        CHECKERS.update(vllm=VllmChecker(), lmcache=LMCacheChecker())
+        CHECKERS.update(vllm=VllmChecker(), lmcache=LMCacheChecker(), hf=HfChecker())
     path.unlink(missing_ok=True)
     with Server(str(path), Handler) as server:
         print("ready", flush=True)

@@ -59,8 +59,35 @@ spec:
   resourceClaims:
     {{- toYaml $pod.resourceClaims | nindent 4 }}
   {{- end }}
-  {{- if $pod.sidecar }}
+  {{- if or $pod.download $pod.sidecar }}
   initContainers:
+  {{- end }}
+  {{- if $pod.download }}
+    # model.cache: fills the weights' claim once (`hf download` skips the files already there); no deadline
+    - name: {{ toJson $pod.download.name }}
+      image: {{ toJson $pod.download.image }}
+      {{- if $pod.download.imagePullPolicy }}
+      imagePullPolicy: {{ toJson $pod.download.imagePullPolicy }}
+      {{- end }}
+      command:
+        {{- toYaml $pod.download.command | nindent 8 }}
+      args:
+        {{- toYaml $pod.download.args | nindent 8 }}
+      {{- if $pod.download.envFrom }}
+      envFrom:
+        {{- toYaml $pod.download.envFrom | nindent 8 }}
+      {{- end }}
+      env:
+        {{- toYaml $pod.download.env | nindent 8 }}
+      resources:
+        {{- toYaml $pod.download.resources | nindent 8 }}
+      securityContext:
+        {{- toYaml $pod.download.securityContext | nindent 8 }}
+      terminationMessagePolicy: FallbackToLogsOnError
+      volumeMounts:
+        {{- toYaml $pod.download.volumeMounts | nindent 8 }}
+  {{- end }}
+  {{- if $pod.sidecar }}
     # LMCache MP server as a native sidecar: starts (and must answer its health check) before vLLM
     - name: {{ toJson $pod.sidecar.name }}
       image: {{ toJson $pod.sidecar.image }}

@@ -543,26 +543,27 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
     if options.get("image"):
         t.error(
             (*opt_path, "image"),
-            "model images are not supported; kvgen downloads the model from Hugging Face or reads it from a "
-            "claim (presetOptions.modelWeightsPVC)",
+            "model images are not supported; kvgen downloads the model from Hugging Face, or keeps it on a "
+            "claim (a kvgen spec's model.cache or model.uri)",
             "remove it",
         )
     for i, secret in enumerate(options.get("imagePullSecrets") or []):
         b.append(("pod", "imagePullSecrets"), {"name": secret}, (*opt_path, "imagePullSecrets", i))
     if options.get("imagePullSecrets"):
         t.use((*opt_path, "imagePullSecrets"))
-    pvc, sub_path = options.get("modelWeightsPVC"), options.get("modelWeightsSubPath")
-    if pvc:
-        uri = f"pvc://{pvc}" + (f"/{sub_path.strip('/')}" if sub_path and sub_path.strip("/") else "")
-        b.set(("model", "uri"), uri, (*opt_path, "modelWeightsPVC"))
-        if sub_path:
-            t.use((*opt_path, "modelWeightsSubPath"))
-        b.note(
-            f"model.uri {uri}: vLLM serves the weights already on the claim, mounted read-only at /mnt/models, "
-            "and downloads nothing"
-        )
-    elif sub_path:
-        t.error((*opt_path, "modelWeightsSubPath"), "modelWeightsSubPath requires modelWeightsPVC (as in KAITO)", None)
+    # presetOptions.modelWeightsPVC/modelWeightsSubPath came from kaito-project/kaito#1917, which was
+    # not merged: KAITO's PresetOptions (api/v1beta1/workspace_types.go at 056b8280, 2026-08-21) has
+    # image, imagePullSecrets and modelAccessSecret only, and its CRD defines no other field
+    for field in ("modelWeightsPVC", "modelWeightsSubPath"):
+        if field in options:
+            t.error(
+                (*opt_path, field),
+                f"{field} is not a KAITO field: KAITO's presetOptions has image, imagePullSecrets and "
+                "modelAccessSecret (its CRD defines no other; the field comes from the unmerged pull request "
+                "kaito-project/kaito#1917)",
+                "remove it; to keep the weights on a claim, write a kvgen spec with model.cache.claim {name, path} "
+                "(filled by kvgen's download) or model.uri pvc://CLAIM/PATH (files already there)",
+            )
     if instance_type:
         # KAITO provisions the node, with an OS disk of the preset's DiskStorageRequirement
         # (modelFileSize + 80 GiB; 1024Gi without a preset): nodeOSDiskSize of its NodeClaim.

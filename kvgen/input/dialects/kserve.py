@@ -61,7 +61,9 @@ def _reasons() -> dict[str, str]:
         "spec.router.*": "kvgen renders a ClusterIP Service; spec.router is not mapped: for an InferencePool, its "
         "Endpoint Picker (llm-d) and an HTTPRoute, set routing.mode gateway in the native spec (docs/routing.md)",
         "spec.baseRefs": "kvgen does not read LLMInferenceServiceConfig objects; whatever they set is not applied",
-        "spec.storageInitializer": "vLLM downloads the model from Hugging Face itself, into the model cache",
+        "spec.storageInitializer": "vLLM downloads the model from Hugging Face itself, into the model cache (an "
+        "emptyDir, as KServe's storage initializer does); for weights that survive a restart set model.cache in "
+        "a kvgen spec (an init container fills a claim once)",
         "spec.tracing": "kvgen renders no tracing configuration",
         "spec.model.criticality": "kvgen renders no inference scheduler to act on a criticality",
         "status": "status is written by the KServe controller",

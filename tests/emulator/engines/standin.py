@@ -5,6 +5,7 @@ two wrapper scripts (tests/emulator/engines/wrappers.py) as ``vllm`` and ``lmcac
 
     standin.py vllm serve MODEL [options]       (the vLLM image's entrypoint is `vllm serve`)
     standin.py lmcache server [options]
+    standin.py hf download REPO [options]       (model.cache's init container; exits when done)
 
 Its configuration comes from the wrapper, never from the pod:
 
@@ -25,7 +26,8 @@ each secondary tier's ``root_dir`` must be a writable directory; an LMCacheMPCon
 inside a MultiConnector) must reach the LMCache servers its extra config names, the way LMCache's
 vLLM-side connector picks them (``lmcache.mp.server_urls``, else ``lmcache.mp.host`` +
 ``lmcache.mp.port``; the scheduler on the API node reaches every server, each node's workers the
-server of their block of ranks); a model given as a path must exist. With ``--nnodes N > 1``
+server of their block of ranks); a model given as a path must exist and, a directory, hold
+config.json; a repository id under HF_HUB_OFFLINE=1 must be in the Hugging Face cache. With ``--nnodes N > 1``
 node rank 0 listens on ``--master-port`` and waits for the N-1 other ranks, which resolve
 ``--master-addr`` and connect to it (a rank whose master goes away exits 1). Ranks that are not
 ``--headless`` then serve the captured vLLM routes on ``--host``:``--port``. A ``VLLM_PORT`` in
@@ -442,6 +444,37 @@ def vllm_port_env() -> None:
         raise Refused(f"ValueError: VLLM_PORT '{port}' must be a valid integer") from None
 
 
+TRUE_VALUES = {"1", "ON", "YES", "TRUE"}  # huggingface_hub.constants ENV_VARS_TRUE_VALUES
+
+
+def hub_cache() -> str:
+    """huggingface_hub's cache directory: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+    return os.path.join(home, "hub")
+
+
+def model_source(model: str) -> None:
+    """What vLLM 0.33 needs of the model before anything else: a local directory is a model only
+    with its config.json (transformers' config loader); a repository id under HF_HUB_OFFLINE=1
+    must be in the Hugging Face cache already (vllm/transformers_utils/repo_utils.py
+    get_model_path: snapshot_download(local_files_only=True), no cache_dir)."""
+    if model.startswith("/"):
+        if not os.path.exists(model):
+            raise Refused(f"the model path {model} does not exist")
+        if os.path.isdir(model) and not os.path.isfile(os.path.join(model, "config.json")):
+            raise Refused(f"the model directory {model} holds no config.json: it is not a model (an empty claim?)")
+        return
+    if (os.environ.get("HF_HUB_OFFLINE") or "").upper() in TRUE_VALUES:
+        repo = os.path.join(hub_cache(), "models--" + model.replace("/", "--"), "snapshots")
+        if not os.path.isdir(repo):
+            raise Refused(
+                f"HF_HUB_OFFLINE is set and {model} is not in the Hugging Face cache ({hub_cache()}): "
+                "vLLM cannot download it offline"
+            )
+
+
 def vllm_serve(argv: list[str]) -> None:
     if argv[:1] != ["serve"]:
         raise Refused(f"the stand-in runs only `vllm serve`, not {argv[:1]}", 2)
@@ -449,8 +482,7 @@ def vllm_serve(argv: list[str]) -> None:
     REPORT["facts"] = facts
     vllm_port_env()
     model = facts["model"]
-    if model.startswith("/") and not os.path.exists(model):
-        raise Refused(f"the model path {model} does not exist")
+    model_source(model)
     found = connectors(
         {"kv_connector": facts["kv_connector"], "kv_connector_extra_config": facts["kv_connector_extra_config"]}
     )
@@ -581,6 +613,61 @@ def epp(argv: list[str]) -> None:
         ("metrics", "--metrics-port", 9090),
     ):
         listen_tcp(what, None, int(opts.get(flag, default)), client)
+# ----------------------------------------------------------------------------- hf download
+
+# What the stand-in "downloads": a model directory vLLM would take (config, tokenizer, a sharded
+# safetensors checkpoint with its index), in --local-dir layout, with the metadata huggingface_hub
+# keeps beside each file (<local_dir>/.cache/huggingface/download/<file>.metadata: commit hash,
+# etag, timestamp; huggingface_hub/_local_folder.py).
+SHARD = "model-00001-of-00001.safetensors"
+
+
+def hf_files(repo: str) -> dict[str, str]:
+    return {
+        "config.json": json.dumps({"_name_or_path": repo, "architectures": ["LlamaForCausalLM"]}) + "\n",
+        "generation_config.json": "{}\n",
+        "tokenizer.json": json.dumps({"version": "1.0", "model": {"type": "BPE"}}) + "\n",
+        "tokenizer_config.json": "{}\n",
+        "model.safetensors.index.json": json.dumps({"weight_map": {"lm_head.weight": SHARD}}) + "\n",
+        SHARD: "\0" * 4096,
+        "original/consolidated.00.pth": "\0" * 4096,  # Llama's second copy, which --exclude 'original/*' skips
+    }
+
+
+def hf_download(argv: list[str]) -> None:
+    """`hf download REPO --local-dir DIR [--revision R] [--exclude GLOB]...`: each file that is not
+    there yet (with its metadata) is written, the others skipped, as huggingface_hub 2.4 does for a
+    commit it already holds; the report lists both."""
+    import fnmatch
+    import hashlib
+
+    facts = parse("hf", argv)
+    REPORT["facts"] = {k: v for k, v in facts.items() if k != "token"}
+    REPORT["token_from"] = "argv" if facts.get("token") else ("HF_TOKEN" if os.environ.get("HF_TOKEN") else None)
+    local = facts.get("local_dir")
+    if not local:
+        raise Refused("the stand-in downloads only into --local-dir (the layout vLLM serves as a directory)", 2)
+    writable_dir("--local-dir", local)
+    repo, revision = facts["repo_id"], facts.get("revision") or "main"
+    commit = hashlib.sha1(f"{repo}@{revision}".encode()).hexdigest()
+    meta_dir = os.path.join(local, ".cache", "huggingface", "download")
+    downloaded: list[str] = []
+    skipped: list[str] = []
+    for name, text in hf_files(repo).items():
+        if any(fnmatch.fnmatch(name, g) for g in facts.get("exclude") or []):
+            continue
+        path, meta = os.path.join(local, name), os.path.join(meta_dir, name + ".metadata")
+        if os.path.isfile(path) and os.path.isfile(meta) and Path(meta).read_text().split("\n", 1)[0] == commit:
+            skipped.append(name)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.makedirs(os.path.dirname(meta), exist_ok=True)
+        incomplete = f"{path}.{os.getpid()}.incomplete"
+        Path(incomplete).write_text(text)
+        os.replace(incomplete, path)
+        Path(meta).write_text(f"{commit}\n{hashlib.sha256(text.encode()).hexdigest()}\n{time.time()}\n")
+        downloaded.append(name)
+    REPORT["downloaded"], REPORT["skipped"] = downloaded, skipped
 
 
 # ----------------------------------------------------------------------------- main
@@ -609,11 +696,18 @@ def main(argv: list[str]) -> int:
             epp(argv[1:])
         else:
             raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache or epp)", 2)
+        elif ENGINE == "hf":
+            hf_download(argv[1:])
+        else:
+            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache or hf)", 2)
         REPORT["started"] = True
         write_report()
     except Refused as exc:
         print(exc if exc.verbatim else f"{ENGINE}: error: {exc}", file=sys.stderr, flush=True)
         return exc.status
+    if ENGINE == "hf":  # a command that ends: the init container exits 0
+        print(f"hf stand-in: {len(REPORT['downloaded'])} downloaded, {len(REPORT['skipped'])} skipped", file=sys.stderr)
+        return 0
     print(f"{ENGINE} stand-in started", file=sys.stderr, flush=True)
     while True:
         time.sleep(3600)

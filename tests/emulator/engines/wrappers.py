@@ -1,6 +1,6 @@
-"""The ``vllm`` and ``lmcache`` commands of the pod emulator: shell wrappers around standin.py.
+"""The ``vllm``, ``lmcache`` and ``hf`` commands of the pod emulator: shell wrappers around standin.py.
 
-``install(bin_dir, env)`` writes ``bin_dir/vllm`` and ``bin_dir/lmcache``; each exports the
+``install(bin_dir, env)`` writes ``bin_dir/vllm``, ``bin_dir/lmcache`` and ``bin_dir/hf``; each exports the
 stand-in's configuration (``KVGEN_EMU_PARSERD``, ``KVGEN_EMU_ENDPOINTS``, ``KVGEN_EMU_REPORT``,
 ``KVGEN_EMU_TIMEOUT``: see standin.py) and execs ``python standin.py ENGINE "$@"``. Paths are as
 the container sees them (inside its chroot), so ``python`` and ``standin`` are arguments.
@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 
 STANDIN = Path(__file__).resolve().parent / "standin.py"
-ENGINES = ("vllm", "lmcache")
+ENGINES = ("vllm", "lmcache", "hf")
 
 
 def script(engine: str, env: dict[str, str], python: str, standin: str) -> str:
@@ -23,7 +23,7 @@ def script(engine: str, env: dict[str, str], python: str, standin: str) -> str:
 def install(
     bin_dir: Path, env: dict[str, str], python: str = "/usr/bin/python3", standin: str = str(STANDIN)
 ) -> list[Path]:
-    """Write the two wrappers into ``bin_dir`` (created if missing); ``env`` maps KVGEN_EMU_* to values."""
+    """Write the wrappers into ``bin_dir`` (created if missing); ``env`` maps KVGEN_EMU_* to values."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for engine in ENGINES:

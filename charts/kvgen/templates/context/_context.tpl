@@ -66,7 +66,8 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $s "W" $rt.wiring -}}
 {{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
 {{- include "kvgen.images" $s -}}
-{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "sidecar" "volumes" "workloads" "operations" "routing" -}}
+{{- $_ := set $s "modelCache" (include "kvgen.modelCache" $v | fromJson) -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "download" "sidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
@@ -95,7 +96,8 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $service "sessionAffinityConfig" (dict "clientIP" (dict "timeoutSeconds" (include "kvgen.routingValue" (list (default dict $r.sessionAffinity) "timeoutSeconds" 10800) | int64))) -}}
 {{- end -}}
 {{- $_ := set $c "service" $service -}}
-{{- if and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset") -}}
+{{/* the LWS controller makes a LeaderWorkerSet's; a single-node StatefulSet (model.cache.claimTemplate) names it too */}}
+{{- if or (and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset")) (and (eq (int64 $v.parallelism.nodes) 1) $s.modelCache.template) -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
 {{- end -}}
 {{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
@@ -164,7 +166,7 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $o := $v.kvCacheOffloading -}}
 {{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
 {{/* model.uri: vLLM serves the mounted directory, under the model's id */}}
-{{- if $v.model.uri -}}
+{{- if or $v.model.uri $s.modelCache.on -}}
 {{- $named := false -}}
 {{- range $a := default list $v.vllm.extraArgs -}}{{- if regexMatch "^--served[-_]model[-_]name(=|$)" $a -}}{{- $named = true -}}{{- end -}}{{- end -}}
 {{- $head = concat (list $s.W.modelPvc.mountPath) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
@@ -225,7 +227,17 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- end -}}
 {{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
 {{- if and (eq $s.backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
+{{/* model.cache: the init container downloads --revision; the local directory has none (kvgen/plan/model_source.py without_revision) */}}
+{{- if $s.modelCache.on -}}
+{{- $skip := false -}}
+{{- range $a := default list $v.vllm.extraArgs -}}
+{{- if $skip -}}{{- $skip = false -}}
+{{- else if eq (replace "_" "-" (splitn "=" 2 (toString $a))._0) "--revision" -}}{{- $skip = not (contains "=" (toString $a)) -}}
+{{- else -}}{{- $tail = append $tail $a -}}{{- end -}}
+{{- end -}}
+{{- else -}}
 {{- $tail = concat $tail (default list $v.vllm.extraArgs) -}}
+{{- end -}}
 {{- $_ := set $s "vllmArgs" (dict "head" $head "tail" $tail) -}}
 {{- end -}}
 
@@ -249,7 +261,7 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
 {{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
 {{/* the weights are on the claim: never ask the Hub (air-gapped clusters) */}}
-{{- if $v.model.uri -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
+{{- if or $v.model.uri $s.modelCache.on -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
 {{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
 {{/* dra: only the claimed GPUs (files/gpu-access.yaml; kvgen/plan/gpu_access.py env) */}}
 {{- $env = concat $env (include "kvgen.gpuAccessEnv" $s | fromJsonArray) -}}
@@ -372,6 +384,10 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.W.modelPvc.mountPath "readOnly" true -}}
 {{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
 {{- $mounts = append $mounts $m -}}
+{{- else if $s.modelCache.on -}}
+{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.W.modelPvc.mountPath "readOnly" true -}}
+{{- if $s.modelCache.claim -}}{{- $_ := set $m "subPath" $s.modelCache.path -}}{{- end -}}
+{{- $mounts = append $mounts $m -}}
 {{- end -}}
 {{/* the spec's, after kvgen's own */}}
 {{- $mounts = concat $mounts (default list $v.vllm.volumeMounts) -}}
@@ -413,6 +429,47 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $_ := set $c "volumeMounts" $mounts -}}
 {{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
 {{- $_ := set $s "vllm" $c -}}
+{{- end -}}
+
+{{/*
+kvgen.context.download: model.cache with download: the init container that fills the claim with
+`hf download` (files already there are skipped): the vLLM image's huggingface_hub CLI, HF_TOKEN
+from model.hfTokenSecret (never --token), HF_HOME on the model-cache emptyDir, then vllm.envFrom
+and vllm.env. Sets $s.download; leaves it out otherwise.
+Usage: {{- include "kvgen.context.download" $s -}}
+*/}}
+{{- define "kvgen.context.download" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- if and $s.modelCache.on $s.modelCache.download -}}
+{{- $d := $s.W.modelDownload -}}
+{{- $c := dict "name" $d.container "image" $s.images.vllm -}}
+{{- if $s.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.vllmPullPolicy -}}{{- end -}}
+{{- $_ := set $c "command" $d.command -}}
+{{- $args := list (toString $v.model.id) (printf "--local-dir=%s" $s.W.modelPvc.mountPath) -}}
+{{- range $x := $d.exclude -}}{{- $args = append $args (printf "--exclude=%s" $x) -}}{{- end -}}
+{{- $rev := include "kvgen.extraArg" (list $v (list "--revision")) -}}
+{{- if $rev -}}{{- $args = append $args (printf "--revision=%s" $rev) -}}{{- end -}}
+{{- $_ := set $c "args" $args -}}
+{{- $env := list -}}
+{{- with $v.model.hfTokenSecret -}}
+{{- $ref := dict "name" .name "key" .key -}}
+{{- if include "kvgen.isSet" (list . "optional") -}}{{- $_ := set $ref "optional" .optional -}}{{- end -}}
+{{- $env = append $env (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" $ref)) -}}
+{{- end -}}
+{{- $env = append $env (dict "name" "HF_HOME" "value" $d.hfHome) -}}
+{{- range $k := keys $d.env | sortAlpha -}}{{- $env = append $env (dict "name" $k "value" (index $d.env $k)) -}}{{- end -}}
+{{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
+{{- with $v.vllm.envFrom -}}{{- $_ := set $c "envFrom" . -}}{{- end -}}
+{{- $_ := set $c "env" $env -}}
+{{- $memory := include "kvgen.formatBytes" (mul (int64 $s.C.modelCache.downloadMemoryGiB) 1073741824) -}}
+{{- $_ := set $c "resources" (dict "requests" (dict "cpu" (toString $s.C.modelCache.downloadCpu) "memory" $memory) "limits" (dict "memory" $memory)) -}}
+{{- $weights := dict "name" $s.W.modelPvc.volume "mountPath" $s.W.modelPvc.mountPath -}}
+{{- if $s.modelCache.claim -}}{{- $_ := set $weights "subPath" $s.modelCache.path -}}{{- end -}}
+{{- $_ := set $c "volumeMounts" (list (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) $weights) -}}
+{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $v.pod).containerSecurityContext)) | fromJson) -}}
+{{- $_ := set $s "download" $c -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -460,6 +517,9 @@ Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
 {{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.size.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.size.modelCache))) -}}
 {{- if $s.V.model.uri -}}
 {{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" (include "kvgen.modelPvc" $s.V | fromJson).claim "readOnly" true)) -}}
+{{- else if $s.modelCache.claim -}}
+{{/* model.cache.claim; a claim template's volume is the StatefulSet's volumeClaimTemplates */}}
+{{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" $s.modelCache.claim)) -}}
 {{- end -}}
 {{- if $s.lmcache -}}
 {{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
@@ -506,7 +566,20 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 {{- $_ := set $base "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.pod (default dict $podv.securityContext)) | fromJson) -}}
 {{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
+{{- if $s.download -}}{{- $_ := set $base "download" $s.download -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
+{{/* model.cache.claimTemplate: every pod's own claim of the weights, and its retention */}}
+{{- $claims := dict -}}
+{{- if $s.modelCache.template -}}
+{{- $t := $v.model.cache.claimTemplate -}}
+{{- $size := include "kvgen.formatBytes" (include "kvgen.weightsClaimSize" $s | int64) -}}
+{{- if include "kvgen.isSet" (list $t "size") -}}{{- $size = ternary (toString $t.size) (printf "%d" (int64 $t.size)) (kindIs "string" $t.size) -}}{{- end -}}
+{{- $spec := dict "accessModes" (default (list "ReadWriteOnce") $t.accessModes) -}}
+{{- if include "kvgen.isSet" (list $t "storageClassName") -}}{{- $_ := set $spec "storageClassName" $t.storageClassName -}}{{- end -}}
+{{- $_ := set $spec "resources" (dict "requests" (dict "storage" $size)) -}}
+{{- $r := default dict $t.retention -}}
+{{- $claims = dict "volumeClaimTemplates" (list (dict "metadata" (dict "name" $s.W.modelPvc.volume) "spec" $spec)) "claimRetention" (dict "whenDeleted" (default "Delete" $r.whenDeleted) "whenScaled" (default "Retain" $r.whenScaled)) -}}
+{{- end -}}
 {{- $workloads := list -}}
 {{- $lws := dict -}}
 {{- if gt (int64 $v.parallelism.nodes) 1 -}}
@@ -516,7 +589,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.podLabels (default dict (default dict $v.pod).labels) $s.meta.commonLabels) -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- if eq $role "leader" -}}
-{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) -}}
+{{- $workloads = append $workloads (merge (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) $claims) -}}
 {{- $_ := set $lws "pod" $pod -}}
 {{- else -}}
 {{/* ranks 1.. run engine workers only: no API server, no HTTP probes */}}
@@ -524,14 +597,19 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- if eq (toString $s.gpuAccess.mode) "in-container" -}}{{- $prefix = $s.lmcache.args -}}{{- end -}}
 {{- $_ := set $pod.vllm "args" (concat $prefix $s.vllmArgs.head (list "--headless") $s.vllmArgs.tail) -}}
 {{- $_ := unset $pod.vllm "probes" -}}
-{{- $workloads = append $workloads (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) -}}
+{{- $workloads = append $workloads (merge (dict "kind" "StatefulSet" "name" (printf "%s-worker" $v.name) "replicas" (sub (int64 $v.parallelism.nodes) 1) "ordinalsStart" 1 "pod" $pod) $claims) -}}
 {{- $_ := set $lws "workerPod" $pod -}}
 {{- end -}}
 {{- end -}}
 {{/* multiNode.engine leaderworkerset: the same two pods, as one group of parallelism.nodes per replica */}}
 {{- if eq $v.multiNode.engine "leaderworkerset" -}}
-{{- $workloads = list (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "restartPolicy" $s.W.lws.restartPolicy "pod" $lws.pod "workerPod" $lws.workerPod) -}}
+{{- $workloads = list (merge (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "restartPolicy" $s.W.lws.restartPolicy "pod" $lws.pod "workerPod" $lws.workerPod) $claims) -}}
 {{- end -}}
+{{- else if $s.modelCache.template -}}
+{{/* one claim per pod: a StatefulSet */}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels) $s.meta.commonLabels)) $base -}}
+{{- include "kvgen.spreadSelector" $pod -}}
+{{- $workloads = list (merge (dict "kind" "StatefulSet" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod) $claims) -}}
 {{- else -}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels) $s.meta.commonLabels)) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
@@ -539,7 +617,10 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $startup := $v.probes.startup -}}
 {{- $delay := int64 0 -}}
 {{- if include "kvgen.isSet" (list $startup "initialDelaySeconds") -}}{{- $delay = int64 $startup.initialDelaySeconds -}}{{- end -}}
-{{- $_ := set $deployment "progressDeadlineSeconds" (add $delay (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{/* the init container's download comes first (model.cache.claim) */}}
+{{- $fill := int64 0 -}}
+{{- if $s.download -}}{{- $rate := mul (int64 $s.C.startup.downloadMiBPerSecond) 1048576 -}}{{- $fill = div (add (int64 $s.model.downloadWeights) (sub $rate 1)) $rate -}}{{- end -}}
+{{- $_ := set $deployment "progressDeadlineSeconds" (add $delay (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) $fill (int64 $s.W.progressDeadlineMarginSeconds)) -}}
 {{/* deployment.strategy, its unset fields wiring.deploymentStrategy's (kvgen/context/build.py deployment_strategy) */}}
 {{- $given := default dict (default dict $v.deployment).strategy -}}
 {{- $strategy := dict "type" "Recreate" -}}

@@ -186,6 +186,11 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
 {{- include "kvgen.apiClaimRef" (list $s $A "model.uri" "model.uri" $pvc.claim $pvc.path) -}}
 {{- end -}}
+{{/* model.cache.claim: the claim's name and the mount's subPath (its path, else org--name) */}}
+{{- $mc := include "kvgen.modelCache" $v | fromJson -}}
+{{- if $mc.claim -}}
+{{- include "kvgen.apiClaimRef" (list $s $A "model.cache.claim.name" "model.cache.claim.path" $mc.claim $mc.path) -}}
+{{- end -}}
 
 {{/* tolerations: ValidateTolerations between a toleration's fields */}}
 {{- $sched := default dict $v.scheduling -}}
@@ -336,6 +341,8 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $rolling := $strategy.rollingUpdate -}}
 {{- if gt $nodes 1 -}}
 {{- include "kvgen.problem" (list $s "deployment.strategy" (printf "applies to a Deployment; this server spans %d nodes (parallelism.nodes) and is rendered as %s, which kvgen rolls out one pod (group) at a time" $nodes (ternary "a LeaderWorkerSet" "two StatefulSets" (eq $v.multiNode.engine "leaderworkerset"))) "remove deployment.strategy") -}}
+{{- else if (include "kvgen.modelCache" $v | fromJson).template -}}
+{{- include "kvgen.problem" (list $s "deployment.strategy" "applies to a Deployment; model.cache.claimTemplate (a claim per pod) renders this server as a StatefulSet, which kvgen rolls out one pod at a time" "remove deployment.strategy, or share one claim (model.cache.claim) and keep the Deployment") -}}
 {{- else if eq (toString $strategy.type) "Recreate" -}}
 {{- if kindIs "map" $rolling -}}
 {{- include "kvgen.problem" (list $s "deployment.strategy.rollingUpdate" "may not be specified when strategy `type` is 'Recreate' (ValidateDeploymentStrategy)" "remove rollingUpdate, or use type RollingUpdate") -}}

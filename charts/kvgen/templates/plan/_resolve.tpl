@@ -197,10 +197,58 @@ unless the values give their own gpuMemory or a MIG profile: what planning multi
 {{- include "kvgen.problem" (list $s "autoscaling.minReplicas" "an HPA cannot scale to zero: minReplicas must be at least 1" "use autoscaling.keda to scale to zero") -}}
 {{- end -}}
 {{- end -}}
+{{- include "kvgen.checkModelCache" $s -}}
 {{/* flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse */}}
 {{- include "kvgen.checkExtraArgs" $s -}}
 {{/* routing: its fields against its mode (docs/routing.md) */}}
 {{- include "kvgen.checkRouting" $s -}}
+{{- end -}}
+
+{{/*
+kvgen.modelCache: model.cache as JSON (kvgen/plan/model_source.py): on, template (a claim per
+pod), claim (an existing claim's name), path (its subPath: claim.path, else org--name of the
+model id), download (default true).
+Usage: {{- $mc := include "kvgen.modelCache" $s.V | fromJson -}}
+*/}}
+{{- define "kvgen.modelCache" -}}
+{{- $c := .model.cache -}}
+{{- if kindIs "map" $c -}}
+{{- $out := dict "on" true "template" (include "kvgen.isSet" (list $c "claimTemplate") | eq "true") "download" true -}}
+{{- if include "kvgen.isSet" (list $c "download") -}}{{- $_ := set $out "download" $c.download -}}{{- end -}}
+{{- if include "kvgen.isSet" (list $c "claim") -}}
+{{- $path := replace "/" "--" (toString .model.id) -}}
+{{- if $c.claim.path -}}{{- $path = trimAll "/" $c.claim.path -}}{{- end -}}
+{{- $_ := set $out "claim" $c.claim.name -}}{{- $_ := set $out "path" $path -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- else -}}
+{{- toJson (dict "on" false "template" false "download" false) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.checkModelCache: what no schema can say about model.cache (kvgen/plan/model_source.py check).
+Usage: {{- include "kvgen.checkModelCache" $s -}}
+*/}}
+{{- define "kvgen.checkModelCache" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $mc := include "kvgen.modelCache" $v | fromJson -}}
+{{- if $mc.on -}}
+{{- if $v.model.uri -}}
+{{- include "kvgen.problem" (list $s "model.cache" "model.uri and model.cache both say where the weights are: uri serves a claim that already holds them, cache has kvgen fill one" "keep model.uri for pre-staged files, or replace it with model.cache.claim {name, path} (download: false serves them as they are)") -}}
+{{- end -}}
+{{- $t := $v.model.cache.claimTemplate -}}
+{{- if and $mc.template (include "kvgen.isSet" (list $t "size")) -}}
+{{- $size := ternary (toString $t.size) (printf "%d" (int64 $t.size)) (kindIs "string" $t.size) -}}
+{{- if lt (include "kvgen.bytes" $t.size | int64) (int64 $s.model.downloadWeights) -}}
+{{- include "kvgen.problem" (list $s "model.cache.claimTemplate.size" (printf "%s is below the %.1f GiB the checkpoint of %s downloads: the init container would fill the claim and fail" $size (divf (int64 $s.model.downloadWeights) 1073741824.0) (toString $v.model.id)) "leave size out (kvgen sizes the claim from the checkpoint) or set it above the download") -}}
+{{- end -}}
+{{- end -}}
+{{- if and $mc.template $v.autoscaling -}}
+{{- include "kvgen.problem" (list $s "model.cache.claimTemplate" "a claim per pod makes the server a StatefulSet, which kvgen does not autoscale" "leave autoscaling out, or share one ReadWriteMany claim (model.cache.claim) among the replicas") -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

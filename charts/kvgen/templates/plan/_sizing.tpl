@@ -172,8 +172,8 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $shm = include "kvgen.roundUpGiB" $shm | int64 -}}
 {{- if include "kvgen.isSet" (list $res "shm") -}}{{- $shm = include "kvgen.bytes" $res.shm | int64 -}}{{- end -}}
 
-{{/* model cache: every node downloads the whole checkpoint; nothing is downloaded from a claim (model.uri) */}}
-{{- $downloaded := ternary 0 $m.downloadWeights (not (empty $v.model.uri)) -}}
+{{/* model cache: every node downloads the whole checkpoint; nothing is downloaded from a claim (model.uri, model.cache) */}}
+{{- $downloaded := ternary 0 $m.downloadWeights (or (not (empty $v.model.uri)) (kindIs "map" $v.model.cache)) -}}
 {{- $modelCache := include "kvgen.roundUpGiB" (add $downloaded (mul (int64 $C.modelCache.headroomGiB) $GiB)) | int64 -}}
 {{- if include "kvgen.isSet" (list $res "modelCache") -}}{{- $modelCache = include "kvgen.bytes" $res.modelCache | int64 -}}{{- end -}}
 
@@ -495,12 +495,30 @@ rates, each in whole seconds rounded up, plus the engine's start, at least the f
 {{- else -}}
 {{- $X := ($s.F.Get "files/sizing.yaml" | fromYaml).startup -}}
 {{- $weights := int64 $s.model.downloadWeights -}}
-{{- $downloaded := ternary (int64 0) $weights (not (empty $s.V.model.uri)) -}}
+{{- $downloaded := ternary (int64 0) $weights (or (not (empty $s.V.model.uri)) (kindIs "map" $s.V.model.cache)) -}}
 {{- $down := mul (int64 $X.downloadMiBPerSecond) 1048576 -}}
 {{- $load := mul (int64 $X.loadMiBPerSecond) 1048576 -}}
 {{- $seconds := add (div (add $downloaded (sub $down 1)) $down) (div (add $weights (sub $load 1)) $load) (int64 $X.engineSeconds) -}}
 {{- $budget := max (int64 $X.floorSeconds) $seconds -}}
 {{- $period := int64 $t.periodSeconds -}}
 {{- div (add $budget (sub $period 1)) $period -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.weightsClaimSize: model.cache.claimTemplate's size in bytes (kvgen/plan/sizing.py
+weights_claim_size): the values', else the checkpoint's download bytes with files/sizing.yaml
+modelCache claimSlackPercent, plus headroomGiB, rounded up to whole GiB.
+Usage: {{- $bytes := include "kvgen.weightsClaimSize" $s | int64 -}}
+*/}}
+{{- define "kvgen.weightsClaimSize" -}}
+{{- $s := . -}}
+{{- $t := $s.V.model.cache.claimTemplate -}}
+{{- if include "kvgen.isSet" (list $t "size") -}}
+{{- include "kvgen.bytes" $t.size -}}
+{{- else -}}
+{{- $mc := $s.C.modelCache -}}
+{{- $slacked := div (add (mul (int64 $s.model.downloadWeights) (add 100 (int64 $mc.claimSlackPercent))) 99) 100 -}}
+{{- include "kvgen.roundUpGiB" (add $slacked (mul (int64 $mc.headroomGiB) 1073741824)) -}}
 {{- end -}}
 {{- end -}}

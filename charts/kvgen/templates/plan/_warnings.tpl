@@ -26,9 +26,16 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $out = append $out (printf "multiNode.engine %s applies to a server spanning several nodes (parallelism.nodes > 1); this single-node server is a Deployment" $v.multiNode.engine) -}}
 {{- end -}}
 {{/* a LeaderWorkerSet with the LMCache sidecar and weights downloaded into the emptyDir (kvgen/plan/build.py lws_sidecar_restart_warning) */}}
-{{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") $s.gpuAccess (ne $s.gpuAccess.mode "in-container") (not $v.model.uri) -}}
+{{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") $s.gpuAccess (ne $s.gpuAccess.mode "in-container") (not $v.model.uri) (not (kindIs "map" $v.model.cache)) -}}
 {{- $out = append $out (printf "multiNode.engine leaderworkerset recreates the whole group when any container restarts, the LMCache sidecar included (restartPolicy %s; LWS v0.10 counts init containers' restarts), and every pod of it downloads the weights again into its emptyDir model cache; keep them on a claim (model.uri pvc://...)" ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.lws.restartPolicy) -}}
 {{- end -}}
+{{/* model.cache.claim mounted by more than one pod (kvgen/plan/model_source.py warnings) */}}
+{{- with $v.model.cache -}}{{- if include "kvgen.isSet" (list . "claim") -}}
+{{- $pods := mul (ternary (int64 (default dict $v.autoscaling).maxReplicas) (int64 $v.replicas) (not (empty $v.autoscaling))) (int64 $v.parallelism.nodes) -}}
+{{- if gt $pods 1 -}}
+{{- $out = append $out (printf "model.cache.claim %s is mounted by up to %d pods: it must be ReadWriteMany (kvgen cannot read the claim; a ReadWriteOnce claim keeps the pods on other nodes Pending), and every pod that starts while the files are missing downloads them too" .claim.name $pods) -}}
+{{- end -}}
+{{- end -}}{{- end -}}
 {{/* a gated model without a Hugging Face token (kvgen/plan/build.py gated_warning; files/models.yaml gated:) */}}
 {{- $token := not (empty $v.model.hfTokenSecret) -}}
 {{- range $e := default list $v.vllm.env -}}{{- if has (toString $e.name) (list "HF_TOKEN" "HUGGING_FACE_HUB_TOKEN") -}}{{- $token = true -}}{{- end -}}{{- end -}}

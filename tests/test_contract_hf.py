@@ -1,0 +1,108 @@
+"""model.cache's init container: `hf download ...` against huggingface_hub's real CLI.
+
+The command line of every rendered `model-download` container (the goldens', and the chart's for
+the same specs) is parsed by huggingface_hub's own click command in the contract venv
+(tests/contract/live_check.py HfChecker), as vLLM's and LMCache's lines are; the bare `hf` the
+container runs is the console script of the huggingface_hub the vLLM image installs
+(images/lock/base.txt), which the pod emulator's image facts put on PATH (tests/emulator/images.yaml).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import contract_support as cs
+import pytest
+import yaml
+from conftest import GOLDEN, ROOT
+
+from kvgen.data import connector
+
+DOWNLOAD = connector.wiring()["modelDownload"]
+
+
+def _downloads() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for golden in sorted(GOLDEN.glob("*.yaml")):
+        for obj in yaml.safe_load_all(golden.read_text()):
+            if not obj or obj.get("kind") not in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
+                continue
+            spec = obj["spec"]
+            templates = (
+                [spec["leaderWorkerTemplate"]["leaderTemplate"], spec["leaderWorkerTemplate"]["workerTemplate"]]
+                if obj["kind"] == "LeaderWorkerSet"
+                else [spec["template"]]
+            )
+            for t in templates:
+                for c in t["spec"].get("initContainers") or []:
+                    if c["name"] == DOWNLOAD["container"]:
+                        out.append((f"{golden.stem}/{obj['metadata']['name']}", c))
+    return out
+
+
+DOWNLOADS = _downloads()
+
+
+def _base_pin() -> str:
+    text = (ROOT / "images" / "lock" / "base.txt").read_text()
+    found = re.search(r"^huggingface-hub==(\S+)$", text, re.M)
+    assert found, "images/lock/base.txt pins no huggingface-hub: the vLLM image's hf is unknown"
+    return found.group(1)
+
+
+def test_a_golden_renders_the_download():
+    assert DOWNLOADS, "no golden renders model.cache's init container (examples/weights-cache.yaml)"
+
+
+@pytest.mark.parametrize("where,c", DOWNLOADS, ids=[w for w, _ in DOWNLOADS])
+def test_the_download_is_a_bare_hf_with_the_token_from_the_environment(where, c):
+    assert c["command"] == DOWNLOAD["command"] == ["hf", "download"]
+    assert not any(a == "--token" or a.startswith("--token=") for a in c["args"]), where
+    token = [e for e in c.get("env") or [] if e["name"] == "HF_TOKEN"]
+    assert all("secretKeyRef" in e.get("valueFrom", {}) for e in token), where
+
+
+def test_every_vllm_image_the_emulator_knows_carries_hf_on_its_path():
+    """The image facts the emulator runs the bare `hf` from (podinit looks it up in PATH)."""
+    facts = yaml.safe_load((ROOT / "tests" / "emulator" / "images.yaml").read_text())["images"]
+    for image in facts:
+        assert "hf" in image["engines"], image["name"]
+        assert image["engines"]["hf"] in image["env"]["PATH"].split(":"), image["name"]
+
+
+@pytest.mark.contract
+def test_the_real_hf_cli_accepts_every_rendered_download_line():
+    python = cs.contract_python_or_skip()
+    lines = [{"id": w, "kind": "hf", "argv": c["command"][1:] + c["args"]} for w, c in DOWNLOADS]
+    lines.append({"id": "broken:unknown-option", "kind": "hf", "argv": ["download", "org/name", "--no-such-option"]})
+    lines.append(
+        {"id": "broken:two-dirs", "kind": "hf", "argv": ["download", "org/name", "--local-dir=/a", "--cache-dir=/b"]}
+    )
+    results = cs.run_live(python, lines)["results"]
+    for w, c in DOWNLOADS:
+        r = results[w]
+        assert r["ok"], (w, r)
+        facts = r["facts"]
+        assert facts["local_dir"] == connector.wiring()["modelPvc"]["mountPath"]
+        assert facts["repo_id"] == c["args"][0]
+        assert facts["exclude"] == DOWNLOAD["exclude"]
+        assert facts["token"] is None
+    assert results["broken:unknown-option"]["stage"] == "parse"
+    assert "--no-such-option" in results["broken:unknown-option"]["error"]
+    assert results["broken:two-dirs"]["stage"] == "download"
+
+
+@pytest.mark.contract
+def test_hf_is_the_console_script_of_the_huggingface_hub_the_image_pins():
+    """The contract venv resolved the huggingface_hub the vLLM image installs (images/lock/base.txt),
+    and that release's console scripts include `hf` (its entry point, not a guess at the image)."""
+    python = cs.contract_python_or_skip()
+    site = next(Path(python).parent.parent.glob("lib/python3*/site-packages"))  # the venv (not its interpreter)
+    dists = list(metadata.distributions(path=[str(site)]))
+    (hub,) = [d for d in dists if (d.metadata["Name"] or "").lower().replace("_", "-") == "huggingface-hub"]
+    assert hub.version == _base_pin()
+    scripts = {e.name: e.value for e in hub.entry_points if e.group == "console_scripts"}
+    assert scripts.get("hf") == "huggingface_hub.cli.hf:main"
