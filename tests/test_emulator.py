@@ -505,6 +505,8 @@ def test_a_pool_on_a_port_no_server_serves_keeps_the_picker_unready(cluster):
     (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
     assert not picker.ready
     assert "cannot read the pool's metrics" in picker.log("epp"), group.describe()
+
+
 # -- model.cache: weights that survive a restart (issue 24) -----------------------------------------
 WEIGHTS_CACHE = ROOT / "examples" / "weights-cache.yaml"
 HF_FILES = [  # what the hf stand-in fetches into --local-dir, less original/ (--exclude=original/*)

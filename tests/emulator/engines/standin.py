@@ -613,6 +613,8 @@ def epp(argv: list[str]) -> None:
         ("metrics", "--metrics-port", 9090),
     ):
         listen_tcp(what, None, int(opts.get(flag, default)), client)
+
+
 # ----------------------------------------------------------------------------- hf download
 
 # What the stand-in "downloads": a model directory vLLM would take (config, tokenizer, a sharded
@@ -694,12 +696,10 @@ def main(argv: list[str]) -> int:
             lmcache_server(argv[1:])
         elif ENGINE == "epp":
             epp(argv[1:])
-        else:
-            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache or epp)", 2)
         elif ENGINE == "hf":
             hf_download(argv[1:])
         else:
-            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache or hf)", 2)
+            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache, epp or hf)", 2)
         REPORT["started"] = True
         write_report()
     except Refused as exc:
