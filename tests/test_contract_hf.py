@@ -68,7 +68,9 @@ def test_the_download_is_a_bare_hf_with_the_token_from_the_environment(where, c)
 def test_every_vllm_image_the_emulator_knows_carries_hf_on_its_path():
     """The image facts the emulator runs the bare `hf` from (podinit looks it up in PATH)."""
     facts = yaml.safe_load((ROOT / "tests" / "emulator" / "images.yaml").read_text())["images"]
-    for image in facts:
+    vllm_images = [image for image in facts if "vllm" in image["engines"]]
+    assert len(vllm_images) >= 4, [image["name"] for image in facts]
+    for image in vllm_images:
         assert "hf" in image["engines"], image["name"]
         assert image["engines"]["hf"] in image["env"]["PATH"].split(":"), image["name"]
 
