@@ -108,3 +108,19 @@ def test_hf_is_the_console_script_of_the_huggingface_hub_the_image_pins():
     assert hub.version == _base_pin()
     scripts = {e.name: e.value for e in hub.entry_points if e.group == "console_scripts"}
     assert scripts.get("hf") == "huggingface_hub.cli.hf:main"
+
+
+@pytest.mark.contract
+def test_the_download_env_names_only_variables_the_pinned_libraries_read():
+    """Every variable the init container sets is one huggingface_hub (its constants) or hf_xet (the
+    names compiled into its extension) of the contract venv reads (utils/_auth.py: HF_TOKEN): a misspelt name would be ignored."""
+    python = cs.contract_python_or_skip()
+    site = next(Path(python).parent.parent.glob("lib/python3*/site-packages"))
+    read = "".join(
+        (site / "huggingface_hub" / f).read_text(encoding="utf-8") for f in ("constants.py", "utils/_auth.py")
+    )
+    read += "".join(p.read_bytes().decode("latin-1") for p in (site / "hf_xet").glob("*.so"))
+    for name in [*DOWNLOAD["env"], "HF_HOME", "HF_TOKEN"]:
+        # quoted in the constants, or in the extension's run of names, followed by the next name or the end
+        assert re.search(rf'"{name}"|{name}(?=HF_|[^A-Z0-9_]|$)', read), name
+    assert DOWNLOAD["env"]["HF_XET_CHUNK_CACHE_SIZE_BYTES"] == "0"  # the xet chunk cache never fills the emptyDir

@@ -62,6 +62,7 @@ def test_a_claim_per_pod_makes_a_statefulset_that_downloads_once_and_serves_offl
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": TOKEN}} in init["env"]
     assert {"name": "HF_HOME", "value": "/root/.cache/huggingface"} in init["env"]
     assert {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"} in init["env"]
+    assert {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"} in init["env"]  # not 10 GB in a 2Gi emptyDir
     assert {"name": "model-weights", "mountPath": "/mnt/models"} in init["volumeMounts"]  # read-write
     vllm = _named(pod["containers"], "vllm")
     assert vllm["args"][:2] == ["/mnt/models", f"--served-model-name={LLAMA}"]
