@@ -566,7 +566,7 @@ def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
     out = compile_one(text, name="svc.yaml")
     warnings = warnings_of(out)
     for expected in (
-        "svc.yaml:9:13: spec.router.ingress: not carried over: kvgen renders no Ingress",
+        "svc.yaml:9:12: spec.router.ingress: not carried over: kvgen renders no Ingress",
         "svc.yaml:10:3: spec.scaling: not honoured: kvgen renders a fixed replica count",
         "svc.yaml:11:3: spec.baseRefs: not honoured",
         "svc.yaml:13:5: spec.template.dnsPolicy: not honoured",
