@@ -131,6 +131,9 @@ def convert(
         )
         return
     missing = [k for k, v in (("gateway", gateway), ("route", route), ("scheduler", sched)) if v is None]
+    if missing and "ingress" in router and route is None and gateway is None:
+        t.use(path)  # the Ingress is warned at its own path
+        return
     if missing:
         t.warn(
             path,
