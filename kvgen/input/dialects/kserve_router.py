@@ -47,9 +47,7 @@ def _key(ref: dict[str, Any], namespace: str) -> tuple[str, str, str]:
     return (str(ref.get("name")), str(ref.get("namespace") or namespace), str(ref.get("sectionName") or ""))
 
 
-def convert(
-    t: Tracker, b: SpecBuilder, value: Any, path: Path, name: str, namespace: str, prefill: bool
-) -> None:
+def convert(t: Tracker, b: SpecBuilder, value: Any, path: Path, name: str, namespace: str, prefill: bool) -> None:
     """Read ``spec.router`` at ``path`` into ``b``'s routing section (or warn why not)."""
     router = mapping(t, path, value)
     route_v, gateway_v, sched_v = router.get("route"), router.get("gateway"), router.get("scheduler")
@@ -84,10 +82,16 @@ def convert(
     if sched is not None:
         spath = (*path, "scheduler")
         for key, what in (
-            ("config", "the scheduler config; kvgen renders its own EndpointPickerConfig (KServe's default profile's "
-             "scorers, routing.picker.scorers)"),
-            ("template", "the scheduler pod template; kvgen renders its own picker Deployment (llm-d router "
-             "v0.9.0, no tokenizer sidecar)"),
+            (
+                "config",
+                "the scheduler config; kvgen renders its own EndpointPickerConfig (KServe's default profile's "
+                "scorers, routing.picker.scorers)",
+            ),
+            (
+                "template",
+                "the scheduler pod template; kvgen renders its own picker Deployment (llm-d router "
+                "v0.9.0, no tokenizer sidecar)",
+            ),
             ("labels", "the scheduler pod's labels; kvgen labels its picker itself"),
             ("annotations", "the scheduler pod's annotations"),
         ):
@@ -132,7 +136,6 @@ def convert(
         return
     missing = [k for k, v in (("gateway", gateway), ("route", route), ("scheduler", sched)) if v is None]
     if missing and "ingress" in router and route is None and gateway is None:
-        t.use(path)  # the Ingress is warned at its own path
         return
     if missing:
         t.warn(
@@ -210,7 +213,8 @@ def _validate(
             "your own HTTPRoute (route.http.refs) with a managed Gateway (gateway: {}) is rejected by KServe's webhook",
             "name the Gateway in spec.router.gateway.refs, or use route: {} for a managed HTTPRoute",
         )
-    spec = http.get("spec") if isinstance(http.get("spec"), dict) else {}
+    spec_v = http.get("spec")
+    spec: dict[str, Any] = spec_v if isinstance(spec_v, dict) else {}
     parents = spec.get("parentRefs")
     if isinstance(parents, list) and parents and isinstance(gw_refs, list) and gw_refs:  # :178-200
         ours = {_key(r, namespace) for r in gw_refs if isinstance(r, dict)}
@@ -239,7 +243,8 @@ def _validate(
                 t.error((*cpath, "inline"), "is too short to be a scheduler config (KServe wants at least 3 bytes)")
             elif ref is not None and not (isinstance(ref, dict) and ref.get("name")):  # :407-414
                 t.error((*cpath, "ref"), "needs a ConfigMap name", "set ref.name")
-        pool = sched.get("pool") if isinstance(sched.get("pool"), dict) else {}
+        pool_v = sched.get("pool")
+        pool: dict[str, Any] = pool_v if isinstance(pool_v, dict) else {}
         if pool.get("spec") is not None and pool.get("ref") is not None:  # types :482-490
             t.error((*spath, "pool"), "spec and ref are mutually exclusive", "keep one")
     if route is not None:  # validateTrafficFields :851-900
