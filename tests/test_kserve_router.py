@@ -70,7 +70,12 @@ def test_managed_gateway_route_and_scheduler_render_the_pool_picker_and_route_on
     objs = objects(MANAGED)
     route = of_kind(objs, "HTTPRoute")
     assert route["spec"]["parentRefs"] == [
-        {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "kserve-ingress-gateway", "namespace": "kserve"}
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+            "name": "kserve-ingress-gateway",
+            "namespace": "kserve",
+        }
     ]
     pool = of_kind(objs, "InferencePool")
     assert pool["spec"]["endpointPickerRef"]["failureMode"] == "FailOpen"
