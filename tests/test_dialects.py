@@ -98,7 +98,9 @@ def test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_wo
         "kserve-qwen2-7b.yaml:26:5: spec.workload.kvCacheOffloading: serving.kserve.io/v1alpha1 has no kvCacheOffloading"
         in err
     )
-    assert "kserve-qwen2-7b.yaml:9:3: spec.router: not honoured" in err
+    # spec.router {scheduler, route, gateway: {}} is routing.mode gateway (tests/test_kserve_router.py)
+    assert "spec.router" not in err
+    assert "routing.mode gateway with one replica" in err
     assert "KV-cache offloading enabled (native backend) (from LLMInferenceService/qwen2-7b-kv-cache-offloading)" in err
 
 
@@ -120,7 +122,11 @@ def test_kserve_without_an_instance_type_renders_as_kserve_would_and_says_how_to
     assert "kserve-qwen2-7b.yaml:3:1: metadata: node fit not checked: KServe names no node" in result.stderr
     assert "--instance TYPE" in result.stderr and "kvgen.dev/instance-type: TYPE" in result.stderr
     assert "spec.template.nodeSelector node.kubernetes.io/instance-type: TYPE" in result.stderr
-    (deployment,) = [d for d in YAML(typ="safe").load_all(result.stdout) if d and d["kind"] == "Deployment"]
+    (deployment,) = [
+        d
+        for d in YAML(typ="safe").load_all(result.stdout)
+        if d and d["kind"] == "Deployment" and not d["metadata"]["name"].endswith("-epp")
+    ]
     pod = deployment["spec"]["template"]["spec"]
     (vllm,) = pod["containers"]
     assert vllm["resources"]["limits"] == {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 1}
@@ -545,7 +551,7 @@ def test_kserve_fields_whose_loss_would_change_behaviour_are_errors(fragment, pa
 def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
     text = LLMISVC + textwrap.indent(
         textwrap.dedent("""\
-        router: {route: {}, gateway: {}}
+        router: {ingress: {}}
         scaling: {minReplicas: 1}
         baseRefs: [{name: my-config}]
         template:
@@ -560,7 +566,7 @@ def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
     out = compile_one(text, name="svc.yaml")
     warnings = warnings_of(out)
     for expected in (
-        "svc.yaml:9:3: spec.router: not honoured",
+        "svc.yaml:9:12: spec.router.ingress: not carried over: kvgen renders no Ingress",
         "svc.yaml:10:3: spec.scaling: not honoured: kvgen renders a fixed replica count",
         "svc.yaml:11:3: spec.baseRefs: not honoured",
         "svc.yaml:13:5: spec.template.dnsPolicy: not honoured",

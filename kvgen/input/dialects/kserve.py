@@ -25,6 +25,7 @@
   ``NAME-prefill`` as role ``prefill``, each with its own ``kvCacheOffloading`` as KServe keeps
   them; NIXL (which KServe leaves to the user) and the OffloadingConnector share a MultiConnector.
   The inference scheduler that routes between them (``spec.router``) is not rendered.
+- ``spec.router`` (gateway, route and scheduler) is ``routing.mode: gateway`` (kserve_router.py).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 
 from kvgen.core import quantity
 from kvgen.core.errors import Path, quoted, shown
-from kvgen.input.dialects import shape, vllm_args
+from kvgen.input.dialects import kserve_router, shape, vllm_args
 from kvgen.input.dialects.core import Converted, SpecBuilder, Tracker, integer, mapping
 from kvgen.input.source import SourceDoc
 
@@ -56,10 +57,8 @@ def _reasons() -> dict[str, str]:
     reasons = {
         "metadata.labels": "labels of the input resource are not copied to the rendered objects",
         "metadata.annotations": "annotations of the input resource are not copied to the rendered objects",
-        "spec.router": "kvgen renders a ClusterIP Service; spec.router is not mapped: for an InferencePool, its "
-        "Endpoint Picker (llm-d) and an HTTPRoute, set routing.mode gateway in the native spec (docs/routing.md)",
-        "spec.router.*": "kvgen renders a ClusterIP Service; spec.router is not mapped: for an InferencePool, its "
-        "Endpoint Picker (llm-d) and an HTTPRoute, set routing.mode gateway in the native spec (docs/routing.md)",
+        "spec.router.*": "kvgen has no equivalent for this router field; routing.mode gateway renders its own "
+        "InferencePool, Endpoint Picker and HTTPRoute (docs/routing.md)",
         "spec.baseRefs": "kvgen does not read LLMInferenceServiceConfig objects; whatever they set is not applied",
         "spec.storageInitializer": "vLLM downloads the model from Hugging Face itself, into the model cache (an "
         "emptyDir, as KServe's storage initializer does); for weights that survive a restart set model.cache in "
@@ -671,6 +670,10 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             f"{INSTANCE_LABELS[0]}: TYPE",
             covers=False,
         )
+    if "router" in fields:
+        router, rpath = fields["router"]
+        namespace = str(meta.get("namespace") or "default")
+        kserve_router.convert(t, workloads[0].b, router, rpath, str(name or ""), namespace, prefill_value is not None)
     t.use(("metadata", "name"))
     t.use(("metadata", "namespace"))
     t.report_unused(REASONS)
