@@ -176,6 +176,9 @@ def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
         ),  # an alias bomb
         "a: 9223372036854775807\nb: 9223372036854775808\n",  # 64-bit integers, and one beyond
         'a: "\\ud800"\n',  # a lone surrogate
+        '{a: ["":]}\n',  # a quoted key ending a flow entry: libyaml reads {"": null}, ruamel refuses it
+        "x: {'k':, b: 1}\n",  # the same in a flow mapping
+        "{a: {c: =}, a: yes}\n",  # a duplicate key whose first value is a misfit: its words, not an address
     ],
 )
 def test_edge_inputs_read_as_the_round_trip_loader_reads_them(text):

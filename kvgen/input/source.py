@@ -229,6 +229,9 @@ class Misfit:
     def __str__(self) -> str:  # in ruamel's messages ("found duplicate key ... with value ...")
         return self.text if self.text is not None else _shown(self.tag)
 
+    # inside a mapping's repr in those messages: the same words, never an object's address
+    __repr__ = __str__
+
 
 class _Constructor(RoundTripConstructor):
     """Round-trip construction, with 64-bit integers and timestamps kept as written, and explicit
@@ -687,6 +690,9 @@ _SLOW = ("%YAML", "\\u", "\\U", "\t")
 # These matter only outside comments: in a comment (or in quoted text) none can be a merge key, a
 # tag or a block scalar's header, and specs' comments say "maxReplicas > 1" or "<namespace>".
 _SLOW_OUTSIDE_COMMENTS = ("<<", "!", "|", ">")
+# A quoted key whose ':' ends a flow entry with no value (["x":] or {"x":}): libyaml reads a pair
+# with a null value, ruamel.yaml's parser refuses it (found by fuzzing both).
+_SLOW_EMPTY_FLOW_PAIR = re.compile(r"""["']:\s*[,\]}]""")
 
 
 def _without_comments(text: str) -> str:
@@ -708,6 +714,8 @@ def _without_comments(text: str) -> str:
 def _fast(text: str) -> bool:
     """Whether the C parser reads ``text`` exactly as the round-trip loader does."""
     if any(s in text for s in _SLOW) or sum(map(text.count, "[{-?:")) > FAST_INDICATORS:
+        return False
+    if _SLOW_EMPTY_FLOW_PAIR.search(text):
         return False
     if not any(s in text for s in _SLOW_OUTSIDE_COMMENTS):
         return True
