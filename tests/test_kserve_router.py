@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import run_kvgen
 from ruamel.yaml import YAML
+from test_routing import KSERVE_DEFAULT_PROFILE
 
 from kvgen.app.compiler import InputErrors, compile_inputs
 from kvgen.data import kube
@@ -81,13 +82,7 @@ def test_managed_gateway_route_and_scheduler_render_the_pool_picker_and_route_on
     assert pool["spec"]["endpointPickerRef"]["failureMode"] == "FailOpen"
     config = json.loads(of_kind(objs, "ConfigMap", "qwen-epp")["data"]["config.json"])
     (profile,) = config["schedulingProfiles"]
-    assert [(p["pluginRef"], p.get("weight")) for p in profile["plugins"]] == [
-        ("queue-scorer", 2),
-        ("kv-cache-utilization-scorer", 2),
-        ("prefix-cache-scorer", 3),
-        ("no-hit-lru-scorer", 2),
-        ("max-score-picker", None),
-    ]
+    assert [(p["pluginRef"], p.get("weight")) for p in profile["plugins"]] == KSERVE_DEFAULT_PROFILE
     for o in (route, pool):
         assert kube.validate_object(o, "1.33") == [], o["kind"]
     assert warnings(MANAGED) == []

@@ -121,18 +121,23 @@ def test_the_picker_config_is_shaped_as_upstreams_samples(values):
     assert {p["type"] for p in config["plugins"]} <= {p["type"] for s in samples for p in s["plugins"]}
 
 
+# KServe v0.20's default scheduler profile, as (pluginRef, weight) in order (pkg/controller/v1alpha2/
+# llmisvc/scheduler.go schedulerConfigText; asserted by its TestSchedulerConfigTextDefault)
+KSERVE_DEFAULT_PROFILE = [
+    ("queue-scorer", 2),
+    ("kv-cache-utilization-scorer", 2),
+    ("prefix-cache-scorer", 3),
+    ("no-hit-lru-scorer", 2),
+    ("max-score-picker", None),
+]
+
+
 def test_default_weights_are_kserves_default_profile():
     """KServe v0.20's default scheduler profile (pkg/controller/v1alpha2/llmisvc/scheduler.go
     schedulerConfigText; asserted by its TestSchedulerConfigTextDefault): queue 2, kv-cache-utilization 2,
     prefix-cache 3, no-hit-lru 2, then the max-score picker."""
     (profile,) = picker_config(compile_spec(routed()).objects)["schedulingProfiles"]
-    assert [(p["pluginRef"], p.get("weight")) for p in profile["plugins"]] == [
-        ("queue-scorer", 2),
-        ("kv-cache-utilization-scorer", 2),
-        ("prefix-cache-scorer", 3),
-        ("no-hit-lru-scorer", 2),
-        ("max-score-picker", None),
-    ]
+    assert [(p["pluginRef"], p.get("weight")) for p in profile["plugins"]] == KSERVE_DEFAULT_PROFILE
 
 
 def test_a_zero_weight_leaves_the_scorer_out():

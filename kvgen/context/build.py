@@ -38,7 +38,7 @@ from kvgen.data import catalog, connector, flags
 from kvgen.plan import gpu_access, images, model_source, pod_settings, remote, sizing
 from kvgen.plan import routing as routing_plan
 from kvgen.plan.types import WORKER_SUFFIX, Plan, with_server
-from kvgen.spec.models import RoutingScorers
+from kvgen.spec.models import RoutingScorers, Spec
 
 
 def number(x: float) -> str:
@@ -172,6 +172,17 @@ def lmcache_server_hosts(plan: Plan) -> list[str]:
     return [f"{spec.name}-0.{headless}", *(f"{spec.name}{WORKER_SUFFIX}-{rank}.{headless}" for rank in range(1, nodes))]
 
 
+def _hf_token_env(spec: Spec) -> list[KubeObject]:
+    """HF_TOKEN from model.hfTokenSecret as a secretKeyRef (never a value), for vLLM and the download."""
+    ref = spec.model.hf_token_secret
+    if not ref:
+        return []
+    key_ref: dict[str, Any] = {"name": ref.name, "key": ref.key}
+    if ref.optional is not None:
+        key_ref["optional"] = ref.optional
+    return [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}}]
+
+
 def env(plan: Plan) -> list[KubeObject]:
     """The vLLM container's environment: kvgen's variables, then the spec's."""
     spec = plan.spec
@@ -183,12 +194,7 @@ def env(plan: Plan) -> list[KubeObject]:
         lws = connector.wiring()["lws"]
         field = f"metadata.labels['{lws['groupIndexLabel']}']"
         out.append({"name": lws["groupIndexEnv"], "valueFrom": {"fieldRef": {"fieldPath": field}}})
-    if spec.model.hf_token_secret:
-        ref = spec.model.hf_token_secret
-        key_ref: dict[str, Any] = {"name": ref.name, "key": ref.key}
-        if ref.optional is not None:
-            key_ref["optional"] = ref.optional
-        out.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}})
+    out.extend(_hf_token_env(spec))
     if spec.service.api_key_secret:  # vLLM requires it of every /v1 request (entrypoints/serve/middleware)
         api_key = spec.service.api_key_secret
         out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": api_key.name, "key": api_key.key}}})
@@ -412,12 +418,7 @@ def download(plan: Plan) -> DownloadContainer | None:
     c["command"] = list(d["command"])
     c["args"] = model_source.download_args(spec)
     variables: list[KubeObject] = []
-    if spec.model.hf_token_secret:
-        ref = spec.model.hf_token_secret
-        key_ref: dict[str, Any] = {"name": ref.name, "key": ref.key}
-        if ref.optional is not None:
-            key_ref["optional"] = ref.optional
-        variables.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": key_ref}})
+    variables.extend(_hf_token_env(spec))
     variables.append({"name": "HF_HOME", "value": d["hfHome"]})
     variables += [{"name": k, "value": v} for k, v in d["env"].items()]
     variables += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
