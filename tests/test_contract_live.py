@@ -57,9 +57,9 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     facts = _ok(live, r.id)
     # the real parser understood what the spec meant, not merely "no error"
     spec, rt = r.compiled.spec, catalog.runtime()
-    if model_source.model_pvc(spec) is None:
+    if not model_source.local(spec):
         assert facts["model"] == spec.model.id
-    else:  # weights on a claim: vLLM loads the mounted directory and serves it under the model's id
+    else:  # weights on a claim (model.uri or model.cache): vLLM loads the mounted directory, served as the model's id
         assert facts["model"] == connector.wiring()["modelPvc"]["mountPath"]
         assert facts["served_model_name"] in (spec.model.id, [spec.model.id])
     assert facts["tensor_parallel_size"] == spec.parallelism.tensor
