@@ -27,10 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # once filled the user's emitter memo, and the benchmark, which reads it, measured a slower kvgen.
 # The test environments (the contract and checkov venvs, scripts/*-env.sh) stay where
 # scripts/test built them: KVGEN_ENV_CACHE_DIR names their parent for the scripts the tests call.
-if "KVGEN_CACHE_DIR" not in os.environ:
+# Each pytest process has its own (an xdist worker inherits the controller's environment, so the
+# owner is written beside it): a test that reads the cache sees only its own process's entries.
+_OWNER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+if "KVGEN_CACHE_DIR" not in os.environ or os.environ.get("KVGEN_TEST_CACHE_OWNER", _OWNER) != _OWNER:
     os.environ.setdefault("KVGEN_ENV_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kvgen"))
     os.environ["KVGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvgen-test-cache-")
+    os.environ["KVGEN_TEST_CACHE_OWNER"] = _OWNER
     atexit.register(shutil.rmtree, os.environ["KVGEN_CACHE_DIR"], True)
+
+pytest_plugins = ["tiers"]  # tests/tiers.py: xdist groups, the time summary, the heavy mark's drift
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GOLDEN = ROOT / "golden"
 DEFAULT_KUBE = kube.DEFAULT_VERSION  # kvgen's --kube-version default, files/kubernetes.json

@@ -19,7 +19,12 @@ CHART = Path(__file__).resolve().parent.parent / "charts" / "kvgen"
 
 @cache
 def chart() -> helm.Chart:
-    return helm.Chart.load(str(CHART))
+    return _session_chart(helm.Chart.load(str(CHART)))
+
+
+def _session_chart(c: helm.Chart) -> helm.Chart:
+    _SESSION_CHARTS[id(c)] = c
+    return c
 
 
 # Added to a copy of the chart: the context (kvgen.context) as JSON, beside the objects.
@@ -37,7 +42,7 @@ def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> helm.Chart:
     (root / "templates" / CONTEXT_TEMPLATE).write_text('{{ include "kvgen.context" . }}\n', encoding="utf-8")
     for name, text in replaced:
         (root / name).write_text(text, encoding="utf-8")
-    return helm.Chart.load(str(root))
+    return _session_chart(helm.Chart.load(str(root)))
 
 
 def render(
@@ -53,14 +58,34 @@ def render(
 
     Chart.render does not take a Kubernetes version, so this calls the library's render entry
     point with the option `helm template --kube-version` sets (helm-python-sdk 0.2.2)."""
-    from helm_python import _native
-
     if name is None:  # the release kvgen's output corresponds to: named as the spec
         name = values.get("name") if isinstance(values, dict) and isinstance(values.get("name"), str) else "release"
-    opts = {"name": name, "namespace": namespace, "kube_version": f"v{kube_version}.0"}
-    return json.loads(
-        _native.call_string("helm_render", (chart_ or chart())._raw(), json.dumps(values), json.dumps(opts))
-    )
+    opts = json.dumps({"name": name, "namespace": namespace, "kube_version": f"v{kube_version}.0"})
+    return dict(_render_once(chart_ or chart(), json.dumps(values), opts))
+
+
+_RENDERS: dict[tuple[int, str, str], dict[str, str] | Exception] = {}
+_SESSION_CHARTS: dict[int, helm.Chart] = {}  # chart() and context_chart()'s: loaded once, never changed
+
+
+def _render_once(the_chart: helm.Chart, values: str, opts: str) -> dict[str, str]:
+    """A render is a pure function of the chart, the values and the options: with one of the
+    session's charts, each is rendered once a test process, its result (or Helm's error) kept for
+    the next test that asks. A chart a test loads itself is rendered every time."""
+    from helm_python import _native
+
+    key = (id(the_chart), values, opts)
+    if _SESSION_CHARTS.get(id(the_chart)) is not the_chart:
+        return json.loads(_native.call_string("helm_render", the_chart._raw(), values, opts))
+    if key not in _RENDERS:
+        try:
+            _RENDERS[key] = json.loads(_native.call_string("helm_render", the_chart._raw(), values, opts))
+        except Exception as err:
+            _RENDERS[key] = err
+    found = _RENDERS[key]
+    if isinstance(found, Exception):
+        raise found.with_traceback(None)
+    return found
 
 
 HELM_ONLY = "/templates/tests/"  # `helm test`'s pod: Helm's, not kvgen's output

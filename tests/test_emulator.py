@@ -394,7 +394,7 @@ def test_a_launcher_that_execs_without_a_path_search_is_caught(cluster):
 
 
 def _sample_specs():
-    from test_chart_property import specs
+    from spec_strategies import specs
 
     return specs()
 

@@ -8,7 +8,7 @@ import helm
 import helm_python
 import pytest
 from conftest import compile_spec, container, kv_transfer_config, spec, workload
-from test_context_contract import assert_same_context
+from parity import assert_same_context
 
 from kvgen.core import quantity
 from kvgen.core.errors import SpecError

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from kvgen.core.errors import Path, Problem, format_path
+from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import catalog
 
 
@@ -131,7 +131,7 @@ def _in_string(path: Path, text: str) -> Problem | None:
         if value and key.lower().replace("-", "_") in keys and not _is_reference(value):
             return Problem(
                 path,
-                f'the JSON key "{key}" carries a credential: a literal value would be committed with the spec',
+                f"the JSON key {quoted(key)} carries a credential: a literal value would be committed with the spec",
                 _hint("valueFrom.secretKeyRef")
                 + ", then write the value as $(NAME) of that env var (Kubernetes expands it in args)",
             )

@@ -332,7 +332,7 @@ reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
 {{- $value := regexReplaceAll $c.jsonPair $pair "${2}" -}}
 {{- if and (not $found) $value (has (lower $key | replace "-" "_") $c.jsonKeys) (not (regexMatch $c.reference $value)) -}}
 {{- $found = true -}}
-{{- include "kvgen.problem" (list $s $path (printf "the JSON key \"%s\" carries a credential: a literal value would be committed with the spec" $key) (printf "%s, then write the value as $(NAME) of that env var (Kubernetes expands it in args)" (include "kvgen.credentialHint" "valueFrom.secretKeyRef"))) -}}
+{{- include "kvgen.problem" (list $s $path (printf "the JSON key %s carries a credential: a literal value would be committed with the spec" (include "kvgen.quoted" $key)) (printf "%s, then write the value as $(NAME) of that env var (Kubernetes expands it in args)" (include "kvgen.credentialHint" "valueFrom.secretKeyRef"))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
