@@ -18,7 +18,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +109,18 @@ EXTRA_SPECS: dict[str, dict[str, Any]] = {
 class Rendered:
     line: contract_check.CommandLine
     compiled: Compiled
-    argv: tuple[str, ...]  # vLLM: the container args; LMCache: what the launcher execs
 
     @property
     def id(self) -> str:
         return self.line.id
+
+    @cached_property
+    def argv(self) -> tuple[str, ...]:
+        """vLLM: the container args; LMCache: what the launcher execs (it runs the launcher: asked
+        for by the tests that use it, not at collection)."""
+        if self.line.kind == "lmcache":
+            return tuple(launcher_exec_argv(self.line, self.compiled))
+        return tuple(self.line.argv)
 
 
 class LauncherRefused(AssertionError):
@@ -178,8 +185,7 @@ def rendered() -> tuple[Rendered, ...]:
     for stem, text, file, version in sources:
         for compiled in compile_text(text, file, version):
             for line in contract_check.command_lines(compiled.objects, stem):
-                argv = launcher_exec_argv(line, compiled) if line.kind == "lmcache" else list(line.argv)
-                out.append(Rendered(line, compiled, tuple(argv)))
+                out.append(Rendered(line, compiled))
     return tuple(out)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
+import cli_batch
 import pytest
 from conftest import assert_refused_at_once, run_kvgen
 from specs import NATIVE_HEAD
@@ -231,25 +232,35 @@ def _line_of(text: str, needle: str) -> int:
     )
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_spec_is_rejected_with_path_and_line(case, tmp_path):
-    text, path, line_text, fragment = CASES[case]
-    spec_file = tmp_path / f"{case}.yaml"
-    spec_file.write_text(text)
-    out_dir = tmp_path / "out"
-    result = run_kvgen("render", str(spec_file), "-o", str(out_dir))
+@pytest.fixture(scope="module")
+def rendered_bad(tmp_path_factory) -> cli_batch.Batch:
+    """Every case through one `kvgen render FILE... -o OUT` (each file's problems under its header)."""
+    root = tmp_path_factory.mktemp("bad")
+    return cli_batch.run(
+        "render", {case: text for case, (text, *_rest) in CASES.items()}, root / "specs", "-o", str(root / "out")
+    )
+
+
+def test_bad_specs_are_rejected_together_and_nothing_is_written(rendered_bad):
+    result = rendered_bad.result
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+    out_dir = next(iter(rendered_bad.files.values())).parent.parent / "out"
     assert not out_dir.exists() or not any(out_dir.iterdir()), "no file may be written"
-    expected_line = _line_of(text, line_text)
-    expected = f"{spec_file}:{expected_line}:"
-    problem_lines = [line for line in result.stderr.splitlines() if line.strip().startswith(str(spec_file) + ":")]
-    assert any(
-        line.strip().startswith(expected) and f" {path}: " in line and fragment in line for line in problem_lines
-    ), result.stderr
+    assert set(rendered_bad.blocks) == set(CASES), "every file is reported under its own header"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_spec_is_rejected_with_path_and_line(case, rendered_bad):
+    text, path, line_text, fragment = CASES[case]
+    expected = f"{rendered_bad.files[case]}:{_line_of(text, line_text)}:"
+    problem_lines = rendered_bad.problems(case)
+    assert any(line.startswith(expected) and f" {path}: " in line and fragment in line for line in problem_lines), (
+        rendered_bad.blocks.get(case)
+    )
     if case in HINTS:
-        assert HINTS[case] in result.stderr
+        assert HINTS[case] in rendered_bad.blocks[case]
 
 
 def test_unterminated_yaml_names_where_the_open_bracket_started(tmp_path):

@@ -27,7 +27,7 @@ DOWNLOAD = connector.wiring()["modelDownload"]
 def _downloads() -> list[tuple[str, dict[str, Any]]]:
     out = []
     for golden in sorted(GOLDEN.glob("*.yaml")):
-        for obj in yaml.safe_load_all(golden.read_text()):
+        for obj in yaml.load_all(golden.read_text(), Loader=yaml.CSafeLoader):  # libyaml: at collection
             if not obj or obj.get("kind") not in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
                 continue
             spec = obj["spec"]

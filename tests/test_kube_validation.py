@@ -7,8 +7,10 @@ import copy
 import json
 import subprocess
 import sys
+from functools import cache
 
 import pytest
+from budget import examples
 from conftest import EXAMPLES, GOLDEN, ROOT, kube_version_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from ruamel.yaml import YAML
 from kvgen.data import kube
 
 
+@cache
 def golden_objects() -> list[tuple[dict, str]]:
     loader = YAML(typ="safe", pure=True)
     out = []
@@ -24,9 +27,6 @@ def golden_objects() -> list[tuple[dict, str]]:
         version = kube_version_of(example)
         out += [(d, version) for d in loader.load_all((GOLDEN / example.name).read_text()) if d]
     return out
-
-
-OBJECTS = golden_objects()
 
 
 def reference_errors(obj: dict, version: str) -> list:
@@ -48,8 +48,8 @@ def paths(node, prefix=()):
 
 
 def test_every_golden_object_is_valid_for_both():
-    assert len(OBJECTS) > 40
-    for obj, version in OBJECTS:
+    assert len(golden_objects()) > 40
+    for obj, version in golden_objects():
         assert fast_verdict(obj, version), obj["kind"]
         assert not reference_errors(obj, version), obj["kind"]
 
@@ -57,10 +57,10 @@ def test_every_golden_object_is_valid_for_both():
 REPLACEMENTS = ["x", "", 0, -1, 2**40, 2**70, 1.5, True, None, [], {}, {"zz": 1}, ["a"], [{"name": 1}]]
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_broken_objects_get_the_same_verdict_from_both(data):
-    obj, version = data.draw(st.sampled_from(OBJECTS))
+    obj, version = data.draw(st.sampled_from(golden_objects()))
     obj = copy.deepcopy(obj)
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(list(paths(obj))))
