@@ -36,7 +36,9 @@ if "KVGEN_CACHE_DIR" not in os.environ or os.environ.get("KVGEN_TEST_CACHE_OWNER
     os.environ["KVGEN_TEST_CACHE_OWNER"] = _OWNER
     atexit.register(shutil.rmtree, os.environ["KVGEN_CACHE_DIR"], True)
 
-pytest_plugins = ["tiers"]  # tests/tiers.py: xdist groups, the time summary, the heavy mark's drift
+# tests/tiers.py: xdist groups, the time summary, the heavy mark's drift; tests/valkey_support.py:
+# the valkey_server fixture
+pytest_plugins = ["tiers", "valkey_support"]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GOLDEN = ROOT / "golden"
 DEFAULT_KUBE = kube.DEFAULT_VERSION  # kvgen's --kube-version default, files/kubernetes.json

@@ -88,6 +88,14 @@ def _render_once(the_chart: helm.Chart, values: str, opts: str) -> dict[str, str
     return found
 
 
+def values_of(path: Path, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A spec file as Helm values (keys in ``drop`` left out)."""
+    values = YAML(typ="safe", pure=True).load(path.read_text())
+    for key in drop:
+        values.pop(key, None)
+    return values
+
+
 HELM_ONLY = "/templates/tests/"  # `helm test`'s pod: Helm's, not kvgen's output
 
 

@@ -43,7 +43,7 @@ def test_chart_equals_kvgen_and_golden(example):
 
 
 def _bad_cases():
-    from test_bad_input import CASES
+    from bad_specs import CASES
 
     # malformed YAML never becomes values: Helm fails to read such a file before templating
     return {k: v for k, v in CASES.items() if k != "malformed-yaml"}

@@ -26,7 +26,7 @@ import contract_support as cs
 import pytest
 from emulator import endpoints
 from emulator.engines import standin, wrappers
-from test_remote_tier import SECRETS, valkey_server  # noqa: F401 (a fixture)
+from valkey_support import SECRETS
 
 pytestmark = pytest.mark.emulator
 PARSERD = Path(__file__).resolve().parent / "emulator" / "parserd.py"
@@ -322,7 +322,7 @@ def resp_adapter(valkey: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def test_a_resp_tier_authenticates_and_pings_a_real_valkey(engines, valkey_server):  # noqa: F811
+def test_a_resp_tier_authenticates_and_pings_a_real_valkey(engines, valkey_server):
     lm = engines(
         "lmcache",
         *lmcache_args(free_port(), free_port(), *resp_adapter(valkey_server)),
@@ -335,7 +335,7 @@ def test_a_resp_tier_authenticates_and_pings_a_real_valkey(engines, valkey_serve
     assert PASSWORD not in lm.report_path.read_text(encoding="utf-8")
 
 
-def test_a_resp_tier_with_the_wrong_password_fails_loudly(engines, valkey_server):  # noqa: F811
+def test_a_resp_tier_with_the_wrong_password_fails_loudly(engines, valkey_server):
     lm = engines(
         "lmcache",
         *lmcache_args(free_port(), free_port(), *resp_adapter(valkey_server)),

@@ -16,6 +16,7 @@ import helm_python
 import kubernetes_validate
 import pytest
 from conftest import EXAMPLES, ROOT, compile_spec, dump, kube_version_of, run_kvgen, spec
+from helm import values_of
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
@@ -31,13 +32,6 @@ RECOMMENDED = {KEY[k] for k in ("name", "instance", "version", "component", "par
 GEMMA = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
 MULTI_NODE = ROOT / "examples" / "rule-multi-node-pipeline-parallel.yaml"
 DEPLOYMENT_SPEC = ROOT / "examples" / "lmcache-tp2.yaml"
-
-
-def values_of(path, drop=()):
-    values = load(path.read_text())
-    for key in drop:
-        values.pop(key, None)
-    return values
 
 
 def names(objs):

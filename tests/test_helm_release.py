@@ -12,8 +12,8 @@ import helm_cli
 import helm_python
 import pytest
 from conftest import ROOT, dump, run_kvgen
+from helm import values_of
 from ruamel.yaml import YAML
-from test_helm_conventions import values_of
 
 from kvgen.app.compiler import compile_text
 

@@ -6,30 +6,13 @@ KServe has no test. Paths are under pkg/controller/v1alpha2/llmisvc/ unless said
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 from conftest import container, kv_transfer_config, workload
+from kserve_inputs import compile_svc, main
 
-from kvgen.app.compiler import InputErrors, compile_inputs
-from kvgen.input.dialects import Options
+from kvgen.app.compiler import InputErrors
 
 GiB = 1024**3
-
-HEAD = """\
-apiVersion: serving.kserve.io/v1alpha2
-kind: LLMInferenceService
-metadata:
-  name: qwen
-spec:
-  model:
-    uri: hf://Qwen/Qwen2.5-7B-Instruct
-"""
-
-
-def compile_svc(body: str, instance: str | None = "Standard_NC24ads_A100_v4", name: str = "svc.yaml"):
-    text = HEAD + textwrap.indent(textwrap.dedent(body), "  ")
-    return compile_inputs([(name, text)], options=Options(instance))
 
 
 def problems(body: str, instance: str | None = "Standard_NC24ads_A100_v4") -> list[str]:
@@ -147,20 +130,6 @@ def test_decode_keeps_its_secondary_tier_with_prefill_set(tier):
 
 
 # ----------------------------------------------------------------------------- no instance type
-
-
-MAIN = """\
-template:
-  {selector}containers:
-    - name: main
-      resources:
-        limits: {limits}
-        requests: {requests}
-"""
-
-
-def main(limits: str, requests: str = "{}", selector: str = "") -> str:
-    return MAIN.format(limits=limits, requests=requests, selector=selector)
 
 
 def test_without_an_instance_gpus_come_from_main_and_memory_as_written():

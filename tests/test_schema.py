@@ -75,7 +75,7 @@ SCHEMA_LEVEL = [
 @pytest.mark.parametrize("case", SCHEMA_LEVEL)
 def test_schema_alone_rejects_the_structural_bad_inputs(case):
     """Editors and Helm (values.schema.json) see these problems without running kvgen."""
-    from test_bad_input import CASES
+    from bad_specs import CASES
 
     data = YAML(typ="safe", pure=True).load(CASES[case][0])
     assert list(jsonschema.Draft202012Validator(spec_schema()).iter_errors(data)), case

@@ -149,7 +149,7 @@ def test_an_image_on_a_cpu_node_is_said_to_be_replaced_by_the_cpu_build():
 
 
 def test_a_kserve_manifest_without_gpus_says_it_becomes_a_cpu_pod():
-    from test_kserve_operator import compile_svc, main
+    from kserve_inputs import compile_svc, main
 
     out = compile_svc(main("{memory: 64Gi}"), instance=None)
     (c,) = out.compiled
