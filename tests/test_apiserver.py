@@ -597,12 +597,14 @@ def cli_batch(tmp_path_factory) -> cli_batch_run.Batch:
     )
 
 
+@pytest.mark.heavy
 def test_the_cli_refuses_every_case_at_once(cli_batch):
     assert cli_batch.result.returncode == 1, cli_batch.result.stderr
     assert "Traceback" not in cli_batch.result.stderr and "internal error" not in cli_batch.result.stderr
     assert f"kvgen: {len(CASES)} problems found; nothing was written" in cli_batch.result.stderr
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_cli_refuses_with_path_and_line(case, cli_batch):
     text, path, line_text, fragment, _ok = CASES[case]
@@ -619,6 +621,7 @@ def _helm_error(values) -> str:
     return str(err.value)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_chart_refuses_with_kvgens_problem(case):
     """The same one problem: path, message and hint."""
@@ -632,6 +635,7 @@ def _objects(text: str):
     return [o for r in compile_text(text, "spec.yaml") for o in r.objects]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_case_next_to_the_boundary_passes_both(case):
     ok = CASES[case][4]
@@ -699,6 +703,7 @@ def _set(data: dict, path: tuple, value) -> dict:
     return out
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("path", SIZE_PATHS, ids=[".".join(map(str, p)) for p in SIZE_PATHS])
 def test_every_size_at_8_eib_is_refused_by_cli_and_chart(path):
     from kvgen.core.errors import format_path
@@ -753,6 +758,7 @@ def test_a_computed_request_is_lowered_to_an_explicit_limit():
     assert roomy["requests"]["cpu"] == "6" and roomy["requests"]["ephemeral-storage"] == "17Gi"
 
 
+@pytest.mark.heavy
 def test_a_lowered_ephemeral_request_is_a_warning(tmp_path):
     f = tmp_path / "spec.yaml"
     f.write_text(HEAD + "resources:\n  vllm:\n    limits: {ephemeral-storage: 10Gi}\n")
@@ -764,6 +770,7 @@ def test_a_lowered_ephemeral_request_is_a_warning(tmp_path):
 # --------------------------------------------------------------------------- all at once, dialects
 
 
+@pytest.mark.heavy
 def test_every_api_server_problem_is_reported_at_once(tmp_path):
     text = HEAD + textwrap.dedent("""\
         replicas: 2147483648
@@ -824,6 +831,7 @@ def test_every_api_server_problem_is_reported_at_once(tmp_path):
     assert "9 problem(s)" in _helm_error(load(text))
 
 
+@pytest.mark.heavy
 def test_a_kserve_claim_without_access_modes_points_at_the_kserve_field(tmp_path):
     """The KServe guide's pvc.spec snippet has no accessModes (the seed adds them)."""
     seed = (ROOT / "examples" / "seeds" / "kserve-pvc-spec-nvme.yaml").read_text()
@@ -956,6 +964,7 @@ INT32_FIELDS = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("field", sorted(INT32_FIELDS))
 def test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema(field):
     """Issue 20: refused by the spec (kvgen's model, the chart's values schema), not at kvgen's output check."""
@@ -1042,6 +1051,7 @@ NEW_ROWS = [
 ]
 
 
+@pytest.mark.heavy
 def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
     """Adding an API-server rule is one row of files/apiserver.yaml: both faces refuse with its words."""
     table = {**apiserver._RULES, "checks": [*apiserver._RULES["checks"], *NEW_ROWS]}
@@ -1076,6 +1086,7 @@ def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
     assert {f"{p}: {m}" + (f" (hint: {h})" if h else "") for p, m, h in expected} <= lines
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "fragment",
     [

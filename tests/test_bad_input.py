@@ -20,6 +20,7 @@ def rendered_bad(tmp_path_factory) -> cli_batch.Batch:
     )
 
 
+@pytest.mark.heavy
 def test_bad_specs_are_rejected_together_and_nothing_is_written(rendered_bad):
     result = rendered_bad.result
     assert result.returncode == 1, result.stderr
@@ -30,6 +31,7 @@ def test_bad_specs_are_rejected_together_and_nothing_is_written(rendered_bad):
     assert set(rendered_bad.blocks) == set(CASES), "every file is reported under its own header"
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_spec_is_rejected_with_path_and_line(case, rendered_bad):
     text, path, line_text, fragment = CASES[case]
@@ -42,6 +44,7 @@ def test_bad_spec_is_rejected_with_path_and_line(case, rendered_bad):
         assert HINTS[case] in rendered_bad.blocks[case]
 
 
+@pytest.mark.heavy
 def test_unterminated_yaml_names_where_the_open_bracket_started(tmp_path):
     f = tmp_path / "open.yaml"
     f.write_text(HEAD + "kvCacheOffloading:\n  cpu: [10Gi\n")
@@ -50,6 +53,7 @@ def test_unterminated_yaml_names_where_the_open_bracket_started(tmp_path):
     assert "malformed YAML" in result.stderr and "started at line 7" in result.stderr
 
 
+@pytest.mark.heavy
 def test_every_problem_is_reported_at_once(tmp_path):
     text = HEAD.replace("name: demo", "name: Bad_Name") + textwrap.dedent("""\
         replicas: -1
@@ -78,6 +82,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
     )
 
 
+@pytest.mark.heavy
 def test_problems_of_several_files_are_all_reported_and_nothing_is_written(tmp_path):
     good = tmp_path / "good.yaml"
     good.write_text(HEAD)
@@ -92,6 +97,7 @@ def test_problems_of_several_files_are_all_reported_and_nothing_is_written(tmp_p
     assert not out.exists()
 
 
+@pytest.mark.heavy
 def test_a_token_literal_is_not_a_field(tmp_path):
     f = tmp_path / "token.yaml"
     f.write_text(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from conftest import ROOT, run_kvgen
 from ruamel.yaml import YAML
 
@@ -30,6 +31,7 @@ def test_models_lists_every_model_with_its_sizing_fields():
     assert rows["openai/gpt-oss-120b"][:2] == ["61Gi", "mxfp4"]
 
 
+@pytest.mark.heavy
 def test_models_show_each_checkpoints_quantization_in_the_table_and_json():
     """The checkpoint's quantization (models.yaml `quantization`) is a column and a field of every
     row; a catalog file's row without one says bf16, the format render plans it with."""
@@ -54,6 +56,7 @@ def test_instances_lists_every_type_with_its_gpus_memory_and_disk():
     assert row.split() == ["Standard_NC24ads_A100_v4", "1", "NVIDIA", "A100", "80GB", "PCIe", "80Gi", "220Gi", "960Gi"]
 
 
+@pytest.mark.heavy
 def test_json_is_every_field_sorted_by_name():
     models = json.loads(_ok("models", "-o", "json"))
     assert [m["name"] for m in models] == sorted(catalog.models())
@@ -65,6 +68,7 @@ def test_json_is_every_field_sorted_by_name():
     assert load(_ok("models", "-o", "yaml")) == models
 
 
+@pytest.mark.heavy
 def test_instances_filter_by_gpu_model_and_gpu_memory():
     a100 = json.loads(_ok("instances", "--gpu", "a100", "-o", "json"))
     assert a100 and all("a100" in i["gpuModel"].lower() for i in a100)
@@ -81,6 +85,7 @@ def test_instances_filter_by_gpu_model_and_gpu_memory():
     assert bad.returncode == 2 and "--min-gpu-memory 'lots' is not a quantity" in bad.stderr
 
 
+@pytest.mark.heavy
 def test_show_prints_one_row_as_a_catalog_file_holds_it():
     shown = load(_ok("show", "g5.12xlarge"))
     assert shown == {
@@ -90,6 +95,7 @@ def test_show_prints_one_row_as_a_catalog_file_holds_it():
     assert model["catalog"]["models"]["meta-llama/Llama-3.1-8B-Instruct"]["kvHeads"] == 8
 
 
+@pytest.mark.heavy
 def test_show_of_an_unknown_name_fails_with_a_near_typo_only():
     typo = run_kvgen("catalog", "show", "g5.12xlage")
     assert typo.returncode == 1 and typo.stdout == ""
@@ -100,6 +106,7 @@ def test_show_of_an_unknown_name_fails_with_a_near_typo_only():
     assert "`kvgen catalog models` and `kvgen catalog instances` list what the catalog holds" in other.stderr
 
 
+@pytest.mark.heavy
 def test_catalog_files_are_merged_as_render_merges_them():
     assert "dgx-a100-80g" not in _ok("instances")
     listed = json.loads(_ok("instances", "--catalog", ONPREM, "--gpu", "A100-SXM4", "-o", "json"))
@@ -110,6 +117,7 @@ def test_catalog_files_are_merged_as_render_merges_them():
     assert shown["catalog"]["models"]["acme/support-llama-3.1-8b"]["weights"] == "15Gi"
 
 
+@pytest.mark.heavy
 def test_the_catalog_subcommands_complete_in_the_shell():
     env = {"_KVGEN_COMPLETE": "complete_bash", "COMP_WORDS": "kvgen catalog ", "COMP_CWORD": "2"}
     result = run_kvgen(env={**os.environ, **env})
@@ -124,6 +132,7 @@ def _as_catalog_file(rows: list[dict], prefix: str = "") -> str:
     return json.dumps({"catalog": {"instances": table}})  # JSON is YAML: a catalog file as it is
 
 
+@pytest.mark.heavy
 def test_every_printed_instance_row_pastes_back_into_a_catalog_file_as_the_same_row(tmp_path):
     """What `kvgen catalog instances -o yaml` prints for EVERY row (a CPU type's gpuMemory "0" and
     localDisk "0" included) is a catalog file's row: pasted under its own name or as a new type, it

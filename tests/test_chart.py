@@ -21,6 +21,7 @@ def kvgen_objects(text: str, file: str = "spec.yaml", version: str = "1.33"):
     return [o for r in compile_text(text, file, version) for o in r.objects]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_chart_equals_kvgen_and_golden(example):
     values = load(example.read_text())
@@ -49,6 +50,7 @@ def _bad_cases():
     return {k: v for k, v in CASES.items() if k != "malformed-yaml"}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(_bad_cases()))
 def test_helm_rejects_what_kvgen_rejects(case):
     """With kvgen's problems (path, message, hint) when the chart's templates find them; with the
@@ -138,6 +140,7 @@ def test_notes_state_the_decision_and_reason():
     assert "KV-cache offloading: disabled: mig-partition" in notes
 
 
+@pytest.mark.heavy
 def test_release_namespace_is_the_default_namespace():
     values = load((ROOT / "examples" / "kaito-gemma-4-12b.yaml").read_text())
     values.pop("namespace", None)
@@ -215,6 +218,7 @@ def test_chart_readme_is_generated_from_the_schema_and_pins():
         assert f"| `{mode}` |" in text
 
 
+@pytest.mark.heavy
 def test_chart_refuses_the_lmcache_sidecar_below_kubernetes_1_29(capfd):
     """The chart checks .Capabilities.KubeVersion as kvgen checks --kube-version. Helm's lint runs
     the templates against a given version and reports a template `fail` on stderr (lint mode

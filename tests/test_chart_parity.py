@@ -138,6 +138,7 @@ def _cli_and_chart_warnings(values: dict, version: str = "1.33") -> tuple[list[s
     return c.plan.warnings, helm.notes_warnings(helm.notes(values, version))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_notes_print_the_warnings_kvgen_prints_for_every_example(example):
     version = kube_version_of(example)
@@ -145,6 +146,7 @@ def test_notes_print_the_warnings_kvgen_prints_for_every_example(example):
     assert helm.notes_warnings(helm.notes(load(example.read_text()), version)) == c.plan.warnings
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("pattern", sorted(WARNINGS))
 def test_notes_print_each_warning_as_kvgen_words_it(pattern):
     ours, theirs = _cli_and_chart_warnings(WARNINGS[pattern])
@@ -152,6 +154,7 @@ def test_notes_print_each_warning_as_kvgen_words_it(pattern):
     assert theirs == ours
 
 
+@pytest.mark.heavy
 def test_a_default_value_written_out_is_no_unused_setting():
     """The chart cannot tell a value set to its default from an unset one, so neither warns."""
     token = {**BASE["model"], "hfTokenSecret": {"name": "hf-token", "key": "HF_TOKEN"}}  # the model is gated
@@ -329,6 +332,7 @@ PROBLEMS = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(PROBLEMS))
 def test_the_chart_fails_with_kvgens_problems_and_hints(case):
     values, version = PROBLEMS[case]
@@ -392,6 +396,7 @@ def typos(draw):
     return "".join(word)
 
 
+@pytest.mark.heavy
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(typos())
 def test_did_you_mean_is_the_same_in_the_chart(word):
@@ -566,6 +571,7 @@ def test_no_knob_changes_todays_output_unless_set():
         assert not any(a.startswith("--grace-period") for a in c["args"])
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("knob", sorted(KNOBS))
 def test_each_knob_renders_alike_on_both_faces(knob):
     values, rendered = KNOBS[knob]
@@ -576,6 +582,7 @@ def test_each_knob_renders_alike_on_both_faces(knob):
     assert rendered(c.objects), f"{knob}: kvgen does not render it as expected"
 
 
+@pytest.mark.heavy
 def test_helm_global_image_registry_is_images_registry():
     """global.imageRegistry (an umbrella chart's global value) is the chart's spelling of
     images.registry: `helm template --set global.imageRegistry=R` renders what `kvgen render` does
@@ -611,6 +618,7 @@ KNOB_PROBLEMS = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(KNOB_PROBLEMS))
 def test_each_knobs_bad_value_is_the_same_problem_on_both_faces(case):
     values = KNOB_PROBLEMS[case]
@@ -622,6 +630,7 @@ def test_each_knobs_bad_value_is_the_same_problem_on_both_faces(case):
     assert helm.problems(values) == ours
 
 
+@pytest.mark.heavy
 def test_global_image_registry_is_checked_as_images_registry():
     ours = {
         (p.replace("images.registry", "global.imageRegistry"), m, h)
@@ -740,6 +749,7 @@ def _metadata_values(case: str) -> tuple[dict, str]:
     return values, version
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(METADATA_CASES))
 def test_common_labels_and_annotations_land_on_every_object_alike(case):
     """commonLabels on every object's metadata and pod template (never a selector), commonAnnotations
@@ -774,6 +784,7 @@ def test_every_kind_gets_the_common_metadata():
     assert kinds == KVGEN_KINDS
 
 
+@pytest.mark.heavy
 def test_pod_labels_and_the_services_own_metadata_win_over_the_common():
     values = spec(
         commonLabels={"team": "platform"},

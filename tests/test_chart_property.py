@@ -114,6 +114,7 @@ def compare_drawn(strategy, budget: int) -> None:
     )
 
 
+@pytest.mark.heavy
 def test_helm_template_equals_kvgen_render():
     compare_drawn(specs(), 200)
 
@@ -144,6 +145,7 @@ def lmcache_specs(draw):
     return repair(spec, NON_HYBRID)
 
 
+@pytest.mark.heavy
 def test_every_gpu_access_mode_renders_the_same_in_helm():
     """The draw above mostly turns the LMCache server off; here it is on, in each mode."""
     compare_drawn(lmcache_specs(), 40)
@@ -242,11 +244,13 @@ BASE_SPEC = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("path,value", CONFUSIONS, ids=[f"{'.'.join(p)}={v!r}" for p, v in CONFUSIONS])
 def test_kvgen_and_helm_agree_on_each_type_confusion(path, value):
     agree(confused(BASE_SPEC, path, value))
 
 
+@pytest.mark.heavy
 @settings(
     max_examples=examples(50), deadline=None, derandomize=DERANDOMIZE, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -346,6 +350,7 @@ QUOTING_FIELDS = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("field", QUOTING_FIELDS)
 @settings(
     max_examples=examples(2),  # the two quoted() are held equal by tests/test_quoting.py: this is the wiring
@@ -399,6 +404,7 @@ def test_no_template_quotes_a_value_in_a_problem_by_hand():
 # ----------------------------------------------------------------------------- refusals agree
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("breakage", sorted(BREAKAGES))
 @settings(
     max_examples=examples(3),

@@ -76,6 +76,7 @@ def test_a_wrong_type_is_still_helms_schema_error() -> None:
         helm.render(_with(replicas="two"))
 
 
+@pytest.mark.heavy
 def test_the_real_helm_cli_lists_every_unknown_key_with_its_path(tmp_path: Path) -> None:
     values = _with(
         kvCacheOffloding={"cpuMemoryUtilization": 0.25},
@@ -96,6 +97,7 @@ def test_the_real_helm_cli_lists_every_unknown_key_with_its_path(tmp_path: Path)
         assert line in result.stderr, result.stderr
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_helm_lint_strict_still_passes_on_the_examples(example: Path) -> None:
     result = helm_cli.run(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import BASE, EXAMPLES, GOLDEN, ROOT, dump, kube_version_of, run_kvgen
 from ruamel.yaml import YAML
 
 EXAMPLE = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
 
 
+@pytest.mark.heavy
 def test_render_to_stdout_equals_golden():
     result = run_kvgen("render", str(EXAMPLE))
     assert result.returncode == 0, result.stderr
@@ -17,12 +19,14 @@ def test_render_to_stdout_equals_golden():
     assert "KV-cache offloading enabled (lmcache backend)" in result.stderr
 
 
+@pytest.mark.heavy
 def test_render_reads_stdin():
     result = run_kvgen("render", "-", input=EXAMPLE.read_text())
     assert result.returncode == 0
     assert result.stdout == (GOLDEN / EXAMPLE.name).read_text()
 
 
+@pytest.mark.heavy
 def test_render_writes_one_file_per_spec(tmp_path):
     out = tmp_path / "rendered"
     result = run_kvgen("render", "-q", str(ROOT / "examples" / "kserve-qwen2-7b.yaml"), str(EXAMPLE), "-o", str(out))
@@ -37,6 +41,7 @@ def test_render_writes_one_file_per_spec(tmp_path):
     assert (out / "gemma-4-12b.yaml").read_text() == (GOLDEN / EXAMPLE.name).read_text()
 
 
+@pytest.mark.heavy
 def test_render_a_directory_and_a_multi_document_file(tmp_path):
     a = dict(BASE, name="a")
     b = dict(BASE, name="b")
@@ -48,6 +53,7 @@ def test_render_a_directory_and_a_multi_document_file(tmp_path):
     assert names == ["a", "b"]
 
 
+@pytest.mark.heavy
 def test_same_name_twice_with_output_dir_is_a_usage_error(tmp_path):
     f = tmp_path / "twice.yaml"
     f.write_text(dump(BASE) + "---\n" + dump(BASE))
@@ -57,6 +63,7 @@ def test_same_name_twice_with_output_dir_is_a_usage_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.heavy
 def test_same_name_twice_on_stdout_is_the_same_usage_error_as_with_an_output_dir(tmp_path):
     """Issue 20: on stdout two specs of one name printed the same objects twice, exit 0, where -o refused."""
     for n in ("a", "b", "c"):
@@ -72,6 +79,7 @@ def test_same_name_twice_on_stdout_is_the_same_usage_error_as_with_an_output_dir
     assert said.format("demo.yaml", "file") in to_dir.stderr
 
 
+@pytest.mark.heavy
 def test_same_name_in_two_namespaces_is_two_sets_of_objects(tmp_path):
     (tmp_path / "a.yaml").write_text(dump(dict(BASE, namespace="one")))
     (tmp_path / "b.yaml").write_text(dump(dict(BASE, namespace="two")))
@@ -82,6 +90,7 @@ def test_same_name_in_two_namespaces_is_two_sets_of_objects(tmp_path):
     ] == ["one", "two"]
 
 
+@pytest.mark.heavy
 def test_kube_version_option():
     ok = run_kvgen("render", "-q", "--kube-version", "1.29", str(EXAMPLE))
     assert ok.returncode == 0 and ok.stdout
@@ -91,6 +100,7 @@ def test_kube_version_option():
     assert bogus.returncode == 2 and "not a Kubernetes version" in bogus.stderr
 
 
+@pytest.mark.heavy
 def test_usage_errors_exit_2_without_traceback(tmp_path):
     missing = run_kvgen("render", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
@@ -107,6 +117,7 @@ def test_help_documents_exit_codes():
         assert code in result.stdout
 
 
+@pytest.mark.heavy
 def test_validate_reports_ok_and_writes_nothing_to_stdout():
     for version in sorted({kube_version_of(p) for p in EXAMPLES}):
         examples = [p for p in EXAMPLES if kube_version_of(p) == version]
@@ -116,6 +127,7 @@ def test_validate_reports_ok_and_writes_nothing_to_stdout():
         assert result.stderr.count("ok: ") == len(examples)
 
 
+@pytest.mark.heavy
 def test_explain_json_has_the_decision_and_every_rule():
     result = run_kvgen("explain", "--output", "json", str(ROOT / "examples" / "rule-mig-partition.yaml"))
     assert result.returncode == 0, result.stderr
@@ -126,6 +138,7 @@ def test_explain_json_has_the_decision_and_every_rule():
     assert len(report["decision"]["rules"]) == 7
 
 
+@pytest.mark.heavy
 def test_explain_text_shows_decision_and_sizing_table():
     result = run_kvgen("explain", str(EXAMPLE), env={"COLUMNS": "200"})
     assert result.returncode == 0, result.stderr

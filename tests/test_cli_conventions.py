@@ -29,6 +29,7 @@ def _specs_dir(tmp_path):
 # ---------------------------------------------------------------- directories: files that are not kvgen's
 
 
+@pytest.mark.heavy
 def test_validate_a_directory_skips_a_workflow_and_foreign_manifests_one_line_each(tmp_path):
     root = _specs_dir(tmp_path)
     result = run_kvgen("validate", str(root))
@@ -41,6 +42,7 @@ def test_validate_a_directory_skips_a_workflow_and_foreign_manifests_one_line_ea
     assert f"ok: {root}/demo.yaml: demo" in result.stderr
 
 
+@pytest.mark.heavy
 def test_render_a_directory_skips_quietly_with_quiet(tmp_path):
     root = _specs_dir(tmp_path)
     result = run_kvgen("render", "-q", str(root))
@@ -50,6 +52,7 @@ def test_render_a_directory_skips_quietly_with_quiet(tmp_path):
     assert "Application" not in kinds and "Deployment" in kinds
 
 
+@pytest.mark.heavy
 def test_the_examples_directory_validates_but_for_what_it_holds_on_purpose():
     """`kvgen validate examples/` used to fail on examples/ci's workflow; now that is skipped."""
     result = run_kvgen("validate", "--kube-version", "1.34", "--exclude", "seeds", str(ROOT / "examples"))
@@ -57,6 +60,7 @@ def test_the_examples_directory_validates_but_for_what_it_holds_on_purpose():
     assert "skipped examples/ci/github-actions.yaml" in result.stderr.replace(str(ROOT) + "/", "")
 
 
+@pytest.mark.heavy
 def test_a_spec_with_a_typo_in_a_directory_is_still_an_error(tmp_path):
     (tmp_path / "typo.yaml").write_text(
         "name: demo\nmodle: {id: meta-llama/Llama-3.1-8B-Instruct}\ninstnace: {type: Standard_NC24ads_A100_v4}\n"
@@ -66,12 +70,14 @@ def test_a_spec_with_a_typo_in_a_directory_is_still_an_error(tmp_path):
     assert "unknown key 'modle'" in result.stderr and "skipped" not in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_file_named_explicitly_is_never_skipped():
     result = run_kvgen("validate", str(WORKFLOW))
     assert result.returncode == 1
     assert "unknown key 'jobs'" in result.stderr and "skipped" not in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_directory_of_nothing_but_foreign_files_is_an_error_that_says_so(tmp_path):
     (tmp_path / "wf.yaml").write_text(WORKFLOW.read_text())
     result = run_kvgen("validate", str(tmp_path))
@@ -79,6 +85,7 @@ def test_a_directory_of_nothing_but_foreign_files_is_an_error_that_says_so(tmp_p
     assert "no spec found" in result.stderr and "(1 file skipped as not kvgen's)" in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_kaito_configmap_in_a_directory_is_read_not_skipped(tmp_path):
     shutil.copy(KAITO_SEED, tmp_path / "kaito.yaml")
     result = run_kvgen("validate", str(tmp_path))
@@ -86,6 +93,7 @@ def test_a_kaito_configmap_in_a_directory_is_read_not_skipped(tmp_path):
     assert "skipped" not in result.stderr
 
 
+@pytest.mark.heavy
 def test_exclude_leaves_files_out_by_directory_name_path_or_file_name(tmp_path):
     root = _specs_dir(tmp_path)
     (root / "broken.yaml").write_text("name: x\nmodel: 3\n")
@@ -99,6 +107,7 @@ def test_exclude_leaves_files_out_by_directory_name_path_or_file_name(tmp_path):
         assert f"ok: {root}/demo.yaml" in result.stderr
 
 
+@pytest.mark.heavy
 def test_exclude_everything_is_a_usage_error(tmp_path):
     root = _specs_dir(tmp_path)
     result = run_kvgen("render", "--exclude", "*", str(root))
@@ -106,6 +115,7 @@ def test_exclude_everything_is_a_usage_error(tmp_path):
     assert "no .yaml or .yml files in this directory (after --exclude)" in result.stderr
 
 
+@pytest.mark.heavy
 def test_two_copies_of_one_configmap_across_files_name_both_places(tmp_path):
     shutil.copy(KAITO_SEED, tmp_path / "a.yaml")
     shutil.copy(KAITO_SEED, tmp_path / "b.yaml")
@@ -121,6 +131,7 @@ def test_two_copies_of_one_configmap_across_files_name_both_places(tmp_path):
 # ---------------------------------------------------------------- explain -o json|yaml
 
 
+@pytest.mark.heavy
 def test_explain_o_yaml_is_the_same_data_as_json():
     as_json = run_kvgen("explain", "-o", "json", str(EXAMPLE))
     as_yaml = run_kvgen("explain", "-o", "yaml", str(EXAMPLE))
@@ -129,6 +140,7 @@ def test_explain_o_yaml_is_the_same_data_as_json():
     assert as_yaml.stdout.startswith("version: 1\nname: gemma-4-12b\n")  # block style, keys in order
 
 
+@pytest.mark.heavy
 def test_explain_output_long_form_still_works_and_render_o_is_a_directory(tmp_path):
     long_form = run_kvgen("explain", "--output", "yaml", str(EXAMPLE))
     assert long_form.returncode == 0 and long_form.stdout.startswith("version: 1\n")
@@ -138,6 +150,7 @@ def test_explain_output_long_form_still_works_and_render_o_is_a_directory(tmp_pa
     assert (out / "gemma-4-12b.yaml").is_file()
 
 
+@pytest.mark.heavy
 def test_explain_o_refuses_an_unknown_format():
     result = run_kvgen("explain", "-o", "wide", str(EXAMPLE))
     assert result.returncode == 2
@@ -147,6 +160,7 @@ def test_explain_o_refuses_an_unknown_format():
 # ---------------------------------------------------------------- gated models
 
 
+@pytest.mark.heavy
 def test_a_gated_model_without_a_token_is_warned_on_render_and_quiet_with_a_token(tmp_path):
     bare = tmp_path / "bare.yaml"
     bare.write_text(dump(BASE))
@@ -158,23 +172,30 @@ def test_a_gated_model_without_a_token_is_warned_on_render_and_quiet_with_a_toke
     ) in result.stderr
     with_token = tmp_path / "token.yaml"
     with_token.write_text(
-        dump({**BASE, "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}})
+        dump(
+            {
+                **BASE,
+                "name": "token",
+                "model": {**BASE["model"], "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}},
+            }
+        )
     )
     env_token = tmp_path / "env.yaml"
     env_token.write_text(
         dump(
             {
                 **BASE,
+                "name": "env",
                 "vllm": {"env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]},
             }
         )
     )
     open_model = tmp_path / "qwen.yaml"
-    open_model.write_text(dump({**BASE, "model": {"id": "Qwen/Qwen3-8B"}}))
-    for f in (with_token, env_token, open_model):
-        quiet = run_kvgen("render", str(f))
-        assert quiet.returncode == 0, quiet.stderr
-        assert "gated" not in quiet.stderr, f
+    open_model.write_text(dump({**BASE, "name": "qwen", "model": {"id": "Qwen/Qwen3-8B"}}))
+    quiet = run_kvgen("render", str(with_token), str(env_token), str(open_model))  # one process, three specs
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.count("kind: Deployment") == 3
+    assert "gated" not in quiet.stderr
 
 
 def test_the_gated_list_is_catalog_data_with_a_source():
@@ -207,6 +228,7 @@ def test_the_example_keeps_the_catalog_files_rows():
     assert safe.load(ONPREM.read_text())["catalog"] == safe.load(ONPREM_CATALOG.read_text())["catalog"]
 
 
+@pytest.mark.heavy
 def test_catalog_file_and_env_render_what_the_inline_catalog_renders(tmp_path):
     spec_file, _ = _without_catalog(tmp_path)
     bare = run_kvgen("render", "-q", str(spec_file))
@@ -236,6 +258,7 @@ def test_the_chart_takes_the_same_catalog_file_as_values(tmp_path):
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(ours)
 
 
+@pytest.mark.heavy
 def test_a_catalog_row_changes_a_built_in_type_field_by_field_and_keeps_its_pin(tmp_path):
     cat = tmp_path / "cat.yaml"
     cat.write_text("catalog:\n  instances:\n    Standard_NC24ads_A100_v4: {ephemeralStorage: 2Ti}\n")
@@ -251,6 +274,7 @@ def test_a_catalog_row_changes_a_built_in_type_field_by_field_and_keeps_its_pin(
     assert "node.kubernetes.io/instance-type: Standard_NC24ads_A100_v4" in rendered.stdout
 
 
+@pytest.mark.heavy
 def test_catalog_problems_are_listed_with_file_and_line_and_nothing_is_written(tmp_path):
     cat = tmp_path / "bad.yaml"
     cat.write_text(
@@ -283,6 +307,7 @@ def test_catalog_problems_are_listed_with_file_and_line_and_nothing_is_written(t
     ) in incomplete.stderr
 
 
+@pytest.mark.heavy
 def test_a_missing_catalog_file_is_a_usage_error_naming_where_it_came_from(tmp_path):
     spec_file = tmp_path / "demo.yaml"
     spec_file.write_text(dump(BASE))
@@ -292,6 +317,7 @@ def test_a_missing_catalog_file_is_a_usage_error_naming_where_it_came_from(tmp_p
     assert env.returncode == 2 and f"KVGEN_CATALOG: {tmp_path}/gone.yaml: no such file" in env.stderr
 
 
+@pytest.mark.heavy
 def test_a_catalog_file_in_a_directory_of_specs_is_skipped_as_such(tmp_path):
     shutil.copy(ONPREM_CATALOG, tmp_path / "catalog.yaml")
     (tmp_path / "demo.yaml").write_text(dump(BASE))
@@ -305,6 +331,7 @@ def test_a_catalog_file_in_a_directory_of_specs_is_skipped_as_such(tmp_path):
 # ---------------------------------------------------------------- shell completion
 
 
+@pytest.mark.heavy
 def test_completion_bash_prints_a_script_that_completes_kvgen_in_bash(tmp_path):
     import os
     import subprocess
@@ -341,6 +368,7 @@ def test_completion_bash_prints_a_script_that_completes_kvgen_in_bash(tmp_path):
         assert run.stdout.split() == expected, (words, run.stdout, run.stderr)
 
 
+@pytest.mark.heavy
 def test_completion_zsh_and_fish():
     for shell, mark in (("zsh", "#compdef kvgen"), ("fish", "complete --command kvgen")):
         result = run_kvgen("completion", shell)
@@ -352,6 +380,7 @@ def test_completion_zsh_and_fish():
 # ---------------------------------------------------------------- explain --svg
 
 
+@pytest.mark.heavy
 def test_explain_svg_has_no_external_font_links_and_keeps_model_ids_whole(tmp_path):
     import re
 
@@ -398,6 +427,7 @@ def _catalog_spec(case):
     }
 
 
+@pytest.mark.heavy
 def test_catalog_values_render_the_same_objects_in_the_chart():
     import helm
     from conftest import compile_spec
@@ -426,6 +456,7 @@ def test_an_incomplete_own_row_is_refused_alike_by_kvgen_and_the_chart():
     assert any("memory" in message for _path, message, _hint in ours)
 
 
+@pytest.mark.heavy
 def test_a_misspelt_catalog_field_is_refused_by_the_chart_and_by_kvgen(tmp_path):
     import helm
 
@@ -448,6 +479,7 @@ def test_a_misspelt_catalog_field_is_refused_by_the_chart_and_by_kvgen(tmp_path)
 # ---------------------------------------------------------------- replay (kvgen.output.replay) sees the new options
 
 
+@pytest.mark.heavy
 def test_a_changed_catalog_file_is_a_new_run_in_every_spelling(tmp_path):
     """kvgen.output.replay replays an identical run; a catalog file's bytes are part of "identical"."""
     spec_file, _ = _without_catalog(tmp_path)
@@ -467,6 +499,7 @@ def test_a_changed_catalog_file_is_a_new_run_in_every_spelling(tmp_path):
         assert changed.returncode == 0 and changed.stdout != first.stdout, (args, env)
 
 
+@pytest.mark.heavy
 def test_render_output_dir_is_never_replayed(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
     first = run_kvgen("render", "-q", str(EXAMPLE), "--output-dir", str(out), env={"KVGEN_CACHE_DIR": str(cache)})

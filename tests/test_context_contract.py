@@ -26,6 +26,7 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_has_the_same_context_in_kvgen_and_the_chart(example):
     assert_same_context(load(example.read_text()), kube_version_of(example))

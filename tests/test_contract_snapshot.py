@@ -203,6 +203,7 @@ def test_explicit_interpreter_that_does_not_exist_is_not_available(no_venv, monk
     assert python is None and cs.PYTHON_ENV in why
 
 
+@pytest.mark.heavy
 def test_a_required_contract_run_without_the_venv_fails_instead_of_passing(no_venv):
     """End to end, as CI runs it: KVGEN_REQUIRE_CONTRACT=1 and no venv is a red run (exit 1),
     never a green run of skipped tests."""

@@ -56,6 +56,7 @@ VLLM = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(VLLM))
 def test_kvgen_and_the_chart_refuse_literal_credentials_alike(case):
     settings, literal = VLLM[case]
@@ -167,6 +168,7 @@ def test_a_load_balancer_without_an_api_key_is_warned_about_by_kvgen_and_the_cha
     assert (f"Warning: {LOAD_BALANCER_WARNING}" in notes.splitlines()) == warned
 
 
+@pytest.mark.heavy
 def test_the_load_balancer_warning_is_printed(tmp_path):
     from conftest import run_kvgen
 
@@ -249,6 +251,7 @@ ANYWHERE = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(ANYWHERE))
 def test_a_credential_anywhere_is_refused_by_kvgen_and_the_chart_alike(case):
     overrides, path = ANYWHERE[case]
@@ -268,6 +271,7 @@ def test_a_credential_anywhere_is_refused_by_kvgen_and_the_chart_alike(case):
     assert helm.problems(values) == ours
 
 
+@pytest.mark.heavy
 def test_a_credential_in_an_annotation_is_refused_by_the_cli_at_its_line(tmp_path):
     from conftest import run_kvgen
 

@@ -88,6 +88,7 @@ def test_seed_yaml_is_saved_unchanged(seed, document):
     assert (SEEDS / seed).read_text() in (SHARED_SEEDS / document).read_text()
 
 
+@pytest.mark.heavy
 def test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_would_do_differently():
     result = run_kvgen("render", str(SEEDS / "kserve-qwen2-7b.yaml"), "--instance", "Standard_NC24ads_A100_v4")
     assert result.returncode == 0, result.stderr
@@ -104,6 +105,7 @@ def test_kserve_seed_renders_on_the_cli_with_instance_and_reports_what_kserve_wo
     assert "KV-cache offloading enabled (native backend) (from LLMInferenceService/qwen2-7b-kv-cache-offloading)" in err
 
 
+@pytest.mark.heavy
 def test_kserve_seed_on_a_default_gke_a2_pool_does_not_fit_its_boot_disk():
     """KServe's own example asks for a 100Gi emptyDir tier; a default GKE node pool gives the kubelet
     the 100 GB boot disk, so the pod would stay Pending: kvgen refuses it and points to a pvc tier."""
@@ -114,6 +116,7 @@ def test_kserve_seed_on_a_default_gke_a2_pool_does_not_fit_its_boot_disk():
     assert "pvc.spec tier on a local-NVMe storage class" in result.stderr
 
 
+@pytest.mark.heavy
 def test_kserve_without_an_instance_type_renders_as_kserve_would_and_says_how_to_check_the_node():
     """KServe has no instance: workload_single_node.go L138-139 copies the pod template as written
     (GPUs from main's resources, memory as written) and nothing checks a node."""
@@ -134,6 +137,7 @@ def test_kserve_without_an_instance_type_renders_as_kserve_would_and_says_how_to
     assert "nodeSelector" not in pod
 
 
+@pytest.mark.heavy
 def test_mixed_dialects_in_one_multi_document_file_and_across_files(tmp_path):
     native = (ROOT / "examples" / "kserve-mixed-tiers.yaml").read_text()
     kserve = (SEEDS / "kserve-pvc-ref-path.yaml").read_text()
@@ -152,6 +156,7 @@ def test_mixed_dialects_in_one_multi_document_file_and_across_files(tmp_path):
     assert validate.stderr.count("ok: ") == 3
 
 
+@pytest.mark.heavy
 def test_convert_prints_native_specs_that_render_the_same(tmp_path):
     result = run_kvgen(
         "convert",
@@ -578,6 +583,7 @@ def test_kserve_fields_kvgen_does_not_honour_are_reported_by_path_and_line():
     assert not any("metadata.annotations" in w for w in warnings)
 
 
+@pytest.mark.heavy
 def test_other_documents_and_unused_configmaps_are_reported_not_rendered(tmp_path):
     other = "apiVersion: v1\nkind: Secret\nmetadata: {name: hf}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: unused}\n"
     (tmp_path / "extra.yaml").write_text(other)
@@ -588,6 +594,7 @@ def test_other_documents_and_unused_configmaps_are_reported_not_rendered(tmp_pat
     assert "extra.yaml:7:12: metadata.name: ConfigMap unused is left out" in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_file_with_only_other_objects_is_no_spec():
     result = run_kvgen("render", "-", input="apiVersion: v1\nkind: Secret\nmetadata: {name: hf}\n")
     assert result.returncode == 1

@@ -89,6 +89,7 @@ def test_a_value_json_cannot_hold_exactly_is_not_stored(cache_dir):
     assert len(calls) == 2
 
 
+@pytest.mark.heavy
 def test_cached_catalogs_equal_their_yaml(cache_dir):
     files = sorted((ROOT / "charts" / "kvgen" / "files").glob("*.yaml"))
     assert files
@@ -114,6 +115,7 @@ print(hashlib.sha256(json.dumps([data, verdicts], sort_keys=True).encode()).hexd
 """
 
 
+@pytest.mark.heavy
 def test_concurrent_processes_on_an_empty_cache_agree(tmp_path):
     """Several processes deriving and storing the same entries at once: every one gets the
     same data as a process without a cache, and no partial entry is left behind."""

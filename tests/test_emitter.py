@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import EXAMPLES, ROOT, kube_version_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -90,18 +91,21 @@ def check(docs, fresh):
     return fast
 
 
+@pytest.mark.heavy
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(mappings.filter(bool), min_size=1, max_size=3), st.booleans())
 def test_kvgen_shapes_same_bytes_as_ruamel_or_none(docs, fresh):
     check(docs, fresh)
 
 
+@pytest.mark.heavy
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(st.dictionaries(keys, anything, min_size=1, max_size=4), min_size=1, max_size=2), st.booleans())
 def test_any_shape_same_bytes_as_ruamel_or_none(docs, fresh):
     check(docs, fresh)
 
 
+@pytest.mark.heavy
 def test_the_fast_path_is_taken_for_most_kvgen_shapes():
     """Not a vacuous property: most random documents of kvgen's shapes are written by the emitter."""
     taken = []
@@ -120,6 +124,7 @@ def test_the_fast_path_is_taken_for_most_kvgen_shapes():
     assert sum(taken) > 0.5 * len(taken)
 
 
+@pytest.mark.heavy
 def test_every_example_is_written_by_the_fast_path_and_equals_ruamel():
     for example in EXAMPLES:
         for c in compile_text(example.read_text(), str(example), kube_version_of(example)):
@@ -164,6 +169,7 @@ def test_rendering_imports_no_pure_python_yaml_emitter_for_the_examples():
     assert before > 0 and len(calls) - before <= 3
 
 
+@pytest.mark.heavy
 def test_cli_output_is_byte_identical_to_the_golden():
     out = subprocess.run(
         [sys.executable, "-m", "kvgen", "render", "-q", "examples/lmcache-in-container.yaml"],
@@ -269,6 +275,7 @@ def test_a_memo_entry_is_taken_from_the_store_without_a_ruamel_call_in_the_batch
     assert calls == []
 
 
+@pytest.mark.heavy
 def test_the_render_saves_its_memo_in_the_cache_dir(tmp_path):
     env = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)

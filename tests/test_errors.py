@@ -79,6 +79,7 @@ def test_problems_sort_by_file_then_line_then_path():
     assert SpecError("a.yaml", [b1, a1, early]).problems == [early, a1, b1]
 
 
+@pytest.mark.heavy
 def test_cli_prints_problems_sorted_by_file_and_line(tmp_path):
     """kvgen finds the unknown model and instance (catalog) before the priority class name (what
     the API server refuses), and reads b.yaml before a.yaml; it prints them by file and line."""

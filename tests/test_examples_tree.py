@@ -8,18 +8,21 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, run_kvgen
 from ruamel.yaml import YAML
 
 EXAMPLES = ROOT / "examples"
 
 
+@pytest.mark.heavy
 def test_the_examples_validate_as_one_batch_seeds_included() -> None:
     result = run_kvgen("validate", "--kube-version", "1.34", str(EXAMPLES))
     assert result.returncode == 0, result.stderr
     assert "defined twice" not in result.stderr
 
 
+@pytest.mark.heavy
 def test_the_examples_render_as_one_tree_and_without_seeds_define_each_object_once(tmp_path: Path) -> None:
     everything = run_kvgen("render", "-q", "--kube-version", "1.34", str(EXAMPLES), "-o", str(tmp_path / "all"))
     assert everything.returncode == 0, everything.stderr

@@ -231,6 +231,7 @@ def test_in_container_memory_is_one_container_holding_the_servers_items():
     assert [row["item"] for row in r["sizing"]["memory"]] == ["vLLM container (with the LMCache server)"]
 
 
+@pytest.mark.heavy
 def test_text_output_states_the_gpu_access_mode_and_its_requirement():
     result = run_kvgen(
         "explain", "--kube-version", "1.34", str(ROOT / "examples" / "lmcache-dra.yaml"), env={"COLUMNS": "250"}
@@ -265,6 +266,7 @@ TOP_LEVEL_KEYS = {
 }
 
 
+@pytest.mark.heavy
 def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
     result = run_kvgen("explain", "--output", "json", str(GEMMA), str(DEEPSEEK))
     assert result.returncode == 0, result.stderr
@@ -305,6 +307,7 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
     assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [578_309, 215_605]
 
 
+@pytest.mark.heavy
 def test_json_of_a_translated_input_says_where_it_came_from():
     result = run_kvgen("explain", "--output", "json", str(GEMMA_SEED))
     r = json.loads(result.stdout)
@@ -313,6 +316,7 @@ def test_json_of_a_translated_input_says_where_it_came_from():
     assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [107_338, 155_456]
 
 
+@pytest.mark.heavy
 def test_text_output_has_tables_and_a_bar_per_budget():
     result = run_kvgen("explain", str(GEMMA), env={"COLUMNS": "140"})
     assert result.returncode == 0, result.stderr
@@ -324,6 +328,7 @@ def test_text_output_has_tables_and_a_bar_per_budget():
     assert "(23.0 GiB)" in out  # the soft page cache, in parentheses
 
 
+@pytest.mark.heavy
 def test_svg_is_written(tmp_path):
     target = tmp_path / "plan.svg"
     result = run_kvgen("explain", str(DEEPSEEK), "--svg", str(target), "--output", "json")
@@ -341,6 +346,7 @@ def _plain_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
 
 
+@pytest.mark.heavy
 def test_text_output_into_a_pipe_is_not_wrapped():
     """Into a pipe (grep, less, a CI log) every line is whole: rich would wrap at 80 columns."""
     import subprocess
@@ -367,6 +373,7 @@ def test_text_output_into_a_pipe_is_not_wrapped():
     assert "\x1b[" not in result.stdout  # no colour
 
 
+@pytest.mark.heavy
 def test_text_output_on_a_terminal_fits_the_terminal():
     """On a terminal the view keeps rich's behaviour: wrapped to the terminal's width."""
     import fcntl
@@ -442,6 +449,7 @@ def _plain(*args: str, **kw) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(UNFIT))
 def test_explain_of_a_spec_that_does_not_fit_shows_the_budget_marked_then_the_problems(case, tmp_path):
     text, marked, code = UNFIT[case]
@@ -461,6 +469,7 @@ def test_explain_of_a_spec_that_does_not_fit_shows_the_budget_marked_then_the_pr
     assert f"error: {f}: " in result.stderr and "    hint: " in result.stderr
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 @pytest.mark.parametrize("case", sorted(UNFIT))
 def test_explain_json_of_a_spec_that_does_not_fit_carries_the_budget_and_the_problems(case, fmt, tmp_path):
@@ -483,11 +492,13 @@ def test_explain_json_of_a_spec_that_does_not_fit_carries_the_budget_and_the_pro
         assert r["disk"]["fits"] is False
 
 
+@pytest.mark.heavy
 def test_explain_of_a_spec_that_fits_has_no_problems():
     r = json.loads(_plain("explain", "-o", "json", str(GEMMA)).stdout)
     assert r["fits"] is True and r["problems"] == []
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "text",
     [
@@ -504,6 +515,7 @@ def test_explain_of_a_spec_without_a_budget_prints_only_the_problems(text, tmp_p
     assert result.returncode == 1 and result.stdout == "" and "error: " in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_batch_with_a_spec_without_a_budget_prints_every_problem_and_no_budget(tmp_path):
     unfit, broken = tmp_path / "a.yaml", tmp_path / "b.yaml"
     unfit.write_text(UNFIT["cpu-tier-beyond-the-ram"][0])
@@ -513,6 +525,7 @@ def test_a_batch_with_a_spec_without_a_budget_prints_every_problem_and_no_budget
     assert "kvCacheOffloading.cpu: the pod needs" in result.stderr and "unknown key 'kvCacheOffloding'" in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_batch_shows_every_budget_in_order_the_unfit_marked(tmp_path):
     unfit = tmp_path / "a.yaml"
     unfit.write_text(UNFIT["cpu-tier-beyond-the-ram"][0].replace("demo", "too-big"))
@@ -522,6 +535,7 @@ def test_a_batch_shows_every_budget_in_order_the_unfit_marked(tmp_path):
     assert [(r["name"], r["fits"]) for r in reports] == [("gemma-4-12b", True), ("too-big", False)]
 
 
+@pytest.mark.heavy
 def test_explain_shows_how_requests_reach_the_replicas_and_the_hit_path():
     """routing (docs/routing.md): the gateway mode's route and picker, and the cache hit path from the
     router's affinity through every tier to recompute; the default mode says requests are spread."""

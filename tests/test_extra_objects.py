@@ -173,6 +173,7 @@ REFUSED = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_extra_objects_refused_alike_on_both_faces(case):
     values, expected = REFUSED[case]
@@ -180,6 +181,7 @@ def test_extra_objects_refused_alike_on_both_faces(case):
     assert helm.problems(values) == expected
 
 
+@pytest.mark.heavy
 def test_the_release_namespace_counts_as_the_specs():
     values = _spec({**CONFIG_MAP, "metadata": {"name": "a", "namespace": "gateway"}})
     assert helm.problems(values, namespace="default") == set()  # Helm cannot tell -n default from no -n
@@ -189,6 +191,7 @@ def test_the_release_namespace_counts_as_the_specs():
     assert result.returncode == 1 and "extraObjects[0].metadata.namespace: 'gateway' differs" in result.stderr
 
 
+@pytest.mark.heavy
 def test_problems_name_the_line_of_the_object(tmp_path):
     f = tmp_path / "spec.yaml"
     f.write_text(dump(_spec({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "dg=="}})))
@@ -216,6 +219,7 @@ def test_a_kind_without_a_schema_is_rendered_with_the_same_warning_on_both_faces
     assert deployment["metadata"]["annotations"]["kvgen.dev/warnings"] == UNKNOWN_WARNING
 
 
+@pytest.mark.heavy
 def test_strict_refuses_an_unknown_kind_on_both_faces(tmp_path):
     values = _spec(CONFIG_MAP, WIDGET)
     f = tmp_path / "spec.yaml"
@@ -279,6 +283,7 @@ def test_a_crd_kvgen_vendors_is_validated_too():
     }
 
 
+@pytest.mark.heavy
 def test_kube_kinds_json_is_current():
     assert (helm.CHART / "files" / kube.KINDS_FILE).read_text() == kube.kinds_text()
 
@@ -288,6 +293,7 @@ def test_kube_kinds_json_is_current():
 OWN_TEMPLATE = "templates/kvgen-own-objects.json"
 
 
+@pytest.mark.heavy
 def test_the_charts_list_of_kvgens_own_objects_is_what_kvgen_renders():
     """kvgen.extraObjectClashes compares with kvgen.ownObjects (from the context), kvgen with the
     rendered objects themselves: for every native example, both name the same objects."""
@@ -325,6 +331,7 @@ def test_the_charts_list_of_kvgens_own_objects_is_what_kvgen_renders():
     assert kinds == KVGEN_KINDS
 
 
+@pytest.mark.heavy
 def test_render_o_replaces_its_own_file_holding_extra_objects(tmp_path):
     """The output directory's form check (kvgen.output.tree.written_by_kvgen) takes the unlabelled
     extraObjects after kvgen's own objects: a second render replaces the first one's file."""

@@ -4,6 +4,7 @@ Kubernetes definitions and kvgen's own names and paths, in kvgen and in the char
 from __future__ import annotations
 
 import helm
+import pytest
 from conftest import compile_spec, container, dump, problem_set, run_kvgen, spec, workload
 
 VOLUMES = spec(
@@ -22,6 +23,7 @@ VOLUMES = spec(
 )
 
 
+@pytest.mark.heavy
 def test_extra_volumes_are_mounted_into_the_vllm_container_after_kvgens_own():
     compiled = compile_spec(VOLUMES)
     assert helm.by_identity(helm.objects(VOLUMES)) == helm.by_identity(compiled.objects)
@@ -69,6 +71,7 @@ def test_collisions_with_kvgens_volumes_and_mounts_are_refused_alike():
     }, ours
 
 
+@pytest.mark.heavy
 def test_volumes_are_checked_against_the_kubernetes_definitions(tmp_path):
     bad = spec(
         pod={"volumes": [{"name": "x", "hostPth": {"path": "/data"}}]},

@@ -107,6 +107,7 @@ def test_yaml_indicators_outside_comments_still_take_the_exact_path(text, monkey
     assert calls == [text]
 
 
+@pytest.mark.heavy
 def test_a_comment_the_round_trip_loader_cannot_place_is_a_problem_not_a_crash():
     """Found by the fuzzing below: ruamel.yaml's round-trip loader fails its own assertion here."""
     with pytest.raises(SpecError) as err:
@@ -147,6 +148,7 @@ COMMENTED = [
 ]
 
 
+@pytest.mark.heavy
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(COMMENTED), min_size=1, max_size=16).map("".join))
 def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
@@ -238,6 +240,7 @@ spec_like = st.recursive(
 )
 
 
+@pytest.mark.heavy
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), spec_like, min_size=1, max_size=5), st.booleans())
 def test_random_documents_read_the_same(data, flow):
@@ -259,6 +262,7 @@ def ruamel_load_all(text: str):
     return list(YAML(typ="safe", pure=True).load_all(text))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_template_output_parses_as_ruamel_parses_it(example):
     from conftest import kube_version_of
@@ -344,6 +348,7 @@ TOKENS = [
 ]
 
 
+@pytest.mark.heavy
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=14).map("".join))
 def test_any_text_reads_as_the_round_trip_loader_reads_it(text):
@@ -352,6 +357,7 @@ def test_any_text_reads_as_the_round_trip_loader_reads_it(text):
     test_edge_inputs_read_as_the_round_trip_loader_reads_them(text)
 
 
+@pytest.mark.heavy
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

@@ -46,6 +46,7 @@ def applied(values: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("instance_type", ["g5.2xlarge", "g4dn.xlarge", "g6.xlarge", "g2-standard-4"])
 def test_following_the_hints_of_a_first_try_literally_renders(instance_type):
     values = first_try(instance_type)

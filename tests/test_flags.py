@@ -34,6 +34,7 @@ def _expected(flag: str, index: int) -> tuple[str, str, str]:
     return f"vllm.extraArgs[{index}]", message, row.get("hint") or f"remove it and set {row['from']}"
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("flag", sorted(TABLE))
 def test_every_flag_of_the_table_is_refused_in_a_native_spec_by_kvgen_and_the_chart(flag):
     data = spec(vllm={"extraArgs": ["--max-num-seqs=64", _token(flag)]})
@@ -112,6 +113,7 @@ def test_the_charts_copy_of_vllms_options_is_generated_from_the_snapshot():
     )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(cs.EXTRA_ARGS_ACCEPTED))
 def test_extra_args_vllm_reads_are_accepted(case):
     """vLLM's own spellings (tests/test_contract_live.py parses the same with vLLM): no problem."""
@@ -121,6 +123,7 @@ def test_extra_args_vllm_reads_are_accepted(case):
     assert problem_set(data) == helm.problems(data) == set()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(cs.EXTRA_ARGS_REFUSED))
 def test_extra_args_vllm_refuses_are_problems_at_their_index(case, tmp_path):
     """Each a problem at vllm.extraArgs[i] with its file:line, the same in the chart."""

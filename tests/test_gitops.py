@@ -37,6 +37,7 @@ def snapshot(root):
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.heavy
 def test_render_writes_a_tree_with_a_kustomization_per_directory(specs, tmp_path):
     out = tmp_path / "rendered"
     result = render_tree(specs, out)
@@ -66,6 +67,7 @@ def test_render_writes_a_tree_with_a_kustomization_per_directory(specs, tmp_path
     assert snapshot(again) == files
 
 
+@pytest.mark.heavy
 def test_check_up_to_date_exits_0_and_prints_nothing_on_stdout(specs, tmp_path):
     out = tmp_path / "rendered"
     render_tree(specs, out)
@@ -75,6 +77,7 @@ def test_check_up_to_date_exits_0_and_prints_nothing_on_stdout(specs, tmp_path):
     assert "is up to date" in result.stderr
 
 
+@pytest.mark.heavy
 def test_check_stale_exits_5_with_a_unified_diff_and_writes_nothing(specs, tmp_path):
     out = tmp_path / "rendered"
     render_tree(specs, out)
@@ -91,6 +94,7 @@ def test_check_stale_exits_5_with_a_unified_diff_and_writes_nothing(specs, tmp_p
     assert snapshot(out) == before  # nothing written
 
 
+@pytest.mark.heavy
 def test_check_missing_file_exits_5(specs, tmp_path):
     out = tmp_path / "rendered"
     render_tree(specs, out)
@@ -102,6 +106,7 @@ def test_check_missing_file_exits_5(specs, tmp_path):
     assert not (out / "prod" / "qwen2-7b-pvc-ref.yaml").exists()
 
 
+@pytest.mark.heavy
 def test_check_against_a_directory_never_rendered_exits_5_and_creates_nothing(specs, tmp_path):
     out = tmp_path / "rendered"
     result = run_kvgen("render", str(specs), "-o", str(out), "--check")
@@ -110,6 +115,7 @@ def test_check_against_a_directory_never_rendered_exits_5_and_creates_nothing(sp
     assert not out.exists()
 
 
+@pytest.mark.heavy
 def test_a_spec_removed_from_the_inputs_is_stale_and_removed_on_the_next_render(specs, tmp_path):
     out = tmp_path / "rendered"
     render_tree(specs, out)
@@ -125,12 +131,14 @@ def test_a_spec_removed_from_the_inputs_is_stale_and_removed_on_the_next_render(
     assert run_kvgen("render", str(specs), "-o", str(out), "--check").returncode == 0
 
 
+@pytest.mark.heavy
 def test_check_needs_an_output_directory(specs):
     result = run_kvgen("render", str(specs), "--check")
     assert result.returncode == 2
     assert "give it with -o DIR" in result.stderr
 
 
+@pytest.mark.heavy
 def test_invalid_spec_in_check_mode_is_exit_1_not_stale(specs, tmp_path):
     out = tmp_path / "rendered"
     render_tree(specs, out)
@@ -140,6 +148,7 @@ def test_invalid_spec_in_check_mode_is_exit_1_not_stale(specs, tmp_path):
     assert "unknown key 'kvCacheOffloding'" in result.stderr
 
 
+@pytest.mark.heavy
 def test_help_documents_the_stale_exit_code():
     assert "5 stale" in run_kvgen("--help").stdout
     assert "exit 5" in run_kvgen("render", "--help", env={"COLUMNS": "200"}).stdout
@@ -173,6 +182,7 @@ def test_progress_bar_only_on_a_terminal_and_for_many_specs():
     assert quiet.getvalue() == ""
 
 
+@pytest.mark.heavy
 def test_no_progress_output_when_stderr_is_not_a_terminal():
     many = distinct_names([p for p in sorted(EXAMPLES.glob("*.yaml")) if kube_version_of(p) == DEFAULT_KUBE])
     result = run_kvgen("render", "-q", *map(str, many))
@@ -221,6 +231,7 @@ def test_argocd_examples_use_the_chart_with_a_spec_as_values():
     assert (ROOT / rendered["spec"]["source"]["path"] / "kustomization.yaml").is_file()
 
 
+@pytest.mark.heavy
 def test_the_rendered_tree_argocd_applies_is_what_kvgen_renders():
     """examples/argocd/rendered-kustomize.yaml applies examples/argocd/rendered/ as it is committed:
     `kvgen render --check` of the two specs scripts/regenerate renders there finds nothing stale."""

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import DEFAULT_KUBE, EXAMPLES, GOLDEN, ROOT, kube_version_of, run_kvgen, validate_strictly
 from ruamel.yaml import YAML
 
@@ -28,6 +29,7 @@ def test_render_equals_golden(example):
     )
 
 
+@pytest.mark.heavy
 def test_golden_objects_are_valid_kubernetes(example):
     docs = [d for d in YAML(typ="safe", pure=True).load_all((GOLDEN / example.name).read_text()) if d]
     assert docs
@@ -35,6 +37,7 @@ def test_golden_objects_are_valid_kubernetes(example):
         validate_strictly(doc, f"{kube_version_of(example)}.0")
 
 
+@pytest.mark.heavy
 def test_only_examples_that_need_a_newer_kubernetes_name_one():
     """The DRA example needs 1.34 (resource.k8s.io/v1) and says so in its kubeVersion, so a reader
     runs `kvgen render` on it, and on every other example, as is: its golden is that render."""
@@ -60,6 +63,7 @@ def _render_batches() -> list[list[str]]:
     return [["render", "--quiet", "--kube-version", version, *paths] for version, _names, paths in batches]
 
 
+@pytest.mark.heavy
 def test_render_is_deterministic_across_processes(tmp_path):
     """Every example rendered in two separate processes with different PYTHONHASHSEED (string
     hashing: set and dict order of str keys) gives the same bytes. Each process has its own empty

@@ -165,6 +165,7 @@ def test_dra_on_a_multi_node_server_gives_every_rank_its_claim():
         assert pod_of(c, index)["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "demo-gpus"}]
 
 
+@pytest.mark.heavy
 def test_dra_below_kubernetes_1_34_is_refused_with_the_spec_path_and_line(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(dump(spec(**QWEN_TP2, **lmcache("dra"))))
@@ -194,6 +195,7 @@ def test_dra_with_offloading_off_needs_no_newer_kubernetes():
     assert not [o for o in c.objects if o["kind"] == "ResourceClaimTemplate"]
 
 
+@pytest.mark.heavy
 def test_the_chart_refuses_dra_below_1_34_and_renders_it_from_1_34():
     values = spec(**QWEN_TP2, **lmcache("dra"))
     with pytest.raises(helm_python.HelmRenderError) as err:
@@ -256,6 +258,7 @@ def test_in_container_sizes_the_vllm_container_for_the_server_and_its_l1():
     assert {"name": "kv-cache-secondary-0", "mountPath": "/mnt/kv-cache-0"} in container(c, "vllm")["volumeMounts"]
 
 
+@pytest.mark.heavy
 def test_in_container_l1_is_the_sidecars_on_the_same_node():
     """Run the rendered launcher (dry run) on a node with the instance's RAM and the container's
     memory limit as its cgroup limit: the server gets the same L1 in both modes."""
@@ -289,6 +292,7 @@ def test_in_container_explicit_resources_are_the_two_parts_added():
     assert any("resources.lmcacheServer cpu is not used with gpuAccess in-container" in w for w in c.plan.warnings)
 
 
+@pytest.mark.heavy
 def test_in_container_multi_node_workers_run_headless_under_the_launcher():
     c = compile_spec(spec(**MULTI_NODE, **lmcache("in-container")))
     lines = contract_check.command_lines(c.objects, "demo")
@@ -375,6 +379,7 @@ def test_notes_state_the_mode_and_its_requirement(mode, version):
     assert f"-c {'vllm' if mode == 'in-container' else 'lmcache-mp-server'} " in text
 
 
+@pytest.mark.heavy
 def test_notes_warn_when_the_server_image_differs_from_vllms():
     text = notes(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}))
     assert (

@@ -71,6 +71,7 @@ def test_a_release_name_that_is_no_dns_label_is_a_problem_with_a_hint():
     assert "(hint: set name (or fullnameOverride) in the values)" in str(err.value)
 
 
+@pytest.mark.heavy
 def test_kvgen_names_the_objects_after_name_or_fullname_override_and_needs_one():
     values = values_of(GEMMA, drop=("name",))
     result = run_kvgen("render", "-", input=dump(values))
@@ -98,6 +99,7 @@ def test_kvgen_writes_no_namespace_unless_the_spec_or_namespace_sets_one():
     # a different one is a problem naming both (tests/test_helm_release.py)
 
 
+@pytest.mark.heavy
 def test_the_cli_takes_namespace_and_refuses_a_bad_one():
     text = dump(values_of(DEPLOYMENT_SPEC, drop=("namespace",)))
     for flag in ("--namespace", "-n"):
@@ -113,6 +115,7 @@ def load_all(text):
     return list(YAML(typ="safe", pure=True).load_all(text))
 
 
+@pytest.mark.heavy
 def test_the_chart_follows_the_release_namespace_unless_the_values_set_one():
     values = values_of(DEPLOYMENT_SPEC, drop=("namespace",))
     assert {o["metadata"]["namespace"] for o in helm.raw_objects(values, namespace="llm")} == {"llm"}
@@ -185,6 +188,7 @@ def flow_collections(node, path=""):
     return out
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_helm_template_writes_block_yaml_like_the_goldens(example):
     """`helm template` as users run it: no one-line JSON for labels, args, resources..., and the
@@ -204,6 +208,7 @@ def test_helm_template_writes_block_yaml_like_the_goldens(example):
 # ----------------------------------------------------------------------------- errors
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", [DEPLOYMENT_SPEC, MULTI_NODE], ids=lambda p: p.stem)
 def test_the_chart_fails_from_validate_yaml_with_kvgens_words(example):
     values = values_of(example)
@@ -219,6 +224,7 @@ def test_the_chart_fails_from_validate_yaml_with_kvgens_words(example):
     assert "did you mean" in message
 
 
+@pytest.mark.heavy
 def test_helm_cli_names_validate_yaml_for_a_deployment_spec(tmp_path):
     values = values_of(DEPLOYMENT_SPEC)
     values["parallelism"]["tensor"] = 3
@@ -285,6 +291,7 @@ def test_helm_lint_strict_passes_without_values():
     assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("values_file", CI, ids=[p.stem for p in CI])
 def test_ci_values_lint_and_render_as_kvgen_renders_them(values_file):
     result = helm_cli.run("lint", "--strict", str(helm.CHART), "-f", str(values_file))
@@ -299,6 +306,7 @@ def test_ci_values_lint_and_render_as_kvgen_renders_them(values_file):
     assert helm.by_identity(helm.as_kvgen(theirs, {"namespace": "ci"}, "ci")) == helm.by_identity(ours.objects)
 
 
+@pytest.mark.heavy
 def test_ci_values_cover_both_backends_and_a_multi_node_server():
     backends, kinds = set(), set()
     for values_file in CI:
@@ -364,6 +372,7 @@ def test_artifact_hub_images_are_the_runtime_pins():
     )
 
 
+@pytest.mark.heavy
 def test_flux_helmrelease_example_installs_the_oci_chart_with_a_spec():
     docs = load_all((ROOT / "examples" / "flux" / "gemma-4-12b-helmrelease.yaml").read_text())
     repo, release = (d for d in docs if d)

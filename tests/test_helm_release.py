@@ -47,6 +47,7 @@ def umbrella(tmp_path, sub_values):
     return root
 
 
+@pytest.mark.heavy
 def test_the_chart_schema_accepts_helms_global_values_kvgens_spec_does_not():
     values = {**values_of(GEMMA), "global": {"foo": 1}}
     ours = helm.objects(values_of(GEMMA))
@@ -55,6 +56,7 @@ def test_the_chart_schema_accepts_helms_global_values_kvgens_spec_does_not():
     assert result.returncode == 1 and "global" in result.stderr  # a spec is no umbrella chart's values
 
 
+@pytest.mark.heavy
 def test_kvgen_renders_under_an_umbrella_chart_with_global_values(tmp_path):
     spec = values_of(GEMMA)
     root = umbrella(tmp_path, spec)
@@ -102,6 +104,7 @@ CONFLICT = (
 )
 
 
+@pytest.mark.heavy
 def test_a_spec_namespace_against_the_release_namespace_is_a_problem_naming_both():
     values = values_of(GEMMA)  # namespace: default, as the README's example
     assert values["namespace"] == "default"
@@ -113,6 +116,7 @@ def test_a_spec_namespace_against_the_release_namespace_is_a_problem_naming_both
     assert len(kvgen_problems(broken, namespace="llm")) > 1
 
 
+@pytest.mark.heavy
 def test_the_same_namespace_twice_or_none_in_the_spec_follows_the_release():
     values = values_of(GEMMA, drop=("namespace",))
     assert {o["metadata"]["namespace"] for o in helm.raw_objects(values, namespace="llm")} == {"llm"}
@@ -121,6 +125,7 @@ def test_the_same_namespace_twice_or_none_in_the_spec_follows_the_release():
     assert kvgen_problems(same, namespace="llm") == set()
 
 
+@pytest.mark.heavy
 def test_helm_template_without_n_keeps_the_spec_namespace_helm_install_n_refuses_a_conflict():
     """Helm gives the release namespace "default" without -n and cannot tell it from -n default: there
     the spec's namespace stands, so `helm template x charts/kvgen -f examples/...` works as written."""
@@ -137,6 +142,7 @@ def test_helm_template_without_n_keeps_the_spec_namespace_helm_install_n_refuses
     )
 
 
+@pytest.mark.heavy
 def test_kvgen_namespace_against_the_spec_namespace_is_a_problem_at_its_line():
     result = run_kvgen("render", "-n", "llm", str(GEMMA))
     assert result.returncode == 1 and result.stdout == ""
@@ -151,6 +157,7 @@ def test_kvgen_namespace_against_the_spec_namespace_is_a_problem_at_its_line():
     assert run_kvgen("render", "-n", "default", str(GEMMA)).returncode == 0
 
 
+@pytest.mark.heavy
 def test_name_and_fullname_override_naming_two_things_is_a_problem_in_both_faces():
     values = {**values_of(GEMMA), "fullnameOverride": "gemma-small"}
     expected = {
@@ -187,6 +194,7 @@ def _dra_without_kube_version(tmp_path):
     return path
 
 
+@pytest.mark.heavy
 def test_one_default_kubernetes_version_for_kvgen_and_the_chart(tmp_path):
     import inspect
 
@@ -225,6 +233,7 @@ def test_one_default_kubernetes_version_for_kvgen_and_the_chart(tmp_path):
     assert run_kvgen("render", "--kube-version", "1.34", str(dra)).returncode == 0
 
 
+@pytest.mark.heavy
 def test_the_specs_kube_version_is_rendered_for_when_none_is_given_by_both_faces():
     """kubeVersion "1.34" (examples/lmcache-dra.yaml): kvgen without --kube-version and helm template
     without --kube-version render the DRA objects for 1.34; a newer version given is used."""
@@ -240,6 +249,7 @@ def test_the_specs_kube_version_is_rendered_for_when_none_is_given_by_both_faces
     assert helm_cli.run("template", "x", str(helm.CHART), "-f", str(dra), "--kube-version", "1.36").returncode == 0
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("version", ["1.33", "1.29"])
 def test_a_version_older_than_the_specs_kube_version_is_refused_by_both_faces_naming_both(version):
     dra = ROOT / "examples" / "lmcache-dra.yaml"

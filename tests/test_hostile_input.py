@@ -242,6 +242,7 @@ def test_dev_zero_is_reported_as_a_device_and_not_read():
     assert "/dev/zero: a character device, not a file" in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_fifo_is_reported_as_one_without_blocking(tmp_path):
     fifo = tmp_path / "spec.yaml"
     os.mkfifo(fifo)
@@ -264,6 +265,7 @@ def test_a_missing_file_is_still_no_such_file(tmp_path):
     assert "no such file or directory" in result.stderr
 
 
+@pytest.mark.heavy
 def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(NATIVE)
@@ -351,6 +353,7 @@ def test_the_size_cap_applies_to_stdin():
     assert "<stdin>:1:1:" in result.stderr and "larger than 1 MiB" in result.stderr
 
 
+@pytest.mark.heavy
 def test_an_input_just_under_the_cap_is_read(tmp_path):
     f = tmp_path / "long.yaml"
     head = NATIVE + "vllm:\n  env:\n    - name: NOTE\n      value: '"
@@ -360,6 +363,7 @@ def test_an_input_just_under_the_cap_is_read(tmp_path):
     assert result.exit_code == 0, result.stderr
 
 
+@pytest.mark.heavy
 def test_too_many_values_are_refused(tmp_path):
     f = tmp_path / "wide.yaml"
     f.write_text(NATIVE + "vllm:\n  extraArgs: [" + ",".join(["a"] * 30_000) + "]\n")
@@ -377,6 +381,7 @@ def test_deep_flow_nesting_is_refused_as_it_is_scanned(tmp_path):
     assert f"{f}:1:" in result.stderr and "nested more than 100 levels" in result.stderr
 
 
+@pytest.mark.heavy
 def test_an_object_the_api_server_would_refuse_for_its_size_is_refused(tmp_path):
     # 850,000 quotes: an 850 KB input, 1.6 MiB of JSON once escaped
     f = tmp_path / "big.yaml"
@@ -399,6 +404,7 @@ def test_characters_a_yaml_stream_must_not_hold_are_rendered_escaped(tmp_path):
     assert {"name": "ODD", "value": "a\x7fb\x85c\ufeffd"} in env
 
 
+@pytest.mark.heavy
 @settings(max_examples=500, deadline=None, derandomize=True, database=None)
 @given(st.text(st.characters(exclude_categories=["Cs"])))
 def test_any_string_survives_the_templates_and_the_yaml_output(value):

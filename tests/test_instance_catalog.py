@@ -97,6 +97,7 @@ def test_a_copied_cpu_row_renders_alike_on_both_faces(name):
     assert helm.by_identity(helm.objects(values)) == ours
 
 
+@pytest.mark.heavy
 def test_a_gpu_row_with_gpu_memory_0_is_missing_its_gpu_memory_on_both_faces():
     """gpuMemory "0" is a CPU type's: a row with GPUs that says it has no GPU memory to plan from
     (one written so, or a built-in GPU row given "0") is refused as lacking it, by both faces."""

@@ -194,6 +194,7 @@ def test_prefill_decode_router_is_not_carried_over():
     )
 
 
+@pytest.mark.heavy
 def test_convert_names_the_objects_kserves_controller_would_create(tmp_path):
     """scheduler.go:1612-1614 (<name>-kserve-router-scheduler), :299-354 (<name>-inference-pool),
     types_func.go:38-45 (<name>-epp-service), router.go:241 (<name>-kserve-route)."""

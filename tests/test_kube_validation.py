@@ -47,6 +47,7 @@ def paths(node, prefix=()):
             yield from paths(v, (*prefix, i))
 
 
+@pytest.mark.heavy
 def test_every_golden_object_is_valid_for_both():
     assert len(golden_objects()) > 40
     for obj, version in golden_objects():
@@ -57,6 +58,7 @@ def test_every_golden_object_is_valid_for_both():
 REPLACEMENTS = ["x", "", 0, -1, 2**40, 2**70, 1.5, True, None, [], {}, {"zz": 1}, ["a"], [{"name": 1}]]
 
 
+@pytest.mark.heavy
 @settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_broken_objects_get_the_same_verdict_from_both(data):
@@ -130,6 +132,7 @@ def test_pruning_keeps_a_property_named_description():
     assert pruned["$defs"]["X"] == {"properties": {"description": {"type": "string"}}, "additionalProperties": False}
 
 
+@pytest.mark.heavy
 def test_valid_output_never_imports_the_python_validator():
     """jsonschema (about 120 ms to import) is only for messages about invalid objects."""
     code = (

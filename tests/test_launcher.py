@@ -282,6 +282,7 @@ def test_malformed_option_value_is_one_error_line_not_usage_text(tmp_path):
     _one_error_line(r, "--utilization")
 
 
+@pytest.mark.heavy
 def test_any_bytes_in_proc_files_exit_0_or_2_without_traceback(tmp_path_factory):
     """Property: whatever /proc/meminfo and memory.max hold, the launcher returns 0 or 2 and
     never raises (in-process, so hypothesis can try many files quickly)."""
@@ -460,6 +461,7 @@ def probe(tmp_path, version: str | None, url: str, *extra: str):
     )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "version, served", [("0.4.4", "/api/healthcheck"), ("0.4.5", "/healthcheck"), ("0.5.6", "/healthcheck")]
 )
@@ -478,6 +480,7 @@ def test_the_probe_asks_the_installed_lmcache_its_own_health_path(tmp_path, vers
     assert line.startswith(f"LMCache {version} not healthy at {wrong.url}{served}: ") and "404" in line
 
 
+@pytest.mark.heavy
 def test_the_probe_fails_with_one_line_when_nothing_listens(tmp_path):
     server = _Server("/healthcheck")
     server.close()  # the port is free again: connection refused
@@ -485,6 +488,7 @@ def test_the_probe_fails_with_one_line_when_nothing_listens(tmp_path):
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "version, message", [(None, "LMCache is not installed"), ("0.4.3", "older than any known health path")]
 )

@@ -122,6 +122,7 @@ def gone(pid: int, timeout: float = 5) -> bool:
     return False
 
 
+@pytest.mark.heavy
 def test_vllm_starts_only_once_the_server_is_healthy_and_the_server_gets_its_l1_size(tmp_path):
     pod = Pod(tmp_path, server=["healthy-after=0.6"])
     server, vllm = pod.pid("server"), pod.pid("vllm")
@@ -135,6 +136,7 @@ def test_vllm_starts_only_once_the_server_is_healthy_and_the_server_gets_its_l1_
     assert gone(server) and gone(vllm)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_reaches_both_and_both_stop(tmp_path, sig):
     pod = Pod(tmp_path)
@@ -148,6 +150,7 @@ def test_a_signal_reaches_both_and_both_stop(tmp_path, sig):
     assert f"received {signal.Signals(sig).name}: stopping both" in err
 
 
+@pytest.mark.heavy
 def test_server_dies_the_container_exits_non_zero_and_vllm_is_stopped(tmp_path):
     pod = Pod(tmp_path, server=["exit-after=1", "exit=3"])
     server, vllm = pod.pid("server"), pod.pid("vllm")
@@ -158,6 +161,7 @@ def test_server_dies_the_container_exits_non_zero_and_vllm_is_stopped(tmp_path):
     assert "LMCache server" in err and "exited with status 3" in err
 
 
+@pytest.mark.heavy
 def test_server_killed_by_a_signal_exits_128_plus_the_signal(tmp_path):
     pod = Pod(tmp_path, server=["exit-after=1", "exit=kill"])
     vllm = pod.pid("vllm")
@@ -167,6 +171,7 @@ def test_server_killed_by_a_signal_exits_128_plus_the_signal(tmp_path):
     assert gone(vllm)
 
 
+@pytest.mark.heavy
 def test_vllm_dies_the_server_is_stopped_and_the_container_exits_non_zero(tmp_path):
     pod = Pod(tmp_path, vllm=["exit-after=0.3", "exit=7"])
     server = pod.pid("server")
@@ -177,6 +182,7 @@ def test_vllm_dies_the_server_is_stopped_and_the_container_exits_non_zero(tmp_pa
     assert gone(server)
 
 
+@pytest.mark.heavy
 def test_a_child_exiting_with_status_0_still_fails_the_container(tmp_path):
     pod = Pod(tmp_path, vllm=["exit-after=0.3", "exit=0"])
     code, err = pod.finish()
@@ -184,6 +190,7 @@ def test_a_child_exiting_with_status_0_still_fails_the_container(tmp_path):
     assert pod.seen("server.term")
 
 
+@pytest.mark.heavy
 def test_health_never_ready_times_out_non_zero_and_vllm_never_starts(tmp_path):
     pod = Pod(tmp_path, server=["healthy-after=never"], health_timeout=1)
     server = pod.pid("server")
@@ -194,6 +201,7 @@ def test_health_never_ready_times_out_non_zero_and_vllm_never_starts(tmp_path):
     assert gone(server)
 
 
+@pytest.mark.heavy
 def test_server_exiting_before_it_is_healthy_fails_without_starting_vllm(tmp_path):
     pod = Pod(tmp_path, server=["healthy-after=never", "exit-after=0.2", "exit=5"])
     code, err = pod.finish()
@@ -201,6 +209,7 @@ def test_server_exiting_before_it_is_healthy_fails_without_starting_vllm(tmp_pat
     assert not pod.seen("vllm.pid")
 
 
+@pytest.mark.heavy
 def test_a_child_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path):
     pod = Pod(tmp_path, vllm=["ignore-term=1"], grace=1)
     vllm = pod.pid("vllm")
@@ -214,6 +223,7 @@ def test_a_child_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path):
     assert "still running after 1s: killing it" in err
 
 
+@pytest.mark.heavy
 def test_vllm_that_cannot_start_stops_the_server_and_exits_2(tmp_path):
     pod = Pod(tmp_path, then_command=[str(tmp_path / "no-such-vllm"), "serve"])
     server = pod.pid("server")
@@ -270,6 +280,7 @@ def test_supervision_times_must_be_positive(tmp_path, option):
 # --- issue 19: the health path of the LMCache installed; issue 20: bounded times --------------
 
 
+@pytest.mark.heavy
 def test_with_lmcache_0_4_4_the_launcher_waits_on_api_healthcheck(tmp_path):
     """LMCache 0.4.4 (vLLM's CUDA 12 images) serves /api/healthcheck, not /healthcheck: the
     launcher picks the path for the version it finds, so vLLM starts."""

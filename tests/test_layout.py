@@ -74,6 +74,7 @@ def test_every_package_is_a_known_layer():
     assert not loose, f"modules outside the layers: {sorted(loose)}"
 
 
+@pytest.mark.heavy
 def test_every_import_points_down_the_layers():
     assert upward_imports() == []
 

@@ -129,6 +129,7 @@ def test_the_chart_renders_the_same_leaderworkerset(values):
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compile_spec(values).objects)
 
 
+@pytest.mark.heavy
 def test_the_chart_refuses_what_kvgen_refuses():
     for values in (spec(**MULTI, replicas=2), lws_spec(name="a" * 50, replicas=1000)):
         ours = problem_set(values)

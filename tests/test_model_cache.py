@@ -41,6 +41,7 @@ def _named(items, name):
     return found
 
 
+@pytest.mark.heavy
 def test_a_claim_per_pod_makes_a_statefulset_that_downloads_once_and_serves_offline():
     compiled, objs = _both(TEMPLATE)
     assert ("Deployment", "demo") not in objs
@@ -75,6 +76,7 @@ def test_a_claim_per_pod_makes_a_statefulset_that_downloads_once_and_serves_offl
         validate_strictly(obj, "1.33")
 
 
+@pytest.mark.heavy
 def test_the_claims_size_follows_the_checkpoint_and_the_model_cache_holds_headroom_only():
     compiled, objs = _both(TEMPLATE)
     model = compiled.plan.model
@@ -142,6 +144,7 @@ def test_download_false_renders_no_init_container_and_a_given_path_is_the_sub_pa
     ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("engine", ["statefulset", "leaderworkerset"])
 def test_every_node_of_a_multi_node_server_gets_its_claim_and_the_download(engine):
     values = spec(
@@ -170,6 +173,7 @@ def test_every_node_of_a_multi_node_server_gets_its_claim_and_the_download(engin
         validate_strictly(obj, "1.33")  # the LeaderWorkerSet against the vendored LWS v0.10 CRD
 
 
+@pytest.mark.heavy
 def test_problems_are_the_same_on_both_faces():
     cases = {
         "model.cache": spec(model={"id": LLAMA, "uri": "pvc://store/x", "cache": {"claim": {"name": "models"}}}),
@@ -222,6 +226,7 @@ def test_a_claim_shared_by_several_pods_warns_that_it_must_be_read_write_many():
         compile_spec({**values, "strict": True})
 
 
+@pytest.mark.heavy
 def test_explain_says_where_the_weights_live_and_that_a_warm_restart_downloads_nothing():
     from conftest import ROOT, run_kvgen
 

@@ -110,12 +110,14 @@ def test_sources_yaml_names_a_repository_path_and_commit_for_every_fixture():
         assert bool(where.get("weights")) == bool(where.get("weightsSource")), name
 
 
+@pytest.mark.heavy
 def test_models_yaml_is_what_the_fixtures_give():
     """scripts/catalog-models --check: the committed rows are the fixtures' (run it to regenerate)."""
     run = subprocess.run([str(ROOT / "scripts" / "catalog-models"), "--check"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
 
 
+@pytest.mark.heavy
 def test_check_fails_on_a_stale_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A fixture changed after the rows were generated: --check fails and shows the row's diff."""
     folder = tmp_path / "hf-configs"
@@ -210,6 +212,7 @@ PARITY_SAMPLE = [
 ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", PARITY_SAMPLE)
 def test_a_sample_of_new_rows_renders_alike_on_both_faces(name):
     values = _fitting(name)

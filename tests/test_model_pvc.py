@@ -4,6 +4,7 @@ under the model's id, nothing downloaded; in kvgen and in the chart alike."""
 from __future__ import annotations
 
 import helm
+import pytest
 from conftest import compile_spec, container, problem_set, spec
 
 from kvgen.data import catalog
@@ -57,6 +58,7 @@ def test_a_claim_without_a_path_is_mounted_whole_and_a_served_name_of_ones_own_w
     assert "subPath" not in mount
 
 
+@pytest.mark.heavy
 def test_bad_claims_are_refused_alike():
     for uri, words in (
         ("pvc://Model_Store/x", "cannot name a PersistentVolumeClaim"),

@@ -111,6 +111,7 @@ def test_an_unknown_name_says_how_to_describe_it_and_where_the_known_ones_are():
     assert typo.startswith("did you mean 'g5.12xlarge'? if not, describe the node inline")
 
 
+@pytest.mark.heavy
 def test_the_cli_suggests_no_other_product(tmp_path):
     f = tmp_path / "spec.yaml"
     f.write_text(json.dumps(spec(model={"id": "mistralai/Mixtral-8x7B-Instruct-v0.1"})))
@@ -119,6 +120,7 @@ def test_the_cli_suggests_no_other_product(tmp_path):
     assert "Mistral-7B" not in result.stderr and "kvgen catalog models" in result.stderr
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("word", sorted(TYPOS) + OTHER_PRODUCTS)
 def test_the_chart_suggests_the_same_word_for_word(word):
     values = spec(model={"id": word}) if "/" in word else spec(instance={"type": word})
@@ -145,6 +147,7 @@ def _chart_near_typos(cases: list[tuple[str, list[str]]]) -> list[str]:
 WORD = st.text(alphabet="abdeiltx0129-_.'\"\\AD", max_size=12)
 
 
+@pytest.mark.heavy
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(WORD, st.lists(WORD, max_size=4)), min_size=1, max_size=30))
 def test_the_charts_near_typo_is_pythons(cases):
@@ -152,6 +155,7 @@ def test_the_charts_near_typo_is_pythons(cases):
     assert _chart_near_typos(cases) == [near_typo(word, choices) or "" for word, choices in cases]
 
 
+@pytest.mark.heavy
 def test_the_charts_near_typo_on_the_catalog():
     cases = [(w, MODELS + INSTANCES) for w in [*TYPOS, *OTHER_PRODUCTS]]
     assert _chart_near_typos(cases) == [TYPOS.get(w, "") for w, _ in cases]

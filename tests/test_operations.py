@@ -91,6 +91,7 @@ def test_probe_timings_are_configurable_and_the_deadline_follows_the_startup_bud
     assert of_kind(objs, "Deployment")[0]["spec"]["progressDeadlineSeconds"] == 10 * 360 + 600
 
 
+@pytest.mark.heavy
 def test_ranks_above_zero_have_no_probes_and_statefulsets_no_deadline():
     objs = both(spec(**MULTI_NODE, probes={"startup": {"failureThreshold": 200}}))
     leader, worker = of_kind(objs, "StatefulSet")
@@ -100,6 +101,7 @@ def test_ranks_above_zero_have_no_probes_and_statefulsets_no_deadline():
     assert "progressDeadlineSeconds" not in leader["spec"]
 
 
+@pytest.mark.heavy
 def test_a_bad_probe_value_is_refused_with_its_path(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(dump(spec(probes={"readiness": {"timeoutSeconds": 0}, "startup": {"bogus": 1}})))
@@ -116,6 +118,7 @@ def test_a_bad_probe_value_is_refused_with_its_path(tmp_path):
 # ----------------------------------------------------------------------------- disruption budget
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "values, expected",
     [
@@ -303,6 +306,7 @@ def test_a_multi_node_server_is_not_autoscaled():
     }
 
 
+@pytest.mark.heavy
 def test_exactly_one_autoscaler(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(dump(spec(autoscaling={**KEDA, "hpa": {"metrics": [HPA_METRIC]}})))
@@ -324,6 +328,7 @@ def test_a_bad_hpa_metric_is_refused_with_its_path():
     assert any(p == "autoscaling.hpa.metrics[0].pods" for p, _m, _h in problems), problems
 
 
+@pytest.mark.heavy
 def test_the_example_renders_every_operations_object_through_the_cli():
     result = run_kvgen("render", "examples/metrics-pdb-keda.yaml")
     assert result.returncode == 0, result.stderr

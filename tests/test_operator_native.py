@@ -210,6 +210,7 @@ def test_a_typed_or_memory_described_node_is_still_checked():
         compile_spec(spec(instance={"gpus": 1, "memory": "200Gi"}))
 
 
+@pytest.mark.heavy
 def test_explain_of_an_unknown_node_says_unknown_not_zero(tmp_path):
     """kvgen explain --output json: the node's figures are null (unknown), not 0 bytes that 'fit'."""
     import json

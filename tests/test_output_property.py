@@ -20,6 +20,7 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,6 +147,7 @@ def dirs_of(files: dict[PurePosixPath, str]) -> set[str]:
     return {p.as_posix() for rel in files for p in rel.parents if p != PurePosixPath(".")}
 
 
+@pytest.mark.heavy
 @settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -92,6 +92,7 @@ def drop_manifest(root: Path) -> None:
 # ----------------------------------------------------------------------------- nothing outside OUT
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("outside", ["../victim/x.yaml", "ABSOLUTE"])
 @pytest.mark.parametrize("with_manifest", [True, False], ids=["manifest", "earlier-version-tree"])
 def test_a_kustomization_listing_a_path_outside_out_never_deletes_it(specs, out, tmp_path, outside, with_manifest):
@@ -115,6 +116,7 @@ def test_a_kustomization_listing_a_path_outside_out_never_deletes_it(specs, out,
         assert_consistent(out)
 
 
+@pytest.mark.heavy
 def test_check_never_prints_a_file_outside_out(specs, out, tmp_path):
     secret = tmp_path / "victim" / "secret.yaml"
     secret.parent.mkdir()
@@ -128,6 +130,7 @@ def test_check_never_prints_a_file_outside_out(specs, out, tmp_path):
     assert secret.exists()
 
 
+@pytest.mark.heavy
 def test_a_manifest_naming_paths_outside_out_is_refused_as_a_whole(specs, out, tmp_path):
     victim = tmp_path / "victim.yaml"
     victim.write_text("precious: true\n")
@@ -146,6 +149,7 @@ def test_a_manifest_naming_paths_outside_out_is_refused_as_a_whole(specs, out, t
         assert victim.exists() and snapshot(out) == before
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("where", [GEMMA, "prod", MANIFEST])
 def test_links_inside_out_are_never_followed(specs, out, tmp_path, where):
     target = tmp_path / "victim"
@@ -165,6 +169,7 @@ def test_links_inside_out_are_never_followed(specs, out, tmp_path, where):
         assert snapshot(out) == before and snapshot(target) == victim
 
 
+@pytest.mark.heavy
 def test_out_itself_a_link_is_a_usage_error(specs, tmp_path):
     real = tmp_path / "elsewhere"
     real.mkdir()
@@ -178,6 +183,7 @@ def test_out_itself_a_link_is_a_usage_error(specs, tmp_path):
 # ----------------------------------------------------------------------------- only what kvgen wrote
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("with_manifest", [True, False], ids=["manifest", "earlier-version-tree"])
 def test_a_user_file_listed_in_a_kustomization_is_never_deleted(specs, out, with_manifest):
     (out / "prod" / "notes.yaml").write_text("mine: true\n")
@@ -198,6 +204,7 @@ def test_a_user_file_listed_in_a_kustomization_is_never_deleted(specs, out, with
         assert (out / PVC_REF).exists()  # without a manifest kvgen cannot tell it wrote it
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", ["kustomization.yaml", GEMMA, "prod/kustomization.yaml"])
 def test_a_file_kvgen_did_not_write_is_refused_and_nothing_is_written(specs, tmp_path, name):
     root = tmp_path / "rendered"
@@ -216,6 +223,7 @@ def test_a_file_kvgen_did_not_write_is_refused_and_nothing_is_written(specs, tmp
     assert "kvgen render would stop here" in check.stderr and "-resources: [mine.yaml]" in check.stdout
 
 
+@pytest.mark.heavy
 def test_a_file_kvgen_wrote_and_you_edited_is_refused_until_you_move_it(specs, out):
     edited = (out / GEMMA).read_text().replace("replicas: 1", "replicas: 3")
     (out / GEMMA).write_text(edited)
@@ -230,6 +238,7 @@ def test_a_file_kvgen_wrote_and_you_edited_is_refused_until_you_move_it(specs, o
     assert_consistent(out)
 
 
+@pytest.mark.heavy
 def test_an_edited_file_no_longer_produced_stays_and_leaves_the_manifest(specs, out):
     (out / PVC_REF).write_text((out / PVC_REF).read_text() + "# my note\n")
     shutil.rmtree(specs / "prod")
@@ -245,6 +254,7 @@ def test_an_edited_file_no_longer_produced_stays_and_leaves_the_manifest(specs, 
 # ----------------------------------------------------------------------------- an OUT the previous version wrote
 
 
+@pytest.mark.heavy
 def test_an_out_written_before_the_manifest_is_adopted_when_identical(specs, out):
     drop_manifest(out)
     check = render(specs, out, "--check")
@@ -256,6 +266,7 @@ def test_an_out_written_before_the_manifest_is_adopted_when_identical(specs, out
     assert render(specs, out, "--check").returncode == 0
 
 
+@pytest.mark.heavy
 def test_an_out_written_before_the_manifest_refuses_files_it_cannot_vouch_for(specs, out):
     drop_manifest(out)
     (specs / "gemma.yaml").write_text((specs / "gemma.yaml").read_text().replace("0.25", "0.3"))
@@ -272,6 +283,7 @@ def test_an_out_written_before_the_manifest_refuses_files_it_cannot_vouch_for(sp
 # ----------------------------------------------------------------------------- OUT unusable: usage errors
 
 
+@pytest.mark.heavy
 def test_out_being_a_file_is_a_usage_error(specs, tmp_path):
     root = tmp_path / "rendered"
     root.write_text("a file\n")
@@ -283,6 +295,7 @@ def test_out_being_a_file_is_a_usage_error(specs, tmp_path):
     assert root.read_text() == "a file\n"
 
 
+@pytest.mark.heavy
 def test_a_file_where_a_directory_must_go_is_a_usage_error(specs, tmp_path):
     root = tmp_path / "rendered"
     root.mkdir()
@@ -365,6 +378,7 @@ def test_a_read_only_directory_is_a_clear_error_and_changes_nothing(tree_a, monk
     assert snapshot(tree_a) == before
 
 
+@pytest.mark.heavy
 def test_the_cli_reports_a_full_disk_as_exit_2_not_an_internal_error(specs, out, monkeypatch):
     (specs / "gemma.yaml").write_text((specs / "gemma.yaml").read_text().replace("0.25", "0.3"))
     before = snapshot(out)
@@ -483,6 +497,7 @@ def changed(specs):
     return specs
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_while_staging_leaves_the_previous_tree(out, changed, tmp_path, sig):
     before = snapshot(out)
@@ -496,6 +511,7 @@ def test_a_signal_while_staging_leaves_the_previous_tree(out, changed, tmp_path,
     assert snapshot(out) == before  # no temporary file, no new directory
 
 
+@pytest.mark.heavy
 def test_sigterm_while_committing_waits_for_the_complete_new_tree(out, changed, tmp_path):
     proc, ready = hooked(tmp_path, "commit", "render", "-q", str(changed), "-o", str(out))
     wait_for(ready, proc)
@@ -509,6 +525,7 @@ def test_sigterm_while_committing_waits_for_the_complete_new_tree(out, changed, 
     assert_consistent(out)
 
 
+@pytest.mark.heavy
 def test_leftovers_of_a_killed_render_are_removed_by_the_next(out, changed, tmp_path):
     proc, ready = hooked(tmp_path, "staging", "render", "-q", str(changed), "-o", str(out))
     wait_for(ready, proc)
@@ -521,6 +538,7 @@ def test_leftovers_of_a_killed_render_are_removed_by_the_next(out, changed, tmp_
     assert_consistent(out)
 
 
+@pytest.mark.heavy
 def test_two_renders_into_one_out_are_serialized(out, specs, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
@@ -544,6 +562,7 @@ def test_two_renders_into_one_out_are_serialized(out, specs, tmp_path):
     assert_consistent(out)
 
 
+@pytest.mark.heavy
 def test_a_render_gives_up_on_a_lock_held_too_long(out, specs, tmp_path):
     before = snapshot(out)
     fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
@@ -561,6 +580,7 @@ def test_a_render_gives_up_on_a_lock_held_too_long(out, specs, tmp_path):
 # ----------------------------------------------------------------------------- the manifest, --kustomize-resource
 
 
+@pytest.mark.heavy
 def test_the_manifest_is_deterministic_and_lists_every_file_with_its_digest(specs, out, tmp_path):
     text = (out / MANIFEST).read_text()
     body = json.loads(text)
@@ -582,6 +602,7 @@ def test_the_manifest_is_deterministic_and_lists_every_file_with_its_digest(spec
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == stamps
 
 
+@pytest.mark.heavy
 def test_kustomize_resource_adds_your_own_files_to_the_top_kustomization(specs, tmp_path):
     root = tmp_path / "rendered"
     (root / "extras").mkdir(parents=True)
@@ -618,6 +639,7 @@ def test_kustomize_resource_adds_your_own_files_to_the_top_kustomization(specs, 
     )
 
 
+@pytest.mark.heavy
 def test_kustomize_resource_must_stay_inside_out_and_be_yours(specs, tmp_path):
     root = tmp_path / "rendered"
     bad = ["../x.yaml", "/etc/passwd", "a/../../x.yaml", "kustomization.yaml", "prod", GEMMA, MANIFEST]
@@ -631,6 +653,7 @@ def test_kustomize_resource_must_stay_inside_out_and_be_yours(specs, tmp_path):
     assert no_out.returncode == 2 and "give it with -o DIR" in no_out.stderr
 
 
+@pytest.mark.heavy
 def test_kustomize_resource_through_a_link_is_refused(specs, tmp_path):
     root = tmp_path / "rendered"
     root.mkdir()
@@ -643,6 +666,7 @@ def test_kustomize_resource_through_a_link_is_refused(specs, tmp_path):
 # ----------------------------------------------------------------------------- the manifest is input (issue 20)
 
 
+@pytest.mark.heavy
 def test_a_manifest_listing_your_files_with_their_sha256_never_deletes_them(specs, out):
     """Issue 20: a pull request that edits only the manifest to list README.md and .git/config (with
     their real sha256) made the next render delete both, and the emptied .git/, with exit 0."""
@@ -667,6 +691,7 @@ def test_a_manifest_listing_your_files_with_their_sha256_never_deletes_them(spec
     assert render(specs, out, "--check").returncode == 0
 
 
+@pytest.mark.heavy
 def test_a_manifest_claiming_your_file_where_kvgen_writes_never_replaces_it(specs, tmp_path):
     root = tmp_path / "rendered"
     root.mkdir()
@@ -684,6 +709,7 @@ def test_a_manifest_claiming_your_file_where_kvgen_writes_never_replaces_it(spec
     assert snapshot(root) == before
 
 
+@pytest.mark.heavy
 def test_a_manifest_claiming_your_yaml_file_with_its_sha256_leaves_it(specs, out):
     """namespace.yaml and prod/extra.yaml have names kvgen could write, but not its content."""
     (out / "namespace.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: llm\n")
@@ -700,6 +726,7 @@ def test_a_manifest_claiming_your_yaml_file_with_its_sha256_leaves_it(specs, out
     assert_consistent(out, ignore=("namespace.yaml", "prod/extra.yaml"))
 
 
+@pytest.mark.heavy
 def test_kvgen_tells_its_own_files_by_name_and_form(out):
     for rel, text in snapshot(out).items():
         if rel != MANIFEST:

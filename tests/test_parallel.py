@@ -48,6 +48,7 @@ def batch(directory: Path, count: int, bad: tuple[int, ...] = ()) -> list[Path]:
     return paths
 
 
+@pytest.mark.heavy
 def test_results_come_back_in_order_from_forked_workers():
     items = list(range(300))
     got = list(parallel.imap_ordered(lambda i: (time.sleep(0.005), i * i, os.getpid())[1:], items, 2))
@@ -79,6 +80,7 @@ def test_a_containers_cpu_quota_caps_the_jobs(tmp_path, monkeypatch, cpu_max, ex
     assert parallel.available_cpus() == (expected or 64)
 
 
+@pytest.mark.heavy
 def test_a_batch_compiles_in_workers_with_the_same_results_and_problems(tmp_path, monkeypatch):
     paths = batch(tmp_path, 110, bad=(3, 57, 104))
     inputs = [(str(p), p.read_text()) for p in paths]
@@ -103,6 +105,7 @@ def test_a_batch_compiles_in_workers_with_the_same_results_and_problems(tmp_path
     ]
 
 
+@pytest.mark.heavy
 def test_a_translated_batch_keeps_its_conversions():
     seed = (ROOT / "examples" / "seeds" / "kaito-workspace-gemma-4-12b.yaml").read_text()
     assert "inference-params" in seed and "name: gemma-4-12b" in seed
@@ -118,6 +121,7 @@ def test_a_translated_batch_keeps_its_conversions():
     assert [c.yaml for c in two] == [c.yaml for c in compile_inputs(inputs, jobs=1).compiled]
 
 
+@pytest.mark.heavy
 def test_the_cli_gives_the_same_tree_and_messages_whatever_the_jobs(tmp_path):
     specs = tmp_path / "specs"
     batch(specs, 105)
@@ -141,6 +145,7 @@ def test_the_cli_gives_the_same_tree_and_messages_whatever_the_jobs(tmp_path):
     assert refused.returncode == 2 and "--jobs" in refused.stderr
 
 
+@pytest.mark.heavy
 def test_ctrl_c_stops_the_workers_and_exits_130(tmp_path):
     specs = tmp_path / "specs"
     batch(specs, 200)

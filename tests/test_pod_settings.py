@@ -155,6 +155,7 @@ def test_bad_pod_settings_are_refused_alike_by_kvgen_and_the_chart():
     assert any("a label kvgen sets itself" in m for p, m, _h in ours if p == "pod.labels.app.kubernetes.io/instance")
 
 
+@pytest.mark.heavy
 def test_security_contexts_are_checked_against_the_kubernetes_definitions(tmp_path):
     bad = spec(
         pod={
@@ -181,6 +182,7 @@ def test_security_contexts_are_checked_against_the_kubernetes_definitions(tmp_pa
         helm.render(bad)
 
 
+@pytest.mark.heavy
 def test_the_hardened_example_renders_a_service_account_and_pull_secret():
     result = run_kvgen("render", str(ROOT / "examples" / "hardened-private-registry.yaml"))
     assert result.returncode == 0, result.stderr

@@ -42,6 +42,7 @@ CASES = [  # (spec, port, refused)
 ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("data, port, refused", CASES)
 def test_cli_and_chart_refuse_a_port_the_pod_already_binds(data, port, refused):
     values = spec(**data, service={"port": port})
@@ -66,6 +67,7 @@ def test_every_port_row_is_used_and_names_a_known_condition():
     assert {r["port"] for r in rows} == refused_ports  # each row is exercised above
 
 
+@pytest.mark.heavy
 def test_the_cli_names_file_and_line(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(dump(spec(**LMCACHE, service={"port": 8080})))

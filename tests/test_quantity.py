@@ -29,18 +29,21 @@ suffix = st.one_of(
 kubernetes_quantity = st.builds(lambda s, n, x: f"{s}{n}{x}", sign, number, suffix)
 
 
+@pytest.mark.heavy
 @settings(max_examples=2000, deadline=None)
 @given(kubernetes_quantity)
 def test_every_kubernetes_quantity_has_the_reference_value(text):
     assert quantity.parse(text) == reference(text)
 
 
+@pytest.mark.heavy
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(st.integers(min_value=0, max_value=2**70), st.floats(min_value=0, max_value=1e20)))
 def test_numbers_have_the_reference_value(value):
     assert quantity.parse(value) == reference(value)
 
 
+@pytest.mark.heavy
 @settings(max_examples=2000, deadline=None)
 @given(st.text("0123456789.+-eEKMGTPEimnuk ", max_size=8))
 def test_text_kvgen_reads_has_the_reference_value(text):
@@ -79,6 +82,7 @@ def test_true_is_not_a_quantity():
         quantity.parse(True)
 
 
+@pytest.mark.heavy
 def test_kvgen_does_not_import_the_kubernetes_client():
     """The client is a test oracle only: rendering must not import it (126 MB installed,
     about 280 ms to import)."""

@@ -276,6 +276,7 @@ def test_online_fp8_without_embedding_parameters_renders_unquantized_with_a_warn
     )
 
 
+@pytest.mark.heavy
 def test_online_fp8_without_embedding_parameters_warns_on_stderr_and_strict_refuses_it_on_both_faces():
     values = _llama_8b("--enable-prefix-caching", "--quantization=fp8")
     result = run_kvgen("render", "-", input=dump(values))
@@ -300,6 +301,7 @@ def test_online_fp8_with_embedding_parameters_on_a_catalog_row_is_sized_and_does
     assert notes == [] and _workloads(objs) == _workloads(c.objects)
 
 
+@pytest.mark.heavy
 def test_explain_says_the_weights_are_sized_unquantized():
     plan = compile_spec(_llama_8b("--quantization=fp8")).plan
     assert explain.report(plan)["model"]["dtypes"]["weights"] == {

@@ -89,6 +89,7 @@ def _environment(tmp: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "command",
     [c for c in readme_commands((ROOT / "README.md").read_text(encoding="utf-8")) if needs_more(c) is None],

@@ -192,6 +192,7 @@ def as_user_jobs(template_text: str, tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
 def test_ci_files_match_their_schemas(tmp_path, schema):
     files = SCHEMAS[schema]
@@ -256,11 +257,16 @@ def test_ci_runs_the_readme_test_command_and_lints_the_automation():
     jobs = workflow(CI)["jobs"]
     runs = [s.get("run", "") for job in jobs.values() for s in steps(job)]
     # the README's test command, the full tier, as root as CI runs it (.ci/run execs scripts/test)
-    assert 'sudo --preserve-env=KVGEN_WHEEL_DIR env "PATH=$PATH" .ci/run' in runs
+    assert 'sudo --preserve-env=KVGEN_WHEEL_DIR,KVGEN_HYPOTHESIS env "PATH=$PATH" .ci/run' in runs
     assert "scripts/test" in (ROOT / ".ci" / "run").read_text()
     assert any(r.startswith(".venv/bin/actionlint") for r in runs)
     assert any(r.startswith(".venv/bin/zizmor") for r in runs)
     assert workflow(CI)["on"]["push"]["branches"] == ["main"] and "pull_request" in workflow(CI)["on"]
+    # nightly: the same run with Hypothesis's deep profile (tests/budget.py), given the time it takes
+    (test_job,) = [job for job in jobs.values() if any(".ci/run" in s.get("run", "") for s in steps(job))]
+    (ci_step,) = [s for s in steps(test_job) if ".ci/run" in s.get("run", "")]
+    assert workflow(CI)["on"]["schedule"] and "'deep'" in ci_step["env"]["KVGEN_HYPOTHESIS"]
+    assert "schedule" in str(test_job["timeout-minutes"])
 
 
 def test_release_workflow_publishes_the_release_names_signed_after_the_checks():
@@ -369,6 +375,7 @@ def run_action(runner_temp: Path, command: str, specs: str, output_dir: str = ""
     return run("bash", "-e", "-o", "pipefail", "-c", script, env=env)
 
 
+@pytest.mark.heavy
 def test_action_render_check_fails_stale_output_and_passes_fresh(runner_temp, tmp_path):
     out = tmp_path / "rendered"
     out.mkdir()
@@ -395,6 +402,7 @@ def test_action_render_check_fails_stale_output_and_passes_fresh(runner_temp, tm
     assert run_action(runner_temp, "render-check", specs, str(out)).returncode == 5
 
 
+@pytest.mark.heavy
 def test_action_validate_and_its_usage_errors(runner_temp, tmp_path):
     assert run_action(runner_temp, "validate", f"{SPEC} {SPEC.parent / 'lmcache-tp2.yaml'}").returncode == 0
     bad = tmp_path / "bad.yaml"
@@ -410,6 +418,7 @@ def test_action_validate_and_its_usage_errors(runner_temp, tmp_path):
 # ----------------------------------------------------------------------------- the GitLab template
 
 
+@pytest.mark.heavy
 def test_gitlab_template_runs_kvgen_in_this_release_cli_image(tmp_path):
     template = load(GITLAB.read_text())
     assert template[".kvgen"]["image"]["name"] == f"{CLI_IMAGE}:{__version__}"
@@ -545,6 +554,7 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+@pytest.mark.heavy
 def test_release_tag_check_names_every_disagreement(release_copy):
     wrong = script("check-release-tag", "v9.9.9", "--root", str(release_copy))
     assert wrong.returncode == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import ROOT, compile_spec, container, kind, spec, workload
 
 LAUNCHER = ROOT / "charts" / "kvgen" / "files" / "lmcache_launcher.py"
@@ -205,6 +206,7 @@ def test_invalid_output_is_refused_with_every_error_and_exit_code_3(monkeypatch)
     assert "not valid Kubernetes" in result.output
 
 
+@pytest.mark.heavy
 def test_the_characters_escaped_in_the_templates_output_are_those_a_yaml_stream_must_not_hold_raw():
     """render._NOT_YAML, written as the refused characters (a class Python compiles ~10x faster than
     its complement), matches exactly the code points outside YAML's printable set less the line

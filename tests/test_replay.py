@@ -37,6 +37,7 @@ def _tamper(record: Path, stdout: str) -> None:
     record.write_text(json.dumps(entry))
 
 
+@pytest.mark.heavy
 def test_a_second_identical_render_is_replayed_from_its_record(tmp_path):
     first = _kvgen(tmp_path, "render", str(SPEC))
     assert first.returncode == 0 and first.stdout == GOLDEN.read_text()
@@ -47,6 +48,7 @@ def test_a_second_identical_render_is_replayed_from_its_record(tmp_path):
     assert _kvgen(tmp_path, "render", str(SPEC)).stdout == "replayed\n"
 
 
+@pytest.mark.heavy
 def test_a_changed_spec_option_or_variable_is_a_new_run(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.read_text())
@@ -67,6 +69,7 @@ def test_a_changed_spec_option_or_variable_is_a_new_run(tmp_path):
         assert _kvgen(cache, *args, **env).stdout == GOLDEN.read_text(), (args, env)
 
 
+@pytest.mark.heavy
 def test_an_invalid_spec_replays_its_problems_and_exit_code(tmp_path):
     spec = tmp_path / "bad.yaml"
     spec.write_text(BROKEN)
@@ -77,6 +80,7 @@ def test_an_invalid_spec_replays_its_problems_and_exit_code(tmp_path):
     assert (second.returncode, second.stdout, second.stderr) == (1, first.stdout, first.stderr)
 
 
+@pytest.mark.heavy
 def test_explain_text_replays_byte_for_byte(tmp_path):
     first = _kvgen(tmp_path, "explain", str(SPEC))
     second = _kvgen(tmp_path, "explain", str(SPEC))
@@ -84,6 +88,7 @@ def test_explain_text_replays_byte_for_byte(tmp_path):
     assert (second.stdout, second.stderr) == (first.stdout, first.stderr) and len(_records(tmp_path)) == 1
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "args",
     [
@@ -103,6 +108,7 @@ def test_runs_that_are_never_recorded(tmp_path, args):
     assert _records(tmp_path / "c") == []
 
 
+@pytest.mark.heavy
 def test_stdin_and_an_off_cache_are_never_recorded(tmp_path):
     environ = {**os.environ, "KVGEN_CACHE_DIR": str(tmp_path)}
     run = subprocess.run(

@@ -126,6 +126,7 @@ def test_mig_requests_the_mig_resource():
     assert "nvidia.com/gpu" not in container(c, "vllm")["resources"]["limits"]
 
 
+@pytest.mark.heavy
 def test_decision_is_printed_on_stderr_and_the_render_succeeds(tmp_path):
     path = tmp_path / "dp.yaml"
     path.write_text(dump(CASES["data-parallel"][0]))
@@ -218,6 +219,7 @@ def _chart_reason(values, replaced=()):
     return w["metadata"]["annotations"].get("kvgen.dev/kv-cache-offloading-reason")
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_the_chart_decides_each_case_as_kvgen_does(code):
     tripped, neighbour = CASES[code]
@@ -225,6 +227,7 @@ def test_the_chart_decides_each_case_as_kvgen_does(code):
     assert _chart_reason(neighbour) is None
 
 
+@pytest.mark.heavy
 def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
     """A rule is one row of files/rules.yaml: both faces read its condition from the table."""
     data = catalog.load("rules.yaml")

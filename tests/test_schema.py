@@ -18,12 +18,14 @@ def test_committed_schema_is_not_stale():
     assert SCHEMA_FILE.read_text() == schema_text(), "schemas/kvgen.schema.json is stale: run scripts/regenerate"
 
 
+@pytest.mark.heavy
 def test_cli_prints_the_schema():
     result = run_kvgen("schema")
     assert result.returncode == 0
     assert json.loads(result.stdout) == json.loads(SCHEMA_FILE.read_text())
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_satisfies_the_schema(example):
     data = YAML(typ="safe", pure=True).load(example.read_text())
@@ -72,6 +74,7 @@ SCHEMA_LEVEL = [
 ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", SCHEMA_LEVEL)
 def test_schema_alone_rejects_the_structural_bad_inputs(case):
     """Editors and Helm (values.schema.json) see these problems without running kvgen."""

@@ -506,6 +506,7 @@ def test_the_chart_sizes_the_startup_budget_as_kvgen(more):
     _both(spec(**{**big, **more}))
 
 
+@pytest.mark.heavy
 def test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal():
     inline = {
         "id": "example/vlm",

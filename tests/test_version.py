@@ -64,6 +64,7 @@ def repo_copy(tmp_path):
     return tmp_path
 
 
+@pytest.mark.heavy
 def test_set_version_rewrites_every_copy_and_leaves_no_old_one(repo_copy):
     before = set_version.found(repo_copy)
     changed = set_version.set_version("9.8.7", repo_copy)

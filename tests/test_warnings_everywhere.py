@@ -85,6 +85,7 @@ def test_strict_true_makes_every_warning_a_problem_in_both_faces():
     assert compile_spec(quiet).plan.warnings == [] and helm.problems(quiet) == set()  # no warning: renders
 
 
+@pytest.mark.heavy
 def test_cli_strict_fails_with_every_warning_and_writes_nothing(tmp_path):
     text = dump(spec(service=LOAD_BALANCER))
     for command in (["render"], ["validate"], ["render", "-o", str(tmp_path / "out")]):
@@ -98,6 +99,7 @@ def test_cli_strict_fails_with_every_warning_and_writes_nothing(tmp_path):
     assert run_kvgen("render", "-", input=text).returncode == 0  # without --strict: warnings only
 
 
+@pytest.mark.heavy
 def test_cli_strict_passes_a_spec_without_warnings():
     result = run_kvgen("validate", "--strict", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml"))
     assert result.returncode == 0, result.stderr
@@ -116,6 +118,7 @@ def test_a_cpu_tier_on_a_cpu_node_is_said_to_be_replaced():
     ), c.plan.warnings
 
 
+@pytest.mark.heavy
 def test_tiers_on_mig_are_said_to_be_dropped_the_valkey_remote_included():
     remote = {"url": "redis://valkey.kv-cache.svc.cluster.local:6379"}
     values = spec(
@@ -164,6 +167,7 @@ def test_a_kserve_manifest_without_gpus_says_it_becomes_a_cpu_pod():
 # ----------------------------------------------------------------------------- render -o
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("value", ["yaml", "json", "YAML", "jsonpath={.items}", "out.yaml", "rendered/all.yml"])
 def test_render_o_with_a_format_or_a_file_is_a_usage_error_with_a_hint(tmp_path, value):
     result = run_kvgen("render", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml"), "-o", value, cwd=tmp_path)
@@ -172,6 +176,7 @@ def test_render_o_with_a_format_or_a_file_is_a_usage_error_with_a_hint(tmp_path,
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.heavy
 def test_render_o_into_an_existing_directory_named_like_a_format_still_works(tmp_path):
     (tmp_path / "yaml").mkdir()
     result = run_kvgen("render", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml"), "-o", "yaml", cwd=tmp_path)

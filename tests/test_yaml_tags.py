@@ -62,6 +62,7 @@ MISFITS = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("tagged", sorted(MISFITS))
 def test_a_value_that_does_not_fit_its_tag_is_a_problem_at_its_path(tmp_path, tagged):
     text = replace_once(NATIVE, "  tensor: 2\n", f"  tensor: {tagged}\n")
@@ -297,6 +298,7 @@ DOCS = st.recursive(
 )
 
 
+@pytest.mark.heavy
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @given(st.lists(st.dictionaries(KEYS, DOCS, min_size=1, max_size=5), min_size=1, max_size=3))
 def test_every_output_loads_the_same_in_yaml_1_1_and_yaml_1_2(docs):
@@ -309,6 +311,7 @@ def test_every_output_loads_the_same_in_yaml_1_1_and_yaml_1_2(docs):
         assert loaded == docs
 
 
+@pytest.mark.heavy
 def test_every_example_renders_to_what_yaml_1_1_and_yaml_1_2_read_alike():
     from conftest import kube_version_of
 
@@ -320,6 +323,7 @@ def test_every_example_renders_to_what_yaml_1_1_and_yaml_1_2_read_alike():
         assert _readers_agree(result.stdout)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("written, accepted", [("on", False), ('"on"', True), ("'y'", True), ("y", False)])
 def test_helm_and_kvgen_agree_on_a_value_yaml_1_1_reads_otherwise(tmp_path, written, accepted):
     """The real helm reads the values file as YAML 1.1: `name: on` is a boolean, which the chart's
@@ -422,6 +426,7 @@ _TAG_SHAPES = [
 ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("version", [(1, 1), (1, 2)])
 def test_the_fixed_version_resolver_tags_every_plain_scalar_as_ruamels_own_does(version):
     """plain_tags.fixed_resolver (kvgen.render.emitter's YAML 1.2 check, plain_tags.yaml11_tag's YAML 1.1 one)

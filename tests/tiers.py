@@ -157,6 +157,7 @@ class Times:
 _TIMES = Times()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     assign_groups(items)
 
