@@ -36,6 +36,15 @@ if "KVGEN_CACHE_DIR" not in os.environ or os.environ.get("KVGEN_TEST_CACHE_OWNER
     os.environ["KVGEN_TEST_CACHE_OWNER"] = _OWNER
     atexit.register(shutil.rmtree, os.environ["KVGEN_CACHE_DIR"], True)
 
+# A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment, which the one-process
+# run does not have: kvgen's text views wrap at $COLUMNS, so a worker's CLI runs would print
+# otherwise. The controller notes whether the user's environment had them; a worker drops them if not.
+if "PYTEST_XDIST_WORKER" not in os.environ:
+    os.environ["KVGEN_TEST_TERMINAL_SIZE"] = "1" if "COLUMNS" in os.environ or "LINES" in os.environ else "0"
+elif os.environ.get("KVGEN_TEST_TERMINAL_SIZE") == "0":
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 # tests/tiers.py: xdist groups, the time summary, the heavy mark's drift; tests/valkey_support.py:
 # the valkey_server fixture
 pytest_plugins = ["tiers", "valkey_support"]
