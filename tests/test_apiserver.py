@@ -597,14 +597,12 @@ def cli_batch(tmp_path_factory) -> cli_batch_run.Batch:
     )
 
 
-@pytest.mark.heavy
 def test_the_cli_refuses_every_case_at_once(cli_batch):
     assert cli_batch.result.returncode == 1, cli_batch.result.stderr
     assert "Traceback" not in cli_batch.result.stderr and "internal error" not in cli_batch.result.stderr
     assert f"kvgen: {len(CASES)} problems found; nothing was written" in cli_batch.result.stderr
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_cli_refuses_with_path_and_line(case, cli_batch):
     text, path, line_text, fragment, _ok = CASES[case]
@@ -743,6 +741,7 @@ def _container(objs, name):
     return c["resources"]
 
 
+@pytest.mark.heavy
 def test_a_computed_request_is_lowered_to_an_explicit_limit():
     """kvgen computes 6 CPUs and 17Gi of ephemeral storage for this vLLM container; limits
     below them become the requests (the API server refuses a request above its limit)."""

@@ -20,7 +20,6 @@ def rendered_bad(tmp_path_factory) -> cli_batch.Batch:
     )
 
 
-@pytest.mark.heavy
 def test_bad_specs_are_rejected_together_and_nothing_is_written(rendered_bad):
     result = rendered_bad.result
     assert result.returncode == 1, result.stderr
@@ -31,7 +30,6 @@ def test_bad_specs_are_rejected_together_and_nothing_is_written(rendered_bad):
     assert set(rendered_bad.blocks) == set(CASES), "every file is reported under its own header"
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_spec_is_rejected_with_path_and_line(case, rendered_bad):
     text, path, line_text, fragment = CASES[case]

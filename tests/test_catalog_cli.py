@@ -22,6 +22,7 @@ def _ok(*args: str, env: dict | None = None) -> str:
     return result.stdout
 
 
+@pytest.mark.heavy
 def test_models_lists_every_model_with_its_sizing_fields():
     out = _ok("models").splitlines()
     assert out[0].split() == ["MODEL", "WEIGHTS", "QUANTIZATION", "LAYERS", "KV", "HEADS", "CONTEXT"]
@@ -47,6 +48,7 @@ def test_models_show_each_checkpoints_quantization_in_the_table_and_json():
     assert load(_ok("models", "-o", "yaml", "--catalog", ONPREM)) == list(listed.values())
 
 
+@pytest.mark.heavy
 def test_instances_lists_every_type_with_its_gpus_memory_and_disk():
     out = _ok("instances").splitlines()
     assert out[0].split() == ["INSTANCE", "GPUS", "GPU", "MODEL", "GPU", "MEMORY", "HOST", "RAM", "LOCAL", "DISK"]

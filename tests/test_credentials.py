@@ -150,6 +150,7 @@ def test_api_key_secret_becomes_vllm_api_key_from_the_secret_in_kvgen_and_the_ch
     assert "Warning" not in notes
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "service,extra,warned",
     [
@@ -286,6 +287,7 @@ def test_a_credential_in_an_annotation_is_refused_by_the_cli_at_its_line(tmp_pat
     assert JWT not in result.stderr
 
 
+@pytest.mark.heavy
 def test_every_shape_finds_its_sample_and_the_project_files_hold_none():
     """Each pattern of credentials.yaml matches its made-up token; no example spec, seed or golden
     output (sha256 digests, the launcher's hash, base64-looking data kvgen writes) holds a shape."""

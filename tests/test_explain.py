@@ -492,7 +492,6 @@ def test_explain_json_of_a_spec_that_does_not_fit_carries_the_budget_and_the_pro
         assert r["disk"]["fits"] is False
 
 
-@pytest.mark.heavy
 def test_explain_of_a_spec_that_fits_has_no_problems():
     r = json.loads(_plain("explain", "-o", "json", str(GEMMA)).stdout)
     assert r["fits"] is True and r["problems"] == []

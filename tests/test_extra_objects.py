@@ -78,6 +78,7 @@ def test_output_is_deterministic_and_keeps_the_written_order():
     assert [o["kind"] for o in backward.objects[-2:]] == ["ConfigMap", "NetworkPolicy"]
 
 
+@pytest.mark.heavy
 def test_no_extra_objects_changes_nothing():
     assert compile_spec(_spec()).yaml == compile_spec(spec(model=TOKEN)).yaml
 
@@ -238,6 +239,7 @@ def test_strict_refuses_an_unknown_kind_on_both_faces(tmp_path):
     assert helm.problems(strict) == expected
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("version", "known"), [("1.33", False), ("1.34", True)])
 def test_which_kinds_have_a_schema_follows_the_kubernetes_version_alike(version, known):
     claim = {

@@ -136,6 +136,7 @@ def test_dra_on_multi_node_workers_turns_off_the_images_variable_and_tolerates_t
         assert VOID in next(x for x in pod["containers"] if x["name"] == "vllm")["env"]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "scheduling",
     [

@@ -339,6 +339,7 @@ def test_the_example_renders_every_operations_object_through_the_cli():
     assert json.dumps(of_kind(objs, "Deployment")[0]["spec"]["progressDeadlineSeconds"]) == "4200"
 
 
+@pytest.mark.heavy
 def test_a_monitor_label_the_api_server_would_refuse_is_refused_by_both():
     problems = both_problems(spec(metrics={"podMonitor": True, "labels": {"bad key!": "x", "ok": "no spaces"}}))
     assert {p for p, _m, _h in problems} == {"metrics.labels.bad key!", "metrics.labels.ok"}

@@ -170,6 +170,7 @@ def test_an_instance_of_gpus_only_renders_without_fit_checks_and_says_so():
         compile_spec({**values, "instance": {"type": "Standard_ND96amsr_A100_v4"}, "parallelism": {"tensor": 8}})
 
 
+@pytest.mark.heavy
 def test_an_instance_without_gpus_is_the_cpu_rule_and_a_mig_one_the_mig_rule():
     """Decided from the resources when no node is known: KServe's nvidia.com/gpu absent is a CPU
     pod, nvidia.com/mig-<profile> a MIG slice (KAITO preset_inferences.go L560-567 requests the

@@ -127,6 +127,7 @@ def _max_model_len(args: list[str]) -> int:
     return int(flag.split("=", 1)[1])
 
 
+@pytest.mark.heavy
 def test_both_faces_plan_the_same_fp8_context():
     for values in (FP8_70B, _with_args("--quantization=fp8")):
         ours = container(compile_spec(values), "vllm")

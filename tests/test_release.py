@@ -100,6 +100,7 @@ def lint_tree(tmp_path: Path, action_text: str) -> Path:
 # ----------------------------------------------------------------------------- actionlint, zizmor
 
 
+@pytest.mark.heavy
 def test_workflows_and_the_action_pass_actionlint(tmp_path):
     root = lint_tree(tmp_path, ACTION.read_text())
     files = sorted(str(p.relative_to(root)) for p in (root / ".github" / "workflows").glob("*.yml"))
@@ -211,6 +212,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("schema", sorted(BROKEN))
 def test_the_schema_check_fails_a_broken_file(tmp_path, schema):
     source, old, new = BROKEN[schema]
@@ -514,6 +516,7 @@ def test_release_notes_print_the_changelog_section_of_a_version():
     assert notes.strip() in CHANGELOG.read_text()
 
 
+@pytest.mark.heavy
 def test_release_notes_fail_for_a_version_without_a_section(tmp_path):
     result = script("release-notes", "9.9.9")
     assert result.returncode == 1 and result.stdout == ""

@@ -42,14 +42,18 @@ def test_tests_sharing_a_wide_fixture_share_a_group_and_the_emulator_has_one():
     assert all("/" not in g and ":" not in g for g in a.groups + other.groups)
 
 
-def _times(rows: dict[str, tuple[float, str, bool]]) -> tiers.Times:
+def _times(rows: dict[str, tuple[float, str, bool]], setups: dict[str, float] | None = None) -> tiers.Times:
     t = tiers.Times()
     for nodeid, (seconds, tier, heavy) in rows.items():
-        t.add(
-            SimpleNamespace(  # type: ignore[arg-type]
-                nodeid=nodeid, duration=seconds, user_properties=[("kvgen_tier", tier), ("kvgen_heavy", heavy)]
+        for when, duration in (("setup", (setups or {}).get(nodeid, 0.0)), ("call", seconds)):
+            t.add(
+                SimpleNamespace(
+                    nodeid=nodeid,
+                    when=when,
+                    duration=duration,
+                    user_properties=[("kvgen_tier", tier), ("kvgen_heavy", heavy)],
+                )
             )
-        )
     return t
 
 
@@ -63,7 +67,10 @@ def test_the_summary_names_the_marks_that_no_longer_fit_the_measured_times():
             "tests/test_y.py::test_marked_but_fast": (0.02, "heavy", True),
             "tests/test_y.py::test_marked_and_slow": (3.0, "heavy", True),
             "tests/test_z.py::test_a_contract_test": (9.0, "contract", False),  # its own tier: not quick
-        }
+            "tests/test_w.py::test_first_of_a_shared_fixture": (0.01, "quick", False),
+        },
+        # a module fixture's setup (one CLI run for many cases) is no slow case of the test it lands on
+        setups={"tests/test_w.py::test_first_of_a_shared_fixture": 1.0},
     )
     lines = t.summary()
     text = "\n".join(lines)
@@ -74,7 +81,7 @@ def test_the_summary_names_the_marks_that_no_longer_fit_the_measured_times():
     named_light = {line.split()[-1] for line in lines[light_at + 1 :]}
     assert named_heavy == {"tests/test_x.py::test_slow_loop", "tests/test_x.py::test_one_slow_case"}
     assert named_light == {"tests/test_y.py::test_marked_but_fast"}
-    assert lines[0].startswith("test seconds (setup + call + teardown, all workers): 14.3 in 7 tests")
+    assert lines[0].startswith("test seconds (setup + call + teardown, all workers): 15.3 in 8 tests")
 
 
 @pytest.mark.parametrize(
@@ -88,7 +95,8 @@ def test_a_test_is_in_the_first_tier_it_is_marked_for(markers, tier):
 @pytest.mark.heavy
 def test_a_real_xdist_run_keeps_a_fixtures_tests_on_one_worker(tmp_path):
     """pytest-xdist's loadgroup as installed (its node-id suffix is what a pytest upgrade broke once):
-    the ten tests of a module-scoped fixture run on one worker, the others on both."""
+    the ten tests of a module-scoped fixture run on one worker, in one group; the others are not
+    grouped."""
     import re
     import subprocess
     import sys
@@ -121,8 +129,10 @@ def test_a_real_xdist_run_keeps_a_fixtures_tests_on_one_worker(tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout[-2000:]
-    workers: dict[str, set[str]] = {"test_uses": set(), "test_alone": set()}
-    for worker, test in re.findall(r"\[(gw\d)\].*::(test_uses|test_alone)\[", done.stdout):
-        workers[test].add(worker)
-    assert len(workers["test_uses"]) == 1, done.stdout[-2000:]
-    assert workers["test_alone"] == {"gw0", "gw1"}, done.stdout[-2000:]
+    runs = re.findall(r"\[(gw\d)\].*::(test_uses|test_alone)\[\d\](@\S+)?", done.stdout)
+    uses = {(worker, group) for worker, test, group in runs if test == "test_uses"}
+    alone = {group for _worker, test, group in runs if test == "test_alone"}
+    assert len(runs) == 20, done.stdout[-2000:]
+    # one worker, under one group (xdist's "@group" suffix of the node id); the others ungrouped
+    assert len(uses) == 1 and next(iter(uses))[1].startswith("@"), done.stdout[-2000:]
+    assert alone == {""}, done.stdout[-2000:]

@@ -48,6 +48,7 @@ def test_every_warning_is_on_each_workload_one_a_line_in_kvgens_order(example):
             assert KEY not in o["metadata"].get("annotations", {})
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "values",
     [
@@ -75,6 +76,7 @@ def test_the_chart_annotates_the_workloads_as_kvgen_does_with_notes_words(values
 # ----------------------------------------------------------------------------- strict
 
 
+@pytest.mark.heavy
 def test_strict_true_makes_every_warning_a_problem_in_both_faces():
     values = spec(service=LOAD_BALANCER, strict=True)
     warnings = compile_spec(spec(service=LOAD_BALANCER)).plan.warnings

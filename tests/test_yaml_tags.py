@@ -219,6 +219,7 @@ def test_a_number_is_written_as_yaml_1_1_reads_it_too(value):
         assert _readers_agree(text) == [doc], text
 
 
+@pytest.mark.heavy
 def test_a_name_yaml_1_1_reads_as_a_boolean_is_quoted_and_the_chart_agrees(tmp_path):
     """name: "on" (quoted: a string to every reader) names every object "on"; the output quotes it,
     so kubectl applies a string, and the chart renders the same objects."""
@@ -426,7 +427,6 @@ _TAG_SHAPES = [
 ]
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("version", [(1, 1), (1, 2)])
 def test_the_fixed_version_resolver_tags_every_plain_scalar_as_ruamels_own_does(version):
     """plain_tags.fixed_resolver (kvgen.render.emitter's YAML 1.2 check, plain_tags.yaml11_tag's YAML 1.1 one)

@@ -9,7 +9,9 @@ the time went.
 - A summary at the end of every run: seconds per tier and per module (a printed figure, never an
   assertion: these machines are noisy), and the drift of the `heavy` mark. `heavy` is written on
   the test itself (``@pytest.mark.heavy`` or a module's ``pytestmark``) where a measurement put it:
-  a test function whose cases take HEAVY_TOTAL seconds together, or one case HEAVY_CASE seconds.
+  a test function whose cases take HEAVY_TOTAL seconds together, or one case's call HEAVY_CASE
+  seconds (its call: a module fixture's setup, shared by the tests that use it, counts in the total
+  of the function that happens to run first, not as one slow case).
   The summary names the unmarked functions that now measure heavy and the marked ones that measure
   light (under LIGHT_TOTAL), so the mark is re-decided from a run, not from memory.
 
@@ -92,11 +94,14 @@ class Times:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.call: dict[str, float] = defaultdict(float)
         self.tier: dict[str, str] = {}
         self.marked_heavy: dict[str, bool] = {}
 
     def add(self, report: pytest.TestReport) -> None:
         self.seconds[report.nodeid] += report.duration
+        if report.when == "call":
+            self.call[report.nodeid] += report.duration
         props = dict(report.user_properties)
         if "kvgen_tier" in props:
             self.tier[report.nodeid] = str(props["kvgen_tier"])
@@ -137,14 +142,14 @@ class Times:
             if tiers_here - {"quick", "heavy"}:
                 continue  # a tier of its own (contract, emulator, ...): left out of --quick anyway
             marked = any(self.marked_heavy.get(n) for n in ids)
-            measured = sum(cases) >= HEAVY_TOTAL or max(cases) >= HEAVY_CASE
+            measured = sum(cases) >= HEAVY_TOTAL or max(self.call.get(n, 0.0) for n in ids) >= HEAVY_CASE
             if measured and not marked:
                 heavy_now.append(f"  {sum(cases):7.2f} s {len(cases):4d} tests  {func}")
             elif marked and sum(cases) < LIGHT_TOTAL:
                 light_marked.append(f"  {sum(cases):7.2f} s {len(cases):4d} tests  {func}")
         if heavy_now:
             lines.append(
-                f"unmarked test functions that measure heavy (>= {HEAVY_TOTAL} s in all or {HEAVY_CASE} s a case):"
+                f"unmarked test functions that measure heavy (>= {HEAVY_TOTAL} s in all or {HEAVY_CASE} s a call):"
                 " mark them @pytest.mark.heavy"
             )
             lines += heavy_now
