@@ -47,7 +47,7 @@ def _times(rows: dict[str, tuple[float, str, bool]], setups: dict[str, float] | 
     for nodeid, (seconds, tier, heavy) in rows.items():
         for when, duration in (("setup", (setups or {}).get(nodeid, 0.0)), ("call", seconds)):
             t.add(
-                SimpleNamespace(
+                SimpleNamespace(  # type: ignore[arg-type]  # what Times reads of a TestReport
                     nodeid=nodeid,
                     when=when,
                     duration=duration,
