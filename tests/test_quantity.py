@@ -98,3 +98,23 @@ def test_kvgen_does_not_import_the_kubernetes_client():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=__import__("conftest").ROOT
     )
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    "n,text",
+    [
+        (10 * 1024**3, "10Gi"),
+        (1536 * 1024**2, "1536Mi"),
+        (3 * 1024**4, "3Ti"),
+        (5 * 1024, "5Ki"),
+        (100 * 10**9, "97656250Ki"),  # 100G is a whole number of KiB
+        (10**9 + 1, "1000000001"),  # no whole number of KiB: plain bytes, never rounded
+        (1023, "1023"),
+        (0, "0"),
+    ],
+)
+def test_format_bytes_is_the_shortest_exact_form(n, text):
+    from kvgen.core.quantity import format_bytes, to_bytes
+
+    assert format_bytes(n) == text
+    assert to_bytes(text) == n
