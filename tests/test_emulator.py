@@ -555,7 +555,8 @@ def test_an_empty_claim_is_not_a_model_and_vllm_does_not_start(cluster):
     """download: false on an empty claim: vLLM's stand-in refuses /mnt/models without config.json,
     so the restart proof above cannot pass on files that were never written."""
     text = WEIGHTS_CACHE.read_text().replace(
-        "      storageClassName: gp3\n", "      storageClassName: gp3\n    download: false\n"
+        "      storageClassName: managed-csi-premium\n",
+        "      storageClassName: managed-csi-premium\n    download: false\n",
     )
     (compiled,) = compile_text(text, "spec.yaml")
     assert "model-download" not in compiled.yaml

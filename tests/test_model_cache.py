@@ -242,3 +242,29 @@ def test_explain_says_where_the_weights_live_and_that_a_warm_restart_downloads_n
     assert "warm restart: no download" in text and "the init container has no deadline" in text
     hub = run_kvgen("explain", str(ROOT / "examples" / "kaito-gemma-4-12b.yaml"), env={"COLUMNS": "400"}).stdout
     assert "every new pod downloads them again" in hub
+
+
+def test_an_example_claim_names_a_storage_class_of_its_own_cloud_or_none() -> None:
+    """examples/weights-cache.yaml once paired an AKS node (Standard_NC24ads_A100_v4) with EKS's gp3: the
+    claim stays Pending on AKS, so vLLM never starts. A class another cloud creates is a wrong class."""
+    from pathlib import Path
+
+    from ruamel.yaml import YAML
+
+    root = Path(__file__).resolve().parent.parent
+    builtin = YAML(typ="safe").load((root / "tests" / "data" / "storage_classes.yaml").read_text(encoding="utf-8"))
+    owner = {name: cloud for cloud, names in builtin.items() for name in names}
+    checked = 0
+    for example in sorted((root / "examples").glob("*.yaml")):
+        values = YAML(typ="safe").load(example.read_text(encoding="utf-8"))
+        instance = (values.get("instance") or {}).get("type")
+        cloud = catalog.instances().get(instance, {}).get("cloud") if instance else None
+        golden = (root / "golden" / example.name).read_text(encoding="utf-8")
+        for line in golden.splitlines():
+            if line.strip().startswith("storageClassName:"):
+                name = line.split(":", 1)[1].strip().strip("'\"")
+                checked += 1
+                assert owner.get(name, cloud) == cloud, (
+                    f"{example.name}: {name} is {owner[name]}'s, the node is {cloud}'s"
+                )
+    assert checked >= 2  # weights-cache.yaml and kserve-pvc-spec-nvme.yaml name one
