@@ -124,3 +124,81 @@ def test_the_download_env_names_only_variables_the_pinned_libraries_read():
         # quoted in the constants, or in the extension's run of names, followed by the next name or the end
         assert re.search(rf'"{name}"|{name}(?=HF_|[^A-Z0-9_]|$)', read), name
     assert DOWNLOAD["env"]["HF_XET_CHUNK_CACHE_SIZE_BYTES"] == "0"  # the xet chunk cache never fills the emptyDir
+
+
+WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf")  # any weight format
+
+
+def _repos() -> list[dict[str, Any]]:
+    return yaml.safe_load((ROOT / "tests" / "data" / "hf-repos.yaml").read_text())["repositories"]
+
+
+def _group_bytes(repo: dict[str, Any], kept: list[str]) -> int:
+    """The bytes of the kept files, from the source's groups; a group is kept whole or not at all."""
+    import fnmatch
+
+    total, named = 0, set()
+    for pattern, size in repo["bytes"].items():
+        if pattern == "other":
+            continue
+        members = [f for f in repo["files"] if fnmatch.fnmatchcase(f, pattern)]
+        named.update(members)
+        assert members and (set(members) <= set(kept) or not set(members) & set(kept)), (repo["repo"], pattern)
+        total += size if set(members) <= set(kept) else 0
+    return total + repo["bytes"]["other"]  # every other file, as if all were kept (an upper bound)
+
+
+@pytest.mark.contract
+def test_the_download_keeps_exactly_the_weights_vllm_loads_from_real_repository_lists(tmp_path):
+    """Issue: `hf download --exclude=original/*` fetched gpt-oss-20b's metal/model.bin and Mistral's
+    consolidated.safetensors beside the shards vLLM loads: 25.7 GiB into a 17Gi claim, ENOSPC, the init
+    container crash-loops. Each real file list (tests/data/hf-repos.yaml) goes through huggingface_hub's
+    own filter with the rendered patterns, then through vLLM 0.33's own weight selection of a local
+    directory (tests/contract/weights_selection.py): every weight file kept is loaded, vLLM finds
+    weights, config.json and a tokenizer are there, and the kept bytes fit the claim kvgen plans."""
+    import fnmatch
+    import json
+    import os
+    import subprocess
+
+    python = cs.contract_python_or_skip()
+    (where, container), *_ = DOWNLOADS
+    excludes = [a.removeprefix("--exclude=") for a in container["args"] if a.startswith("--exclude=")]
+    includes = [a.removeprefix("--include=") for a in container["args"] if a.startswith("--include=")] or None
+    assert excludes == DOWNLOAD["exclude"], where
+    batch = {
+        "repos": [{"id": r["repo"], "files": r["files"], "include": includes, "exclude": excludes} for r in _repos()]
+    }
+    (tmp_path / "batch.json").write_text(json.dumps(batch))
+    run = subprocess.run(
+        [python, str(ROOT / "tests" / "contract" / "weights_selection.py"), "batch.json", "result.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "VLLM_TARGET_DEVICE": "cpu", "PYTHONPATH": ""},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads((tmp_path / "result.json").read_text())["results"]
+    from conftest import compile_spec, spec
+
+    from kvgen.plan import sizing
+
+    for repo in _repos():
+        r = results[repo["repo"]]
+        assert r["error"] is None and r["loaded"], (repo["repo"], r)
+        weights = [f for f in r["kept"] if any(fnmatch.fnmatchcase(f, p) for p in WEIGHT_PATTERNS)]
+        assert sorted(weights) == r["loaded"], (
+            repo["repo"],
+            "downloaded but never loaded",
+            set(weights) - set(r["loaded"]),
+        )
+        assert "config.json" in r["kept"] and {"tokenizer.json", "tokenizer.model"} & set(r["kept"]), repo["repo"]
+        if not any(f.startswith("consolidated") for f in repo["files"]):
+            assert r["loaded"] == r["loaded_from_all"], repo["repo"]  # the weights vLLM reads from the whole repo
+        else:  # Mistral's two copies: the HF shards, with config.json (vLLM's hf format)
+            assert r["format"] == "hf" and all(f.startswith("model-") for f in r["loaded"]), r
+        if "bytes" in repo:
+            compiled = compile_spec(spec(model={"id": repo["repo"], "cache": {"claimTemplate": {}}}))
+            claim = sizing.weights_claim_size(compiled.plan.spec, compiled.plan.model)
+            kept = _group_bytes(repo, r["kept"])
+            assert kept <= claim, f"{repo['repo']}: {kept} bytes downloaded into a {claim}-byte claim"

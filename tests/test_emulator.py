@@ -492,7 +492,7 @@ def test_a_pool_on_a_port_no_server_serves_keeps_the_picker_unready(cluster):
 
 # -- model.cache: weights that survive a restart (issue 24) -----------------------------------------
 WEIGHTS_CACHE = ROOT / "examples" / "weights-cache.yaml"
-HF_FILES = [  # what the hf stand-in fetches into --local-dir, less original/ (--exclude=original/*)
+HF_FILES = [  # what the hf stand-in fetches into --local-dir: less original/, metal/, consolidated* (--exclude)
     "config.json",
     "generation_config.json",
     "tokenizer.json",

@@ -10,7 +10,7 @@ import pytest
 from conftest import compile_spec, problem_set, spec, validate_strictly
 
 from kvgen.core.errors import SpecError
-from kvgen.data import catalog
+from kvgen.data import catalog, connector
 from kvgen.spec.models import Spec
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
@@ -58,7 +58,9 @@ def test_a_claim_per_pod_makes_a_statefulset_that_downloads_once_and_serves_offl
     init = _named(pod["initContainers"], "model-download")
     assert pod["initContainers"][0] is init  # before the LMCache sidecar
     assert init["command"] == ["hf", "download"]
-    assert init["args"] == [LLAMA, "--local-dir=/mnt/models", "--exclude=original/*", "--revision=abc123"]
+    excludes = [f"--exclude={p}" for p in connector.wiring()["modelDownload"]["exclude"]]
+    assert init["args"] == [LLAMA, "--local-dir=/mnt/models", *excludes, "--revision=abc123"]
+    assert "--exclude=*/*" in excludes and "--exclude=consolidated*.safetensors" in excludes
     assert not any("token" in a for a in init["args"])  # the token is HF_TOKEN from the Secret, never --token
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": TOKEN}} in init["env"]
     assert {"name": "HF_HOME", "value": "/root/.cache/huggingface"} in init["env"]

@@ -632,7 +632,11 @@ def hf_files(repo: str) -> dict[str, str]:
         "tokenizer_config.json": "{}\n",
         "model.safetensors.index.json": json.dumps({"weight_map": {"lm_head.weight": SHARD}}) + "\n",
         SHARD: "\0" * 4096,
-        "original/consolidated.00.pth": "\0" * 4096,  # Llama's second copy, which --exclude 'original/*' skips
+        # copies vLLM never loads from a directory that has the shards (tests/data/hf-repos.yaml: real
+        # repositories ship them), which the rendered --exclude patterns skip
+        "original/consolidated.00.pth": "\0" * 4096,  # Llama's reference copy
+        "metal/model.bin": "\0" * 4096,  # gpt-oss' Apple Metal copy
+        "consolidated.safetensors": "\0" * 4096,  # Mistral's single-file copy of the shards
     }
 
 
