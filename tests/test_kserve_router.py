@@ -208,6 +208,6 @@ def test_convert_names_the_objects_kserves_controller_would_create(tmp_path):
     (doc,) = [d for d in YAML(typ="safe").load_all(result.stdout) if d]
     assert doc["routing"] == {
         "mode": "gateway",
-        "gateway": {"parentRefs": [{"name": "kserve-ingress-gateway", "namespace": "kserve"}]},
+        "gateway": {"parentRefs": [{"name": "kserve-ingress-gateway", "namespace": "kserve"}], "provider": "istio"},
         "picker": {"failureMode": "FailOpen"},
     }

@@ -241,6 +241,68 @@ def test_the_objects_are_validated_against_the_vendored_crds():
     assert kube.validate_object(route, "1.33")
 
 
+def test_the_route_times_out_as_the_inferencepool_charts_do_and_the_pool_leaves_app_protocol_out():
+    """Issue 32 (5): with no timeout Envoy Gateway cuts a generation at its 15 s default (504); the GIE and
+    llm-d charts set 300s. appProtocol http is the CRD's default and exists only from GIE v1.4's CRDs."""
+    objs = compile_spec(routed()).objects
+    (rule,) = of_kind(objs, "HTTPRoute")["spec"]["rules"]
+    assert rule["timeouts"] == {"request": catalog.runtime()["picker"]["defaultRequestTimeout"]} == {"request": "300s"}
+    assert "appProtocol" not in of_kind(objs, "InferencePool")["spec"]
+    (rule,) = of_kind(
+        compile_spec(routed(gateway={**GATEWAY["gateway"], "requestTimeout": "1h"})).objects, "HTTPRoute"
+    )["spec"]["rules"]
+    assert rule["timeouts"] == {"request": "1h"}
+    assert not [o for o in objs if o["kind"] in ("DestinationRule", "HealthCheckPolicy", "GCPBackendPolicy")]
+
+
+def test_behind_istio_the_picker_is_called_over_tls_without_verifying_its_certificate():
+    """Issue 32 (4): the picker serves gRPC with a self-signed certificate; without the inferencepool charts'
+    DestinationRule Istio's call fails and FailOpen routes with no prefix awareness, silently."""
+    values = routed(gateway={**GATEWAY["gateway"], "provider": "istio"})
+    objs = compile_spec({**values, "namespace": "llm"}).objects
+    rule = of_kind(objs, "DestinationRule")
+    service = of_kind(objs, "Service", "demo-epp")
+    assert rule["apiVersion"] == "networking.istio.io/v1"
+    assert rule["spec"] == {
+        "host": f"{service['metadata']['name']}.llm.svc.cluster.local",
+        "trafficPolicy": {"tls": {"mode": "SIMPLE", "insecureSkipVerify": True}},
+    }
+    assert (
+        of_kind(compile_spec(values).objects, "DestinationRule")["spec"]["host"] == "demo-epp"
+    )  # the rule's namespace
+    assert kube.validate_object(rule, "1.33") == []
+    broken = copy.deepcopy(rule)
+    broken["spec"]["trafficPolicy"]["tls"]["mode"] = "LOOSE"
+    assert kube.validate_object(broken, "1.33")  # the vendored Istio CRD (files/crds)
+
+
+def test_on_gke_the_pool_gets_its_health_check_and_backend_policies():
+    objs = compile_spec(routed(gateway={**GATEWAY["gateway"], "provider": "gke"})).objects
+    target = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "demo-pool"}
+    health, backend = of_kind(objs, "HealthCheckPolicy"), of_kind(objs, "GCPBackendPolicy")
+    assert health["spec"] == {
+        "targetRef": target,
+        "default": {
+            "timeoutSec": 2,
+            "checkIntervalSec": 2,
+            "config": {"type": "HTTP", "httpHealthCheck": {"requestPath": "/health", "port": 8000}},
+        },
+    }
+    assert backend["spec"] == {"targetRef": target, "default": {"timeoutSec": 300, "logging": {"enabled": True}}}
+    assert "timeouts" not in of_kind(objs, "HTTPRoute")["spec"]["rules"][0]  # GKE's timeout is the policy's
+    assert kube.validate_object(health, "1.33") == [] and kube.validate_object(backend, "1.33") == []
+
+
+def test_kserve_input_on_its_default_gateway_is_behind_istio():
+    """KServe's seed (spec.router gateway: {}) routes through KServe's default Gateway, an Istio one."""
+    from kvgen.app import compiler
+
+    text = (ROOT / "examples" / "seeds" / "kserve-qwen2-7b.yaml").read_text(encoding="utf-8")
+    (compiled,) = compiler.compile_text(text, "kserve-qwen2-7b.yaml")
+    assert of_kind(compiled.objects, "DestinationRule")["spec"]["trafficPolicy"]["tls"]["mode"] == "SIMPLE"
+    assert compiled.spec.routing.gateway is not None and compiled.spec.routing.gateway.provider == "istio"
+
+
 # ----------------------------------------------------------------------------- both faces
 
 FACES = {
@@ -262,6 +324,10 @@ FACES = {
     "gateway-lmcache-tiers": spec(replicas=3, kvCacheOffloading=LMCACHE_TIERS, routing=GATEWAY),
     "gateway-native": spec(replicas=2, kvCacheOffloading={"backend": "native", "cpu": "100Gi"}, routing=GATEWAY),
     "gateway-registry": {**routed(), "images": {"registry": "registry.example.com"}},
+    "gateway-istio": {**routed(gateway={**GATEWAY["gateway"], "provider": "istio"}), "namespace": "llm"},
+    "gateway-istio-no-namespace": routed(gateway={**GATEWAY["gateway"], "provider": "istio"}),
+    "gateway-gke": routed(gateway={**GATEWAY["gateway"], "provider": "gke"}),
+    "gateway-gke-timeout": routed(gateway={**GATEWAY["gateway"], "provider": "gke", "requestTimeout": "10m"}),
     "session-affinity": spec(
         replicas=2, routing={"mode": "sessionAffinity", "sessionAffinity": {"timeoutSeconds": 60}}
     ),

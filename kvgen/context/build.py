@@ -837,8 +837,17 @@ def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dic
     }
     if r.gateway.hostnames:
         out["route"]["hostnames"] = list(r.gateway.hostnames)
-    if r.gateway.request_timeout is not None:
-        out["route"]["requestTimeout"] = r.gateway.request_timeout
+    timeout = r.gateway.request_timeout
+    if timeout is None and r.gateway.provider != "gke":
+        timeout = rt["defaultRequestTimeout"]
+    if timeout is not None:
+        out["route"]["requestTimeout"] = timeout
+    out["provider"] = r.gateway.provider
+    if r.gateway.provider == "istio":
+        host = f"{name}.{spec.namespace}.svc.cluster.local" if spec.namespace else name
+        out["destinationRule"] = {"name": name, "host": host}
+    if r.gateway.provider == "gke":
+        out["gke"] = {"healthPath": rt["gke"]["healthPath"], "backendTimeoutSec": rt["gke"]["backendTimeoutSec"]}
     return {"routing": out}
 
 

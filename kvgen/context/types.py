@@ -297,10 +297,29 @@ class Route(TypedDict):
 
 
 @with_config(_STRICT)
+class DestinationRule(TypedDict):
+    """routing.gateway.provider istio: TLS without verification to the picker's Service."""
+
+    name: str
+    host: str
+
+
+@with_config(_STRICT)
+class GkePolicies(TypedDict):
+    """routing.gateway.provider gke: the InferencePool's HealthCheckPolicy and GCPBackendPolicy."""
+
+    healthPath: str
+    backendTimeoutSec: int
+
+
+@with_config(_STRICT)
 class Routing(TypedDict):
     pool: InferencePool
     picker: Picker
     route: Route
+    provider: str
+    destinationRule: NotRequired[DestinationRule]
+    gke: NotRequired[GkePolicies]
 
 
 @with_config(_STRICT)

@@ -47,7 +47,10 @@ TEMPLATES = (
     "picker-configmap.yaml.j2",
     "picker-service.yaml.j2",
     "picker-deployment.yaml.j2",
+    "picker-destinationrule.yaml.j2",  # provider istio
     "inferencepool.yaml.j2",
+    "healthcheckpolicy.yaml.j2",  # provider gke
+    "gcpbackendpolicy.yaml.j2",  # provider gke
     "httproute.yaml.j2",
     "extraobjects.yaml.j2",  # spec extraObjects, verbatim, last
 )

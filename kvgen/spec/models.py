@@ -1194,7 +1194,17 @@ class RoutingGateway(Model):
     request_timeout: str | None = Field(
         None,
         pattern=r"^([0-9]{1,5}(h|m|s|ms)){1,4}$",
-        description="HTTPRoute timeouts.request, e.g. 300s. Unset: the Gateway's.",
+        description="HTTPRoute timeouts.request, e.g. 600s. Unset: 300s, as the GIE and llm-d charts set it (Envoy "
+        "Gateway's own default, 15s, cuts long generations), and none with provider gke (its GCPBackendPolicy's "
+        "timeoutSec: 300).",
+    )
+    provider: Literal["none", "istio", "gke"] = Field(
+        "none",
+        description="The Gateway's implementation, where the objects differ (the GIE chart's provider.name): istio "
+        "adds a DestinationRule that calls the picker over TLS without verifying its self-signed certificate "
+        "(without it Istio's call fails and FailOpen routes with no prefix awareness); gke adds the InferencePool's "
+        "HealthCheckPolicy and GCPBackendPolicy. none: Envoy Gateway, kgateway, agentgateway and NGINX Gateway Fabric, "
+        "which need nothing more.",
     )
 
 

@@ -164,6 +164,13 @@ def convert(t: Tracker, b: SpecBuilder, value: Any, path: Path, name: str, names
             "routing.gateway.parentRefs kserve/kserve-ingress-gateway: KServe's default Gateway for gateway: {} "
             "(ingressGatewayName in the inferenceservice-config ConfigMap); change it if your cluster's differs"
         )
+        # KServe installs that Gateway with gatewayClassName istio: Istio calls the picker over TLS, which
+        # needs the DestinationRule of provider istio (without it FailOpen routes with no prefix awareness)
+        b.set(("routing", "gateway", "provider"), "istio", (*path, "gateway"), use=False)
+        b.note(
+            "routing.gateway.provider istio: KServe's default Gateway is an Istio one; the DestinationRule lets "
+            "it call the picker over TLS (set provider none for another implementation)"
+        )
     sched = sched or {}
     replicas = integer(t, (*path, "scheduler", "replicas"), sched["replicas"]) if "replicas" in sched else None
     if replicas is not None:

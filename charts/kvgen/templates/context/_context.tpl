@@ -819,9 +819,19 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- end -}}
 {{- $route := dict "name" $v.name "parentRefs" $parents "pathPrefix" (default "/" $g.pathPrefix) "port" (int64 $v.service.port) -}}
 {{- if $g.hostnames -}}{{- $_ := set $route "hostnames" $g.hostnames -}}{{- end -}}
-{{- if include "kvgen.isSet" (list $g "requestTimeout") -}}{{- $_ := set $route "requestTimeout" $g.requestTimeout -}}{{- end -}}
+{{/* the request timeout: routing.gateway.requestTimeout, else the inferencepool charts' 300s (none on GKE: its GCPBackendPolicy's) */}}
+{{- $provider := default "none" $g.provider -}}
+{{- if include "kvgen.isSet" (list $g "requestTimeout") -}}{{- $_ := set $route "requestTimeout" $g.requestTimeout -}}
+{{- else if ne $provider "gke" -}}{{- $_ := set $route "requestTimeout" $rt.defaultRequestTimeout -}}{{- end -}}
 {{- $poolCtx := dict "name" $pool "selector" (index $s.workloads 0).pod.selector "targetPort" (int64 $v.service.port) "failureMode" (default "FailOpen" $picker.failureMode) -}}
-{{- $_ := set $out "routing" (dict "pool" $poolCtx "picker" $pick "route" $route) -}}
+{{- $routing := dict "pool" $poolCtx "picker" $pick "route" $route "provider" $provider -}}
+{{- if eq $provider "istio" -}}
+{{- $host := $name -}}
+{{- if $v.namespace -}}{{- $host = printf "%s.%s.svc.cluster.local" $name $v.namespace -}}{{- end -}}
+{{- $_ := set $routing "destinationRule" (dict "name" $name "host" $host) -}}
+{{- end -}}
+{{- if eq $provider "gke" -}}{{- $_ := set $routing "gke" (dict "healthPath" $rt.gke.healthPath "backendTimeoutSec" (int64 $rt.gke.backendTimeoutSec)) -}}{{- end -}}
+{{- $_ := set $out "routing" $routing -}}
 {{- end -}}
 {{- $_ := set $s "routing" $out -}}
 {{- end -}}
