@@ -555,3 +555,42 @@ def test_a_directory_in_place_of_meminfo_is_one_error_line(tmp_path):
     root = node(tmp_path, None, v2="max")
     (root / "proc" / "meminfo").mkdir()
     _one_error_line(launch(root, "--utilization=0.5"), "meminfo")
+
+
+def _rendered_version_args(values: dict) -> list[str]:
+    """--lmcache-min/--lmcache-below of the launchers kvgen renders for ``values`` (every pod's)."""
+    from conftest import compile_spec
+
+    workloads = [
+        o for o in compile_spec(values).objects if o["kind"] in ("StatefulSet", "Deployment", "LeaderWorkerSet")
+    ]
+    return sorted({a for a in _args_in(workloads) if a.startswith("--lmcache-")})
+
+
+def _args_in(node) -> list[str]:
+    out: list[str] = []
+    if isinstance(node, dict):
+        for value in node.values():
+            out += _args_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            out += [value] if isinstance(value, str) else _args_in(value)
+    return out
+
+
+def test_a_multi_node_server_refuses_an_lmcache_without_server_urls(tmp_path):
+    """Issue 32 (6): lmcache.mp.server_urls exists from LMCache 0.5.0; on 0.4.x a multi-node server's dense
+    models never hit and MLA requests fail. The launcher kvgen renders for one refuses 0.4.9 and takes
+    0.5.6; a single-node server still takes 0.4.4."""
+    from conftest import spec
+
+    multi = spec(
+        instance={"type": "p5.48xlarge"}, parallelism={"tensor": 16, "nodes": 2}, multiNode={"engine": "statefulset"}
+    )
+    args = _rendered_version_args(multi)
+    assert args == ["--lmcache-below=0.6.0", "--lmcache-min=0.5.0"]
+    assert _rendered_version_args(spec()) == sorted(VERSIONS)
+    _one_error_line(
+        with_lmcache(tmp_path, "0.4.9", *args), "LMCache 0.4.9 is installed; kvgen supports LMCache >=0.5.0,<0.6.0"
+    )
+    assert l1(with_lmcache(tmp_path, "0.5.6", *args)) is not None

@@ -285,7 +285,7 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
     args += [
         f"--reserve-bytes={reserve}",
         f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}",
-        *connector.lmcache_version_args(),
+        *connector.lmcache_version_args(server_urls=plan.multi_node),
     ]
     grace = launcher_grace_period(plan)
     if grace is not None:

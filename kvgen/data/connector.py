@@ -38,10 +38,12 @@ def lmcache_health_args() -> list[str]:
     return [f"--http-url={lmcache_http_url()}", *paths]
 
 
-def lmcache_version_args() -> list[str]:
-    """The launcher's options that bound the LMCache version it accepts in the image."""
-    supported = catalog.runtime()["lmcache"]["supported"]
-    return [f"--lmcache-min={supported['min']}", f"--lmcache-below={supported['below']}"]
+def lmcache_version_args(server_urls: bool = False) -> list[str]:
+    """The launcher's options that bound the LMCache version it accepts in the image: from
+    ``serverUrlsSince`` on where the rendered config names ``lmcache.mp.server_urls`` (multi-node)."""
+    lm = catalog.runtime()["lmcache"]
+    low = lm["serverUrlsSince"] if server_urls else lm["supported"]["min"]
+    return [f"--lmcache-min={low}", f"--lmcache-below={lm['supported']['below']}"]
 
 
 def lmcache_health_probe() -> list[str]:

@@ -342,8 +342,10 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $reserve := mul (int64 $s.C.lmcache.serverOverheadGiB) 1073741824 -}}
 {{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
 {{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
-{{/* the LMCache versions the launcher accepts in the image */}}
-{{- $args = concat $args (list (printf "--lmcache-min=%s" $s.rt.lmcache.supported.min) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
+{{/* the LMCache versions the launcher accepts in the image: from serverUrlsSince on where lmcache.mp.server_urls is rendered (a server spanning several nodes) */}}
+{{- $low := $s.rt.lmcache.supported.min -}}
+{{- if gt (int64 $s.V.parallelism.nodes) 1 -}}{{- $low = $s.rt.lmcache.serverUrlsSince -}}{{- end -}}
+{{- $args = concat $args (list (printf "--lmcache-min=%s" $low) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
 {{/* pod.terminationGracePeriodSeconds: the launcher stops what is left before the kubelet does (kvgen/context/build.py launcher_grace_period) */}}
 {{- $podv := default dict $s.V.pod -}}
 {{- if include "kvgen.isSet" (list $podv "terminationGracePeriodSeconds") -}}
