@@ -59,6 +59,9 @@ KVGEN_KINDS = frozenset(
     {
         "ConfigMap",
         "Deployment",
+        "DestinationRule",  # routing.gateway.provider istio
+        "GCPBackendPolicy",  # provider gke
+        "HealthCheckPolicy",  # provider gke
         "HorizontalPodAutoscaler",
         "HTTPRoute",
         "InferencePool",

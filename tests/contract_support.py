@@ -155,8 +155,9 @@ def launcher_exec_argv(line: contract_check.CommandLine, compiled: Compiled) -> 
         (root / "sys" / "fs" / "cgroup").mkdir(parents=True)
         (root / "sys" / "fs" / "cgroup" / "memory.max").write_text(f"{limit}\n")
         (root / connector.wiring()["launcher"]["file"]).write_text(script)
-        # the image's LMCache: the pinned version (the runtime image carries it)
+        # the image's LMCache: the pinned version, whose CUDA kernels load (the runtime image's, built against its torch)
         site = lmcache_dist.install(root / "site-packages", catalog.runtime()["lmcache"]["version"])
+        lmcache_dist.install_kernels(site, loads=True)
         result = subprocess.run(
             [
                 sys.executable,

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from kvgen import __version__
 from kvgen.app.compiler import compile_text
 from kvgen.data import catalog
 
@@ -91,7 +92,7 @@ WARNINGS = {
     r"resources\.lmcacheServer cpu is not used with gpuAccess in-container": spec(
         kvCacheOffloading=IN_CONTAINER, resources={"lmcacheServer": {"requests": {"cpu": "2"}}}
     ),
-    r"images\.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container \(vllm/vllm-openai:v0\.33\.0\)": spec(
+    r"images\.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container \(ghcr\.io/kvgen-dev/vllm-lmcache:\S+\)": spec(
         kvCacheOffloading=IN_CONTAINER, images={"lmcache": {"tag": "v0.5.6"}}
     ),
     r"meta-llama/Llama-3\.1-8B-Instruct is gated on Hugging Face and model\.hfTokenSecret is not set: vLLM cannot download it": spec(),
@@ -534,13 +535,17 @@ KNOBS = {
         spec(instance={"type": "Standard_D16s_v5"}, images={"vllmCpu": {"pullPolicy": "Always"}}),
         lambda objs: _containers(objs)["vllm"]["imagePullPolicy"] == "Always",
     ),
+    "registry-docker-hub": (
+        spec(images={"registry": REGISTRY}, kvCacheOffloading={"backend": "native", "cpu": "10Gi"}),
+        lambda objs: _containers(objs)["vllm"]["image"] == f"{REGISTRY}/vllm/vllm-openai:v0.33.0",  # prefixed
+    ),
     "registry": (
         spec(images={"registry": REGISTRY, "lmcache": {"repository": "ghcr.io/kvgen-dev/vllm-lmcache"}}),
         lambda objs: (
             {c["name"]: c["image"] for c in _containers(objs).values()}
             == {
-                "vllm": f"{REGISTRY}/vllm/vllm-openai:v0.33.0",  # a Docker Hub name: prefixed
-                "lmcache-mp-server": f"{REGISTRY}/kvgen-dev/vllm-lmcache:v0.33.0",  # a registry host: replaced
+                "vllm": f"{REGISTRY}/kvgen-dev/vllm-lmcache:{__version__}",  # a registry host: replaced
+                "lmcache-mp-server": f"{REGISTRY}/kvgen-dev/vllm-lmcache:{__version__}",
             }
         ),
     ),
@@ -738,6 +743,12 @@ METADATA_CASES = {
     "leaderworkerset": ("multinode-lws.yaml", {}, "1.33"),
     "dra": ("lmcache-dra.yaml", {}, "1.34"),
     "routing-gateway": ("routing-gateway.yaml", {}, "1.33"),
+    "routing-istio": ("kserve-qwen2-7b.yaml", {}, "1.33"),
+    "routing-gke": (
+        "routing-gateway.yaml",
+        {"routing": {"mode": "gateway", "gateway": {"parentRefs": [{"name": "gke-gateway"}], "provider": "gke"}}},
+        "1.33",
+    ),
 }
 
 

@@ -61,12 +61,12 @@ def test_the_runtime_image_lock_pins_the_runtime_versions():
     assert base["vllm"].version == VERSIONS["vllm"]
 
 
-def test_helm_chart_default_images_repeat_the_pins():
-    """values.yaml carries the image defaults again; they must not drift from runtime.yaml."""
+def test_helm_chart_default_images_are_the_pins():
+    """values.yaml leaves the images unset, so the chart takes runtime.yaml's pins as kvgen does: vLLM's image,
+    or kvgen's runtime image with the lmcache backend (a value written here would hide that choice)."""
     images = YAML(typ="safe", pure=True).load((ROOT / "charts" / "kvgen" / "values.yaml").read_text())["images"]
-    for field in ("repository", "tag"):
-        assert images["vllm"].get(field) == RT["vllm"]["image"][field], f"values.yaml images.vllm.{field}"
-    assert images["lmcache"] == {}  # unset: the server runs from the vLLM image (one LMCache install)
+    assert images["vllm"] == {}
+    assert images["lmcache"] == {}  # unset: the server runs from the vLLM container's image (one LMCache install)
 
 
 @pytest.mark.parametrize("role", sorted(RT["connectors"]))

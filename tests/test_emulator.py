@@ -372,6 +372,32 @@ def test_a_launcher_that_execs_without_a_path_search_is_caught(cluster):
     assert len(restarts) > 1  # restarted, as a crash-looping sidecar is
 
 
+@emulator
+@pytest.mark.parametrize("fallback", [False, True], ids=["refused", "allowTorchFallback"])
+def test_lmcache_whose_kernels_do_not_load_in_the_vllm_image_is_refused_unless_the_spec_allows(cluster, fallback):
+    """Issue 32 (1): in vllm/vllm-openai:v0.33.0 LMCache 0.5.6's cuda_ops needs a symbol torch 2.14.0 no longer
+    exports; LMCache would run its pure-torch fallback, which no probe sees. The launcher names the symbol and
+    the sidecar never starts the server (so vLLM never starts), unless allowTorchFallback; kvgen's runtime
+    image (the default: every example starts above) loads them."""
+    example = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
+    text = example.read_text() + "images:\n  vllm: {repository: vllm/vllm-openai, tag: v0.33.0}\n"
+    if fallback:
+        text = text.replace("kvCacheOffloading:\n", "kvCacheOffloading:\n  lmcache: {allowTorchFallback: true}\n", 1)
+    (compiled,) = compile_text(text, "spec.yaml")
+    assert ("- --kernels=optional\n" in compiled.yaml) == fallback
+    group = _start(cluster, _objects(compiled.yaml), compiled, timeout=40 if not fallback else 120)
+    (pod,) = group.pods
+    log = pod.log("lmcache-mp-server")
+    assert f"lmcache.cuda_ops needs {kubelet.KERNEL_SYMBOL}, which this image's torch (2.14.0) does not export" in log
+    if fallback:
+        assert_runs(group, compiled)
+        assert "(allowTorchFallback: starting on the fallback)" in log
+    else:
+        assert not group.ready
+        assert "LMCache MP server not started: LMCache's CUDA kernels do not load" in log, group.describe()
+        assert not any(e.get("container") == "vllm" and e["event"] == "started" for e in pod.events)
+
+
 def _sample_specs():
     from spec_strategies import specs
 

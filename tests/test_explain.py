@@ -11,6 +11,7 @@ import sys
 import pytest
 from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
 
+from kvgen import __version__
 from kvgen.app import explain
 from kvgen.app.compiler import compile_inputs
 from kvgen.input.dialects import Options
@@ -204,7 +205,7 @@ def test_gpu_access_states_the_mode_its_requirement_and_the_server_image():
         "requirement": " ".join(row["requirement"].split()),
         "deviceClassName": "gpu.nvidia.com",
         "minKubeVersion": "1.34",
-        "serverImage": "vllm/vllm-openai:v0.33.0",
+        "serverImage": f"ghcr.io/kvgen-dev/vllm-lmcache:{__version__}",
         "sameImageAsVllm": True,
     }
     assert report_of(GEMMA)["gpuAccess"]["mode"] == "visible-devices"
@@ -239,7 +240,7 @@ def test_text_output_states_the_gpu_access_mode_and_its_requirement():
     assert result.returncode == 0, result.stderr
     assert "LMCache GPU access: dra: a native sidecar that shares the pod's GPUs" in result.stdout
     assert "requires: Kubernetes 1.34 or newer (resource.k8s.io/v1)" in result.stdout
-    assert "LMCache server image: vllm/vllm-openai:v0.33.0 (the vLLM image)" in result.stdout
+    assert f"LMCache server image: ghcr.io/kvgen-dev/vllm-lmcache:{__version__} (the vLLM image)" in result.stdout
 
 
 # ----------------------------------------------------------------------------- command line

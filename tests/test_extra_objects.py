@@ -315,7 +315,12 @@ def test_the_charts_list_of_kvgens_own_objects_is_what_kvgen_renders():
             model=TOKEN,
             metrics={"serviceMonitor": True},
             autoscaling={"minReplicas": 1, "maxReplicas": 3, "hpa": {"metrics": [hpa]}},
-        )
+        ),
+        spec(  # GKE's policies
+            model=TOKEN,
+            replicas=2,
+            routing={"mode": "gateway", "gateway": {"parentRefs": [{"name": "gw"}], "provider": "gke"}},
+        ),
     ]
     for example in [*EXAMPLES, *more]:
         text = example.read_text() if not isinstance(example, dict) else dump(example)

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, compile_spec, container, dump, run_kvgen, spec, workload
 from ruamel.yaml import YAML
 
+from kvgen import __version__
 from kvgen.core import quantity
 from kvgen.core.errors import SpecError
 from kvgen.data import catalog
@@ -31,6 +32,8 @@ MULTI_NODE = {
     "instance": {"type": "p5.48xlarge", "ephemeralStorage": "28312Gi"},
     "parallelism": {"tensor": 16, "nodes": 2},
 }
+
+RUNTIME = f"ghcr.io/kvgen-dev/vllm-lmcache:{__version__}"  # the lmcache backend's default image
 
 
 def lmcache(mode: str, **more) -> dict:
@@ -77,7 +80,8 @@ def test_default_is_a_visible_devices_sidecar_running_the_vllm_image():
     assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in side["env"]
     assert gpu_requests(side) == {} and "claims" not in side["resources"]
     assert gpu_requests(container(c, "vllm")) == {"nvidia.com/gpu": 1}
-    assert side["image"] == container(c, "vllm")["image"] == "vllm/vllm-openai:v0.33.0"
+    # kvgen's runtime image: vLLM's with LMCache built against its torch (its CUDA kernels load)
+    assert side["image"] == container(c, "vllm")["image"] == RUNTIME
     assert workload(c)["metadata"]["annotations"]["kvgen.dev/lmcache-gpu-access"] == "visible-devices"
     assert not [o for o in c.objects if o["kind"] == "ResourceClaimTemplate"]
 
@@ -220,9 +224,10 @@ def test_in_container_runs_the_server_inside_the_vllm_container_under_the_launch
     launcher, rest = args[: args.index("--")], args[args.index("--") + 1 :]
     server, main = rest[: rest.index("--then")], rest[rest.index("--then") + 1 :]
     # the health endpoint per LMCache version (0.4.4 /api/healthcheck, 0.4.5 on /healthcheck) and the range it accepts
-    assert launcher[-5:] == [
+    assert launcher[-6:] == [
         "--lmcache-min=0.4.4",
         "--lmcache-below=0.6.0",
+        "--kernels=required",  # LMCache's CUDA kernels load, or it does not start (allowTorchFallback)
         "--http-url=http://127.0.0.1:8080",
         "--health-path=0.4.4:/api/healthcheck",
         "--health-path=0.4.5:/healthcheck",
@@ -324,16 +329,16 @@ def test_the_sidecar_follows_the_vllm_image_when_that_is_overridden():
     "own, image",
     [
         ({"repository": "lmcache/standalone", "tag": "v0.5.6"}, "lmcache/standalone:v0.5.6"),
-        ({"tag": "v0.33.1"}, "vllm/vllm-openai:v0.33.1"),
-        ({"repository": "mirror.example.com/lmcache"}, "mirror.example.com/lmcache:v0.33.0"),
-        ({"digest": "sha256:" + "c" * 64}, "vllm/vllm-openai@sha256:" + "c" * 64),
+        ({"tag": "v0.33.1"}, "ghcr.io/kvgen-dev/vllm-lmcache:v0.33.1"),
+        ({"repository": "mirror.example.com/lmcache"}, f"mirror.example.com/lmcache:{__version__}"),
+        ({"digest": "sha256:" + "c" * 64}, "ghcr.io/kvgen-dev/vllm-lmcache@sha256:" + "c" * 64),
     ],
 )
 def test_an_explicit_lmcache_image_replaces_fields_of_the_vllm_image_and_warns(own, image):
     c = compile_spec(spec(images={"lmcache": own}))
     assert container(c, "lmcache-mp-server")["image"] == image
     (warning,) = [w for w in c.plan.warnings if w.startswith("images.lmcache")]
-    assert image in warning and "vllm/vllm-openai:v0.33.0" in warning
+    assert image in warning and RUNTIME in warning
     assert "same LMCache version (0.5.6)" in warning
 
 
@@ -342,12 +347,12 @@ def test_an_lmcache_tag_does_not_inherit_the_vllm_digest():
     c = compile_spec(
         spec(images={"vllm": {"digest": digest}, "lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}})
     )
-    assert container(c, "vllm")["image"] == f"vllm/vllm-openai@{digest}"
+    assert container(c, "vllm")["image"] == f"ghcr.io/kvgen-dev/vllm-lmcache@{digest}"
     assert container(c, "lmcache-mp-server")["image"] == "lmcache/standalone:v0.5.6"
 
 
 def test_an_lmcache_image_equal_to_the_vllm_image_does_not_warn():
-    c = compile_spec(spec(images={"lmcache": {"repository": "vllm/vllm-openai", "tag": "v0.33.0"}}))
+    c = compile_spec(spec(images={"lmcache": {"repository": "ghcr.io/kvgen-dev/vllm-lmcache", "tag": __version__}}))
     assert not any(w.startswith("images.lmcache") for w in c.plan.warnings)
 
 
@@ -385,7 +390,7 @@ def test_notes_warn_when_the_server_image_differs_from_vllms():
     text = notes(spec(images={"lmcache": {"repository": "lmcache/standalone", "tag": "v0.5.6"}}))
     assert (
         "Warning: images.lmcache: the LMCache server runs from lmcache/standalone:v0.5.6, the LMCacheMPConnector "
-        "(the client) from the vLLM image vllm/vllm-openai:v0.33.0"
+        f"(the client) from the vLLM image {RUNTIME}"
     ) in text
     token = {"id": "meta-llama/Llama-3.1-8B-Instruct", "hfTokenSecret": {"name": "hf", "key": "HF_TOKEN"}}  # gated
     assert "Warning" not in notes(spec(model=token))
@@ -397,5 +402,6 @@ def test_values_yaml_documents_the_modes():
     assert values["kvCacheOffloading"]["lmcache"] == {
         "gpuAccess": "visible-devices",
         "deviceClassName": "gpu.nvidia.com",
+        "allowTorchFallback": False,
     }
     assert catalog.runtime()["lmcache"]["python"] == "python3" and catalog.runtime()["lmcache"]["server"] == "lmcache"

@@ -204,7 +204,7 @@ def test_timestamps_stay_strings_as_helm_reads_them(tmp_path):
     f.write_text(NATIVE + "images:\n  vllm: {tag: 2026-01-01}\n")
     result = cli("render", str(f))
     assert result.exit_code == 0, result.output
-    assert "image: vllm/vllm-openai:2026-01-01" in result.stdout
+    assert "image: ghcr.io/kvgen-dev/vllm-lmcache:2026-01-01" in result.stdout
 
 
 def test_anchors_and_aliases_within_bounds_are_read(tmp_path):

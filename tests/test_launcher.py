@@ -594,3 +594,56 @@ def test_a_multi_node_server_refuses_an_lmcache_without_server_urls(tmp_path):
         with_lmcache(tmp_path, "0.4.9", *args), "LMCache 0.4.9 is installed; kvgen supports LMCache >=0.5.0,<0.6.0"
     )
     assert l1(with_lmcache(tmp_path, "0.5.6", *args)) is not None
+
+
+# --- issue 32: LMCache's CUDA kernels load, or the launcher says which symbol is missing -----------
+
+
+@pytest.mark.parametrize("kernels", ["required", "optional"])
+def test_kernels_built_against_another_torch_are_one_line_naming_the_symbol(tmp_path, kernels):
+    """LMCache 0.5.6's wheel in vllm/vllm-openai:v0.33.0: `import lmcache.cuda_ops` fails and LMCache would
+    run its pure-torch fallback without a word. required (the default): refused, exit 2; optional
+    (allowTorchFallback: true): the same line as a warning, then the server starts."""
+    site = tmp_path / "site-packages"
+    lmcache_dist.install_kernels(lmcache_dist.install(site, "0.5.6"), loads=False)
+    r = with_lmcache(tmp_path, "0.5.6", *VERSIONS, f"--kernels={kernels}")
+    line = (
+        f"LMCache's CUDA kernels do not load: lmcache.cuda_ops needs {lmcache_dist.MISSING_SYMBOL}, which this image's "
+        "torch (2.14.0) does not export: the LMCache wheel was built against another torch. Use an image whose LMCache "
+        "is built against its own torch (kvgen's runtime image ghcr.io/kvgen-dev/vllm-lmcache, images/Dockerfile), or "
+        "set kvCacheOffloading.lmcache.allowTorchFallback: true to run LMCache's slower pure-torch fallback"
+    )
+    *before, last = r.stderr.strip().splitlines()
+    if kernels == "required":
+        assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+        assert last.startswith("ERROR ") and last.endswith(f"LMCache MP server not started: {line}"), last
+        assert [b for b in before if "LMCache 0.5.6 installed" in b] == before  # nothing else said before it
+    else:
+        assert l1(r) == "200.00"
+        (warning,) = [b for b in before if b.startswith("WARNING ")]
+        assert warning.endswith(f"{line} (allowTorchFallback: starting on the fallback)"), warning
+
+
+def test_kernels_that_load_start_the_server(tmp_path):
+    site = tmp_path / "site-packages"
+    lmcache_dist.install_kernels(lmcache_dist.install(site, "0.5.6"), loads=True)
+    r = with_lmcache(tmp_path, "0.5.6", *VERSIONS, "--kernels=required")
+    assert l1(r) == "200.00"
+    assert "LMCache's CUDA kernels load (lmcache.cuda_ops)" in r.stderr
+
+
+def test_kvgen_renders_required_kernels_unless_the_spec_allows_the_fallback():
+    from conftest import spec
+
+    assert "--kernels=required" in _rendered_version_args_and(spec(), "--kernels")
+    allowed = spec(kvCacheOffloading={"lmcache": {"allowTorchFallback": True}})
+    assert "--kernels=optional" in _rendered_version_args_and(allowed, "--kernels")
+
+
+def _rendered_version_args_and(values: dict, prefix: str) -> list[str]:
+    from conftest import compile_spec
+
+    workloads = [
+        o for o in compile_spec(values).objects if o["kind"] in ("StatefulSet", "Deployment", "LeaderWorkerSet")
+    ]
+    return sorted({a for a in _args_in(workloads) if a.startswith(prefix)})

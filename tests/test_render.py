@@ -141,7 +141,8 @@ def test_image_overrides_and_digest():
     c = compile_spec(
         spec(images={"vllm": {"tag": "v0.33.1"}, "lmcache": {"repository": "mirror/lmcache", "digest": digest}})
     )
-    assert container(c, "vllm")["image"] == "vllm/vllm-openai:v0.33.1"
+    # a tag alone applies to the backend's default repository: kvgen's runtime image with LMCache
+    assert container(c, "vllm")["image"] == "ghcr.io/kvgen-dev/vllm-lmcache:v0.33.1"
     assert container(c, "lmcache-mp-server")["image"] == f"mirror/lmcache@{digest}"
 
 

@@ -23,7 +23,7 @@ FACTS = json.loads((DATA / "llm-d-router-v0.9.0.json").read_text(encoding="utf-8
 SAMPLES = sorted((DATA / "llm-d-router-v0.9.0").glob("*.yaml"))
 load = YAML(typ="safe", pure=True).load
 
-GATEWAY = {"mode": "gateway", "gateway": {"parentRefs": [{"name": "inference-gateway"}]}}
+GATEWAY: dict[str, Any] = {"mode": "gateway", "gateway": {"parentRefs": [{"name": "inference-gateway"}]}}
 LMCACHE_TIERS = {"cpu": "48Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "200Gi"}}}]}
 
 

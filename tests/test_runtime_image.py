@@ -39,15 +39,22 @@ def hadolint() -> str:
 
 
 def test_build_args_are_the_runtime_pins():
+    build = RT["lmcache"]["build"]
     assert build_args() == {
         "VLLM_IMAGE": RT["vllm"]["image"]["repository"],
         "VLLM_VERSION": str(RT["vllm"]["version"]),
         "LMCACHE_VERSION": str(RT["lmcache"]["version"]),
+        "LMCACHE_SDIST_SHA256": build["sdistSha256"],
+        "CUDA_TOOLKIT": str(build["cudaToolkit"]),
+        "TORCH_CUDA_ARCH_LIST": build["torchCudaArchList"],
         "CUDA_MAJOR": str(RT["lmcache"]["cudaMajor"]),
         "KVGEN_VERSION": __version__,
     }
-    (base,) = re.findall(r"^FROM (\S+)$", DOCKERFILE.read_text(), re.M)
-    assert base == "${VLLM_IMAGE}:v${VLLM_VERSION}"  # the pinned tag, v0.33.0
+    assert build["sdistUrl"].endswith(f"/lmcache-{RT['lmcache']['version']}.tar.gz")
+    assert re.findall(r"^FROM (\S+)(?: AS (\S+))?$", DOCKERFILE.read_text(), re.M) == [
+        ("${VLLM_IMAGE}:v${VLLM_VERSION}", "lmcache-build"),  # LMCache compiled against this image's torch
+        ("${VLLM_IMAGE}:v${VLLM_VERSION}", ""),  # the pinned tag, v0.33.0
+    ]
     assert f"v{build_args()['VLLM_VERSION']}" == RT["vllm"]["image"]["tag"]
 
 
@@ -64,7 +71,7 @@ def copy_sources(dockerfile: Path) -> list[str]:
     args = build_args(dockerfile)
     sources = []
     for line in dockerfile.read_text().splitlines():
-        if line.startswith("COPY "):
+        if line.startswith("COPY ") and "--from=" not in line:  # a build stage's files are not the context's
             words = [w for w in line.split()[1:] if not w.startswith("--")]
             sources += [re.sub(r"\$\{(\w+)\}", lambda m: args[m[1]], w) for w in words[:-1]]
     return sources
@@ -86,9 +93,19 @@ def test_the_runtime_image_installs_lmcache_under_the_lock_and_smokes_it():
     assert "images/lock/runtime.txt" in copy_sources(DOCKERFILE)
     assert "installed_constraints.py --lock /tmp/kvgen/runtime.txt lmcache > /tmp/kvgen/constraints.txt" in text
     assert (
-        'uv pip install --system --no-cache --constraint /tmp/kvgen/constraints.txt "lmcache==${LMCACHE_VERSION}"'
-        in text
+        "uv pip install --system --no-cache --constraint /tmp/kvgen/constraints.txt --reinstall-package lmcache \\\n"
+        '        /tmp/kvgen/wheels/lmcache-"${LMCACHE_VERSION}"-*.whl' in text
     )
+    # the wheel is the build stage's: LMCache's sdist compiled against the image's own torch (never an
+    # isolated build, which would take the sdist's torch==2.13.0), then the ABI check on it
+    stage = text[text.index("AS lmcache-build") : text.index("\nFROM ${VLLM_IMAGE}:v${VLLM_VERSION}\n")]
+    assert f"ADD --checksum=sha256:${{LMCACHE_SDIST_SHA256}} {RT['lmcache']['build']['sdistUrl']} " in stage
+    assert (
+        "pip wheel --no-deps --no-build-isolation" in stage
+        and "torch" not in stage.split("RUN uv pip install")[1].split("&&")[0]
+    )
+    assert "python3 /tmp/kvgen/abi_check.py --torch" in stage
+    assert "COPY --from=lmcache-build /tmp/kvgen/wheels /tmp/kvgen/wheels" in text
     smoke = text[text.index("RUN lmcache server --help") :]
     assert 'python3 -c "import torch, lmcache.cuda_ops, lmcache.integration.vllm.lmcache_mp_connector"' in smoke
     assert "assert got == ('${VLLM_VERSION}', '${LMCACHE_VERSION}')" in smoke

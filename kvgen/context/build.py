@@ -286,6 +286,8 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         f"--reserve-bytes={reserve}",
         f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}",
         *connector.lmcache_version_args(server_urls=plan.multi_node),
+        # LMCache's CUDA kernels load, or the launcher refuses to start (kvCacheOffloading.lmcache.allowTorchFallback)
+        f"--kernels={'optional' if plan.spec.kv_cache_offloading.lmcache.allow_torch_fallback else 'required'}",
     ]
     grace = launcher_grace_period(plan)
     if grace is not None:
@@ -834,6 +836,7 @@ def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dic
             "pathPrefix": r.gateway.path_prefix,
             "port": spec.service.port,
         },
+        "provider": r.gateway.provider,
     }
     if r.gateway.hostnames:
         out["route"]["hostnames"] = list(r.gateway.hostnames)
@@ -842,7 +845,6 @@ def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dic
         timeout = rt["defaultRequestTimeout"]
     if timeout is not None:
         out["route"]["requestTimeout"] = timeout
-    out["provider"] = r.gateway.provider
     if r.gateway.provider == "istio":
         host = f"{name}.{spec.namespace}.svc.cluster.local" if spec.namespace else name
         out["destinationRule"] = {"name": name, "host": host}

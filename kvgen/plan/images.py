@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgen import __version__
 from kvgen.data import catalog
 from kvgen.plan.types import Plan
 
@@ -39,10 +40,21 @@ def relocate(reference: str, registry: str | None) -> str:
     return f"{registry}/{reference}"
 
 
+def runtime_pin() -> dict[str, Any]:
+    """kvgen's runtime image (images/Dockerfile): vLLM's image with LMCache built against its torch,
+    tagged with the kvgen version."""
+    return {"repository": catalog.runtime()["runtimeImage"]["repository"], "tag": __version__, "digest": None}
+
+
 def vllm_pin(plan: Plan) -> dict[str, Any]:
-    """The pinned vLLM image for the node: the GPU image, or the CPU build for its architecture."""
+    """The pinned image of the vLLM container for the node: the CPU build for its architecture on a
+    CPU node; with the lmcache backend kvgen's runtime image, whose LMCache CUDA kernels load (the
+    vLLM image's LMCache wheel was built against another torch: runtime.yaml lmcache.build); else
+    vLLM's GPU image."""
     rt = catalog.runtime()["vllm"]
-    return rt["image"] if plan.instance.gpus else rt["cpuImage"][plan.instance.arch]
+    if not plan.instance.gpus:
+        return dict(rt["cpuImage"][plan.instance.arch])
+    return runtime_pin() if plan.backend == "lmcache" else dict(rt["image"])
 
 
 def vllm_spec_image(plan: Plan) -> Any:
@@ -51,7 +63,11 @@ def vllm_spec_image(plan: Plan) -> Any:
 
 
 def vllm_tag(plan: Plan) -> str:
-    return vllm_spec_image(plan).tag or vllm_pin(plan)["tag"]
+    """The vLLM version label (app.kubernetes.io/version): the spec's tag, else vLLM's own pin (also under
+    kvgen's runtime image, which carries that vLLM)."""
+    rt = catalog.runtime()["vllm"]
+    pin = rt["image"] if plan.instance.gpus else rt["cpuImage"][plan.instance.arch]
+    return vllm_spec_image(plan).tag or str(pin["tag"])
 
 
 def vllm_image(plan: Plan) -> str:
@@ -75,7 +91,7 @@ def lmcache_image(plan: Plan) -> str:
     """The sidecar's image: the vLLM image (one LMCache install for the connector and the
     server), with any field images.lmcache sets in its place. A tag or digest set there
     replaces the vLLM image's tag and digest together."""
-    base = _fields(plan.spec.images.vllm, catalog.runtime()["vllm"]["image"])
+    base = _fields(plan.spec.images.vllm, runtime_pin())
     own = plan.spec.images.lmcache
     if own.tag or own.digest:
         base = {**base, "tag": own.tag or base["tag"], "digest": own.digest}

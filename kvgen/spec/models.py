@@ -439,6 +439,12 @@ class LMCacheServer(Model):
         max_length=253,
         description="gpuAccess dra: the DeviceClass the pod's GPUs are claimed from (NVIDIA's DRA driver: gpu.nvidia.com).",
     )
+    allow_torch_fallback: bool = Field(
+        False,
+        description="Start LMCache even when its compiled CUDA kernels (lmcache.cuda_ops) do not load in the image (a "
+        "wheel built against another torch: LMCache 0.5.6's PyPI wheel in vllm/vllm-openai:v0.33.0), running LMCache's "
+        "slower pure-torch fallback. Default false: the launcher logs the missing symbol and refuses to start.",
+    )
 
 
 class RemoteTier(Model):
@@ -582,7 +588,12 @@ class Image(Model):
 class Images(Model):
     """Runtime images; unset fields take the pins in charts/kvgen/files/runtime.yaml."""
 
-    vllm: Image = Field(default_factory=Image, description="The vLLM OpenAI server image.")
+    vllm: Image = Field(
+        default_factory=Image,
+        description="The vLLM OpenAI server image. Default: vllm/vllm-openai at the pinned version; with the lmcache "
+        "backend kvgen's runtime image ghcr.io/kvgen-dev/vllm-lmcache:<kvgen version> (that vLLM with LMCache built "
+        "against its torch, so LMCache's CUDA kernels load; images/Dockerfile).",
+    )
     lmcache: Image = Field(
         default_factory=Image,
         description=(

@@ -65,7 +65,7 @@ def _import_loader() -> Any:
 def _loaded(files: list[str]) -> tuple[str | None, list[str] | None, str | None]:
     from vllm.config.load import LoadConfig
 
-    DefaultModelLoader = _import_loader()  # noqa: N806 (a class)
+    DefaultModelLoader = _import_loader()
 
     with tempfile.TemporaryDirectory(prefix="kvgen-weights-") as tmp:
         root = Path(tmp)

@@ -67,6 +67,10 @@ class EmulatorError(Exception):
 
 
 # -- images -----------------------------------------------------------------------------------------
+# what torch 2.14.0's libc10_cuda.so no longer exports and LMCache 0.5.6's PyPI wheel needs (tools/abi_check.py)
+KERNEL_SYMBOL = "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb"
+
+
 @dataclass(frozen=True)
 class Image:
     name: str
@@ -77,6 +81,8 @@ class Image:
     engines: dict[str, str]
     lmcache: str | None
     files: dict[str, dict[str, Any]]
+    lmcache_kernels: bool = True  # lmcache.cuda_ops imports (False: built against another torch than the image's)
+    torch: str | None = None
 
 
 def images() -> list[tuple[dict[str, Any], Image]]:
@@ -92,6 +98,8 @@ def images() -> list[tuple[dict[str, Any], Image]]:
             entry["engines"],
             entry.get("lmcache"),
             entry.get("files", {}),
+            entry.get("lmcacheKernels", True),
+            entry.get("torch"),
         )
         out.append((entry, image))
     return out
@@ -732,6 +740,21 @@ class Cluster:
         if image.lmcache:
             image_files[f"{site}/lmcache-{image.lmcache}.dist-info/METADATA"] = {
                 "text": f"Metadata-Version: 2.1\nName: lmcache\nVersion: {image.lmcache}\n",
+                "mode": 0o644,
+            }
+            # the package, as far as the launcher's kernel check imports it: lmcache.cuda_ops loads, or
+            # fails as CPython reports an extension built against another torch (images.yaml lmcacheKernels)
+            image_files[f"{site}/lmcache/__init__.py"] = {"text": "", "mode": 0o644}
+            image_files[f"{site}/lmcache/cuda_ops.py"] = {
+                "text": "KERNELS = 44\n"
+                if image.lmcache_kernels
+                else f"raise ImportError('{site}/lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so: "
+                f"undefined symbol: {KERNEL_SYMBOL}')\n",
+                "mode": 0o644,
+            }
+        if image.torch:
+            image_files[f"{site}/torch-{image.torch}.dist-info/METADATA"] = {
+                "text": f"Metadata-Version: 2.1\nName: torch\nVersion: {image.torch}\n",
                 "mode": 0o644,
             }
         security = c.get("securityContext") or {}

@@ -19,6 +19,12 @@ and the pod never becomes ready, rather than serving with a cache it cannot hold
 prints a traceback. The /proc and cgroup files are opened without blocking and read only when
 they are regular files (a FIFO or a device there is refused, not waited on).
 
+LMCache's CUDA kernels: with --kernels=required the launcher imports lmcache.cuda_ops in a child
+Python (its own process never imports torch) and refuses to start, with one line naming the
+import's error (the undefined symbol of a wheel built against another torch) and the fix, when
+it does not load: LMCache would catch that ImportError and run its pure-torch fallback, which no
+probe can see. --kernels=optional logs the same line as a warning and starts the server.
+
 LMCache version: the launcher reads the version of the `lmcache` distribution installed in its
 own Python (importlib.metadata; the image's python3, where LMCache is pip-installed). With
 --lmcache-min/--lmcache-below (kvgen renders both, from runtime.yaml's lmcache.supported) a
@@ -68,6 +74,7 @@ import re
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import time
 import urllib.request
@@ -251,6 +258,8 @@ def _parser() -> _Parser:
     p.add_argument("--grace-period", type=float, default=25.0,
                    help=f"with {THEN}: seconds the children get to stop before they are killed")
     p.add_argument("--poll-interval", type=float, default=1.0, help=f"with {THEN}: seconds between checks")
+    p.add_argument("--kernels", choices=["required", "optional"],
+                   help="import lmcache.cuda_ops first: refuse to start (required) or warn (optional) when it fails")
     p.add_argument("--probe", action="store_true", help="check the server's health once: exit 0 (200) or 1")
     p.add_argument("--probe-timeout", type=float, default=2.0, help="seconds one health request may take")
     return p
@@ -337,6 +346,47 @@ def check_lmcache(args: argparse.Namespace, found: str) -> Version:
     if (args.lmcache_min and version < args.lmcache_min) or (args.lmcache_below and version >= args.lmcache_below):
         raise LaunchError(f"LMCache {found} is installed; kvgen supports LMCache {supported_range(args)}")
     return version
+
+
+KERNELS_TIMEOUT = 300.0  # seconds the child Python may take to import torch and the extension
+
+
+def kernels_problem() -> str | None:
+    """None when lmcache.cuda_ops imports in this Python, else why not (the undefined symbol, if that is it)."""
+    try:
+        child = subprocess.run([sys.executable, "-c", "import lmcache.cuda_ops"], capture_output=True, text=True,
+                               timeout=KERNELS_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"importing lmcache.cuda_ops took more than {KERNELS_TIMEOUT:g} seconds"
+    if child.returncode == 0:
+        return None
+    lines = [line.strip() for line in child.stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else f"exit status {child.returncode}"
+    symbol = re.search(r"undefined symbol: ([A-Za-z0-9_.@$]+)", last)  # the ImportError: the traceback's last line
+    if symbol:
+        try:
+            torch = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:
+            torch = "not installed"
+        return (f"lmcache.cuda_ops needs {symbol.group(1)}, which this image's torch ({torch}) does not export: "
+                "the LMCache wheel was built against another torch")
+    return last[:500]
+
+
+def check_kernels(args: argparse.Namespace) -> None:
+    """--kernels: LMCache's compiled CUDA kernels load, or one line says why (refused when required)."""
+    if args.kernels is None:
+        return
+    problem = kernels_problem()
+    if problem is None:
+        log.info("LMCache's CUDA kernels load (lmcache.cuda_ops)")
+        return
+    text = (f"LMCache's CUDA kernels do not load: {problem}. Use an image whose LMCache is built against its own torch "
+            "(kvgen's runtime image ghcr.io/kvgen-dev/vllm-lmcache, images/Dockerfile), or set "
+            "kvCacheOffloading.lmcache.allowTorchFallback: true to run LMCache's slower pure-torch fallback")
+    if args.kernels == "required":
+        raise LaunchError(text)
+    log.warning("%s (allowTorchFallback: starting on the fallback)", text)
 
 
 def health_url(args: argparse.Namespace, version: Version, found: str) -> str:
@@ -518,6 +568,7 @@ def main(argv: list[str] | None = None) -> int:
             if then is not None:
                 url = health_url(args, version, found)
             log.info("LMCache %s installed (kvgen supports %s)", found, supported_range(args) or "any version")
+        check_kernels(args)
         hundredths, why = l1_size(args)
         if not args.dry_run and then is None:
             executable = resolve(server[0])

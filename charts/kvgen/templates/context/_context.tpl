@@ -53,7 +53,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- if and $given .Values.kubeVersion (semverCompare (printf "<%s.0-0" .Values.kubeVersion) $kube) -}}
 {{- include "kvgen.problem" (list $s "kubeVersion" (printf "the spec is written for Kubernetes %s, but the output is for Kubernetes %s, which is older" .Values.kubeVersion (regexFind "[0-9]+\\.[0-9]+" $kube)) (printf "render for %s or newer (kvgen --kube-version, helm template --kube-version; helm install uses the cluster's), or set kubeVersion to the version the cluster runs" .Values.kubeVersion)) -}}
 {{- end -}}
-{{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) -}}
+{{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_") "version" .Chart.Version) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
 {{- include "kvgen.resolveName" $s -}}
 {{- $v := $s.V -}}
@@ -346,6 +346,8 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $low := $s.rt.lmcache.supported.min -}}
 {{- if gt (int64 $s.V.parallelism.nodes) 1 -}}{{- $low = $s.rt.lmcache.serverUrlsSince -}}{{- end -}}
 {{- $args = concat $args (list (printf "--lmcache-min=%s" $low) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
+{{/* LMCache's CUDA kernels load, or the launcher refuses to start (kvCacheOffloading.lmcache.allowTorchFallback) */}}
+{{- $args = append $args (printf "--kernels=%s" (ternary "optional" "required" (eq true $s.V.kvCacheOffloading.lmcache.allowTorchFallback))) -}}
 {{/* pod.terminationGracePeriodSeconds: the launcher stops what is left before the kubelet does (kvgen/context/build.py launcher_grace_period) */}}
 {{- $podv := default dict $s.V.pod -}}
 {{- if include "kvgen.isSet" (list $podv "terminationGracePeriodSeconds") -}}

@@ -130,6 +130,10 @@ JSON list of {apiVersion, kind, name} (kvgen compares the rendered objects thems
 {{- $out = append $out (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" $p) -}}
 {{- $out = append $out (dict "apiVersion" "inference.networking.k8s.io/v1" "kind" "InferencePool" "name" $c.routing.pool.name) -}}
 {{- $out = append $out (dict "apiVersion" "gateway.networking.k8s.io/v1" "kind" "HTTPRoute" "name" $c.routing.route.name) -}}
+{{- with $c.routing.destinationRule -}}{{- $out = append $out (dict "apiVersion" "networking.istio.io/v1" "kind" "DestinationRule" "name" .name) -}}{{- end -}}
+{{- if $c.routing.gke -}}
+{{- range $kind := list "HealthCheckPolicy" "GCPBackendPolicy" -}}{{- $out = append $out (dict "apiVersion" "networking.gke.io/v1" "kind" $kind "name" $c.routing.pool.name) -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}

@@ -10,17 +10,23 @@ Usage: {{- include "kvgen.images" $s -}} (after kvgen.plan)
 {{- $v := $s.V -}}
 {{- $rt := $s.rt -}}
 {{- $pin := $rt.vllm.image -}}
+{{- $label := $pin.tag -}}
+{{/* kvgen's runtime image (vLLM's with LMCache built against its torch), tagged with the kvgen version (the chart's) */}}
+{{- $runtime := dict "repository" $rt.runtimeImage.repository "tag" $s.release.version "digest" nil -}}
 {{- $image := default dict $v.images.vllm -}}
 {{- if eq $s.inst.gpus 0 -}}
 {{- $pin = index $rt.vllm.cpuImage $s.inst.arch -}}
+{{- $label = $pin.tag -}}
 {{- $image = default dict $v.images.vllmCpu -}}
+{{- else if eq (toString $s.backend) "lmcache" -}}
+{{- $pin = $runtime -}}
 {{- end -}}
 {{- $own := default dict $v.images.lmcache -}}
 {{- $registry := include "kvgen.imageRegistry" $v -}}
 {{- $_ := set $s "images" (dict
   "vllm" (include "kvgen.relocate" (list (include "kvgen.image" (list $image $pin)) $registry))
-  "vllmTag" (default $pin.tag $image.tag)
-  "lmcache" (include "kvgen.relocate" (list (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image)) $registry))
+  "vllmTag" (default $label $image.tag)
+  "lmcache" (include "kvgen.relocate" (list (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $runtime)) $registry))
   "lmcacheSet" (not (not (or $own.repository $own.tag $own.digest $own.pullPolicy)))
   "vllmPullPolicy" (default "" $image.pullPolicy)
   "lmcachePullPolicy" (default (default "" (default dict $v.images.vllm).pullPolicy) $own.pullPolicy)) -}}

@@ -50,7 +50,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $access := $s.gpuAccess -}}
 {{- $lm := $o.lmcache -}}
 {{- $defaults := ($s.F.Get "files/gpu-access.yaml" | fromYaml).defaults -}}
-{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName)) -}}
+{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName) (ne (eq true $lm.allowTorchFallback) $defaults.allowTorchFallback)) -}}
 {{- $out = append $out "kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it" -}}
 {{- end -}}
 {{- if and $access (ne $access.mode "dra") (ne $lm.deviceClassName $defaults.deviceClassName) -}}
@@ -65,11 +65,13 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and $access (or $own.repository $own.tag $own.digest $own.pullPolicy) -}}
 {{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
 {{- $registry := include "kvgen.imageRegistry" $v -}}
-{{- $client := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllm) $rt.vllm.image)) $registry) -}}
+{{/* a server's pod (lmcache backend, GPU node) runs kvgen's runtime image by default (kvgen.images) */}}
+{{- $runtime := dict "repository" $rt.runtimeImage.repository "tag" $s.release.version -}}
+{{- $client := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllm) $runtime)) $registry) -}}
 {{- if eq $access.mode "in-container" -}}
 {{- $out = append $out (printf "images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container (%s)" $client) -}}
 {{- else -}}
-{{- $serverImage := include "kvgen.relocate" (list (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $rt.vllm.image)) $registry) -}}
+{{- $serverImage := include "kvgen.relocate" (list (include "kvgen.lmcacheImage" (list $own (default dict $v.images.vllm) $runtime)) $registry) -}}
 {{- if ne $serverImage $client -}}
 {{- $out = append $out (printf "images.lmcache: the LMCache server runs from %s, the LMCacheMPConnector (the client) from the vLLM image %s; LMCache's MP protocol has no version handshake, so both images must carry the same LMCache version (%s), or requests fail at run time with a client/server version mismatch" $serverImage $client (toString $rt.lmcache.version)) -}}
 {{- end -}}
