@@ -92,7 +92,7 @@ def test_kserve_pvc_uri_and_pod_template_settings_map_to_the_pod():
     assert pod["runtimeClassName"] == "nvidia"
     assert pod["imagePullSecrets"] == [{"name": "registry-credentials"}]
     vllm = container(c, "vllm")
-    assert vllm["args"][0] == "/mnt/models"
+    assert vllm["args"][0] == "/mnt/models/meta-llama--Llama-3.1-8B-Instruct"  # one path per model (LMCache's keys)
     served = vllm["args"][vllm["args"].index("--served-model-name") + 1]
     assert served == "meta-llama/Llama-3.1-8B-Instruct"
     assert not [a for a in vllm["args"] if a.startswith("--served-model-name=")]

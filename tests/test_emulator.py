@@ -566,7 +566,8 @@ def test_weights_on_a_claim_per_pod_are_downloaded_once_and_a_restart_downloads_
         assert report["downloaded"] == [] and report["skipped"] == HF_FILES  # warm restart: no download
     for result in second.pods:
         facts = result.report("vllm", "vllm")
-        assert facts is not None and facts["facts"]["model"] == "/mnt/models"
+        assert facts is not None and facts["facts"]["model"] == model_source.model_dir(compiled.spec)
+        assert facts["facts"]["model"].startswith("/mnt/models/meta-llama--Llama-3.1-8B-Instruct--")  # + revision
 
     cluster.wipe_claims(claims[0])
     third = _start(cluster, objects, compiled)

@@ -15,6 +15,7 @@ from kvgen.spec.models import Spec
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 TOKEN = {"name": "hf-token", "key": "token"}
+DIR = "/mnt/models/meta-llama--Llama-3.1-8B-Instruct"  # the served path names the model and revision (LMCache's keys)
 TEMPLATE = spec(
     model={"id": LLAMA, "hfTokenSecret": TOKEN, "cache": {"claimTemplate": {"storageClassName": "gp3"}}},
     replicas=2,
@@ -59,20 +60,20 @@ def test_a_claim_per_pod_makes_a_statefulset_that_downloads_once_and_serves_offl
     assert pod["initContainers"][0] is init  # before the LMCache sidecar
     assert init["command"] == ["hf", "download"]
     excludes = [f"--exclude={p}" for p in connector.wiring()["modelDownload"]["exclude"]]
-    assert init["args"] == [LLAMA, "--local-dir=/mnt/models", *excludes, "--revision=abc123"]
+    assert init["args"] == [LLAMA, f"--local-dir={DIR}--abc123", *excludes, "--revision=abc123"]
     assert "--exclude=*/*" in excludes and "--exclude=consolidated*.safetensors" in excludes
     assert not any("token" in a for a in init["args"])  # the token is HF_TOKEN from the Secret, never --token
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": TOKEN}} in init["env"]
     assert {"name": "HF_HOME", "value": "/root/.cache/huggingface"} in init["env"]
     assert {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"} in init["env"]
     assert {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"} in init["env"]  # not 10 GB in a 2Gi emptyDir
-    assert {"name": "model-weights", "mountPath": "/mnt/models"} in init["volumeMounts"]  # read-write
+    assert {"name": "model-weights", "mountPath": f"{DIR}--abc123"} in init["volumeMounts"]  # read-write
     vllm = _named(pod["containers"], "vllm")
-    assert vllm["args"][:2] == ["/mnt/models", f"--served-model-name={LLAMA}"]
+    assert vllm["args"][:2] == [f"{DIR}--abc123", f"--served-model-name={LLAMA}"]
     assert "--max-num-seqs=64" in vllm["args"]
     assert not any(a.startswith("--revision") or a == "abc123" for a in vllm["args"])  # the directory has none
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in vllm["env"]
-    assert {"name": "model-weights", "mountPath": "/mnt/models", "readOnly": True} in vllm["volumeMounts"]
+    assert {"name": "model-weights", "mountPath": f"{DIR}--abc123", "readOnly": True} in vllm["volumeMounts"]
     assert all(v["name"] != "model-weights" for v in pod["volumes"])  # the claim template provides it
     for obj in compiled.objects:
         validate_strictly(obj, "1.33")
@@ -121,11 +122,9 @@ def test_an_existing_claim_keeps_the_deployment_with_a_sub_path_and_the_download
     assert {"name": "model-weights", "persistentVolumeClaim": {"claimName": "models"}} in pod["volumes"]
     init = _named(pod["initContainers"], "model-download")
     sub = LLAMA.replace("/", "--")
-    assert {"name": "model-weights", "mountPath": "/mnt/models", "subPath": sub} in init["volumeMounts"]
+    assert {"name": "model-weights", "mountPath": DIR, "subPath": sub} in init["volumeMounts"]
     vllm = _named(pod["containers"], "vllm")
-    assert {"name": "model-weights", "mountPath": "/mnt/models", "readOnly": True, "subPath": sub} in vllm[
-        "volumeMounts"
-    ]
+    assert {"name": "model-weights", "mountPath": DIR, "readOnly": True, "subPath": sub} in vllm["volumeMounts"]
     startup = vllm["startupProbe"]
     hub = compile_spec(spec(model={"id": LLAMA}))
     hub_dep = [o for o in hub.objects if o["kind"] == "Deployment"][0]
@@ -141,9 +140,7 @@ def test_download_false_renders_no_init_container_and_a_given_path_is_the_sub_pa
     pod = _pod(objs[("Deployment", "demo")])
     assert all(c["name"] != "model-download" for c in pod.get("initContainers", []))
     vllm = _named(pod["containers"], "vllm")
-    assert {"name": "model-weights", "mountPath": "/mnt/models", "readOnly": True, "subPath": "llama/8b"} in vllm[
-        "volumeMounts"
-    ]
+    assert {"name": "model-weights", "mountPath": DIR, "readOnly": True, "subPath": "llama/8b"} in vllm["volumeMounts"]
 
 
 @pytest.mark.heavy

@@ -9,6 +9,7 @@ from conftest import compile_spec, container, problem_set, spec
 
 from kvgen.data import catalog
 
+DIR = "/mnt/models/meta-llama--Llama-3.1-8B-Instruct"  # the served path names the model (LMCache keys by it)
 PVC = spec(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "uri": "pvc://model-store/models/llama-8b/"})
 
 
@@ -16,12 +17,12 @@ def test_the_model_is_served_from_the_claim_under_its_id():
     compiled = compile_spec(PVC)
     assert helm.by_identity(helm.objects(PVC)) == helm.by_identity(compiled.objects)
     vllm = container(compiled, "vllm")
-    assert vllm["args"][:2] == ["/mnt/models", "--served-model-name=meta-llama/Llama-3.1-8B-Instruct"]
+    assert vllm["args"][:2] == [f"{DIR}", "--served-model-name=meta-llama/Llama-3.1-8B-Instruct"]
     assert "meta-llama/Llama-3.1-8B-Instruct" not in vllm["args"][0]
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in vllm["env"]
     assert {
         "name": "model-weights",
-        "mountPath": "/mnt/models",
+        "mountPath": DIR,
         "readOnly": True,
         "subPath": "models/llama-8b",
     } in vllm["volumeMounts"]
@@ -52,7 +53,7 @@ def test_a_claim_without_a_path_is_mounted_whole_and_a_served_name_of_ones_own_w
     compiled = compile_spec(values)
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compiled.objects)
     vllm = container(compiled, "vllm")
-    assert vllm["args"][0] == "/mnt/models"
+    assert vllm["args"][0] == DIR
     assert [a for a in vllm["args"] if "served-model-name" in a] == ["--served-model-name=llama"]
     (mount,) = [m for m in vllm["volumeMounts"] if m["name"] == "model-weights"]
     assert "subPath" not in mount

@@ -326,3 +326,36 @@ def test_lmcaches_resp_adapter_stores_and_loads_through_a_real_server(valkey_ser
     assert int(result["stored"]) == 3 * (len(b"kvgen shared tier ") + 4096)  # bytes written
     keys = sorted(admin.keys("*"))
     assert len(keys) == 3 and all(k.startswith(b"kvgen/test@") for k in keys)  # in the server, LMCache's key format
+
+
+def _served_path(values: dict[str, Any]) -> tuple[str, str]:
+    """The model path vLLM is started with (its first positional argument), by kvgen and by the chart."""
+    ours = container(compile_spec(values), "vllm")["args"][0]
+    (deploy,) = [o for o in helm.objects(values) if o["kind"] in ("Deployment", "StatefulSet")]
+    (theirs,) = [c for c in deploy["spec"]["template"]["spec"]["containers"] if c["name"] == "vllm"]
+    return ours, theirs["args"][0]
+
+
+def test_two_models_or_two_revisions_on_one_shared_tier_never_share_a_key():
+    """Issue 32 (7): LMCache keys a chunk <vLLM's model path>@<kv rank>@<group>@<hash> (0.5.6
+    l2_adapters/native_connector_l2_adapter.py) and no setting renames it; with model.cache or model.uri
+    every server was started on /mnt/models, so two models (or two revisions) on one Valkey read each
+    other's KV. Each gets its own path, on both faces, free of LMCache's '@' separator."""
+    token = {"hfTokenSecret": {"name": "hf", "key": "token"}}
+    cases = {
+        "llama@main": {"id": "meta-llama/Llama-3.1-8B-Instruct", **token, "cache": {"claimTemplate": {}}},
+        "llama@abc": {"id": "meta-llama/Llama-3.1-8B-Instruct", **token, "cache": {"claimTemplate": {}}},
+        "qwen": {"id": "Qwen/Qwen3-8B", "cache": {"claim": {"name": "models"}}},
+        "qwen-uri": {"id": "Qwen/Qwen3-32B", "uri": "pvc://models/qwen"},
+    }
+    paths = {}
+    for name, model in cases.items():
+        values = {**lmcache_spec(REMOTE), "model": model}
+        if name == "llama@abc":
+            values["vllm"] = {"extraArgs": ["--revision=abc@1/x"]}
+        ours, theirs = _served_path(values)
+        assert ours == theirs, name
+        assert ours.startswith("/mnt/models/") and "@" not in ours, ours
+        paths[name] = ours
+    assert len(set(paths.values())) == len(paths), paths
+    assert paths["llama@abc"] == "/mnt/models/meta-llama--Llama-3.1-8B-Instruct--abc-1-x"

@@ -107,7 +107,7 @@ def vllm_args(plan: Plan) -> VllmArgs:
     spec, p, backend = plan.spec, plan.spec.parallelism, plan.backend
     head = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
     if model_source.local(spec):  # vLLM serves the mounted directory, under the model's id
-        head[0] = connector.wiring()["modelPvc"]["mountPath"]
+        head[0] = model_source.model_dir(spec)  # one path per model and revision: LMCache's keys (a shared tier)
         if not any(flags.flag_name(a) == "--served-model-name" for a in spec.vllm.extra_args):
             head.insert(1, f"--served-model-name={spec.model.id}")
     if p.pipeline > 1:
@@ -429,7 +429,7 @@ def download(plan: Plan) -> DownloadContainer | None:
     c["env"] = variables
     memory = quantity.format_bytes(sizing.DOWNLOAD_MEMORY)
     c["resources"] = {"requests": {"cpu": sizing.DOWNLOAD_CPU, "memory": memory}, "limits": {"memory": memory}}
-    weights: KubeObject = {"name": w["modelPvc"]["volume"], "mountPath": w["modelPvc"]["mountPath"]}
+    weights: KubeObject = {"name": w["modelPvc"]["volume"], "mountPath": model_source.model_dir(plan.spec)}
     c_ = spec.model.cache
     assert c_ is not None
     if c_.claim is not None:

@@ -5,6 +5,7 @@ volumeClaimTemplates, or an existing claim), so that a re-created pod finds the 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kvgen.core.errors import Problem
@@ -47,6 +48,20 @@ def cache_path(spec: Spec) -> str:
     return c.claim.path.strip("/") if c.claim.path else spec.model.id.replace("/", "--")
 
 
+def model_dir(spec: Spec) -> str:
+    """The directory vLLM serves a local model from (and model.cache downloads into):
+    wiring.modelPvc.mountPath/<org>--<name>[--<revision>]. LMCache keys every cache entry by the path
+    vLLM was started with (vLLM's model_config.model; LMCache 0.5.6 l2_adapters/native_connector_l2_adapter.py:
+    <model>@<kv rank>@<group>@<chunk hash>, and no setting renames it), so one path for every model would
+    let two models, or two revisions of one, read each other's KV in a shared tier. Characters other than
+    letters, digits, '.', '_' and '-' become '-' (LMCache separates the key's fields with '@')."""
+    slug = spec.model.id.replace("/", "--")
+    rev = revision(spec)
+    if rev:
+        slug += "--" + rev
+    return f"{connector.wiring()['modelPvc']['mountPath']}/{re.sub(r'[^A-Za-z0-9._-]', '-', slug)}"
+
+
 def volume(spec: Spec) -> dict[str, Any] | None:
     """The pod's volume of the weights (None without one, or for a claim template: the StatefulSet
     makes the pod's claim under the template's name)."""
@@ -61,18 +76,18 @@ def volume(spec: Spec) -> dict[str, Any] | None:
 
 
 def mount(spec: Spec) -> dict[str, Any] | None:
-    """vLLM's mount of the weights: read-only at wiring.modelPvc.mountPath."""
+    """vLLM's mount of the weights: read-only at model_dir."""
     w = connector.wiring()["modelPvc"]
     pvc = model_pvc(spec)
     if pvc is not None:
-        out: dict[str, Any] = {"name": w["volume"], "mountPath": w["mountPath"], "readOnly": True}
+        out: dict[str, Any] = {"name": w["volume"], "mountPath": model_dir(spec), "readOnly": True}
         if pvc[1]:
             out["subPath"] = pvc[1]
         return out
     c = spec.model.cache
     if c is None:
         return None
-    out = {"name": w["volume"], "mountPath": w["mountPath"], "readOnly": True}
+    out = {"name": w["volume"], "mountPath": model_dir(spec), "readOnly": True}
     if c.claim is not None:
         out["subPath"] = cache_path(spec)
     return out
@@ -111,8 +126,7 @@ def download_args(spec: Spec) -> list[str]:
     weights in another format, which vLLM ignores too: --ignore-patterns' default). The token is
     HF_TOKEN from the environment, never --token (it would show in the pod spec)."""
     d = connector.wiring()["modelDownload"]
-    w = connector.wiring()["modelPvc"]
-    out = [spec.model.id, f"--local-dir={w['mountPath']}", *(f"--exclude={p}" for p in d["exclude"])]
+    out = [spec.model.id, f"--local-dir={model_dir(spec)}", *(f"--exclude={p}" for p in d["exclude"])]
     rev = revision(spec)
     if rev:
         out.append(f"--revision={rev}")
