@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import helm
 import pytest
 from conftest import compile_spec, container, spec, workload
 
@@ -322,9 +323,29 @@ def test_gpu_memory_is_planned_from_what_the_device_reports_not_the_marketed_siz
     assert f"--max-model-len={fits}" in container(c, "vllm")["args"]
 
 
-def test_a_spec_that_gives_its_own_gpu_memory_is_taken_at_its_word():
-    c = compile_spec(spec(instance={"type": "g5.xlarge", "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False}))
-    assert c.plan.instance.gpu_usable_bytes == 24 * GiB
+def test_a_known_gpus_own_gpu_memory_is_its_marketed_size_and_the_reading_wins_on_both_faces():
+    """Issue 32 (9): gpuMemory: 48Gi written for an L40S was taken as what CUDA reports and inflated the GPU KV
+    cache. For a GPU files/instances.yaml gpuModels knows, kvgen plans from its reading and says so; a
+    gpuModel the table does not know takes gpuMemory at its word (a figure measured on the node)."""
+    values = spec(instance={"type": "g5.xlarge", "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False})
+    c = compile_spec(values)
+    assert c.plan.instance.gpu_usable_bytes == 22589 * MiB  # the A10G's reading, not 24 GiB
+    line = (
+        "instance.gpuMemory is taken as the marketed size of NVIDIA A10G 24GB: kvgen plans from the 22589Mi it "
+        "reports to CUDA (files/instances.yaml gpuModels; vLLM's total_memory), not from gpuMemory"
+    )
+    assert line in c.plan.warnings
+    _objs, theirs = helm.objects_and_warnings(values)
+    assert line in theirs
+    own = spec(
+        instance={"type": "g5.xlarge", "gpuModel": "A10G as measured here", "gpuMemory": "22Gi"},
+        kvCacheOffloading={"enabled": False},
+    )
+    c = compile_spec(own)
+    assert c.plan.instance.gpu_usable_bytes == 22 * GiB and not [
+        w for w in c.plan.warnings if "instance.gpuMemory" in w
+    ]
+    assert "instance.gpuMemory" not in " ".join(helm.objects_and_warnings(own)[1])
 
 
 def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused():
@@ -343,9 +364,8 @@ def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused
         compile_spec(spec(model=model, instance=disk, kvCacheOffloading={"enabled": False}))
     (problem,) = [p for p in err.value.problems if p.path == ("parallelism", "tensor")]
     assert "offers 20.3 GiB" in problem.message
-    compile_spec(
-        spec(model=model, instance={**disk, "gpuMemory": "24Gi"}, kvCacheOffloading={"enabled": False})
-    )  # fits 24 GiB
+    measured = {**disk, "gpuModel": "A10G as measured here", "gpuMemory": "24Gi"}  # a GPU the table does not know
+    compile_spec(spec(model=model, instance=measured, kvCacheOffloading={"enabled": False}))  # fits 24 GiB
 
 
 @pytest.mark.parametrize(
@@ -353,7 +373,10 @@ def test_weights_that_fit_the_marketed_size_but_not_the_reported_one_are_refused
     [
         ("meta-llama/Llama-3.1-8B-Instruct", A10G["instance"]),  # a reading in MiB
         ("google/gemma-4-31B-it", {"type": "Standard_NC80adis_H100_v5"}),  # a share of gpuMemory (H100 NVL)
-        ("google/gemma-4-31B-it", {"type": "Standard_NC80adis_H100_v5", "gpuMemory": "94Gi"}),  # the spec's own figure
+        (
+            "google/gemma-4-31B-it",
+            {"type": "Standard_NC80adis_H100_v5", "gpuMemory": "94Gi"},
+        ),  # the share of the spec's
     ],
 )
 def test_the_chart_plans_from_the_reported_gpu_memory_as_kvgen(model, instance):

@@ -391,10 +391,9 @@ def resolve_instance(
         gpus=int(merged["gpus"]),
         gpu_model=merged.get("gpuModel"),
         gpu_memory_bytes=gpu_memory,
-        # the catalog's GPU as the device reports it, unless the spec gives its own gpuMemory (or a MIG profile)
-        gpu_reported_bytes=0
-        if mig or spec_instance.gpu_memory is not None
-        else gpu_reported_memory(merged.get("gpuModel"), gpu_memory),
+        # a known GPU as the device reports it (a MIG profile is its own size); a spec's gpuMemory for a
+        # known gpuModel is its marketed size too: planning from it would inflate the GPU KV cache
+        gpu_reported_bytes=0 if mig else gpu_reported_memory(merged.get("gpuModel"), gpu_memory),
         memory_bytes=_bytes(merged["memory"]) if merged.get("memory") is not None else 0,
         cpu=int(merged["cpu"]) if merged.get("cpu") is not None else None,
         arch=str(merged.get("arch") or "amd64"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgen.core import quantity
 from kvgen.core.errors import Problem, SpecError
 from kvgen.data import catalog, flags, kube
 from kvgen.data.catalog import InstanceInfo, ModelInfo
@@ -220,6 +221,17 @@ def dropped_tiers_warning(spec: Spec, decision: rules.Decision) -> str | None:
     return text
 
 
+def gpu_memory_warning(spec: Spec, instance: InstanceInfo) -> list[str]:
+    """instance.gpuMemory given for a GPU files/instances.yaml gpuModels knows: which figure kvgen plans from."""
+    if spec.instance.gpu_memory is None or not instance.gpu_reported_bytes:
+        return []
+    return [
+        f"instance.gpuMemory is taken as the marketed size of {instance.gpu_model}: kvgen plans from the "
+        f"{quantity.format_bytes(instance.gpu_reported_bytes)} it reports to CUDA (files/instances.yaml gpuModels; "
+        "vLLM's total_memory), not from gpuMemory"
+    ]
+
+
 def has_api_key(spec: Spec) -> bool:
     """vLLM requires a key: from service.apiKeySecret, a VLLM_API_KEY env var, or --api-key
     (which the credential check allows only as a $(VAR) reference)."""
@@ -286,6 +298,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     if problems or (unfit and not keep_unfit):
         raise SpecError("", problems + unfit)
     warnings = list(sz.warnings) + context_length.warnings + quantization.warnings(spec, model)
+    warnings += gpu_memory_warning(spec, instance)
     o = spec.kv_cache_offloading
     if o.allow_hybrid and o.backend != "native" and model.hybrid:
         warnings.append(

@@ -323,11 +323,16 @@ class InstanceSpec(Model):
         description="Cloud instance type, e.g. Standard_NC24ads_A100_v4 or p5.48xlarge. Pods are pinned to it with node.kubernetes.io/instance-type.",
     )
     gpus: int | None = Field(None, ge=0, description="GPUs (or MIG devices) per node; 0 for a CPU-only node.")
-    gpu_model: str | None = Field(None, description="GPU model name, informational.")
+    gpu_model: str | None = Field(
+        None,
+        description="GPU model name. One of files/instances.yaml gpuModels is planned from the memory that GPU "
+        "reports to CUDA, whatever gpuMemory says.",
+    )
     gpu_memory: Size | None = Field(
         None,
-        description="Memory of one GPU, e.g. 80Gi, taken as what the GPU reports to CUDA. Without it a catalog type's "
-        "GPU is planned from the memory its model reports (files/instances.yaml gpuModels), below the marketed size.",
+        description="Memory of one GPU, e.g. 80Gi. For a GPU files/instances.yaml gpuModels knows it is the marketed "
+        "size, and kvgen plans from the memory that GPU reports to CUDA (below it, a warning says which); for any "
+        "other gpuModel it is taken as the reported figure.",
     )
     memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
     cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")

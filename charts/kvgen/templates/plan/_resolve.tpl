@@ -148,16 +148,18 @@ dict built by kvgen.context and records results or problems in it.
 {{- if include "kvgen.isSet" (list $m "gpuModel") -}}{{- $gpuModel = toString $m.gpuModel -}}{{- end -}}
 {{- $memory := int64 0 -}}
 {{- if include "kvgen.isSet" (list $m "memory") -}}{{- $memory = include "kvgen.bytes" $m.memory | int64 -}}{{- end -}}
-{{/* the GPU as the device reports it to CUDA (files/instances.yaml gpuModels; kvgen/data/catalog.py gpu_reported_memory),
-unless the values give their own gpuMemory or a MIG profile: what planning multiplies by gpuMemoryUtilization */}}
+{{/* a known GPU as the device reports it to CUDA (files/instances.yaml gpuModels; kvgen/data/catalog.py gpu_reported_memory),
+the values' own gpuMemory included (a marketed size), unless a MIG profile: what planning multiplies by gpuMemoryUtilization */}}
 {{- $gpuUsable := $gpuMemory -}}
+{{- $gpuReported := int64 0 -}}
 {{- $reported := index (default dict ($s.F.Get "files/instances.yaml" | fromYaml).gpuModels) $gpuModel -}}
-{{- if and $reported (not $mig) (not (include "kvgen.isSet" (list $spec "gpuMemory"))) (gt $gpuMemory 0) -}}
+{{- if and $reported (not $mig) (gt $gpuMemory 0) -}}
 {{- if include "kvgen.isSet" (list $reported "mib") -}}{{- $gpuUsable = mul (int64 $reported.mib) 1048576 -}}
 {{- else -}}{{- $gpuUsable = mulf $gpuMemory (float64 $reported.share) | int64 -}}
 {{- end -}}
+{{- $gpuReported = $gpuUsable -}}
 {{- end -}}
-{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "gpuUsable" $gpuUsable "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
+{{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "gpuUsable" $gpuUsable "gpuReported" $gpuReported "gpuMemorySet" (include "kvgen.isSet" (list $spec "gpuMemory") | eq "true") "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
 {{- end -}}
 {{- end -}}
 

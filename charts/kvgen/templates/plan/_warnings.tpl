@@ -9,6 +9,10 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $v := $s.V -}}
 {{- $o := $v.kvCacheOffloading -}}
 {{- $out := concat $s.size.warnings $s.context.warnings (include "kvgen.quantizationWarnings" $s | fromJsonArray) -}}
+{{/* instance.gpuMemory for a GPU files/instances.yaml gpuModels knows (kvgen/plan/build.py gpu_memory_warning) */}}
+{{- if and $s.inst.gpuMemorySet (gt (int64 $s.inst.gpuReported) 0) -}}
+{{- $out = append $out (printf "instance.gpuMemory is taken as the marketed size of %s: kvgen plans from the %s it reports to CUDA (files/instances.yaml gpuModels; vLLM's total_memory), not from gpuMemory" $s.inst.gpuModel (include "kvgen.formatBytes" $s.inst.gpuReported)) -}}
+{{- end -}}
 {{- if and $o.allowHybrid (ne $o.backend "native") $s.model.hybrid -}}
 {{- $out = append $out "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model" -}}
 {{- end -}}
