@@ -88,7 +88,9 @@ def test_the_real_hf_cli_accepts_every_rendered_download_line():
         r = results[w]
         assert r["ok"], (w, r)
         facts = r["facts"]
-        assert facts["local_dir"] == connector.wiring()["modelPvc"]["mountPath"]
+        # the directory vLLM serves: the mount path, then <org>--<name>[--<revision>] (model_source.model_dir)
+        mount = connector.wiring()["modelPvc"]["mountPath"]
+        assert facts["local_dir"].startswith(f"{mount}/{c['args'][0].replace('/', '--')}"), facts["local_dir"]
         assert facts["repo_id"] == c["args"][0]
         assert facts["exclude"] == DOWNLOAD["exclude"]
         assert facts["token"] is None

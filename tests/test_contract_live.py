@@ -60,7 +60,8 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     if not model_source.local(spec):
         assert facts["model"] == spec.model.id
     else:  # weights on a claim (model.uri or model.cache): vLLM loads the mounted directory, served as the model's id
-        assert facts["model"] == connector.wiring()["modelPvc"]["mountPath"]
+        assert facts["model"] == model_source.model_dir(spec)  # one path per model and revision (LMCache's keys)
+        assert facts["model"].startswith(connector.wiring()["modelPvc"]["mountPath"] + "/")
         assert facts["served_model_name"] in (spec.model.id, [spec.model.id])
     assert facts["tensor_parallel_size"] == spec.parallelism.tensor
     assert facts["pipeline_parallel_size"] == spec.parallelism.pipeline
