@@ -359,3 +359,19 @@ def test_two_models_or_two_revisions_on_one_shared_tier_never_share_a_key():
         paths[name] = ours
     assert len(set(paths.values())) == len(paths), paths
     assert paths["llama@abc"] == "/mnt/models/meta-llama--Llama-3.1-8B-Instruct--abc-1-x"
+
+
+def test_a_revision_downloaded_by_id_onto_a_shared_tier_is_warned_alike():
+    """By id, vLLM's model path is the id whatever --revision says, so two revisions share LMCache's keys;
+    kvgen cannot see the other deployment, so it says so (a local model's directory names the revision)."""
+    values = {**lmcache_spec(REMOTE), "vllm": {"extraArgs": ["--revision=v2"]}}
+    line = (
+        "kvCacheOffloading.remote: LMCache keys the shared tier by the model vLLM serves (meta-llama/Llama-3.1-8B-Instruct), "
+        "not by its revision (v2): another revision of it on the same server would read these entries; serve it from "
+        "model.cache, whose directory names the revision"
+    )
+    assert line in compile_spec(values).plan.warnings
+    assert line in helm.objects_and_warnings(values)[1]
+    cached = {**values, "model": {**values["model"], "cache": {"claimTemplate": {}}}}
+    assert not [w for w in compile_spec(cached).plan.warnings if "revision" in w]
+    assert not [w for w in helm.objects_and_warnings(cached)[1] if "revision" in w]

@@ -221,6 +221,18 @@ def dropped_tiers_warning(spec: Spec, decision: rules.Decision) -> str | None:
     return text
 
 
+def shared_tier_revision_warning(spec: Spec, offloading: bool) -> list[str]:
+    """A shared tier and a model vLLM downloads by id at a --revision: LMCache keys the entries by the id alone."""
+    o, rev = spec.kv_cache_offloading, model_source.revision(spec)
+    if not offloading or o.backend != "lmcache" or o.remote is None or model_source.local(spec) or not rev:
+        return []
+    return [
+        f"kvCacheOffloading.remote: LMCache keys the shared tier by the model vLLM serves ({spec.model.id}), not by "
+        f"its revision ({rev}): another revision of it on the same server would read these entries; serve it from "
+        "model.cache, whose directory names the revision"
+    ]
+
+
 def gpu_memory_warning(spec: Spec, instance: InstanceInfo) -> list[str]:
     """instance.gpuMemory given for a GPU files/instances.yaml gpuModels knows: which figure kvgen plans from."""
     if spec.instance.gpu_memory is None or not instance.gpu_reported_bytes:
@@ -315,6 +327,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     if lws and access is not None and access.mode != "in-container" and not model_source.local(spec):
         warnings.append(lws_sidecar_restart_warning())
     warnings += model_source.warnings(spec)
+    warnings += shared_tier_revision_warning(spec, decision.enabled)
     gated = gated_warning(spec)
     if gated:
         warnings.append(gated)

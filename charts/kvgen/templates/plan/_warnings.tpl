@@ -40,6 +40,11 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $out = append $out (printf "model.cache.claim %s is mounted by up to %d pods: it must be ReadWriteMany (kvgen cannot read the claim; a ReadWriteOnce claim keeps the pods on other nodes Pending), and every pod that starts while the files are missing downloads them too" .claim.name $pods) -}}
 {{- end -}}
 {{- end -}}{{- end -}}
+{{/* a shared tier and a model vLLM downloads by id at a --revision (kvgen/plan/build.py shared_tier_revision_warning) */}}
+{{- $rev := include "kvgen.extraArg" (list $v (list "--revision")) -}}
+{{- if and $s.decision.enabled (eq $o.backend "lmcache") (include "kvgen.isSet" (list $o "remote")) (not $v.model.uri) (not $v.model.cache) $rev -}}
+{{- $out = append $out (printf "kvCacheOffloading.remote: LMCache keys the shared tier by the model vLLM serves (%s), not by its revision (%s): another revision of it on the same server would read these entries; serve it from model.cache, whose directory names the revision" (toString $v.model.id) $rev) -}}
+{{- end -}}
 {{/* a gated model without a Hugging Face token (kvgen/plan/build.py gated_warning; files/models.yaml gated:) */}}
 {{- $token := not (empty $v.model.hfTokenSecret) -}}
 {{- range $e := default list $v.vllm.env -}}{{- if has (toString $e.name) (list "HF_TOKEN" "HUGGING_FACE_HUB_TOKEN") -}}{{- $token = true -}}{{- end -}}{{- end -}}
