@@ -557,14 +557,14 @@ def test_a_directory_in_place_of_meminfo_is_one_error_line(tmp_path):
     _one_error_line(launch(root, "--utilization=0.5"), "meminfo")
 
 
-def _rendered_version_args(values: dict) -> list[str]:
-    """--lmcache-min/--lmcache-below of the launchers kvgen renders for ``values`` (every pod's)."""
+def _rendered_version_args(values: dict, prefix: str = "--lmcache-") -> list[str]:
+    """The launcher arguments starting with ``prefix`` kvgen renders for ``values`` (every pod's)."""
     from conftest import compile_spec
 
     workloads = [
         o for o in compile_spec(values).objects if o["kind"] in ("StatefulSet", "Deployment", "LeaderWorkerSet")
     ]
-    return sorted({a for a in _args_in(workloads) if a.startswith("--lmcache-")})
+    return sorted({a for a in _args_in(workloads) if a.startswith(prefix)})
 
 
 def _args_in(node) -> list[str]:
@@ -635,15 +635,6 @@ def test_kernels_that_load_start_the_server(tmp_path):
 def test_kvgen_renders_required_kernels_unless_the_spec_allows_the_fallback():
     from conftest import spec
 
-    assert "--kernels=required" in _rendered_version_args_and(spec(), "--kernels")
+    assert "--kernels=required" in _rendered_version_args(spec(), "--kernels")
     allowed = spec(kvCacheOffloading={"lmcache": {"allowTorchFallback": True}})
-    assert "--kernels=optional" in _rendered_version_args_and(allowed, "--kernels")
-
-
-def _rendered_version_args_and(values: dict, prefix: str) -> list[str]:
-    from conftest import compile_spec
-
-    workloads = [
-        o for o in compile_spec(values).objects if o["kind"] in ("StatefulSet", "Deployment", "LeaderWorkerSet")
-    ]
-    return sorted({a for a in _args_in(workloads) if a.startswith(prefix)})
+    assert "--kernels=optional" in _rendered_version_args(allowed, "--kernels")

@@ -51,10 +51,16 @@ def vllm_pin(plan: Plan) -> dict[str, Any]:
     CPU node; with the lmcache backend kvgen's runtime image, whose LMCache CUDA kernels load (the
     vLLM image's LMCache wheel was built against another torch: runtime.yaml lmcache.build); else
     vLLM's GPU image."""
+    if plan.instance.gpus and plan.backend == "lmcache":
+        return runtime_pin()
+    return dict(_vllm_own_pin(plan))
+
+
+def _vllm_own_pin(plan: Plan) -> dict[str, Any]:
+    """vLLM's own image for the node: its GPU image, or its CPU build for the architecture."""
     rt = catalog.runtime()["vllm"]
-    if not plan.instance.gpus:
-        return dict(rt["cpuImage"][plan.instance.arch])
-    return runtime_pin() if plan.backend == "lmcache" else dict(rt["image"])
+    pin: dict[str, Any] = rt["image"] if plan.instance.gpus else rt["cpuImage"][plan.instance.arch]
+    return pin
 
 
 def vllm_spec_image(plan: Plan) -> Any:
@@ -65,9 +71,7 @@ def vllm_spec_image(plan: Plan) -> Any:
 def vllm_tag(plan: Plan) -> str:
     """The vLLM version label (app.kubernetes.io/version): the spec's tag, else vLLM's own pin (also under
     kvgen's runtime image, which carries that vLLM)."""
-    rt = catalog.runtime()["vllm"]
-    pin = rt["image"] if plan.instance.gpus else rt["cpuImage"][plan.instance.arch]
-    return vllm_spec_image(plan).tag or str(pin["tag"])
+    return vllm_spec_image(plan).tag or str(_vllm_own_pin(plan)["tag"])
 
 
 def vllm_image(plan: Plan) -> str:

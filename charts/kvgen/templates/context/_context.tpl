@@ -67,6 +67,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $s "C" (.Files.Get "files/sizing.yaml" | fromYaml) -}}
 {{- include "kvgen.images" $s -}}
 {{- $_ := set $s "modelCache" (include "kvgen.modelCache" $v | fromJson) -}}
+{{- $_ := set $s "modelDir" (include "kvgen.modelDir" $s) -}}
 {{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "download" "sidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
@@ -169,7 +170,7 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- if or $v.model.uri $s.modelCache.on -}}
 {{- $named := false -}}
 {{- range $a := default list $v.vllm.extraArgs -}}{{- if regexMatch "^--served[-_]model[-_]name(=|$)" $a -}}{{- $named = true -}}{{- end -}}{{- end -}}
-{{- $head = concat (list (include "kvgen.modelDir" $s)) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
+{{- $head = concat (list $s.modelDir) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
 {{- end -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
@@ -385,11 +386,11 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
 {{- if $v.model.uri -}}
 {{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
-{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" (include "kvgen.modelDir" $s) "readOnly" true -}}
+{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.modelDir "readOnly" true -}}
 {{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
 {{- $mounts = append $mounts $m -}}
 {{- else if $s.modelCache.on -}}
-{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" (include "kvgen.modelDir" $s) "readOnly" true -}}
+{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.modelDir "readOnly" true -}}
 {{- if $s.modelCache.claim -}}{{- $_ := set $m "subPath" $s.modelCache.path -}}{{- end -}}
 {{- $mounts = append $mounts $m -}}
 {{- end -}}
@@ -450,7 +451,7 @@ Usage: {{- include "kvgen.context.download" $s -}}
 {{- $c := dict "name" $d.container "image" $s.images.vllm -}}
 {{- if $s.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.vllmPullPolicy -}}{{- end -}}
 {{- $_ := set $c "command" $d.command -}}
-{{- $args := list (toString $v.model.id) (printf "--local-dir=%s" (include "kvgen.modelDir" $s)) -}}
+{{- $args := list (toString $v.model.id) (printf "--local-dir=%s" $s.modelDir) -}}
 {{- range $x := $d.exclude -}}{{- $args = append $args (printf "--exclude=%s" $x) -}}{{- end -}}
 {{- $rev := include "kvgen.extraArg" (list $v (list "--revision")) -}}
 {{- if $rev -}}{{- $args = append $args (printf "--revision=%s" $rev) -}}{{- end -}}
@@ -468,7 +469,7 @@ Usage: {{- include "kvgen.context.download" $s -}}
 {{- $_ := set $c "env" $env -}}
 {{- $memory := include "kvgen.formatBytes" (mul (int64 $s.C.modelCache.downloadMemoryGiB) 1073741824) -}}
 {{- $_ := set $c "resources" (dict "requests" (dict "cpu" (toString $s.C.modelCache.downloadCpu) "memory" $memory) "limits" (dict "memory" $memory)) -}}
-{{- $weights := dict "name" $s.W.modelPvc.volume "mountPath" (include "kvgen.modelDir" $s) -}}
+{{- $weights := dict "name" $s.W.modelPvc.volume "mountPath" $s.modelDir -}}
 {{- if $s.modelCache.claim -}}{{- $_ := set $weights "subPath" $s.modelCache.path -}}{{- end -}}
 {{- $_ := set $c "volumeMounts" (list (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) $weights) -}}
 {{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $v.pod).containerSecurityContext)) | fromJson) -}}
@@ -845,7 +846,7 @@ kvgen.modelDir: the directory vLLM serves a local model from (kvgen/plan/model_s
 the weights' mount path, then <org>--<name>[--<revision>] with every character other than a letter,
 digit, '.', '_' or '-' made '-'. LMCache keys every cache entry by the path vLLM was started with,
 so one path per model and revision keeps models apart in a shared tier.
-Usage: {{ include "kvgen.modelDir" $s }}
+Usage: {{ include "kvgen.modelDir" $s }} (once, as $s.modelDir, before the context pieces)
 */}}
 {{- define "kvgen.modelDir" -}}
 {{- $s := . -}}

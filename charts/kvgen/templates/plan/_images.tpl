@@ -11,8 +11,7 @@ Usage: {{- include "kvgen.images" $s -}} (after kvgen.plan)
 {{- $rt := $s.rt -}}
 {{- $pin := $rt.vllm.image -}}
 {{- $label := $pin.tag -}}
-{{/* kvgen's runtime image (vLLM's with LMCache built against its torch), tagged with the kvgen version (the chart's) */}}
-{{- $runtime := dict "repository" $rt.runtimeImage.repository "tag" $s.release.version "digest" nil -}}
+{{- $runtime := include "kvgen.runtimePin" $s | fromJson -}}
 {{- $image := default dict $v.images.vllm -}}
 {{- if eq $s.inst.gpus 0 -}}
 {{- $pin = index $rt.vllm.cpuImage $s.inst.arch -}}
@@ -78,4 +77,11 @@ in its place (a tag or digest there replaces the vLLM image's tag and digest tog
 {{- if or $own.tag $own.digest -}}{{- $tag = default $tag $own.tag -}}{{- $digest = default "" $own.digest -}}{{- end -}}
 {{- $repo = default $repo $own.repository -}}
 {{- if $digest -}}{{- printf "%s@%s" $repo $digest -}}{{- else -}}{{- printf "%s:%s" $repo $tag -}}{{- end -}}
+{{- end -}}
+
+{{/* kvgen.runtimePin: kvgen's runtime image (vLLM's with LMCache built against its torch), tagged with the
+kvgen version (the chart's), as JSON: the lmcache backend's default pin (kvgen/plan/images.py runtime_pin).
+Usage: {{ include "kvgen.runtimePin" $s | fromJson }} */}}
+{{- define "kvgen.runtimePin" -}}
+{{- toJson (dict "repository" (.F.Get "files/runtime.yaml" | fromYaml).runtimeImage.repository "tag" .release.version) -}}
 {{- end -}}

@@ -75,7 +75,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $rt := $s.F.Get "files/runtime.yaml" | fromYaml -}}
 {{- $registry := include "kvgen.imageRegistry" $v -}}
 {{/* a server's pod (lmcache backend, GPU node) runs kvgen's runtime image by default (kvgen.images) */}}
-{{- $runtime := dict "repository" $rt.runtimeImage.repository "tag" $s.release.version -}}
+{{- $runtime := include "kvgen.runtimePin" $s | fromJson -}}
 {{- $client := include "kvgen.relocate" (list (include "kvgen.image" (list (default dict $v.images.vllm) $runtime)) $registry) -}}
 {{- if eq $access.mode "in-container" -}}
 {{- $out = append $out (printf "images.lmcache is not used with gpuAccess in-container: the LMCache server runs inside the vLLM container (%s)" $client) -}}
