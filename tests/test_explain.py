@@ -99,7 +99,7 @@ def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
     )
     assert per_gpu == 40_638_967_972
     gpu = per_gpu * 8
-    cpu = int(allocatable(1850) * 0.5 / 8) // MiB * MiB  # KAITO: available x utilization / TP
+    cpu = int(allocatable(1850) * 0.5) // MiB * MiB  # the pod's share for the whole tier, not divided by TP
     t = tiers(r)
     # full-length sequences on the GPU: one of 65536 tokens costs 70,272 x (65,536 + 256) bytes on every rank
     assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (
@@ -108,11 +108,12 @@ def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
         per_gpu // (70_272 * 65_792),
     )
     assert t["gpu"]["sequences"] == 8
-    assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, 215_605, 3)
-    assert gpu // pod == 578_309 and cpu // pod == 215_605
-    # a 113 GiB CPU tier behind 303 GiB of GPU KV cache only mirrors it: explain says so
-    assert r["kvCache"]["cpuLargerThanGpu"] is False
-    assert any("is not larger than the GPU KV cache" in w for w in r["warnings"])
+    assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, cpu // pod, cpu // (pod * 65_536))
+    assert gpu // pod == 578_309 and cpu // pod == 1_724_841
+    # issue 32 finding 8: at TP 8 the tier was 113 GiB (RAM x 0.5 / 8), behind 303 GiB of GPU KV cache, and
+    # kvgen warned that it only mirrored the GPU; the pod's half of the RAM is 903 GiB, three times the GPU's
+    assert r["kvCache"]["cpuLargerThanGpu"] is True
+    assert not any("is not larger than the GPU KV cache" in w for w in r["warnings"])
 
 
 def test_tensor_parallel_shards_standard_attention_but_not_mla():
@@ -305,7 +306,7 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
             "budgetBytesPerGpu",
         }
     assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [107_338, 155_456]
-    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [578_309, 215_605]
+    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [578_309, 1_724_841]  # the pod's RAM x 0.5, at TP 8
 
 
 @pytest.mark.heavy

@@ -403,5 +403,6 @@ def test_values_yaml_documents_the_modes():
         "gpuAccess": "visible-devices",
         "deviceClassName": "gpu.nvidia.com",
         "allowTorchFallback": False,
+        "utilizationScope": "pod",
     }
     assert catalog.runtime()["lmcache"]["python"] == "python3" and catalog.runtime()["lmcache"]["server"] == "lmcache"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import container, kv_transfer_config, workload
+from conftest import compile_spec, container, kv_transfer_config, workload
 
 from kvgen.app.compiler import InputErrors, compile_inputs
 from kvgen.core import quantity
@@ -22,6 +22,7 @@ from kvgen.input.dialects import kaito_sizing as ks
 from kvgen.input.dialects.kaito_names import resolve_preset, served_name
 
 GiB = 1024**3
+MiB = 1024**2
 
 
 def nap(sku: str) -> ks.GpuConfig:
@@ -518,3 +519,24 @@ def test_model_file_sizes_are_kaitos():
     # generator.go calculateKVCacheTokenSize: every hidden layer; MLA (kv_lora_rank + rope dim) x layers x 2
     assert ks.bytes_per_token("google/gemma-4-12B-it") == 393216
     assert ks.bytes_per_token("deepseek-ai/DeepSeek-V3") == 70272
+
+
+def test_kaitos_cpu_tier_is_ram_times_utilization_over_tensor_parallel():
+    """Issue 32 finding 8: KAITO's LMCache launcher sizes L1 as available RAM x
+    kv_cache_cpu_memory_utilization / tensor-parallel size (the seed's formula); a KAITO manifest keeps that
+    arithmetic (kvCacheOffloading.lmcache.utilizationScope rank), while the same plan written as a native spec
+    gives the pod's share to the whole tier."""
+    cm = config_map("kv_cache_cpu_memory_utilization: 0.5\n")
+    text = workspace("Qwen/Qwen3-32B", "instanceType: Standard_NC96ads_A100_v4\n", extra="  config: params\n")
+    c = one(cm, text)
+    assert c.spec.parallelism.tensor == 4
+    assert c.spec.kv_cache_offloading.lmcache.utilization_scope == "rank"
+    s = c.plan.sizing
+    assert s.cpu_tier == int(s.pod_allocatable * 0.5 / 4) // MiB * MiB
+    server = container(c, "lmcache-mp-server")["args"]
+    assert ["--utilization=0.5", "--utilization-scope=rank", "--tensor-parallel-size=4"] == server[
+        server.index("--utilization=0.5") : server.index("--utilization=0.5") + 3
+    ]
+    data = c.spec.model_dump(by_alias=True, exclude_none=True, mode="json")
+    data["kvCacheOffloading"]["lmcache"]["utilizationScope"] = "pod"
+    assert compile_spec(data).plan.sizing.cpu_tier == int(s.pod_allocatable * 0.5) // MiB * MiB

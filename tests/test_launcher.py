@@ -48,9 +48,21 @@ def l1(result) -> str:
 
 
 def test_seed_400gib_half_tp2_is_100gib(tmp_path):
-    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", "--tensor-parallel-size=2")
+    r = launch(
+        node(tmp_path, 400, v2="max"), "--utilization=0.5", "--utilization-scope=rank", "--tensor-parallel-size=2"
+    )
     assert l1(r) == "100.00"
     assert "Offload KV cache to LMCache MP server: 1.00 GB initial, 100.00 GB final (utilization=0.5, tp=2)" in r.stderr
+    assert "available 400.00 GB x 0.5 / 2" in r.stderr
+
+
+def test_the_default_scope_is_the_whole_pod_at_any_tensor_parallel_size(tmp_path):
+    """Issue 32 finding 8: one LMCache server per pod holds every rank's chunks in one pool, so the
+    utilization is the pod's share for the whole tier (400 GiB x 0.5 at TP 2 is 200 GiB, not 100)."""
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", "--tensor-parallel-size=2")
+    assert l1(r) == "200.00"
+    assert "available 400.00 GB x 0.5;" in r.stderr
+    assert l1(launch(tmp_path, "--utilization=0.5", "--utilization-scope=pod", "--tensor-parallel-size=8")) == "200.00"
 
 
 def test_cgroup_v2_limit_smaller_than_host_ram_caps_l1(tmp_path):
@@ -190,6 +202,7 @@ def test_without_dry_run_the_launcher_replaces_itself_with_the_server(tmp_path):
             str(LAUNCHER),
             f"--proc-root={root}",
             "--utilization=0.5",
+            "--utilization-scope=rank",
             "--tensor-parallel-size=2",
             "--",
             *server,

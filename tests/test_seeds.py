@@ -31,6 +31,7 @@ def test_kaito_l1_formula_400gib_half_tp2_is_100gib(tmp_path):
             sys.executable,
             str(LAUNCHER),
             "--utilization=0.5",
+            "--utilization-scope=rank",  # KAITO's arithmetic (kvgen's KAITO input renders it)
             "--tensor-parallel-size=2",
             f"--proc-root={root}",
             "--dry-run",

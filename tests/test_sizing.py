@@ -548,3 +548,43 @@ def test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal():
     assert _mm(compile_spec(off)) == 0
     _both(spec(model=inline))
     _both(off)
+
+
+# ----------------------------------------------------------------------------- the CPU tier at tensor parallel
+
+
+def test_cpu_memory_utilization_is_the_pods_share_for_the_whole_tier_at_any_tensor_parallel_size():
+    """Issue 32 finding 8: one LMCache server per pod holds every tensor-parallel rank's chunks in one pool,
+    so a native spec's cpuMemoryUtilization is the share of the pod's RAM for the whole L1 (on a
+    p5.48xlarge at TP 8 and 0.5 the tier was RAM x 0.5 / 8). Both faces size the sidecar from it, and the
+    launcher gets --utilization-scope=pod; utilizationScope rank is KAITO's RAM x utilization / TP."""
+    values = spec(
+        model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+        instance={"type": "p5.48xlarge", "ephemeralStorage": "200Gi"},
+        parallelism={"tensor": 8},
+        kvCacheOffloading={"cpuMemoryUtilization": 0.5},
+    )
+    c = compile_spec(values)
+    s = c.plan.sizing
+    assert s.cpu_tier == int(s.pod_allocatable * 0.5) // MiB * MiB
+    ours = _both(values)
+    server = [
+        c
+        for c in ours[("Deployment", values["name"])]["spec"]["template"]["spec"]["initContainers"]
+        if c["name"] == "lmcache-mp-server"
+    ][0]
+    assert "--utilization-scope=pod" in server["args"] and "--tensor-parallel-size=8" in server["args"]
+    assert quantity.to_bytes(server["resources"]["limits"]["memory"]) >= s.cpu_tier
+    rank = spec(
+        **{**values, "kvCacheOffloading": {"cpuMemoryUtilization": 0.5, "lmcache": {"utilizationScope": "rank"}}}
+    )
+    r = compile_spec(rank).plan.sizing
+    assert r.cpu_tier == int(s.pod_allocatable * 0.5 / 8) // MiB * MiB
+    ours = _both(rank)
+    server = [
+        c
+        for c in ours[("Deployment", values["name"])]["spec"]["template"]["spec"]["initContainers"]
+        if c["name"] == "lmcache-mp-server"
+    ][0]
+    assert "--utilization-scope=rank" in server["args"]
+    assert quantity.to_bytes(server["resources"]["limits"]["memory"]) < s.cpu_tier

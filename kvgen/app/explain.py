@@ -236,6 +236,18 @@ def _tier(
     return {"tier": name, "kind": kind, "bytes": nbytes, "tokens": tokens, "sequences": sequences, **extra}
 
 
+def _cpu_share(plan: Plan) -> dict[str, Any]:
+    """The lmcache CPU tier measured when the pod starts: what share of which RAM (docs/sizing.md "The CPU
+    tier at tensor parallel"); nothing for a tier of a fixed size."""
+    s = plan.sizing
+    if plan.backend != "lmcache" or s.utilization is None:
+        return {"measuredAtStart": False}
+    share = f"the pod's available RAM x {layout.number(s.utilization)}"
+    if plan.spec.kv_cache_offloading.lmcache.utilization_scope == "rank":
+        share += f" / {plan.spec.parallelism.tensor} tensor ranks (KAITO's arithmetic)"
+    return {"measuredAtStart": True, "share": share}
+
+
 def _kv(plan: Plan) -> dict[str, Any]:
     spec, s, m = plan.spec, plan.sizing, plan.model
     p = spec.parallelism
@@ -265,7 +277,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
                 s.cpu_tier,
                 pod_bytes,
                 max_len,
-                measuredAtStart=plan.backend == "lmcache" and s.utilization is not None,
+                **_cpu_share(plan),
             )
         )
         caps = [t.get("capacity") for t in layout.tiers(plan)]
@@ -482,6 +494,10 @@ def report(
             "podAllocatableBytes": s.pod_allocatable if i.node_known else None,
             "cpuTierBytes": s.cpu_tier,
             "cpuTierUtilization": s.utilization,
+            # what the utilization is a share of: the pod's RAM for the whole tier, or one tensor rank's (KAITO)
+            "cpuTierUtilizationScope": plan.spec.kv_cache_offloading.lmcache.utilization_scope
+            if s.utilization is not None
+            else None,
             "podMemoryBytes": s.pod_memory,
             "memory": memory_rows,
             "shmBytes": s.shm,
@@ -763,7 +779,7 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         weights_unfit = _unfit(r, sz.FIT_WEIGHTS)
         for t in kv["tiers"]:
             label = labels.get(t["tier"]) or (
-                f"CPU RAM ({t['kind']}{', measured at start-up' if t.get('measuredAtStart') else ''})"
+                f"CPU RAM ({t['kind']}{', measured at start-up: ' + t['share'] if t.get('measuredAtStart') else ''})"
                 if t["tier"] == "cpu"
                 else f"remote, shared: {t['kind']} at {t['url']}"
                 if t["tier"] == "remote"

@@ -277,6 +277,8 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
     args: list[str] = []
     if s.utilization is not None:
         args.append(f"--utilization={number(s.utilization)}")
+        # what the utilization is a share of: the pod's RAM for the whole tier, or KAITO's per rank
+        args.append(f"--utilization-scope={o.lmcache.utilization_scope}")
     args.append(f"--tensor-parallel-size={plan.spec.parallelism.tensor}")
     if s.l1_cap is not None:
         args.append(f"--max-bytes={s.l1_cap}")

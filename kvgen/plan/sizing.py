@@ -280,6 +280,13 @@ def _override(value: quantity.Size | None, computed: int) -> int:
     return value.bytes if value is not None else computed
 
 
+def utilization_divisor(spec: Spec) -> int:
+    """What the lmcache backend divides the pod's RAM x cpuMemoryUtilization by: 1 (utilizationScope pod,
+    the default: one LMCache server per pod holds every tensor-parallel rank's chunks in one pool), or the
+    tensor-parallel size (utilizationScope rank: KAITO's arithmetic, which the KAITO input keeps)."""
+    return spec.parallelism.tensor if spec.kv_cache_offloading.lmcache.utilization_scope == "rank" else 1
+
+
 def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decision, gpus_per_pod: int) -> Sizing:
     o = spec.kv_cache_offloading
     res = spec.resources
@@ -318,7 +325,7 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
                         "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization",
                     )
                 )
-            cpu_tier = int(pod_alloc * utilization / p.tensor)
+            cpu_tier = int(pod_alloc * utilization / utilization_divisor(spec))
             if l1_cap is not None:
                 cpu_tier = min(cpu_tier, l1_cap)
         cpu_tier = (cpu_tier // MiB) * MiB
@@ -537,7 +544,7 @@ def _utilization_hint(spec: Spec, s: Sizing) -> str:
     leaves of the pod's memory; offloading off when no share of it fits (the chart: the same)."""
     left = s.pod_allocatable - s.vllm.memory
     tier = (left // GiB) * GiB - LMCACHE_SERVER_OVERHEAD
-    hundredths = tier * spec.parallelism.tensor * 100 // s.pod_allocatable if tier > 0 else 0
+    hundredths = tier * utilization_divisor(spec) * 100 // s.pod_allocatable if tier > 0 else 0
     if hundredths > 0:
         value = f"{hundredths // 100}.{hundredths % 100:02d}"
         return f"set kvCacheOffloading.cpuMemoryUtilization to {value} (the largest share that fits), or pick an instance with more RAM"

@@ -450,6 +450,13 @@ class LMCacheServer(Model):
         "wheel built against another torch: LMCache 0.5.6's PyPI wheel in vllm/vllm-openai:v0.33.0), running LMCache's "
         "slower pure-torch fallback. Default false: the launcher logs the missing symbol and refuses to start.",
     )
+    utilization_scope: Literal["pod", "rank"] = Field(
+        "pod",
+        description="What kvCacheOffloading.cpuMemoryUtilization is a share of. pod (default): the CPU tier is the "
+        "pod's available RAM x the utilization, one pool that holds every tensor-parallel rank's chunks (one LMCache "
+        "server per pod). rank: KAITO's arithmetic, RAM x utilization / tensor-parallel size (kvgen's KAITO input "
+        "sets it, so a KAITO manifest renders what KAITO runs).",
+    )
 
 
 class RemoteTier(Model):
@@ -518,7 +525,9 @@ class KVCacheOffloading(Model):
         None,
         ge=0,
         le=1,
-        description="lmcache backend: share of the host RAM available at start-up used for the CPU tier, divided by the tensor-parallel size (default 0.5; 0 disables).",
+        description="lmcache backend: share of the pod's host RAM available at start-up used for the whole CPU tier, "
+        "one pool for every tensor-parallel rank of the pod (default 0.5; 0 disables). kvCacheOffloading.lmcache."
+        "utilizationScope rank divides it by the tensor-parallel size (KAITO's arithmetic).",
     )
     cpu: Size | None = Field(
         None,

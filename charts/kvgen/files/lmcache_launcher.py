@@ -4,7 +4,8 @@
 Sizes the LMCache L1 (CPU memory) pool when the pod starts, then starts the LMCache server.
 Standard library only, so any image with Python and LMCache runs it unchanged.
 
-    L1 = available host RAM x utilization / tensor-parallel size         (KAITO's formula)
+    L1 = available host RAM x utilization                  (--utilization-scope=pod, the default)
+    L1 = available host RAM x utilization / tensor-parallel size  (--utilization-scope=rank: KAITO's)
        capped by the container's cgroup memory limit minus --reserve-bytes
        capped by --max-bytes (kvCacheOffloading.cpu)
 
@@ -211,9 +212,12 @@ def l1_size(args: argparse.Namespace) -> tuple[int, str]:
     candidates: list[tuple[int, str]] = []
     if args.utilization is not None:
         avail = available_memory(args.proc_root)
-        candidates.append(
-            (int(avail * args.utilization / args.tensor_parallel_size), f"available {avail / GIB:.2f} GB x {args.utilization} / {args.tensor_parallel_size}")
-        )
+        if args.utilization_scope == "rank":  # KAITO's arithmetic: one rank's share
+            candidates.append(
+                (int(avail * args.utilization / args.tensor_parallel_size), f"available {avail / GIB:.2f} GB x {args.utilization} / {args.tensor_parallel_size}")
+            )
+        else:  # the whole pool of the pod, shared by every tensor-parallel rank
+            candidates.append((int(avail * args.utilization), f"available {avail / GIB:.2f} GB x {args.utilization}"))
     if args.max_bytes is not None:
         candidates.append((args.max_bytes, "kvCacheOffloading.cpu"))
     limit, origin = cgroup_limit(args.proc_root)
@@ -243,6 +247,8 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> _Parser:
     p = _Parser(prog="lmcache_launcher.py", description=(__doc__ or "").splitlines()[0])
     p.add_argument("--utilization", type=float, help="share of available host RAM (KAITO kv_cache_cpu_memory_utilization)")
+    p.add_argument("--utilization-scope", choices=["pod", "rank"], default="pod",
+                   help="the utilization is a share for the whole pod (pod) or per tensor-parallel rank (rank: KAITO's)")
     p.add_argument("--tensor-parallel-size", type=int, default=1)
     p.add_argument("--max-bytes", type=int, help="upper bound for L1 in bytes")
     p.add_argument("--reserve-bytes", type=int, default=0, help="container memory kept for the server process itself")

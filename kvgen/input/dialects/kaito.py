@@ -576,6 +576,8 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
 
     # offloading: KAITO's shape, sized by the ConfigMap
     b.set(("kvCacheOffloading", "backend"), "lmcache", None)
+    # KAITO's L1 arithmetic: available RAM x kv_cache_cpu_memory_utilization / tensor-parallel size
+    b.set(("kvCacheOffloading", "lmcache", "utilizationScope"), "rank", None)
     utilization, text = None, ""
     config = inference.get("config")
     if config:

@@ -336,7 +336,8 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $script := $s.F.Get (printf "files/%s" $L.file) -}}
 {{- $launcher := dict "name" (printf "%s-lmcache-launcher" $s.V.name) "file" $L.file "script" $script "sha256" (sha256sum $script) -}}
 {{- $args := list -}}
-{{- if not (kindIs "string" $z.utilization) -}}{{- $args = append $args (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) -}}{{- end -}}
+{{/* with a utilization: what it is a share of, the pod's RAM for the whole tier or KAITO's per rank */}}
+{{- if not (kindIs "string" $z.utilization) -}}{{- $args = concat $args (list (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) (printf "--utilization-scope=%s" $s.V.kvCacheOffloading.lmcache.utilizationScope)) -}}{{- end -}}
 {{- $args = append $args (printf "--tensor-parallel-size=%d" (int64 $s.V.parallelism.tensor)) -}}
 {{- if not (kindIs "string" $z.l1Cap) -}}{{- $args = append $args (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
 {{/* the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container */}}

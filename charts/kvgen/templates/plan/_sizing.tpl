@@ -115,6 +115,8 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $MiB := 1048576 -}}
 {{- $gpus := int64 $s.gpusPerPod -}}
 {{- $tp := int64 $p.tensor -}}
+{{/* what the pod's RAM x cpuMemoryUtilization is divided by: 1, or the tensor-parallel size for utilizationScope rank (kvgen/plan/sizing.py utilization_divisor) */}}
+{{- $utilDivisor := ternary $tp (int64 1) (eq $o.lmcache.utilizationScope "rank") -}}
 
 {{- $share := 1.0 -}}
 {{- if gt $i.gpus 0 -}}{{- $share = divf $gpus $i.gpus -}}{{- end -}}
@@ -155,7 +157,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- if not $nodeKnown -}}
 {{- include "kvgen.problem" (list $s "kvCacheOffloading.cpuMemoryUtilization" "the lmcache backend sizes its CPU tier as a share of the node's RAM, and the spec names no node" "set instance.type (or instance.memory), or an absolute kvCacheOffloading.cpu without cpuMemoryUtilization") -}}
 {{- end -}}
-{{- $cpuTier = divf (mulf $podAlloc $utilization) $tp | int64 -}}
+{{- $cpuTier = divf (mulf $podAlloc $utilization) $utilDivisor | int64 -}}
 {{- if $hasCpu -}}{{- $cpuTier = min $cpuTier $l1Cap -}}{{- end -}}
 {{- end -}}
 {{- $cpuTier = mul (div $cpuTier $MiB) $MiB -}}
@@ -228,7 +230,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $left := sub $podAlloc (int64 $vllm.memory) -}}
 {{- $tier := sub (mul (div $left $GiB) $GiB) (mul (int64 $C.lmcache.serverOverheadGiB) $GiB) -}}
 {{- $hundredths := int64 0 -}}
-{{- if gt $tier 0 -}}{{- $hundredths = div (mul $tier $tp 100) $podAlloc -}}{{- end -}}
+{{- if gt $tier 0 -}}{{- $hundredths = div (mul $tier $utilDivisor 100) $podAlloc -}}{{- end -}}
 {{- if gt $hundredths 0 -}}
 {{- $hint = printf "set kvCacheOffloading.cpuMemoryUtilization to %d.%02d (the largest share that fits), or pick an instance with more RAM" (div $hundredths 100) (mod $hundredths 100) -}}
 {{- else if ge $left 0 -}}

@@ -59,7 +59,7 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $access := $s.gpuAccess -}}
 {{- $lm := $o.lmcache -}}
 {{- $defaults := ($s.F.Get "files/gpu-access.yaml" | fromYaml).defaults -}}
-{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName) (ne (eq true $lm.allowTorchFallback) $defaults.allowTorchFallback)) -}}
+{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName) (ne (eq true $lm.allowTorchFallback) $defaults.allowTorchFallback) (ne $lm.utilizationScope $defaults.utilizationScope)) -}}
 {{- $out = append $out "kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it" -}}
 {{- end -}}
 {{- if and $access (ne $access.mode "dra") (ne $lm.deviceClassName $defaults.deviceClassName) -}}
