@@ -19,6 +19,7 @@ from conftest import ROOT, compile_spec, spec
 
 from kvgen.core import quantity
 from kvgen.data import catalog
+from kvgen.spec.models import ModelSpec
 from tools import catalog_models as cm
 
 GiB = 1024**3
@@ -26,8 +27,14 @@ REQUIRED = {
     "architecture",
     "layers",
     "attentionLayers",
+    "attentionHeads",
     "kvHeads",
     "headDim",
+    "experts",
+    "expertsPerToken",
+    "hiddenSize",
+    "intermediateSize",
+    "vocabSize",
     "mla",
     "hybrid",
     "multimodal",
@@ -61,8 +68,16 @@ def test_the_header_lists_the_fields_the_rows_have():
 def test_every_row_has_exactly_the_header_fields_with_sane_values(name):
     row = ROWS[name]
     assert REQUIRED <= set(row) <= REQUIRED | OPTIONAL, set(row) ^ REQUIRED
-    for key in ("layers", "kvHeads", "headDim", "maxModelLen", "embeddingParameters"):
+    positive = ("layers", "attentionHeads", "kvHeads", "headDim", "hiddenSize", "intermediateSize", "vocabSize")
+    for key in (*positive, "maxModelLen", "embeddingParameters"):
         assert isinstance(row[key], int) and not isinstance(row[key], bool) and row[key] > 0, key
+    for key in ("experts", "expertsPerToken"):
+        assert isinstance(row[key], int) and not isinstance(row[key], bool) and row[key] >= 0, key
+    assert (row["expertsPerToken"] == 0) == (row["experts"] == 0) and row["expertsPerToken"] <= row["experts"]
+    # the embeddings (and the lm_head unless tied) are vocabSize x hiddenSize
+    assert row["embeddingParameters"] in (row["vocabSize"] * row["hiddenSize"] * k for k in (1, 2))
+    if not row["mla"]:
+        assert row["attentionHeads"] % row["kvHeads"] == 0, "query heads come in groups of the KV heads"
     assert 0 < row["attentionLayers"] <= row["layers"]
     assert row["attentionLayers"] == row["layers"] or row["hybrid"], "only hybrid models skip KV layers"
     assert 0 <= row["slidingLayers"] <= row["attentionLayers"]
@@ -99,6 +114,80 @@ def test_at_least_sixty_rows_of_the_kinds_users_deploy():
     assert sum(r["mla"] for r in rows) >= 3 and sum(r["hybrid"] for r in rows) >= 5
     assert sum(r["multimodal"] for r in rows) >= 5 and sum(r["slidingLayers"] > 0 for r in rows) >= 5
     assert {r["quantization"] for r in rows} >= {"bf16", "fp8", "nvfp4", "mxfp4"}
+
+
+# (attentionHeads, experts) of rows whose config.json says so: num_attention_heads (of the text_config of a
+# multimodal model; MLA's query heads) and the routed experts, under the key each architecture uses
+KNOWN_HEADS_AND_EXPERTS = {
+    "meta-llama/Llama-3.1-70B-Instruct": (64, 0),  # dense
+    "Qwen/Qwen3-30B-A3B": (32, 128),  # num_experts
+    "deepseek-ai/DeepSeek-V3": (128, 256),  # MLA; n_routed_experts (its shared expert not counted)
+    "mistralai/Mixtral-8x7B-v0.1": (32, 8),  # num_local_experts
+    "openai/gpt-oss-120b": (64, 128),  # num_local_experts
+    "google/gemma-4-26B-A4B": (16, 128),  # text_config num_experts
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (32, 128),  # hybrid; n_routed_experts
+    "Qwen/Qwen3.5-35B-A3B": (16, 256),  # multimodal: text_config
+    "nvidia/Gemma-4-31B-IT-NVFP4": (32, 0),  # dense Gemma 4: num_experts null
+}
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_HEADS_AND_EXPERTS))
+def test_attention_heads_and_experts_are_the_configs(name):
+    assert (ROWS[name]["attentionHeads"], ROWS[name]["experts"]) == KNOWN_HEADS_AND_EXPERTS[name]
+    assert (GENERATED[name]["attentionHeads"], GENERATED[name]["experts"]) == KNOWN_HEADS_AND_EXPERTS[name]
+
+
+def test_every_row_has_attention_heads_and_experts_and_the_model_info_reads_them():
+    assert all("attentionHeads" in row and "experts" in row for row in ROWS.values())
+    moe = {name for name, row in ROWS.items() if row["experts"]}
+    assert {"Qwen/Qwen3-Next-80B-A3B-Instruct", "moonshotai/Kimi-K2-Instruct"} <= moe
+    info, problems = catalog.resolve_model(ModelSpec.model_validate({"id": "Qwen/Qwen3-30B-A3B"}))
+    assert not problems and info is not None and (info.attention_heads, info.experts) == (32, 128)
+
+
+# (hiddenSize, intermediateSize, expertsPerToken, vocabSize) of rows whose config.json says so: hidden_size and
+# vocab_size of the language model; the MLP width tensor parallelism splits, a routed expert's for a MoE model (the
+# key its vLLM FusedMoE reads); num_experts_per_tok / top_k_experts, 0 for a dense model
+KNOWN_SIZES = {
+    "meta-llama/Llama-3.1-70B-Instruct": (8192, 28672, 0, 128256),  # dense: intermediate_size
+    "Qwen/Qwen3-32B": (5120, 25600, 0, 151936),
+    "Qwen/Qwen3-30B-A3B": (2048, 768, 8, 151936),  # moe_intermediate_size (intermediate_size 6144 unused)
+    "deepseek-ai/DeepSeek-V3": (7168, 2048, 8, 129280),  # moe_intermediate_size, not its dense layers' 18432
+    "mistralai/Mixtral-8x7B-v0.1": (4096, 14336, 2, 32000),  # experts sized by intermediate_size
+    "openai/gpt-oss-120b": (2880, 2880, 4, 201088),  # intermediate_size; num_experts_per_tok / experts_per_token
+    "MiniMaxAI/MiniMax-M2.5": (3072, 1536, 8, 200064),  # intermediate_size
+    "google/gemma-4-26B-A4B": (2816, 704, 8, 262144),  # text_config; top_k_experts; not its dense MLP's 2112
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (2688, 1856, 6, 131072),  # hybrid MoE
+    "nvidia/Nemotron-H-56B-Base-8K": (8192, 32768, 0, 131072),  # hybrid: its '-' MLP layers
+    "Qwen/Qwen3.5-35B-A3B": (2048, 512, 8, 248320),  # multimodal: text_config, no intermediate_size
+}
+
+
+def _sizes(row: dict[str, object]) -> tuple[object, ...]:
+    return tuple(row[k] for k in ("hiddenSize", "intermediateSize", "expertsPerToken", "vocabSize"))
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_SIZES))
+def test_hidden_intermediate_experts_per_token_and_vocab_sizes_are_the_configs(name):
+    assert _sizes(ROWS[name]) == _sizes(GENERATED[name]) == KNOWN_SIZES[name]
+    tc = cm.text_config(FIXTURES[name].config)
+    assert (tc["hidden_size"], tc["vocab_size"]) == (KNOWN_SIZES[name][0], KNOWN_SIZES[name][3])
+
+
+def test_every_row_has_the_sizes_and_the_model_info_reads_them():
+    assert all({"hiddenSize", "intermediateSize", "expertsPerToken", "vocabSize"} <= set(row) for row in ROWS.values())
+    for name in HAND_KEPT:  # filled by hand: the row's source names where each comes from
+        assert all(f in ROWS[name]["source"] for f in ("hiddenSize", "intermediateSize", "vocabSize")), name
+    info, problems = catalog.resolve_model(ModelSpec.model_validate({"id": "Qwen/Qwen3-30B-A3B"}))
+    assert not problems and info is not None
+    assert (info.hidden_size, info.intermediate_size, info.experts_per_token, info.vocab_size) == (2048, 768, 8, 151936)
+
+
+def test_a_row_of_your_own_without_the_sizes_leaves_them_unknown():
+    own = {"architecture": "LlamaForCausalLM", "layers": 2, "kvHeads": 2, "headDim": 64, "weights": "1Gi"}
+    info, problems = catalog.resolve_model(ModelSpec.model_validate({"id": "me/tiny"}), {"me/tiny": own})
+    assert not problems and info is not None
+    assert (info.hidden_size, info.intermediate_size, info.experts_per_token, info.vocab_size) == (None, None, 0, None)
 
 
 def test_sources_yaml_names_a_repository_path_and_commit_for_every_fixture():

@@ -4,8 +4,10 @@
 
 Each tests/fixtures/hf-configs/<org>--<name>.json is the config.json of the Hugging Face model
 <org>/<name> (SOURCES.yaml beside them says where each copy comes from). Every field the header of
-models.yaml lists is computed from it: the KV-cache geometry, the hybrid and sliding-window layer
-counts, the checkpoint's quantization, embeddingParameters and maxModelLen. `weights` is the
+models.yaml lists is computed from it: the KV-cache geometry, the attention heads and routed experts
+(what tensor parallelism must divide), the experts per token, hidden, MLP and vocabulary sizes (what vLLM's
+profiling run holds in activations), the hybrid and sliding-window layer counts, the checkpoint's
+quantization, embeddingParameters and maxModelLen. `weights` is the
 published checkpoint size where SOURCES.yaml records one, else derived: the parameter count computed
 from the config x the bytes of the checkpoint's scheme (files/quantization.yaml), and the row's
 source says "derived".
@@ -279,11 +281,48 @@ def mamba_parameters(tc: dict[str, Any]) -> int:
     return h * (2 * inner + bc + int(tc["mamba_num_heads"])) + (inner + bc) * int(tc.get("conv_kernel", 4)) + inner * h
 
 
+def routed_experts(tc: dict[str, Any]) -> int:
+    """The routed experts of a MoE model, 0 for a dense one. The key depends on the architecture: n_routed_experts
+    (DeepSeek-V3 / Kimi K2, Nemotron-H), num_local_experts (Mixtral, gpt-oss, MiniMax-M2), num_experts (Qwen MoE,
+    Qwen3-Next / Qwen3.5, Gemma 4; null on a dense Gemma 4). Shared experts are not counted."""
+    return int(tc.get("n_routed_experts") or tc.get("num_local_experts") or tc.get("num_experts") or 0)
+
+
+def expert_intermediate(tc: dict[str, Any]) -> int:
+    """One routed expert's MLP width, the one vLLM's FusedMoE is built with: moe_intermediate_size (DeepSeek-V3 /
+    Kimi K2, Qwen MoE, Qwen3-Next / Qwen3.5, Nemotron-H, Gemma 4, which also reads expert_intermediate_size), else
+    intermediate_size (Mixtral, gpt-oss, MiniMax-M2 and Llama 4 size their experts by it)."""
+    return int(tc.get("moe_intermediate_size") or tc.get("expert_intermediate_size") or tc["intermediate_size"])
+
+
+def experts_per_token(tc: dict[str, Any]) -> int:
+    """The routed experts each token goes to, 0 for a dense model: num_experts_per_tok (DeepSeek-V3 / Kimi K2, Qwen
+    MoE, Qwen3-Next / Qwen3.5, Mixtral, gpt-oss, MiniMax-M2, Nemotron-H), top_k_experts (Gemma 4)."""
+    if not routed_experts(tc):
+        return 0
+    for key in ("num_experts_per_tok", "top_k_experts", "experts_per_token"):
+        if tc.get(key):
+            return int(tc[key])
+    raise CatalogError("a MoE config without num_experts_per_tok / top_k_experts")
+
+
+def mlp_intermediate(tc: dict[str, Any]) -> int:
+    """The MLP width tensor parallelism splits: a routed expert's (expert_intermediate) for a MoE model, whose dense
+    layers and shared experts it leaves out; else the MLP's intermediate_size, that of the MLP layers of a hybrid
+    model; 0 for a hybrid without MLP layers (a Nemotron-H pattern with no '-' or 'E')."""
+    if routed_experts(tc):
+        return expert_intermediate(tc)
+    pattern = tc.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and not set(pattern) & {"-", "E"}:
+        return 0
+    return dense_intermediate(tc)
+
+
 def moe_parts(tc: dict[str, Any], gated: bool = True) -> dict[str, int]:
     """One MoE block: routed experts ("mlp"), shared experts ("shared") and the router ("other")."""
     h = int(tc["hidden_size"])
-    experts = int(tc.get("n_routed_experts") or tc.get("num_local_experts") or tc.get("num_experts") or 0)
-    inter = int(tc.get("moe_intermediate_size") or tc["intermediate_size"])
+    experts = routed_experts(tc)
+    inter = expert_intermediate(tc)
     latent = tc.get("moe_latent_size")
     width = int(latent) if latent else h
     shared = 0
@@ -299,7 +338,7 @@ def moe_parts(tc: dict[str, Any], gated: bool = True) -> dict[str, int]:
 
 
 def is_moe_layer(tc: dict[str, Any], i: int) -> bool:
-    if not (tc.get("n_routed_experts") or tc.get("num_local_experts") or tc.get("num_experts")):
+    if not routed_experts(tc):
         return False
     if i < int(tc.get("first_k_dense_replace") or 0) or i in (tc.get("mlp_only_layers") or ()):
         return False
@@ -481,8 +520,14 @@ def row(fixture: Fixture, hybrids: set[str], schemes: dict[str, Any]) -> dict[st
         "architecture": arch,
         "layers": int(tc["num_hidden_layers"]),
         "attentionLayers": len(attention),
+        "attentionHeads": int(tc["num_attention_heads"]),
         "kvHeads": 1 if mla else int(tc.get("num_key_value_heads") or tc["num_attention_heads"]),
         "headDim": int(tc["kv_lora_rank"]) + int(tc["qk_rope_head_dim"]) if mla else head_dim(tc),
+        "experts": routed_experts(tc),
+        "expertsPerToken": experts_per_token(tc),
+        "hiddenSize": int(tc["hidden_size"]),
+        "intermediateSize": mlp_intermediate(tc),
+        "vocabSize": int(tc["vocab_size"]),
         "mla": mla,
         "hybrid": arch in hybrids,
         "multimodal": isinstance(config.get("vision_config"), dict) or isinstance(config.get("audio_config"), dict),

@@ -116,6 +116,17 @@ class ModelInfo:
     sliding_window: int | None = None  # their window, in tokens
     full_kv_heads: int | None = None  # full-attention layers' geometry when it differs (Gemma 4)
     full_head_dim: int | None = None
+    # num_attention_heads (query heads) and routed MoE experts, which the tensor-parallel size must fit (vLLM refuses
+    # heads % TP != 0 and experts < TP); None / 0 where a row of your own catalog leaves them out
+    attention_heads: int | None = None
+    experts: int = 0
+    # the language model's hidden_size, the MLP width tensor parallelism splits (a routed expert's for a MoE model),
+    # the experts each token is routed to and vocab_size: what vLLM 0.33's profiling run holds in activations and
+    # what its TP checks divide; None / 0 where a row of your own catalog leaves them out
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    experts_per_token: int = 0
+    vocab_size: int | None = None
     multimodal: bool = False  # takes images/audio: vLLM keeps a multimodal processor cache in host memory
     quantization: str = "bf16"  # the checkpoint's weight format: a scheme of files/quantization.yaml
     embedding_parameters: int | None = (
@@ -243,8 +254,14 @@ def resolve_model(
         "architecture",
         "layers",
         "attention_layers",
+        "attention_heads",
         "kv_heads",
         "head_dim",
+        "experts",
+        "experts_per_token",
+        "hidden_size",
+        "intermediate_size",
+        "vocab_size",
         "mla",
         "hybrid",
         "weights",
@@ -318,6 +335,12 @@ def resolve_model(
         sliding_window=int(window) if window and sliding_layers else None,
         full_kv_heads=merged.get("fullKvHeads"),
         full_head_dim=merged.get("fullHeadDim"),
+        attention_heads=merged.get("attentionHeads"),
+        experts=int(merged.get("experts") or 0),
+        hidden_size=merged.get("hiddenSize"),
+        intermediate_size=merged.get("intermediateSize"),
+        experts_per_token=int(merged.get("expertsPerToken") or 0),
+        vocab_size=merged.get("vocabSize"),
         multimodal=bool(merged.get("multimodal", False)),
         quantization=str(merged.get("quantization") or "bf16"),
         embedding_parameters=merged.get("embeddingParameters"),

@@ -275,10 +275,28 @@ class ModelSpec(Model):
         ge=0,
         description="Inline model: layers that keep a per-token KV cache (fewer than layers for hybrids). Default: layers.",
     )
+    attention_heads: int | None = Field(
+        None,
+        ge=1,
+        description="Inline model: number of attention (query) heads, num_attention_heads; vLLM refuses a "
+        "tensor-parallel size that does not divide it.",
+    )
     kv_heads: int | None = Field(None, ge=1, description="Inline model: number of key/value heads (1 for MLA).")
     head_dim: int | None = Field(
         None, ge=1, description="Inline model: head dimension (for MLA: kv_lora_rank + qk_rope_head_dim)."
     )
+    experts: int | None = Field(None, ge=0, description="Inline model: routed experts of a MoE model (0: dense).")
+    experts_per_token: int | None = Field(
+        None, ge=0, description="Inline model: experts each token is routed to, num_experts_per_tok (0: dense)."
+    )
+    hidden_size: int | None = Field(None, ge=1, description="Inline model: hidden_size.")
+    intermediate_size: int | None = Field(
+        None,
+        ge=0,
+        description="Inline model: the MLP width tensor parallelism splits: intermediate_size, or a MoE model's "
+        "per-expert moe_intermediate_size.",
+    )
+    vocab_size: int | None = Field(None, ge=1, description="Inline model: vocab_size.")
     mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
     hybrid: bool | None = Field(
         None,
@@ -1253,8 +1271,20 @@ class CatalogModel(Model):
     architecture: str | None = Field(None, description="vLLM architecture class (config.json architectures[0]).")
     layers: int | None = Field(None, ge=1, description="num_hidden_layers.")
     attention_layers: int | None = Field(None, ge=0, description="Layers with a per-token KV cache. Default: layers.")
+    attention_heads: int | None = Field(
+        None,
+        ge=1,
+        description="num_attention_heads (query heads, MLA models too): vLLM's tensor-parallel size divides it.",
+    )
     kv_heads: int | None = Field(None, ge=1, description="num_key_value_heads (MLA: 1).")
     head_dim: int | None = Field(None, ge=1, description="Head dimension (MLA: kv_lora_rank + qk_rope_head_dim).")
+    experts: int | None = Field(None, ge=0, description="Routed experts of a MoE model, 0 for a dense one.")
+    experts_per_token: int | None = Field(None, ge=0, description="num_experts_per_tok (0: dense).")
+    hidden_size: int | None = Field(None, ge=1, description="hidden_size.")
+    intermediate_size: int | None = Field(
+        None, ge=0, description="The MLP width tensor parallelism splits (a MoE model's per-expert width)."
+    )
+    vocab_size: int | None = Field(None, ge=1, description="vocab_size.")
     mla: bool | None = Field(None, description="DeepSeek-style MLA.")
     hybrid: bool | None = Field(None, description="Hybrid Mamba / linear-attention model.")
     multimodal: bool | None = Field(None, description="Takes images or audio (vLLM's multimodal processor cache).")

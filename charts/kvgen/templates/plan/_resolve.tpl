@@ -29,7 +29,7 @@ dict built by kvgen.context and records results or problems in it.
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
 {{- $m := deepCopy $row -}}
 {{- if hasKey $own $spec.id -}}{{- $m = mergeOverwrite (deepCopy (default dict (index $builtin $spec.id))) (deepCopy (index $own $spec.id)) -}}{{- end -}}
-{{- range $f := list "architecture" "layers" "attentionLayers" "kvHeads" "headDim" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" "quantization" "embeddingParameters" -}}
+{{- range $f := list "architecture" "layers" "attentionLayers" "attentionHeads" "kvHeads" "headDim" "experts" "expertsPerToken" "hiddenSize" "intermediateSize" "vocabSize" "mla" "hybrid" "weights" "slidingLayers" "slidingWindow" "multimodal" "quantization" "embeddingParameters" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
 {{- $missing := list -}}
@@ -72,6 +72,10 @@ dict built by kvgen.context and records results or problems in it.
 {{- $maxLen := int64 0 -}}
 {{- if include "kvgen.isSet" (list $m "maxModelLen") -}}{{- $maxLen = int64 $m.maxModelLen -}}{{- end -}}
 {{- $info := dict "id" $spec.id "architecture" $architecture "layers" $layers "attentionLayers" $attention "kvHeads" (int64 $m.kvHeads) "headDim" (int64 $m.headDim) "mla" (eq (toString $m.mla) "true") "hybrid" (or $hybridArch (eq (toString $m.hybrid) "true")) "weights" (include "kvgen.bytes" $m.weights | int64) "slidingLayers" $sliding "slidingWindow" $window "fullKvHeads" $fullKvHeads "fullHeadDim" $fullHeadDim "maxModelLen" $maxLen "multimodal" (eq (toString $m.multimodal) "true") -}}
+{{/* the geometry vLLM's tensor-parallel checks and its profiling run read; 0: not known (a row of your own without it) */}}
+{{- range $f := list "attentionHeads" "experts" "expertsPerToken" "hiddenSize" "intermediateSize" "vocabSize" -}}
+{{- $_ := set $info $f (ternary (int64 (index $m $f)) (int64 0) (include "kvgen.isSet" (list $m $f) | eq "true")) -}}
+{{- end -}}
 {{/* the checkpoint's weight format (files/quantization.yaml schemes; kvgen/data/catalog.py resolve_model) */}}
 {{- $quant := "bf16" -}}{{- if include "kvgen.isSet" (list $m "quantization") -}}{{- $quant = toString $m.quantization -}}{{- end -}}
 {{- $schemes := ($s.F.Get "files/quantization.yaml" | fromYaml).schemes -}}
