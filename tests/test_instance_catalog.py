@@ -189,3 +189,35 @@ def test_the_docs_count_the_rows_per_cloud():
         counts["oci"],
         counts["onprem"],
     ]
+
+
+def test_instance_gpus_that_contradict_a_catalog_type_are_refused_and_parallelism_takes_a_share():
+    """Issue 32 finding 9: instance.gpus 2 on an 8-GPU row kept the row's node (its nodeSelector, on-prem
+    nvidia.com/gpu.count "8") and budgeted the whole node to the pod: Pending on a 2-GPU server, oversized on
+    an 8-GPU one. A catalog type is one node: both faces refuse the contradiction and point at the parallel
+    sizes, which give the pod its share of the node."""
+    from conftest import container, workload
+
+    from kvgen.core.errors import SpecError
+
+    for type_ in ("p5.48xlarge", "nvidia-dgx-h100"):
+        values = spec(instance={"type": type_, "gpus": 2})
+        with pytest.raises(SpecError) as exc:
+            compile_spec(values)
+        (problem,) = exc.value.problems
+        message = (
+            f"instance.type '{type_}' is a node with 8 GPUs, but instance.gpus says 2: the pod would be scheduled "
+            "onto a node with 8 GPUs and sized for all of it"
+        )
+        assert (problem.path, problem.message) == (("instance", "gpus"), message)
+        assert helm.problems(values) == {("instance.gpus", message, problem.hint)}
+    # the row's own count, and a MIG profile's device count, are not contradictions
+    compile_spec(spec(instance={"type": "nvidia-dgx-h100", "gpus": 8}, parallelism={"tensor": 2}))
+    # the share: 2 of the node's 8 GPUs, a quarter of its memory, and the node's own selector
+    values = spec(instance={"type": "nvidia-dgx-h100"}, parallelism={"tensor": 2})
+    c = compile_spec(values)
+    assert c.plan.sizing.gpus_per_pod == 2 and c.plan.sizing.gpu_share == 0.25
+    assert container(c, "vllm")["resources"]["limits"]["nvidia.com/gpu"] == 2
+    assert workload(c)["spec"]["template"]["spec"]["nodeSelector"]["nvidia.com/gpu.count"] == "8"
+    assert c.plan.sizing.pod_allocatable == c.plan.sizing.node_allocatable // 4
+    assert helm.problems(values) == set()

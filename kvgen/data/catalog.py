@@ -380,6 +380,19 @@ def mig_memory(profile: str) -> int:
     return int(profile.split(".")[1].removesuffix("+me").removesuffix("gb")) * 10**9
 
 
+def gpus_contradict_type(type_: str, gpus: int, node_gpus: int) -> Problem:
+    """instance.gpus that is not the catalog type's GPU count (the chart's kvgen.resolveInstance: the same)."""
+    return Problem(
+        ("instance", "gpus"),
+        f"instance.type {quoted(type_)} is a node with {node_gpus} GPUs, but instance.gpus says {gpus}: the pod would "
+        f"be scheduled onto a node with {node_gpus} GPUs and sized for all of it",
+        f"to use {gpus} of its {node_gpus} GPUs, leave instance.gpus out and set the parallel sizes to {gpus} GPUs "
+        f"(e.g. parallelism.tensor: {gpus}): the pod then gets {gpus}/{node_gpus} of the node's memory, CPU and disk; "
+        f"for a node with {gpus} GPUs, describe it without instance.type (instance.gpus, gpuModel, gpuMemory, memory) "
+        "or add a catalog row",
+    )
+
+
 def resolve_instance(
     spec_instance: Any, extra: dict[str, dict[str, Any]] | None = None
 ) -> tuple[InstanceInfo | None, list[Problem]]:
@@ -390,6 +403,11 @@ def resolve_instance(
         value = getattr(spec_instance, field)
         if value is not None:
             merged[to_camel(field)] = value
+    # a catalog type is one node: instance.gpus cannot make it another (issue 32: a 2-GPU pod selected and
+    # budgeted as the whole 8-GPU node); a MIG profile's gpus counts MIG devices, not the node's GPUs
+    if row is not None and spec_instance.gpus is not None and row.get("gpus") is not None and not merged.get("mig"):
+        if int(spec_instance.gpus) != int(row["gpus"]):
+            return None, [gpus_contradict_type(spec_instance.type, int(spec_instance.gpus), int(row["gpus"]))]
     # a node described without a type and without memory is unknown (KServe names none): the pod is
     # rendered from the GPUs given, and the checks that need the node's memory are skipped
     unknown_node = not spec_instance.type and merged.get("memory") is None

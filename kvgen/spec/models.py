@@ -340,7 +340,12 @@ class InstanceSpec(Model):
         None,
         description="Cloud instance type, e.g. Standard_NC24ads_A100_v4 or p5.48xlarge. Pods are pinned to it with node.kubernetes.io/instance-type.",
     )
-    gpus: int | None = Field(None, ge=0, description="GPUs (or MIG devices) per node; 0 for a CPU-only node.")
+    gpus: int | None = Field(
+        None,
+        ge=0,
+        description="GPUs (or MIG devices) per node; 0 for a CPU-only node. With a catalog instance.type it must be "
+        "the type's own count (or left out): to use a share of the node's GPUs, set the parallel sizes.",
+    )
     gpu_model: str | None = Field(
         None,
         description="GPU model name. One of files/instances.yaml gpuModels is planned from the memory that GPU "

@@ -113,6 +113,13 @@ dict built by kvgen.context and records results or problems in it.
 {{- range $f := list "gpus" "gpuModel" "gpuMemory" "memory" "cpu" "arch" "localDisk" "mig" "ephemeralStorage" -}}
 {{- if include "kvgen.isSet" (list $spec $f) -}}{{- $_ := set $m $f (index $spec $f) -}}{{- end -}}
 {{- end -}}
+{{/* a catalog type is one node: instance.gpus cannot make it another; a MIG profile's gpus counts MIG devices (kvgen/data/catalog.py gpus_contradict_type) */}}
+{{- $contradicts := false -}}
+{{- if and $row (include "kvgen.isSet" (list $spec "gpus")) (include "kvgen.isSet" (list $row "gpus")) (not (include "kvgen.isSet" (list $m "mig"))) (ne (int64 $spec.gpus) (int64 $row.gpus)) -}}
+{{- $contradicts = true -}}
+{{- $g := int64 $spec.gpus -}}{{- $n := int64 $row.gpus -}}
+{{- include "kvgen.problem" (list $s "instance.gpus" (printf "instance.type %s is a node with %d GPUs, but instance.gpus says %d: the pod would be scheduled onto a node with %d GPUs and sized for all of it" (include "kvgen.quoted" $type) $n $g $n) (printf "to use %d of its %d GPUs, leave instance.gpus out and set the parallel sizes to %d GPUs (e.g. parallelism.tensor: %d): the pod then gets %d/%d of the node's memory, CPU and disk; for a node with %d GPUs, describe it without instance.type (instance.gpus, gpuModel, gpuMemory, memory) or add a catalog row" $g $n $g $g $g $n $g)) -}}
+{{- end -}}
 {{/* a node without a type and without memory is unknown (KServe names none): checks that need it are skipped */}}
 {{- $unknownNode := and (not $type) (not (include "kvgen.isSet" (list $m "memory"))) -}}
 {{- $missing := list -}}
@@ -124,7 +131,8 @@ dict built by kvgen.context and records results or problems in it.
 {{- if and (include "kvgen.isSet" (list $m "gpus")) (gt (int64 $m.gpus) 0) $noGpuMemory (not (include "kvgen.isSet" (list $m "mig"))) (not $unknownNode) -}}
 {{- $missing = append $missing "instance.gpuMemory" -}}
 {{- end -}}
-{{- if $missing -}}
+{{- if $contradicts -}}{{/* refused above: no instance to plan with */}}
+{{- else if $missing -}}
 {{- if and $type (not (hasKey $catalog $type)) -}}
 {{- $close := include "kvgen.nearTypo" (list $type (keys $catalog)) -}}
 {{- include "kvgen.problem" (list $s "instance.type" (printf "unknown instance type %s (missing %s)" (include "kvgen.quoted" $type) (join ", " $missing)) (printf "%sdescribe the node inline (instance.gpus, instance.gpuMemory, instance.memory, instance.cpu, instance.arch, instance.localDisk) or under catalog.instances in the spec or in a catalog file (kvgen --catalog FILE, helm -f FILE); `kvgen catalog instances` lists the types kvgen knows" (ternary (printf "did you mean %s? if not, " (include "kvgen.quoted" $close)) "" (ne $close "")))) -}}
