@@ -26,6 +26,7 @@ from kvgen.plan import (
     routing,
     rules,
     sizing,
+    tensor_parallel,
 )
 from kvgen.plan.types import WORKER_SUFFIX, Plan
 from kvgen.spec.models import Spec
@@ -64,6 +65,7 @@ def _check_structure(
                     "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs",
                 )
             )
+    problems += tensor_parallel.check(spec, model)  # vLLM 0.33's divisibility checks (files/tensor-parallel.yaml)
     if p.nodes > 1 and spec.replicas != 1 and spec.multi_node.engine == "statefulset":
         problems.append(
             Problem(

@@ -195,6 +195,8 @@ the values' own gpuMemory included (a marketed size), unless a MIG profile: what
 {{- include "kvgen.problem" (list $s "parallelism" (printf "tensor %d x pipeline %d x data %d needs %d GPUs per node, but %s has %d" (int64 $p.tensor) (int64 $p.pipeline) (int64 $p.data) $s.gpusPerPod (default "the instance" $i.type) $i.gpus) "lower the parallel sizes, spread them over more nodes (parallelism.nodes), or pick an instance with more GPUs") -}}
 {{- end -}}
 {{- end -}}
+{{/* vLLM 0.33's divisibility checks (files/tensor-parallel.yaml) */}}
+{{- include "kvgen.checkTensorParallel" $s -}}
 {{- if and (gt $nodes 1) (ne (int64 $s.V.replicas) 1) (eq $s.V.multiNode.engine "statefulset") -}}
 {{- include "kvgen.problem" (list $s "replicas" (printf "a server spanning %d nodes is rendered as one StatefulSet; replicas must be 1" $nodes) "render one spec per server, or set multiNode.engine: leaderworkerset (one group of nodes per replica)") -}}
 {{- end -}}
