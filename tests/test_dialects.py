@@ -169,7 +169,11 @@ def test_convert_prints_native_specs_that_render_the_same(tmp_path):
     docs = [d for d in YAML(typ="safe").load_all(result.stdout) if d]
     assert [d["name"] for d in docs] == ["gemma-4-12b", "qwen2-7b-kv-cache-offloading"]
     assert all("apiVersion" not in d for d in docs)
-    assert docs[0]["kvCacheOffloading"] == {"backend": "lmcache", "cpuMemoryUtilization": 0.25}
+    assert docs[0]["kvCacheOffloading"] == {
+        "backend": "lmcache",
+        "lmcache": {"utilizationScope": "rank"},  # KAITO's RAM x utilization / TP
+        "cpuMemoryUtilization": 0.25,
+    }
     assert docs[1]["kvCacheOffloading"]["backend"] == "native" and docs[1]["instance"] == {
         "type": "Standard_NC24ads_A100_v4"
     }
@@ -218,7 +222,11 @@ def inference_set(model="meta-llama/Llama-3.1-8B-Instruct", instance="Standard_N
 
 def test_kaito_without_inference_config_uses_utilization_0_5():
     (c,) = compile_one(inference_set()).compiled
-    assert c.conversion.spec["kvCacheOffloading"] == {"backend": "lmcache", "cpuMemoryUtilization": 0.5}
+    assert c.conversion.spec["kvCacheOffloading"] == {
+        "backend": "lmcache",
+        "lmcache": {"utilizationScope": "rank"},  # KAITO's RAM x utilization / TP
+        "cpuMemoryUtilization": 0.5,
+    }
     assert "--utilization=0.5" in container(c, "lmcache-mp-server")["args"]
     assert any("KAITO's default" in n for n in c.conversion.notes)
 
