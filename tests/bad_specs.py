@@ -161,10 +161,10 @@ CASES = {
         "'storageClassNam' was unexpected",
     ),
     "max-model-len-does-not-fit": (
-        "name: demo\nmodel:\n  id: Qwen/Qwen3-32B\n  maxModelLen: 32768\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
+        "name: demo\nmodel:\n  id: Qwen/Qwen3-32B\n  maxModelLen: 36864\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
         "model.maxModelLen",
-        "maxModelLen: 32768",
-        "32768 tokens do not fit the GPU KV cache",
+        "maxModelLen: 36864",
+        "36864 tokens do not fit the GPU KV cache",
     ),
     "hybrid-false-on-a-hybrid-architecture": (
         "name: demo\nmodel:\n  id: nvidia/NVIDIA-Nemotron-Nano-9B-v2\n  hybrid: false\ninstance:\n  type: Standard_NC24ads_A100_v4\n",
@@ -210,7 +210,7 @@ HINTS = {
     "unknown-key": "did you mean 'kvCacheOffloading'?",
     "unknown-instance-type": "did you mean 'Standard_NC24ads_A100_v4'?",
     "pod-does-not-fit-node": "lower kvCacheOffloading.cpu to at most",
-    "max-model-len-does-not-fit": "set model.maxModelLen to at most 19712",
+    "max-model-len-does-not-fit": "set model.maxModelLen to at most 33600",
     "emptydir-tier-beyond-the-kubelet-disk": "pvc.spec tier on a local-NVMe storage class",
     "literal-hf-token-in-env": "set model.hfTokenSecret",
     "literal-api-key-env": "valueFrom: {secretKeyRef:",

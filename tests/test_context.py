@@ -5,9 +5,10 @@ vLLM 0.33 refuses to start when its KV cache cannot hold one sequence of max_mod
 ("GPU after weights"); each case below is computed by hand from the catalogs and
 charts/kvgen/files/sizing.yaml, and the chart must give the same command line.
 
-The budget of one GPU (sizing.gpu_kv_budget):
+The budget of one GPU (sizing.gpu_kv_budget), what vLLM 0.33's profiling leaves (sizing.yaml gpu.vllmProfile):
     usable  = GPU bytes x gpuMemoryUtilization (parts per million), rounded down
-    left    = usable - weights per GPU - int(2.3 GiB) - 5% of the weights per GPU
+    left    = usable - non_kv (below: the weights of the busiest rank, the larger of one layer's activations
+              over max_num_batched_tokens and the sampler's logits, the penalties' counts, 0.15 GiB, CUDA graphs)
     budget  = left x 90%
 A sequence of L tokens costs, per GPU:
     full-attention bytes/token x (L + 256) + sliding bytes/token x (min(window - 1 + in flight, L) + 256)
@@ -20,6 +21,7 @@ from __future__ import annotations
 import helm
 import pytest
 from conftest import compile_spec, container, spec
+from gpu_profile import non_kv
 
 from kvgen.app import explain
 from kvgen.core.errors import SpecError
@@ -27,8 +29,7 @@ from kvgen.core.errors import SpecError
 GiB = 1024**3
 # one A100 80GB as CUDA reports it (81,050 MiB, not 80 GiB: instances.yaml gpuModels) x gpuMemoryUtilization 0.92
 A100 = 81050 * 1024**2 * 920_000 // 1_000_000
-OVERHEAD = int(2.3 * GiB)  # KAITO's estimator: 2.3 GiB per GPU ...
-assert (A100, OVERHEAD) == (78_188_118_016, 2_469_606_195)
+assert A100 == 78_188_118_016
 
 
 def flag(c) -> int | None:
@@ -47,31 +48,30 @@ def same_in_chart(data: dict) -> None:
 
 def test_dense_qwen3_32b_on_one_a100_serves_the_longest_context_that_fits():
     """Qwen3-32B (64 layers, 8 KV heads x 128, 62 GiB, 40960 tokens) on Standard_NC24ads_A100_v4."""
-    weights = 62 * GiB
-    budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == (78_188_118_016 - 66_571_993_088 - 2_469_606_195 - 3_328_599_654) * 90 // 100 == 5_236_127_171
+    budget = (A100 - non_kv(62 * GiB, 5120, 25600, 151936, 64)) * 90 // 100
+    assert budget == 8_878_249_832  # KAITO's flat 2.3 GiB + 5% of the weights left 5,236,127,171
     per_token = 64 * 2 * 8 * 128 * 2  # layers x (K, V) x KV heads x head dim x bf16
     assert per_token == 262_144
-    longest = budget // per_token - 256  # 19974 - 256
-    assert longest == 19_718 and longest // 16 * 16 == 19_712
+    longest = budget // per_token - 256
+    assert longest // 16 * 16 == 33_600
     data = spec(model={"id": "Qwen/Qwen3-32B"})
     c = compile_spec(data)
-    assert flag(c) == 19_712
-    assert c.plan.context_length.budget == budget and c.plan.context_length.fits == 19_712
+    assert flag(c) == 33_600
+    assert c.plan.context_length.budget == budget and c.plan.context_length.fits == 33_600
     (warning,) = [w for w in c.plan.warnings if "--max-model-len" in w]
-    assert "supports 40960 tokens" in warning and "--max-model-len=19712" in warning
+    assert "supports 40960 tokens" in warning and "--max-model-len=33600" in warning
     # one more block would not fit: vLLM would refuse it
-    assert c.plan.context_length.cost.bytes_for(19_712) <= budget < c.plan.context_length.cost.bytes_for(19_712 + 16)
+    assert c.plan.context_length.cost.bytes_for(33_600) <= budget < c.plan.context_length.cost.bytes_for(33_600 + 16)
     same_in_chart(data)
 
 
 def test_a_spec_length_that_does_not_fit_names_the_longest_that_does():
     with pytest.raises(SpecError) as err:
-        compile_spec(spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 32768}))
+        compile_spec(spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 36864}))
     (problem,) = err.value.problems
     assert problem.path == ("model", "maxModelLen")
-    assert "32768 tokens do not fit the GPU KV cache of Standard_NC24ads_A100_v4" in problem.message
-    assert "at most 19712" in problem.hint
+    assert "36864 tokens do not fit the GPU KV cache of Standard_NC24ads_A100_v4" in problem.message
+    assert "at most 33600" in problem.hint
     # one that fits is passed as written, without a warning
     c = compile_spec(spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 16384}))
     assert flag(c) == 16_384 and not any("--max-model-len" in w for w in c.plan.warnings)
@@ -92,13 +92,13 @@ def test_mla_deepseek_v3_is_not_sharded_across_tensor_parallel_ranks():
     """DeepSeek-V3 (MLA, 61 layers x (512 + 64), 642 GiB, 163840 tokens) on Standard_ND96isr_H200_v5,
     TP 8, gpuMemoryUtilization 0.68: each rank holds the whole latent."""
     usable = 143155 * 1024**2 * 680_000 // 1_000_000  # an H200 reports 143,155 MiB (instances.yaml gpuModels)
-    weights = 642 * GiB // 8
-    assert (usable, weights) == (102_074_050_150, 86_167_781_376)
-    budget = (usable - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == (102_074_050_150 - 86_167_781_376 - 2_469_606_195 - 4_308_389_068) * 90 // 100 == 8_215_446_159
+    assert usable == 102_074_050_150
+    # an H200 (141 GB, not an A100) runs 8192 batched tokens and 1024 sequences; 8 of 256 experts a token,
+    # each 2048 wide
+    budget = (usable - non_kv(642 * GiB, 7168, 2048, 129280, 61, tp=8, k=8, n=8192, seqs=1024)) * 90 // 100
     per_token = 61 * 576 * 2  # no K/V factor 2, not divided by TP
     assert per_token == 70_272
-    assert budget // per_token - 256 == 116_653
+    assert (budget // per_token - 256) // 16 * 16 == 161_168
     data = spec(
         model={"id": "deepseek-ai/DeepSeek-V3"},
         instance={"type": "Standard_ND96isr_H200_v5"},
@@ -106,7 +106,7 @@ def test_mla_deepseek_v3_is_not_sharded_across_tensor_parallel_ranks():
         vllm={"gpuMemoryUtilization": 0.68},
     )
     c = compile_spec(data)
-    assert flag(c) == 116_640
+    assert flag(c) == 161_168
     same_in_chart(data)
 
 
@@ -116,19 +116,18 @@ def test_mla_deepseek_v3_is_not_sharded_across_tensor_parallel_ranks():
 def test_sliding_window_gemma_4_31b_costs_its_sliding_layers_at_most_the_window():
     """gemma-4-31B-it (50 sliding layers of 16 KV x 256, window 1024; 10 full layers of 4 KV x 512;
     59 GiB; 262144 tokens) on one A100. In flight: 2 batches x 2048 tokens (an A100's default)."""
-    weights = 59 * GiB
-    budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == 8_280_185_242
+    budget = (A100 - non_kv(59 * GiB, 5376, 21504, 262144, 60)) * 90 // 100
+    assert budget == 11_420_389_382
     full = 10 * 2 * 4 * 512 * 2  # 81,920 bytes per token
     sliding = 50 * 2 * 16 * 256 * 2  # 819,200 bytes per token while a token is inside the window
     kept = 1024 - 1 + 2 * 2048  # 5119 tokens a sliding layer keeps at most
-    # costed as full attention (the old way), only 8,928 tokens would fit
-    assert (budget // (full + sliding) - 256) // 16 * 16 == 8_928
+    # costed as full attention (the old way), only 12,416 tokens would fit
+    assert (budget // (full + sliding) - 256) // 16 * 16 == 12_416
     longest = (budget - sliding * (kept + 256)) // full - 256
-    assert longest == 47_070 and longest // 16 * 16 == 47_056
+    assert longest // 16 * 16 == 85_392
     data = spec(model={"id": "google/gemma-4-31B-it"})
     c = compile_spec(data)
-    assert flag(c) == 47_056
+    assert flag(c) == 85_392
     same_in_chart(data)
 
 
@@ -136,9 +135,8 @@ def test_sliding_window_gemma_4_12b_serves_its_full_context():
     """gemma-4-12B-it (40 sliding layers of 8 KV x 256, 8 full of 2 KV x 512, 23 GiB, 262144
     tokens) on one A100: with the window costed, four full-length sequences fit; costed as full
     attention, not one did (the issue's "0 full-length sequences")."""
-    weights = 23 * GiB
-    budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == 44_808_882_094
+    budget = (A100 - non_kv(23 * GiB, 3840, 15360, 262144, 48)) * 90 // 100
+    assert budget == 46_366_040_134
     full, sliding, kept = 8 * 2 * 2 * 512 * 2, 40 * 2 * 8 * 256 * 2, 1024 - 1 + 2 * 2048
     one = full * (262_144 + 256) + sliding * (kept + 256)
     assert one == 10_359_603_200 and budget // one == 4
@@ -154,7 +152,9 @@ def test_max_num_batched_tokens_in_extra_args_widens_what_a_sliding_layer_keeps(
     c = compile_spec(data)
     kept = 1024 - 1 + 2 * 16384  # 33791 tokens: longer than what fits, so every layer costs the whole sequence
     assert c.plan.context_length.cost.sliding_cap == kept
-    assert flag(c) == (8_280_185_242 // (81_920 + 819_200) - 256) // 16 * 16 == 8_928
+    # 16384 batched tokens also widen the activations vLLM profiles: one layer over 16384 tokens
+    budget = (A100 - non_kv(59 * GiB, 5376, 21504, 262144, 60, n=16384)) * 90 // 100
+    assert flag(c) == (budget // (81_920 + 819_200) - 256) // 16 * 16
     same_in_chart(data)
 
 
@@ -165,16 +165,15 @@ def test_hybrid_qwen3_5_27b_counts_attention_layers_and_a_fixed_state():
     """Qwen3.5-27B (64 layers, 1 in 4 full attention: 16 layers of 4 KV x 256; 52 GiB: 27.76B parameters
     in bf16, derived from its config.json; 262144 tokens) on one A100: the 48 linear-attention layers keep a fixed state per sequence, budgeted
     as 1 GiB (sizing.yaml context.hybridStateGiB)."""
-    weights = 52 * GiB
-    budget = (A100 - weights - OVERHEAD - weights * 5 // 100) * 90 // 100
-    assert budget == (78_188_118_016 - 55_834_574_848 - 2_469_606_195 - 2_791_728_742) * 90 // 100 == 15_382_987_407
+    budget = (A100 - non_kv(52 * GiB, 5120, 17408, 248320, 64)) * 90 // 100
+    assert budget == 18_186_616_270
     per_token = 16 * 2 * 4 * 256 * 2
     assert per_token == 65_536
     longest = (budget - 1 * GiB) // per_token - 256
-    assert longest == 218_085 and longest // 16 * 16 == 218_080
+    assert longest // 16 * 16 == 260_864
     data = spec(model={"id": "Qwen/Qwen3.5-27B"})
     c = compile_spec(data)
-    assert flag(c) == 218_080 and c.plan.context_length.cost.state == GiB
+    assert flag(c) == 260_864 and c.plan.context_length.cost.state == GiB
     same_in_chart(data)
 
 
@@ -201,9 +200,15 @@ def test_explain_gpu_tier_and_context_planning_share_one_budget():
 
 
 def test_no_context_fits_is_an_error_not_a_flag():
-    # gemma-4-31B on one A100 at 0.78: the weights (59 GiB) and 2.3 GiB fit 66,289,926,144 bytes (81,050 MiB
-    # as CUDA reports it x 0.78), but with 5% of the weights on top nothing is left:
-    # 66,289,926,144 - 63,350,767,616 - 2,469,606,195 - 3,167,538,380 < 0
+    # gemma-4-31B on one A100 at 0.78 with 1024 sequences: the weights (59 GiB) and 2.3 GiB fit 66,289,926,144
+    # bytes (81,050 MiB as CUDA reports it x 0.78), but the sampler's 1024 x 262,144 logits and the penalties'
+    # counts on top leave nothing
+    assert 81050 * 1024**2 * 780_000 // 1_000_000 - non_kv(59 * GiB, 5376, 21504, 262144, 60, seqs=1024) < 0
     with pytest.raises(SpecError) as err:
-        compile_spec(spec(model={"id": "google/gemma-4-31B-it"}, vllm={"gpuMemoryUtilization": 0.78}))
+        compile_spec(
+            spec(
+                model={"id": "google/gemma-4-31B-it"},
+                vllm={"gpuMemoryUtilization": 0.78, "extraArgs": ["--max-num-seqs=1024"]},
+            )
+        )
     assert any("not even 16 tokens" in p.message for p in err.value.problems)

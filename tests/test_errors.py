@@ -56,7 +56,7 @@ def _plan_problems(data: dict) -> list[Problem]:
         spec(model={"id": "acme/nope"}, instance={"type": "Standard_NC24ads_A100_v5"}),  # catalog
         spec(parallelism={"tensor": 4}, vllm={"extraArgs": ["--port=1"]}),  # structure
         spec(kvCacheOffloading={"backend": "native", "cpu": "500Gi"}),  # sizing: the pod does not fit
-        spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 32768}),  # context length
+        spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 36864}),  # context length
         spec(service={"port": 5555}),  # ports
         spec(kvCacheOffloading={"lmcache": {"gpuAccess": "dra"}}),  # gpu access, below 1.34
         spec(scheduling={"priorityClassName": "Bad_Name"}),  # what the API server refuses

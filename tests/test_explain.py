@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
+from gpu_profile import non_kv
 
 from kvgen import __version__
 from kvgen.app import explain
@@ -51,21 +52,22 @@ def test_gemma_tokens_per_tier_match_the_hand_computation(path):
     assert per_token == 360_448
     assert r["kvCache"]["bytesPerTokenPerGpu"] == r["kvCache"]["podBytesPerToken"] == per_token
     # GPU: 81,050 MiB (as the A100 reports it) x 0.84 (KAITO's gpu-memory-utilization for an A100), minus
-    # the weights, 2.3 GiB and 5% of the weights (KAITO's estimator), x 90%
-    gpu = (81_050 * MiB * 840_000 // 1_000_000 - 23 * GiB - int(2.3 * GiB) - 23 * GiB * 5 // 100) * 90 // 100
-    assert gpu == 38_689_811_989 and gpu // per_token == 107_338
+    # what vLLM's profiling charges (gemma-4-12B's config: hidden 3840, intermediate 15360, vocab 262144,
+    # 48 layers), x 90%
+    gpu = (81_050 * MiB * 840_000 // 1_000_000 - non_kv(23 * GiB, 3840, 15360, 262144, 48)) * 90 // 100
+    assert gpu == 40_246_970_029 and gpu // per_token == 111_658
     # CPU (LMCache L1): allocatable RAM x 0.25 / TP 1, whole MiB
     cpu = int(allocatable(220) * 0.25) // MiB * MiB
     assert cpu == 53_438 * MiB and cpu // per_token == 155_456
     t = tiers(r)
-    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 107_338)
+    assert (t["gpu"]["bytes"], t["gpu"]["tokens"]) == (gpu, 111_658)
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["kind"]) == (cpu, 155_456, "lmcache")
     # the model's 262144 tokens fit: a sliding layer keeps at most 1023 + 2 x 2048 in-flight tokens,
     # so one sequence costs 32,768 x (262,144 + 256) + 327,680 x (5,119 + 256) bytes: 3 fit the GPU
     assert r["kvCache"]["maxModelLen"] == 262_144 and r["kvCache"]["context"]["flag"] is None
     assert t["gpu"]["sequences"] == gpu // (32_768 * (262_144 + 256) + 327_680 * (5_119 + 256)) == 3
     assert t["cpu"]["sequences"] == 155_456 // 262_144 == 0
-    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 36.0 GiB: no mirror warning
+    assert r["kvCache"]["cpuLargerThanGpu"] is True  # 52.2 GiB > 37.5 GiB: no mirror warning
     assert not any("not larger than the GPU KV cache" in w for w in r["warnings"])
 
 
@@ -78,7 +80,8 @@ def test_gemma_with_a_shorter_max_model_len_counts_full_length_sequences():
     )
     t = tiers(explain.report(c.plan))
     one = 32_768 * (32_768 + 256) + 327_680 * (5_119 + 256)  # what one sequence of 32768 tokens costs on the GPU
-    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (44_808_882_094 // one, 155_456 // 32768) == (15, 4)
+    gpu = (81_050 * MiB * 920_000 // 1_000_000 - non_kv(23 * GiB, 3840, 15360, 262144, 48)) * 90 // 100
+    assert (t["gpu"]["sequences"], t["cpu"]["sequences"]) == (gpu // one, 155_456 // 32768) == (16, 4)
 
 
 def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
@@ -91,25 +94,23 @@ def test_deepseek_v3_mla_tokens_per_tier_match_the_hand_computation():
     assert per_rank == 70_272 and r["kvCache"]["bytesPerTokenPerGpu"] == per_rank  # not divided by TP
     pod = per_rank * 8
     assert r["kvCache"]["podBytesPerToken"] == pod == 562_176
-    weights_per_gpu = 642 * GiB // 8
-    per_gpu = (
-        (143_155 * MiB * 920_000 // 1_000_000 - weights_per_gpu - int(2.3 * GiB) - weights_per_gpu * 5 // 100)
-        * 90
-        // 100
-    )
-    assert per_gpu == 40_638_967_972
+    # an H200 (141 GB) runs vLLM's 8192 batched tokens and 1024 sequences; DeepSeek-V3's config: hidden 7168,
+    # 256 experts of 2048 (8 a token), vocab 129280
+    usable = 143_155 * MiB * 920_000 // 1_000_000
+    per_gpu = (usable - non_kv(642 * GiB, 7168, 2048, 129280, 61, tp=8, k=8, n=8192, seqs=1024)) * 90 // 100
+    assert per_gpu == 43_767_553_051
     gpu = per_gpu * 8
     cpu = int(allocatable(1850) * 0.5) // MiB * MiB  # the pod's share for the whole tier, not divided by TP
     t = tiers(r)
     # full-length sequences on the GPU: one of 65536 tokens costs 70,272 x (65,536 + 256) bytes on every rank
     assert (t["gpu"]["bytes"], t["gpu"]["tokens"], t["gpu"]["sequences"]) == (
         gpu,
-        578_309,
+        622_830,
         per_gpu // (70_272 * 65_792),
     )
-    assert t["gpu"]["sequences"] == 8
+    assert t["gpu"]["sequences"] == 9
     assert (t["cpu"]["bytes"], t["cpu"]["tokens"], t["cpu"]["sequences"]) == (cpu, cpu // pod, cpu // (pod * 65_536))
-    assert gpu // pod == 578_309 and cpu // pod == 1_724_841
+    assert gpu // pod == 622_830 and cpu // pod == 1_724_841
     # issue 32 finding 8: at TP 8 the tier was 113 GiB (RAM x 0.5 / 8), behind 303 GiB of GPU KV cache, and
     # kvgen warned that it only mirrored the GPU; the pod's half of the RAM is 903 GiB, three times the GPU's
     assert r["kvCache"]["cpuLargerThanGpu"] is True
@@ -305,8 +306,8 @@ def test_json_output_has_stable_keys_and_the_hand_computed_tokens():
             "planned",
             "budgetBytesPerGpu",
         }
-    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [107_338, 155_456]
-    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [578_309, 1_724_841]  # the pod's RAM x 0.5, at TP 8
+    assert [t["tokens"] for t in reports[0]["kvCache"]["tiers"]] == [111_658, 155_456]
+    assert [t["tokens"] for t in reports[1]["kvCache"]["tiers"]] == [622_830, 1_724_841]  # the pod's RAM x 0.5, at TP 8
 
 
 @pytest.mark.heavy
@@ -315,7 +316,7 @@ def test_json_of_a_translated_input_says_where_it_came_from():
     r = json.loads(result.stdout)
     assert r["input"]["format"] == "kaito" and r["input"]["kind"] == "InferenceSet"
     assert any("spec.labelSelector" in w for w in r["input"]["warnings"])
-    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [107_338, 155_456]
+    assert [t["tokens"] for t in r["kvCache"]["tiers"]] == [111_658, 155_456]
 
 
 @pytest.mark.heavy
@@ -326,7 +327,7 @@ def test_text_output_has_tables_and_a_bar_per_budget():
     assert "Sizing: memory budget of one pod" in out and "Disk budget" in out and "KV-cache capacity" in out
     assert "memory █" in out and "71.0 GiB of 208.7 GiB (34%)" in out
     assert "disk   █" in out and "25.0 GiB of 460.8 GiB (5%)" in out
-    assert "107,338" in out and "155,456" in out
+    assert "111,658" in out and "155,456" in out
     assert "(23.0 GiB)" in out  # the soft page cache, in parentheses
 
 
@@ -338,7 +339,7 @@ def test_svg_is_written(tmp_path):
     json.loads(result.stdout)  # stdout stays machine-readable
     svg = target.read_text()
     assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
-    assert "KV-cache" in svg and "578,309" in svg
+    assert "KV-cache" in svg and "622,830" in svg
 
 
 def _plain_env() -> dict[str, str]:
@@ -438,8 +439,8 @@ UNFIT = {  # a spec whose pod does not fit its node -> (the line marked in the t
         "pod-disk-does-not-fit",
     ),
     "context-beyond-the-kv-cache": (
-        HEAD_8B.replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B\n  maxModelLen: 32768"),
-        ["✗ context: 32768 tokens do not fit the GPU KV cache of Standard_NC24ads_A100_v4"],
+        HEAD_8B.replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B\n  maxModelLen: 36864"),
+        ["✗ context: 36864 tokens do not fit the GPU KV cache of Standard_NC24ads_A100_v4"],
         "context-does-not-fit",
     ),
 }

@@ -62,12 +62,18 @@ def test_lmcache_utilization_plans_l1_from_the_pods_share_of_allocatable():
     assert mem(c, "lmcache-mp-server") == sizing.round_up_gib(planned + sizing.LMCACHE_SERVER_OVERHEAD)
 
 
-def test_lmcache_tp_divides_the_l1_as_in_kaito():
+def test_the_l1_is_the_pods_share_and_kaitos_scope_divides_it_by_tp():
     node = {"type": "Standard_NC48ads_A100_v4", "ephemeralStorage": "512Gi"}  # two 64 GiB model caches
     one = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance=node, parallelism={"tensor": 1}))
     two = compile_spec(spec(model={"id": "Qwen/Qwen3-32B"}, instance=node, parallelism={"tensor": 2}))
-    # TP 1 uses one of two GPUs (half the node); TP 2 the whole node divided by 2: same L1
-    assert one.plan.sizing.cpu_tier == pytest.approx(two.plan.sizing.cpu_tier, rel=0.01)
+    # TP 1 uses one of two GPUs (half the node), TP 2 the whole node: twice the L1 (one pool per pod)
+    assert two.plan.sizing.cpu_tier == pytest.approx(2 * one.plan.sizing.cpu_tier, rel=0.01)
+    # KAITO's arithmetic: the whole node divided by 2, the same L1 as TP 1's half
+    rank = {"lmcache": {"utilizationScope": "rank"}}
+    kaito = compile_spec(
+        spec(model={"id": "Qwen/Qwen3-32B"}, instance=node, parallelism={"tensor": 2}, kvCacheOffloading=rank)
+    )
+    assert one.plan.sizing.cpu_tier == pytest.approx(kaito.plan.sizing.cpu_tier, rel=0.01)
 
 
 def test_native_cpu_tier_is_in_vllm_memory_and_dev_shm():
@@ -313,14 +319,72 @@ def test_gpu_memory_is_planned_from_what_the_device_reports_not_the_marketed_siz
     c = compile_spec(spec(**A10G))
     assert c.plan.instance.gpu_memory_bytes == 24 * GiB  # as the cloud documents it
     assert c.plan.instance.gpu_usable_bytes == 22589 * MiB  # as CUDA reports it (vLLM's total_memory)
-    weights = 15 * GiB  # Llama-3.1-8B
     ppm = round(c.plan.spec.vllm.gpu_memory_utilization * 1_000_000)
     usable = 22589 * MiB * ppm // 1_000_000
-    left = usable - weights - sizing.GPU_BASE_OVERHEAD - weights * sizing.GPU_OVERHEAD_WEIGHT_PERCENT // 100
-    assert c.plan.sizing.gpu_kv_cache == left * sizing.KV_BUDGET_PERCENT // 100
+    non_kv = sum(sizing.gpu_non_kv(c.spec, c.plan.model, c.plan.instance).values())
+    assert c.plan.sizing.gpu_kv_cache == (usable - non_kv) * sizing.KV_BUDGET_PERCENT // 100
     # --max-model-len planned from that budget: 128 KiB a token (32 layers x 8 KV x 128 x 2 x 2 B)
     fits = (c.plan.context_length.budget // (128 * 1024) - 256) // 16 * 16
     assert f"--max-model-len={fits}" in container(c, "vllm")["args"]
+
+
+# ----------------------------------------------------------------------------- vLLM's profile of the GPU
+
+
+def test_vllms_non_kv_memory_by_hand_for_llama_8b_on_one_a10g():
+    """vLLM 0.33's determine_available_memory, item by item (files/sizing.yaml gpu.vllmProfile): a 24 GB GPU
+    is below 70 GiB, so max_num_batched_tokens 2048 and max_num_seqs 256 (get_batch_defaults)."""
+    c = compile_spec(spec(**A10G))
+    h, inter, vocab, layers = 4096, 14336, 128256, 32  # Llama-3.1-8B's config.json
+    assert sizing.batch_defaults(c.spec, c.plan.instance) == (2048, 256)
+    items = sizing.gpu_non_kv(c.spec, c.plan.model, c.plan.instance)
+    assert items == {
+        "weights": 15 * GiB,  # one GPU holds all of them
+        # max(one layer's MLP and hidden tensors over 2048 tokens, the sampler's 256 x vocab logits)
+        "activations": max(2048 * 2 * (3 * inter + 4 * h), 256 * vocab * 12 + 2048 * h * 2),
+        "persistent": 256 * vocab * 4,  # the penalties' int32 counts
+        "nonTorch": int(0.15 * GiB),
+        "cudaGraphs": int(0.05 * GiB) + int(0.013 * GiB) * layers,
+    }
+    assert items["activations"] == 256 * vocab * 12 + 2048 * h * 2  # the sampler's peak is the larger here
+    eager = compile_spec(spec(**{**A10G, "vllm": {"extraArgs": ["--enforce-eager", "--max-num-seqs=64"]}}))
+    items = sizing.gpu_non_kv(eager.spec, eager.plan.model, eager.plan.instance)
+    assert items["cudaGraphs"] == 0 and items["persistent"] == 64 * vocab * 4
+
+
+def test_kaitos_qwen3_32b_on_four_a10_renders_from_vllms_profile_on_both_faces():
+    """Issue 32 finding 10: KAITO's preset test runs Qwen3-32B over 4 x A10 (pipeline 4) at 0.82. KAITO's flat
+    overhead (2.3 GiB + 5% of the weights) left no KV cache, so kvgen refused what KAITO starts; vLLM's profile
+    of the last stage (16 of 64 layers and the lm_head, the sampler, the received hidden states, CUDA graphs
+    of 16 layers) leaves about 0.8 GiB of the 18.1 GiB it requests."""
+    values = spec(
+        model={"id": "Qwen/Qwen3-32B"},
+        instance={"type": "Standard_NV36ads_A10_v5"},
+        parallelism={"pipeline": 4, "nodes": 4},
+        vllm={"gpuMemoryUtilization": 0.82},
+        kvCacheOffloading={"enabled": False},
+    )
+    c = compile_spec(values)
+    h, vocab, inter, n, seqs = 5120, 151936, 25600, 2048, 256
+    body = 62 * GiB - 1_555_824_640 * 2  # the catalog's 62Gi less the embedding and lm_head (vocab x hidden each)
+    items = sizing.gpu_non_kv(c.spec, c.plan.model, c.plan.instance)
+    assert items == {
+        "weights": body // 4 + vocab * h * 2,
+        "activations": max(n * 2 * (3 * inter + 4 * h), seqs * vocab * 12 + n * h * 2),
+        "persistent": seqs * vocab * 4 + 2 * n * h * 2,
+        "nonTorch": int(0.15 * GiB),
+        "cudaGraphs": int(0.05 * GiB) + int(0.013 * GiB) * 16,
+    }
+    usable = 22589 * MiB * 820_000 // 1_000_000
+    budget = (usable - sum(items.values())) * 90 // 100
+    assert c.plan.sizing.gpu_kv_cache == budget and 0.7 * GiB < budget < 0.8 * GiB
+    fits = (budget // (16 * 2 * 8 * 128 * 2) - 256) // 16 * 16  # 64 KiB a token on a stage of 16 layers
+    assert fits == 11808
+    ours = _both(values)
+    (vllm,) = [
+        x for x in ours[("StatefulSet", "demo")]["spec"]["template"]["spec"]["containers"] if x["name"] == "vllm"
+    ]
+    assert "--max-model-len=11808" in vllm["args"]
 
 
 def test_a_known_gpus_own_gpu_memory_is_its_marketed_size_and_the_reading_wins_on_both_faces():

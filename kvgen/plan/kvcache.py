@@ -39,26 +39,13 @@ _C = catalog.load("sizing.yaml")["context"]
 BLOCK_SIZE = _C["blockSize"]
 RESERVE_TOKENS = _C["reserveTokens"]
 HYBRID_STATE = _C["hybridStateGiB"] * GiB
-BATCHED_TOKENS = tuple((b["minGpuGiB"] * GiB, b.get("notGpuModel"), b["tokens"]) for b in _C["batchedTokens"])
 FIT_CONTEXT = "context-does-not-fit"  # the code of a context length the KV cache cannot hold (explain marks it)
 
 
 def batched_tokens(spec: Spec, instance: InstanceInfo) -> int:
     """vLLM's max_num_batched_tokens: --max-num-batched-tokens from vllm.extraArgs, else the
     OpenAI server's default for this GPU (EngineArgs.get_batch_defaults)."""
-    args = list(spec.vllm.extra_args)
-    for i, arg in enumerate(args):
-        name, _, value = arg.partition("=")
-        if name.replace("_", "-") == "--max-num-batched-tokens":
-            if not value and i + 1 < len(args):
-                value = args[i + 1]
-            if value.isdigit():
-                return int(value)
-    model = (instance.gpu_model or "").lower()
-    for min_bytes, not_model, tokens in BATCHED_TOKENS:
-        if instance.gpus and instance.gpu_memory_bytes >= min_bytes and not (not_model and not_model in model):
-            return tokens
-    return BATCHED_TOKENS[-1][2]
+    return sizing.batch_defaults(spec, instance)[0]
 
 
 @dataclass(frozen=True)

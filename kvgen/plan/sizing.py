@@ -183,20 +183,81 @@ def ephemeral_allocatable(disk: int) -> int:
     return disk - disk * EPHEMERAL_EVICTION_PERCENT // 100
 
 
+_P = _C["gpu"]["vllmProfile"]
+NON_TORCH = int(_P["nonTorchGiB"] * GiB)
+CUDA_GRAPH_BASE = int(_P["cudaGraphBaseGiB"] * GiB)
+CUDA_GRAPH_PER_LAYER = int(_P["cudaGraphPerLayerGiB"] * GiB)
+
+
+def batch_defaults(spec: Spec, instance: InstanceInfo) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) vLLM 0.33 runs with: vllm.extraArgs', else the OpenAI server's
+    defaults for this GPU (EngineArgs.get_batch_defaults; sizing.yaml context.batchedTokens)."""
+    model = (instance.gpu_model or "").lower()
+    band = next(
+        b
+        for b in _C["context"]["batchedTokens"]
+        if instance.gpu_memory_bytes >= b["minGpuGiB"] * GiB
+        and not (b.get("notGpuModel") and b["notGpuModel"] in model)
+    )
+    tokens = extra_arg(spec, "--max-num-batched-tokens")
+    seqs = extra_arg(spec, "--max-num-seqs")
+    return (
+        int(tokens) if tokens and tokens.isdigit() else int(band["tokens"]),
+        int(seqs) if seqs and seqs.isdigit() else int(band["seqs"]),
+    )
+
+
+def gpu_non_kv(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> dict[str, int] | None:
+    """What vLLM 0.33's profiling charges outside the KV cache on its busiest GPU (the last pipeline stage:
+    the lm_head, the sampler and the received hidden states), item by item (sizing.yaml gpu.vllmProfile);
+    None when the model row lacks the geometry (hiddenSize, intermediateSize, vocabSize)."""
+    if not (model.hidden_size and model.intermediate_size and model.vocab_size):
+        return None
+    p = spec.parallelism
+    tp, pp = p.tensor, p.pipeline
+    n, seqs = batch_defaults(spec, instance)
+    h, v, b = model.hidden_size, model.vocab_size, _P["activationBytes"]
+    embedding = v * h * 2  # the input embedding or the lm_head, kept 16-bit
+    body = model.gpu_weights_bytes - (model.embedding_parameters or 0) * 2
+    if pp == 1:
+        weights = model.gpu_weights_bytes // tp
+    else:  # the last stage: its share of the layers and the lm_head
+        weights = max(0, body) // (pp * tp) + embedding // tp
+    width = model.intermediate_size * max(1, model.experts_per_token)
+    layer = n * b * (_P["mlpLive"] * width // tp + _P["hiddenLive"] * h)
+    rows = min(n, seqs)
+    sampler = rows * v * _P["samplerBytesPerLogit"] + n * h * b
+    persistent = seqs * v * _P["penaltyBytesPerLogit"] + (2 * n * h * b if pp > 1 else 0)
+    eager = "--enforce-eager" in {a.partition("=")[0].replace("_", "-") for a in spec.vllm.extra_args}
+    graphs = 0 if eager else CUDA_GRAPH_BASE + CUDA_GRAPH_PER_LAYER * (-(-model.layers // pp))
+    return {
+        "weights": weights,
+        "activations": max(layer, sampler),
+        "persistent": persistent,
+        "nonTorch": NON_TORCH,
+        "cudaGraphs": graphs,
+    }
+
+
 def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
-    """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory as the device reports it
-    (instances.yaml gpuModels; vLLM requests that total x gpu_memory_utilization) x gpuMemoryUtilization, less
-    the weights this GPU holds (tensor x pipeline split), KAITO's overhead estimate (2.3 GiB + 5%
-    of those weights), and a 10% hold-back (sizing.yaml gpu.kvBudgetPercent). kvgen explain's
-    "GPU after weights" and the context-length planning (kvgen.plan.kvcache) both use it. Integer
-    arithmetic (the utilization in parts per million) so that the Helm chart gets the same bytes."""
+    """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory as the device reports it (instances.yaml
+    gpuModels; vLLM requests that total x gpu_memory_utilization) x gpuMemoryUtilization, less what vLLM 0.33's
+    profiling charges outside the KV cache on its busiest GPU (gpu_non_kv), and a 10% hold-back
+    (sizing.yaml gpu.kvBudgetPercent). A model row without the geometry falls back to KAITO's overhead estimate
+    (the weights this GPU holds, 2.3 GiB + 5% of them). kvgen explain's "GPU after weights" and the
+    context-length planning (kvgen.plan.kvcache) both use it. Integer arithmetic (the utilization in parts per
+    million) so that the Helm chart gets the same bytes."""
     if not instance.gpus or not instance.gpu_memory_known:
         return 0
     p = spec.parallelism
     ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
     usable = instance.gpu_usable_bytes * ppm // 1_000_000
-    weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
-    left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
+    items = gpu_non_kv(spec, model, instance)
+    if items is not None:
+        left = usable - sum(items.values())
+    else:
+        weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
+        left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
     return max(0, left) * KV_BUDGET_PERCENT // 100
 
 

@@ -332,8 +332,10 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 
 {{/*
 kvgen.gpuKvBudget: the KV-cache bytes planned on ONE GPU (kvgen/plan/sizing.py gpu_kv_budget): GPU
-memory as the device reports it (inst.gpuUsable) x gpuMemoryUtilization (in parts per million), less the weights per GPU, KAITO's overhead
-(2.3 GiB + 5% of those weights), times 90%. Integer arithmetic, as in kvgen.
+memory as the device reports it (inst.gpuUsable) x gpuMemoryUtilization (in parts per million), less what
+vLLM 0.33's profiling charges outside the KV cache on its busiest GPU (kvgen.gpuNonKv), times 90%; a model
+without the geometry: less the weights per GPU and KAITO's overhead (2.3 GiB + 5% of those weights).
+Integer arithmetic, as in kvgen.
 */}}
 {{- define "kvgen.gpuKvBudget" -}}
 {{- $s := index . 0 -}}{{- $C := index . 1 -}}
@@ -341,11 +343,66 @@ memory as the device reports it (inst.gpuUsable) x gpuMemoryUtilization (in part
 {{- if eq $i.gpus 0 -}}0{{- else -}}
 {{- $ppm := floor (addf (mulf $s.V.vllm.gpuMemoryUtilization 1000000.0) 0.5) | int64 -}}
 {{- $usable := div (mul $i.gpuUsable $ppm) 1000000 -}}
+{{- $items := include "kvgen.gpuNonKv" (list $s $C) | fromJson -}}
+{{- $left := int64 0 -}}
+{{- if $items -}}
+{{- $left = $usable -}}
+{{- range $k, $v := $items -}}{{- $left = sub $left (int64 $v) -}}{{- end -}}
+{{- else -}}
 {{- $weights := div $s.model.gpuWeights (mul (int64 $p.tensor) (int64 $p.pipeline)) -}}
 {{- $overhead := mulf $C.gpu.baseOverheadGiB 1073741824.0 | int64 -}}
-{{- $left := sub (sub (sub $usable $weights) $overhead) (div (mul $weights (int64 $C.gpu.overheadWeightPercent)) 100) -}}
+{{- $left = sub (sub (sub $usable $weights) $overhead) (div (mul $weights (int64 $C.gpu.overheadWeightPercent)) 100) -}}
+{{- end -}}
 {{- div (mul (max 0 $left) (int64 $C.gpu.kvBudgetPercent)) 100 -}}
 {{- end -}}
+{{- end -}}
+
+{{/* kvgen.batchDefaults (list $s $C): [max_num_batched_tokens, max_num_seqs] vLLM 0.33 runs with: the values'
+extraArgs, else the OpenAI server's defaults for the GPU, files/sizing.yaml context.batchedTokens (kvgen/plan/sizing.py
+batch_defaults) */}}
+{{- define "kvgen.batchDefaults" -}}
+{{- $s := index . 0 -}}{{- $C := index . 1 -}}{{- $i := $s.inst -}}
+{{- $band := dict -}}
+{{- range $b := $C.context.batchedTokens -}}
+{{- if and (not $band) (ge (int64 $i.gpuMemory) (mul (int64 $b.minGpuGiB) 1073741824)) (not (and $b.notGpuModel (contains (toString $b.notGpuModel) (lower $i.gpuModel)))) -}}{{- $band = $b -}}{{- end -}}
+{{- end -}}
+{{- $n := int64 $band.tokens -}}{{- $seqs := int64 $band.seqs -}}
+{{- $t := include "kvgen.extraArg" (list $s.V (list "--max-num-batched-tokens")) -}}
+{{- if regexMatch "^[0-9]+$" $t -}}{{- $n = int64 $t -}}{{- end -}}
+{{- $q := include "kvgen.extraArg" (list $s.V (list "--max-num-seqs")) -}}
+{{- if regexMatch "^[0-9]+$" $q -}}{{- $seqs = int64 $q -}}{{- end -}}
+{{- list $n $seqs | toJson -}}
+{{- end -}}
+
+{{/*
+kvgen.gpuNonKv: what vLLM 0.33's profiling charges outside the KV cache on its busiest GPU, item by item, as a
+JSON object ({} without the model's hiddenSize, intermediateSize and vocabSize): kvgen/plan/sizing.py
+gpu_non_kv, from files/sizing.yaml gpu.vllmProfile.
+*/}}
+{{- define "kvgen.gpuNonKv" -}}
+{{- $s := index . 0 -}}{{- $C := index . 1 -}}
+{{- $P := $C.gpu.vllmProfile -}}
+{{- $m := $s.model -}}{{- $i := $s.inst -}}{{- $v := $s.V -}}
+{{- if and (gt (int64 $m.hiddenSize) 0) (gt (int64 $m.vocabSize) 0) (gt (int64 $m.intermediateSize) 0) -}}
+{{- $tp := int64 $v.parallelism.tensor -}}{{- $pp := int64 $v.parallelism.pipeline -}}
+{{- $batch := include "kvgen.batchDefaults" (list $s $C) | fromJsonArray -}}
+{{- $n := index $batch 0 | int64 -}}{{- $seqs := index $batch 1 | int64 -}}
+{{- $h := int64 $m.hiddenSize -}}{{- $vocab := int64 $m.vocabSize -}}{{- $b := int64 $P.activationBytes -}}
+{{- $embedding := mul $vocab $h 2 -}}
+{{- $body := sub (int64 $m.gpuWeights) (mul (max 0 (int64 $m.embeddingParameters)) 2) -}}
+{{- $weights := div (int64 $m.gpuWeights) $tp -}}
+{{- if gt $pp 1 -}}{{- $weights = add (div (max 0 $body) (mul $pp $tp)) (div $embedding $tp) -}}{{- end -}}
+{{- $width := mul (int64 $m.intermediateSize) (max 1 (int64 $m.expertsPerToken)) -}}
+{{- $layer := mul $n $b (add (div (mul (int64 $P.mlpLive) $width) $tp) (mul (int64 $P.hiddenLive) $h)) -}}
+{{- $sampler := add (mul (min $n $seqs) $vocab (int64 $P.samplerBytesPerLogit)) (mul $n $h $b) -}}
+{{- $persistent := mul $seqs $vocab (int64 $P.penaltyBytesPerLogit) -}}
+{{- if gt $pp 1 -}}{{- $persistent = add $persistent (mul 2 $n $h $b) -}}{{- end -}}
+{{- $eager := false -}}
+{{- range $a := default list $v.vllm.extraArgs -}}{{- if eq (first (splitList "=" (toString $a)) | replace "_" "-") "--enforce-eager" -}}{{- $eager = true -}}{{- end -}}{{- end -}}
+{{- $graphs := int64 0 -}}
+{{- if not $eager -}}{{- $graphs = add (mulf $P.cudaGraphBaseGiB 1073741824.0 | int64) (mul (mulf $P.cudaGraphPerLayerGiB 1073741824.0 | int64) (div (add (int64 $m.layers) (sub $pp 1)) $pp)) -}}{{- end -}}
+{{- dict "weights" $weights "activations" (max $layer $sampler) "persistent" $persistent "nonTorch" (mulf $P.nonTorchGiB 1073741824.0 | int64) "cudaGraphs" $graphs | toJson -}}
+{{- else -}}{}{{- end -}}
 {{- end -}}
 
 {{/*
@@ -385,24 +442,7 @@ Sets $s.context (flag: 0 for none).
 {{- $F := mul $full $fullLayer -}}
 {{- $S := mul $sliding $slidingLayer -}}
 {{/* vLLM's max_num_batched_tokens: --max-num-batched-tokens in extraArgs, else the default for this GPU */}}
-{{- $batched := int64 0 -}}
-{{- $args := default list $v.vllm.extraArgs -}}
-{{- range $n, $arg := $args -}}
-{{- $parts := splitn "=" 2 $arg -}}
-{{- if eq ($parts._0 | replace "_" "-") "--max-num-batched-tokens" -}}
-{{- $value := default "" $parts._1 -}}
-{{- if and (eq $value "") (lt (add $n 1) (len $args)) -}}{{- $value = index $args (add $n 1) -}}{{- end -}}
-{{- if and (eq $batched 0) (regexMatch "^[0-9]+$" $value) -}}{{- $batched = $value | int64 -}}{{- end -}}
-{{- end -}}
-{{- end -}}
-{{- if eq $batched 0 -}}
-{{- range $b := $X.batchedTokens -}}
-{{- $notModel := and (hasKey $b "notGpuModel") (contains (toString $b.notGpuModel) (lower $i.gpuModel)) -}}
-{{- if and (eq $batched 0) (or (and (gt $i.gpus 0) (ge $i.gpuMemory (mul (int64 $b.minGpuGiB) 1073741824)) (not $notModel)) (eq (int64 $b.minGpuGiB) 0)) -}}
-{{- $batched = int64 $b.tokens -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
+{{- $batched := first (include "kvgen.batchDefaults" (list $s $C) | fromJsonArray) | int64 -}}
 {{- $cap := int64 -1 -}}
 {{- if gt $sliding 0 -}}{{- $cap = add (sub $m.slidingWindow 1) (mul (max 2 (add $pp 1)) $batched) -}}{{- end -}}
 {{- $state := int64 0 -}}
