@@ -382,7 +382,9 @@ def test_lmcache_whose_kernels_do_not_load_in_the_vllm_image_is_refused_unless_t
     example = ROOT / "examples" / "kaito-gemma-4-12b.yaml"
     text = example.read_text() + "images:\n  vllm: {repository: vllm/vllm-openai, tag: v0.33.0}\n"
     if fallback:
-        text = text.replace("lmcache: {utilizationScope: rank}", "lmcache: {utilizationScope: rank, allowTorchFallback: true}", 1)
+        text = text.replace(
+            "lmcache: {utilizationScope: rank}", "lmcache: {utilizationScope: rank, allowTorchFallback: true}", 1
+        )
     (compiled,) = compile_text(text, "spec.yaml")
     assert ("- --kernels=optional\n" in compiled.yaml) == fallback
     group = _start(cluster, _objects(compiled.yaml), compiled, timeout=40 if not fallback else 120)
