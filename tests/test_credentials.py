@@ -13,6 +13,7 @@ from kvgen.app.compiler import compile_text
 from kvgen.core.errors import SpecError
 from kvgen.data import catalog
 from kvgen.plan.build import LOAD_BALANCER_WARNING
+from kvgen.plan.extra_objects import SECRET_HINT
 
 SEEDS = ROOT / "examples" / "seeds"
 SECRET = {"name": "vllm-api-key", "key": "VLLM_API_KEY"}
@@ -191,10 +192,33 @@ OPENAI = "sk-proj-" + "Abc123Def456Ghi789Jkl012Mno345Pqr678"
 SLACK = "xoxb-" + "123456789012-abcdefghij"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJrdmdlbiJ9.c2lnbmF0dXJl"
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB...\n-----END RSA PRIVATE KEY-----"
+# made-up tokens in the shapes real scanners (gitleaks, detect-secrets) know
+AWS_TEMP_ID = "ASIA" + "ABCDEFGHIJKLMN23"
+TOKEN_URL = "https://" + "a1b2c3d4e5f6a7b8c9d0e1f2a3" + "@github.com/acme/private.git"
+BEARER = "Authorization: Bearer " + "abcdefghijklmnopqrstuvwx12"
+GITLAB = "glpat-" + "abcdefghij0123456789"
+GOOGLE = "AIza" + "SyA1234567890abcdefghijklmnopqrstuv"
+STRIPE = "sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
+NPM = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+AZURE_KEY = "AccountKey=" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4=="
+SENDGRID = "SG." + "a1B2c3D4e5F6g7H8i9J0k1" + "." + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V"
 
 
 def _env(name: str, value: str) -> dict:
     return {"vllm": {"env": [{"name": name, "value": value}]}}
+
+
+def _pod(**container) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "side"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.37", **container}]},
+    }
+
+
+def _config_map(data: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": data}
 
 
 # spec overrides -> the spec path of the one problem (None: no credential, the spec is accepted)
@@ -231,6 +255,61 @@ ANYWHERE = {
         {"vllm": {"extraArgs": ["--model-loader-extra-config", '{"aws_secret_access_key": "abc", "bucket": "b"}']}},
         "vllm.extraArgs[1]",
     ),
+    # issue 33: names and shapes the table missed
+    "env PGPASSWORD": (_env("PGPASSWORD", "abc"), "vllm.env[0].value"),
+    "env SECRET_KEY": (_env("SECRET_KEY", "abc"), "vllm.env[0].value"),
+    "env PRIVATE_KEY": (_env("PRIVATE_KEY", "abc"), "vllm.env[0].value"),
+    "env *_PRIVATE_KEY": (_env("SIGNING_PRIVATE_KEY", "abc"), "vllm.env[0].value"),
+    "env *_APIKEY": (_env("OPENAI_APIKEY", "abc"), "vllm.env[0].value"),
+    "a token as a URL's user name": (_env("GIT_REMOTE", TOKEN_URL), "vllm.env[0].value"),
+    "an Authorization header in an annotation": (
+        {"pod": {"annotations": {"example.com/probe-header": BEARER}}},
+        "pod.annotations.example.com/probe-header",
+    ),
+    "AWS temporary key id": (_env("S3_CONFIG", AWS_TEMP_ID), "vllm.env[0].value"),
+    "GitLab token": (_env("GIT_CONFIG", GITLAB), "vllm.env[0].value"),
+    "Google API key": (_env("MAPS", GOOGLE), "vllm.env[0].value"),
+    "Stripe key": (_env("BILLING", STRIPE), "vllm.env[0].value"),
+    "npm token": (_env("REGISTRY_CONFIG", NPM), "vllm.env[0].value"),
+    "Azure storage key": (_env("AZ_CONN", "DefaultEndpointsProtocol=https;" + AZURE_KEY), "vllm.env[0].value"),
+    "SendGrid key": (_env("MAIL", SENDGRID), "vllm.env[0].value"),
+    # vLLM's dotted form of a JSON option, and a key written with JSON escapes
+    "--hf-overrides.token=": ({"vllm": {"extraArgs": ["--hf-overrides.token=abc"]}}, "vllm.extraArgs[0]"),
+    "--hf-overrides.token VALUE": ({"vllm": {"extraArgs": ["--hf-overrides.token", "abc"]}}, "vllm.extraArgs[1]"),
+    "an escaped JSON key": ({"vllm": {"extraArgs": ['--hf-overrides={"to\\u006ben": "abc"}']}}, "vllm.extraArgs[0]"),
+    # extraObjects: containers' env and args, and a ConfigMap (read with envFrom), by the same rules
+    "extraObjects: a Pod's HF_TOKEN": (
+        {"extraObjects": [_pod(env=[{"name": "HF_TOKEN", "value": "abc"}])]},
+        "extraObjects[0].spec.containers[0].env[0].value",
+    ),
+    "extraObjects: a Pod's DB_PASSWORD": (
+        {"extraObjects": [_pod(env=[{"name": "DB_PASSWORD", "value": "abc"}])]},
+        "extraObjects[0].spec.containers[0].env[0].value",
+    ),
+    "extraObjects: a Pod's --api-key": (
+        {"extraObjects": [_pod(args=["--api-key=abc"])]},
+        "extraObjects[0].spec.containers[0].args[0]",
+    ),
+    "extraObjects: a ConfigMap's VLLM_API_KEY": (
+        {"extraObjects": [_config_map({"VLLM_API_KEY": "abc", "LOG_LEVEL": "info"})]},
+        "extraObjects[0].data.VLLM_API_KEY",
+    ),
+    "extraObjects: a ConfigMap in a List": (
+        {"extraObjects": [{"apiVersion": "v1", "kind": "List", "items": [_config_map({"HF_TOKEN": "abc"})]}]},
+        "extraObjects[0].items[0].data.HF_TOKEN",
+    ),
+    # issue 33: legitimate values the rules refused
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN": (_env("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1"), None),
+    "PAD_TOKEN": (_env("PAD_TOKEN", "<pad>"), None),
+    "BOS_TOKEN": (_env("BOS_TOKEN", "<s>"), None),
+    "MAX_NUM_TOKEN": (_env("MAX_NUM_TOKEN", "4096"), None),
+    "a long kebab-case sk- name": (
+        {"vllm": {"extraArgs": ["--served-model-name", "sk-llama-3-1-8b-instruct-for-the-search-team-v2"]}},
+        None,
+    ),
+    "an ASIA... label value": ({"pod": {"labels": {"region": "ASIAPACIFICSOUTHEAST"}}}, None),
+    "basic in prose": ({"pod": {"annotations": {"example.com/note": "basic configuration-management"}}}, None),
+    "a ConfigMap of settings": ({"extraObjects": [_config_map({"PAD_TOKEN": "<pad>", "LOG": "x"})]}, None),
     # legitimate values
     "model id": ({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}}, None),
     "image digest": ({"images": {"vllm": {"digest": "sha256:" + "0123456789abcdef" * 4}}}, None),
@@ -256,7 +335,7 @@ ANYWHERE = {
 @pytest.mark.parametrize("case", sorted(ANYWHERE))
 def test_a_credential_anywhere_is_refused_by_kvgen_and_the_chart_alike(case):
     overrides, path = ANYWHERE[case]
-    values = spec(**{k: {**spec().get(k, {}), **v} for k, v in overrides.items()})
+    values = spec(**{k: v if isinstance(v, list) else {**spec().get(k, {}), **v} for k, v in overrides.items()})
     if path is None:
         compile_spec(values)  # accepted
         assert helm.problems(values) == set()
@@ -294,10 +373,69 @@ def test_every_shape_finds_its_sample_and_the_project_files_hold_none():
     import re
 
     shapes = catalog.load("credentials.yaml")["shapes"]
-    samples = [HF, AWS_ID, GITHUB, OPENAI, SLACK, JWT, PEM, "https://u:p@h", "u:p@registry.example.com/x"]
+    samples = [
+        HF,
+        AWS_ID,
+        AWS_TEMP_ID,
+        GITHUB,
+        OPENAI,
+        SLACK,
+        JWT,
+        PEM,
+        "https://u:p@h",
+        TOKEN_URL,
+        BEARER,
+        GITLAB,
+        GOOGLE,
+        STRIPE,
+        NPM,
+        AZURE_KEY,
+        SENDGRID,
+        "u:p@registry.example.com/x",
+    ]
     assert len(shapes) == len(samples)
     for shape, sample in zip(shapes, samples, strict=True):
         assert re.search(shape["pattern"], sample), shape["what"]
+        assert not shape.get("also") or re.search(shape["also"], sample), shape["what"]
     texts = [p.read_text() for d in ("examples", "golden") for p in sorted((ROOT / d).rglob("*.yaml"))]
     for shape in shapes:
         assert not any(re.search(shape["pattern"], line) for t in texts for line in t.splitlines()), shape["what"]
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "objects,path",
+    [
+        (
+            [{"apiVersion": "v1", "kind": "secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}],
+            "extraObjects[0].stringData",
+        ),
+        (
+            [{"apiVersion": "v1", "kind": "Secret ", "metadata": {"name": "s"}, "data": {"k": "dg=="}}],
+            "extraObjects[0].data",
+        ),
+        (
+            [
+                {
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "metadata": {"name": "bundle"},
+                    "items": [
+                        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}
+                    ],
+                }
+            ],
+            "extraObjects[0].items[0].stringData",
+        ),
+    ],
+    ids=["kind secret", "kind 'Secret '", "a Secret in a List"],
+)
+def test_a_secrets_values_are_refused_however_its_kind_is_written_and_inside_a_list(objects, path):
+    """Issue 33: the Secret refusal looked for kind == "Secret" at the top level only."""
+    from conftest import problem_set
+
+    values = spec(extraObjects=objects)
+    ours = problem_set(values)
+    assert (path, next(m for p, m, _h in ours if p == path), SECRET_HINT) in ours
+    assert any(p == path and "kvgen never writes secret values" in m for p, m, _h in ours)
+    assert helm.problems(values) == ours

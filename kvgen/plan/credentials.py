@@ -15,6 +15,7 @@ problem names the spec path and never repeats the value.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -35,12 +36,18 @@ def env_field(name: str) -> str | None:
     upper = name.upper()
     if upper in env["names"]:
         return env["names"][upper]
+    not_credentials = env["notCredentials"]
+    if upper in not_credentials["names"]:
+        return None
+    stem = upper.removesuffix("_TOKEN")
+    if stem != upper and stem.rpartition("_")[2] in not_credentials["tokenWords"]:
+        return None  # PAD_TOKEN, MAX_NUM_TOKEN: a tokenizer's special token or a count
     if any(upper.endswith(suffix) for suffix in env["suffixes"]):
         return "valueFrom.secretKeyRef"
     return None
 
 
-def _env(env: Any) -> list[Problem]:
+def _env(env: Any, at: Path = ("vllm", "env")) -> list[Problem]:
     out: list[Problem] = []
     for i, entry in enumerate(env if isinstance(env, list) else []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry.get("value"):
@@ -49,7 +56,7 @@ def _env(env: Any) -> list[Problem]:
         if field is not None:
             out.append(
                 Problem(
-                    ("vllm", "env", i, "value"),
+                    (*at, i, "value"),
                     f"{entry['name']} carries a credential: a literal value would be committed with the spec",
                     _hint(field),
                 )
@@ -66,7 +73,16 @@ def _flag(written: str, flags: dict[str, str]) -> str | None:
     return next((flag for flag in flags if flag.startswith(name)), None)
 
 
-def _args(args: Any) -> list[Problem]:
+def _dotted_key(written: str) -> str | None:
+    """The credential key of vLLM's dotted form of a dict option (--hf-overrides.token=..., whose keys
+    vLLM's parser nests into the option's JSON), else None."""
+    keys = _table()["jsonKeys"]
+    if not written.startswith("--") or "." not in written:
+        return None
+    return next((k for k in written.split(".")[1:] if k.lower().replace("-", "_") in keys), None)
+
+
+def _args(args: Any, at: Path = ("vllm", "extraArgs")) -> list[Problem]:
     flags = _table()["flags"]
     out: list[Problem] = []
     pending: str | None = None  # a credential flag whose values are the following tokens
@@ -76,11 +92,15 @@ def _args(args: Any) -> list[Problem]:
         if arg.startswith("-"):
             written, eq, value = arg.partition("=")
             name = _flag(written, flags)
+            key = _dotted_key(written)
+            if key is not None:
+                name = written  # its value is a credential too
+                flags = {**flags, written: "valueFrom.secretKeyRef"}
             pending = name if name and not eq else None
             if name and eq and not _is_reference(value):
                 out.append(
                     Problem(
-                        ("vllm", "extraArgs", i),
+                        (*at, i),
                         f"{written} takes a credential: a literal value would be committed with the spec",
                         _hint(flags[name]),
                     )
@@ -88,7 +108,7 @@ def _args(args: Any) -> list[Problem]:
         elif pending is not None and not _is_reference(arg):
             out.append(
                 Problem(
-                    ("vllm", "extraArgs", i),
+                    (*at, i),
                     f"the value of {pending} is a credential: a literal value would be committed with the spec",
                     _hint(flags[pending]),
                 )
@@ -108,9 +128,17 @@ def _hint(field: str) -> str:
 
 
 @cache
-def _shapes() -> tuple[tuple[str, re.Pattern[str], str], ...]:
-    # ASCII classes (\b, \s), as RE2 reads them in the chart
-    return tuple((s["what"], re.compile(s["pattern"], re.ASCII), s["hint"]) for s in _table()["shapes"])
+def _shapes() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None, str], ...]:
+    # ASCII classes (\b, \s), as RE2 reads them in the chart; `also`: a second pattern the string must match
+    return tuple(
+        (
+            s["what"],
+            re.compile(s["pattern"], re.ASCII),
+            re.compile(s["also"], re.ASCII) if s.get("also") else None,
+            s["hint"],
+        )
+        for s in _table()["shapes"]
+    )
 
 
 @cache
@@ -123,11 +151,12 @@ def _in_string(path: Path, text: str) -> Problem | None:
     ("token": "..."); the problem never repeats the value."""
     if _is_reference(text):
         return None
-    for what, pattern, hint in _shapes():
-        if pattern.search(text):
+    for what, pattern, also, hint in _shapes():
+        if pattern.search(text) and (also is None or also.search(text)):
             return Problem(path, f"holds {what}: a literal credential would be committed with the spec", hint)
     keys = _table()["jsonKeys"]
-    for key, value in _json_pair().findall(text):
+    for written, value in _json_pair().findall(text):
+        key = json.loads(f'"{written}"')  # JSON's \uXXXX escapes decoded: "to\u006ben" is "token"
         if value and key.lower().replace("-", "_") in keys and not _is_reference(value):
             return Problem(
                 path,
@@ -166,13 +195,76 @@ def _anywhere(data: Any, taken: set[Path]) -> list[Problem]:
     return out
 
 
+def kind_of(obj: Any) -> str:
+    """An object's kind as the credential rules compare it: trimmed, lower case ("Secret ", "secret")."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    return kind.strip().lower() if isinstance(kind, str) else ""
+
+
+def objects(node: Any, path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """An extraObjects item and, for a List kind (List, SecretList, ...), every object in its items."""
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    if kind_of(node).endswith("list") and isinstance(node.get("items"), list):
+        for j, item in enumerate(node["items"]):
+            yield from objects(item, (*path, "items", j))
+
+
+def _containers(node: Any, path: Path) -> list[Problem]:
+    """Inside a user's object: every env list (a container's) and args/command list, by the rules of
+    vllm.env and vllm.extraArgs."""
+    out: list[Problem] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            at = (*path, str(key))
+            if key == "env" and isinstance(value, list):
+                out += _env(value, at)
+            elif key in ("args", "command") and isinstance(value, list):
+                out += _args(value, at)
+            else:
+                out += _containers(value, at)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _containers(value, (*path, i))
+    return out
+
+
+def _extra_objects(items: Any) -> list[Problem]:
+    """extraObjects (List kinds unwrapped): containers' env and args, and a ConfigMap's keys, by the same rules
+    (a ConfigMap read with envFrom delivers its keys as env vars)."""
+    out: list[Problem] = []
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        for path, obj in objects(item, ("extraObjects", i)):
+            if kind_of(obj) == "configmap":
+                for section in ("data", "binaryData"):
+                    data = obj.get(section)
+                    for key, value in data.items() if isinstance(data, dict) else []:
+                        if isinstance(key, str) and value and env_field(key) is not None:
+                            out.append(
+                                Problem(
+                                    (*path, section, key),
+                                    f"{key} carries a credential: a ConfigMap's value is a literal committed with the "
+                                    "spec, and envFrom would hand it to a container as that env var",
+                                    "put it in a Secret created outside kvgen and take it with envFrom.secretRef or "
+                                    "valueFrom.secretKeyRef",
+                                )
+                            )
+            elif not kind_of(obj).endswith("list"):
+                out += _containers(obj, path)
+    return out
+
+
 def literals(data: Any) -> list[Problem]:
     """Every credential written literally in a native spec (plain data, checked before or
     without the model validation, so it is reported with the spec's other problems): values of
-    the env vars and flags that carry one, and the shapes of well-known tokens anywhere."""
+    the env vars and flags that carry one, in vllm and in extraObjects, and the shapes of well-known
+    tokens anywhere."""
     vllm = data.get("vllm") if isinstance(data, dict) else None
     named = _env(vllm.get("env")) + _args(vllm.get("extraArgs")) if isinstance(vllm, dict) else []
+    if isinstance(data, dict):
+        named += _extra_objects(data.get("extraObjects"))
     return named + _anywhere(data, {p.path for p in named})
 
 
-__all__ = ["env_field", "literals"]
+__all__ = ["env_field", "kind_of", "literals", "objects"]

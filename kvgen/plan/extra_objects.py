@@ -2,7 +2,7 @@
 
 kvgen neither templates nor labels them; it checks what it can before anything is written:
 each has an apiVersion, a kind and a metadata.name (strings); no Secret carries its values
-(data, stringData) into the output; no two are the same object; a metadata.namespace, when
+(data, stringData) into the output, whatever the case of its kind and inside a List's items; no two are the same object; a metadata.namespace, when
 set, is the one the server is installed into; and an object of a kind kvgen has a schema for
 (files/kube-kinds.json, ``kube.has_schema``) is validated as strictly as kvgen's own objects,
 its errors at ``extraObjects[i]``. Any other kind is rendered with a warning. After rendering,
@@ -20,6 +20,7 @@ from typing import Any
 
 from kvgen.core.errors import Path, Problem, quoted
 from kvgen.data import kube
+from kvgen.plan import credentials
 from kvgen.spec.models import Spec
 
 SECRET_HINT = "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it"
@@ -63,17 +64,19 @@ def check(spec: Spec, k8s_version: str) -> list[Problem]:
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not _string(meta.get("name")):
             problems.append(Problem((*base, "metadata", "name"), REQUIRED["name"]))
-        if obj.get("kind") == "Secret":
-            for key in ("data", "stringData"):
-                if key in obj:
-                    problems.append(
-                        Problem(
-                            (*base, key),
-                            "a Secret's values would be written into kvgen's output (a file, a Git repository, a "
-                            "Helm release): kvgen never writes secret values",
-                            SECRET_HINT,
+        # a Secret however its kind is written ("secret", "Secret "), and inside a List's items
+        for at, inner in credentials.objects(obj, base):
+            if credentials.kind_of(inner) == "secret":
+                for key in ("data", "stringData"):
+                    if key in inner:
+                        problems.append(
+                            Problem(
+                                (*at, key),
+                                "a Secret's values would be written into kvgen's output (a file, a Git repository, a "
+                                "Helm release): kvgen never writes secret values",
+                                SECRET_HINT,
+                            )
                         )
-                    )
         if not well_formed(obj):
             continue
         assert isinstance(meta, dict)

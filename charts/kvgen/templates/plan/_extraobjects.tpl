@@ -48,6 +48,25 @@ Usage: include "kvgen.hasSchema" (list $s apiVersion kind) */}}
 {{- end -}}
 {{- end -}}
 
+{{/* kvgen.extraSecretValues: a Secret's data or stringData, however its kind is written ("secret", "Secret ")
+and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s PATH OBJECT) */}}
+{{- define "kvgen.extraSecretValues" -}}
+{{- $s := index . 0 -}}{{- $path := index . 1 -}}{{- $o := index . 2 -}}
+{{- if kindIs "map" $o -}}
+{{- $kind := "" -}}{{- if kindIs "string" (index $o "kind") -}}{{- $kind = lower (trim (index $o "kind")) -}}{{- end -}}
+{{- if eq $kind "secret" -}}
+{{- range $key := list "data" "stringData" -}}
+{{- if hasKey $o $key -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $path $key) "a Secret's values would be written into kvgen's output (a file, a Git repository, a Helm release): kvgen never writes secret values" "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and (hasSuffix "list" $kind) (kindIs "slice" (index $o "items")) -}}
+{{- range $j, $item := index $o "items" -}}{{- include "kvgen.extraSecretValues" (list $s (printf "%s.items[%d]" $path $j) $item) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* kvgen.checkExtraObjects: every problem of extraObjects that needs no rendering (kvgen/plan/extra_objects.py check) */}}
 {{- define "kvgen.checkExtraObjects" -}}
 {{- $s := . -}}
@@ -66,13 +85,7 @@ Usage: include "kvgen.hasSchema" (list $s apiVersion kind) */}}
 {{- if not (and (kindIs "map" $meta) (kindIs "string" (index (default dict $meta) "name")) (index (default dict $meta) "name")) -}}
 {{- include "kvgen.problem" (list $s (printf "%s.metadata.name" $base) $required.name "") -}}
 {{- end -}}
-{{- if and (kindIs "string" (index $o "kind")) (eq (index $o "kind") "Secret") -}}
-{{- range $key := list "data" "stringData" -}}
-{{- if hasKey $o $key -}}
-{{- include "kvgen.problem" (list $s (printf "%s.%s" $base $key) "a Secret's values would be written into kvgen's output (a file, a Git repository, a Helm release): kvgen never writes secret values" "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it") -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
+{{- include "kvgen.extraSecretValues" (list $s $base $o) -}}
 {{- if include "kvgen.extraWellFormed" $o -}}
 {{- $mns := index $meta "namespace" -}}
 {{- if and (kindIs "string" $mns) $ns (ne $mns $ns) -}}

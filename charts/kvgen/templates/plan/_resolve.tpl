@@ -276,41 +276,131 @@ reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
 {{- define "kvgen.checkCredentials" -}}
 {{- $s := . -}}
 {{- $c := $s.F.Get "files/credentials.yaml" | fromYaml -}}
-{{- range $n, $e := default list $s.V.vllm.env -}}
-{{- if and (kindIs "map" $e) (kindIs "string" $e.name) $e.value -}}
-{{- $upper := upper $e.name -}}
+{{- include "kvgen.credentialEnv" (list $s $c "vllm.env" $s.V.vllm.env) -}}
+{{- include "kvgen.credentialArgs" (list $s $c "vllm.extraArgs" $s.V.vllm.extraArgs) -}}
+{{- include "kvgen.credentialExtraObjects" (list $s $c) -}}
+{{- $taken := list -}}
+{{- range $e := $s.errs -}}{{- $taken = append $taken $e.path -}}{{- end -}}
+{{- include "kvgen.credentialScan" (list $s $c (dict "taken" $taken) "" $s.V) -}}
+{{- end -}}
+
+{{/* kvgen.credentialField: the field for the Secret reference when an env var name carries a credential, ""
+     otherwise (kvgen/plan/credentials.py env_field). Usage: include "kvgen.credentialField" (list $c NAME) */}}
+{{- define "kvgen.credentialField" -}}
+{{- $c := index . 0 -}}{{- $upper := upper (index . 1) -}}
+{{- $not := $c.env.notCredentials -}}
+{{- $stem := trimSuffix "_TOKEN" $upper -}}
+{{- if hasKey $c.env.names $upper -}}{{- index $c.env.names $upper -}}
+{{- else if has $upper $not.names -}}
+{{- else if and (ne $stem $upper) (has (last (splitList "_" $stem)) $not.tokenWords) -}}
+{{- else -}}
 {{- $field := "" -}}
-{{- if hasKey $c.env.names $upper -}}{{- $field = index $c.env.names $upper -}}
-{{- else -}}{{- range $suffix := $c.env.suffixes -}}{{- if hasSuffix $suffix $upper -}}{{- $field = "valueFrom.secretKeyRef" -}}{{- end -}}{{- end -}}
+{{- range $suffix := $c.env.suffixes -}}{{- if hasSuffix $suffix $upper -}}{{- $field = "valueFrom.secretKeyRef" -}}{{- end -}}{{- end -}}
+{{- $field -}}
 {{- end -}}
+{{- end -}}
+
+{{/* kvgen.credentialEnv: an env list's literal values of credential names (kvgen/plan/credentials.py _env).
+     Usage: (list $s $c PATH ENV) */}}
+{{- define "kvgen.credentialEnv" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $path := index . 2 -}}{{- $env := index . 3 -}}
+{{- if kindIs "slice" $env -}}
+{{- range $n, $e := $env -}}
+{{- if and (kindIs "map" $e) (kindIs "string" $e.name) $e.value -}}
+{{- $field := include "kvgen.credentialField" (list $c $e.name) -}}
 {{- if $field -}}
-{{- include "kvgen.problem" (list $s (printf "vllm.env[%d].value" $n) (printf "%s carries a credential: a literal value would be committed with the spec" $e.name) (include "kvgen.credentialHint" $field)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s[%d].value" $path $n) (printf "%s carries a credential: a literal value would be committed with the spec" $e.name) (include "kvgen.credentialHint" $field)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- $pending := "" -}}
-{{- range $n, $arg := default list $s.V.vllm.extraArgs -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.credentialArgs: an argument list's credential flags (also with underscores or abbreviated, as vLLM
+     reads them, and the dotted form of a dict option, --hf-overrides.token) whose value is not a $(NAME)
+     reference (kvgen/plan/credentials.py _args). Usage: (list $s $c PATH ARGS) */}}
+{{- define "kvgen.credentialArgs" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $path := index . 2 -}}{{- $args := index . 3 -}}
+{{- $pending := "" -}}{{- $pendingField := "" -}}
+{{- if kindIs "slice" $args -}}
+{{- range $n, $arg := $args -}}
+{{- if kindIs "string" $arg -}}
 {{- if hasPrefix "-" $arg -}}
 {{- $parts := splitn "=" 2 $arg -}}
 {{- $name := $parts._0 | replace "_" "-" -}}
-{{- $flag := "" -}}
+{{- $flag := "" -}}{{- $field := "" -}}
 {{- if and (hasPrefix "--" $name) (ge (len $name) 3) -}}
-{{- range $f, $_ := $c.flags -}}{{- if and (not $flag) (hasPrefix $name $f) -}}{{- $flag = $f -}}{{- end -}}{{- end -}}
+{{- range $f, $_ := $c.flags -}}{{- if and (not $flag) (hasPrefix $name $f) -}}{{- $flag = $f -}}{{- $field = index $c.flags $f -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- if and (hasPrefix "--" $parts._0) (contains "." $parts._0) -}}
+{{- range $k := rest (splitList "." $parts._0) -}}
+{{- if has (lower $k | replace "-" "_") $c.jsonKeys -}}{{- $flag = $parts._0 -}}{{- $field = "valueFrom.secretKeyRef" -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- $pending = "" -}}
 {{- if and $flag (contains "=" $arg) -}}
 {{- if not (regexMatch $c.reference (index $parts "_1")) -}}
-{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "%s takes a credential: a literal value would be committed with the spec" $parts._0) (include "kvgen.credentialHint" (index $c.flags $flag))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s[%d]" $path $n) (printf "%s takes a credential: a literal value would be committed with the spec" $parts._0) (include "kvgen.credentialHint" $field)) -}}
 {{- end -}}
-{{- else if $flag -}}{{- $pending = $flag -}}
+{{- else if $flag -}}{{- $pending = $flag -}}{{- $pendingField = $field -}}
 {{- end -}}
 {{- else if and $pending (not (regexMatch $c.reference $arg)) -}}
-{{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) (printf "the value of %s is a credential: a literal value would be committed with the spec" $pending) (include "kvgen.credentialHint" (index $c.flags $pending))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s[%d]" $path $n) (printf "the value of %s is a credential: a literal value would be committed with the spec" $pending) (include "kvgen.credentialHint" $pendingField)) -}}
 {{- end -}}
 {{- end -}}
-{{- $taken := list -}}
-{{- range $e := $s.errs -}}{{- $taken = append $taken $e.path -}}{{- end -}}
-{{- include "kvgen.credentialScan" (list $s $c (dict "taken" $taken) "" $s.V) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.credentialExtraObjects: extraObjects (List kinds unwrapped) by the same rules: containers' env and
+     args/command, and a ConfigMap's keys (kvgen/plan/credentials.py _extra_objects). */}}
+{{- define "kvgen.credentialExtraObjects" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}
+{{- range $i, $o := default list $s.V.extraObjects -}}
+{{- include "kvgen.credentialObject" (list $s $c (printf "extraObjects[%d]" $i) $o) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kvgen.credentialObject" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $path := index . 2 -}}{{- $o := index . 3 -}}
+{{- if kindIs "map" $o -}}
+{{- $kind := "" -}}{{- if kindIs "string" $o.kind -}}{{- $kind = lower (trim $o.kind) -}}{{- end -}}
+{{- if eq $kind "configmap" -}}
+{{- range $section := list "data" "binaryData" -}}
+{{- $data := index $o $section -}}
+{{- if kindIs "map" $data -}}
+{{- range $key := keys $data | sortAlpha -}}
+{{- if and (index $data $key) (include "kvgen.credentialField" (list $c $key)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s.%s" $path $section $key) (printf "%s carries a credential: a ConfigMap's value is a literal committed with the spec, and envFrom would hand it to a container as that env var" $key) "put it in a Secret created outside kvgen and take it with envFrom.secretRef or valueFrom.secretKeyRef") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- else if hasSuffix "list" $kind -}}
+{{- if kindIs "slice" $o.items -}}
+{{- range $j, $item := $o.items -}}{{- include "kvgen.credentialObject" (list $s $c (printf "%s.items[%d]" $path $j) $item) -}}{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- include "kvgen.credentialContainers" (list $s $c $path $o) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.credentialContainers: every env list and args/command list inside a user's object */}}
+{{- define "kvgen.credentialContainers" -}}
+{{- $s := index . 0 -}}{{- $c := index . 1 -}}{{- $path := index . 2 -}}{{- $node := index . 3 -}}
+{{- if kindIs "map" $node -}}
+{{- range $k := keys $node | sortAlpha -}}
+{{- $v := index $node $k -}}
+{{- $at := printf "%s.%s" $path $k -}}
+{{- if and (eq $k "env") (kindIs "slice" $v) -}}{{- include "kvgen.credentialEnv" (list $s $c $at $v) -}}
+{{- else if and (has $k (list "args" "command")) (kindIs "slice" $v) -}}{{- include "kvgen.credentialArgs" (list $s $c $at $v) -}}
+{{- else -}}{{- include "kvgen.credentialContainers" (list $s $c $at $v) -}}
+{{- end -}}
+{{- end -}}
+{{- else if kindIs "slice" $node -}}
+{{- range $i, $v := $node -}}{{- include "kvgen.credentialContainers" (list $s $c (printf "%s[%d]" $path $i) $v) -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* kvgen.credentialScan: every string of the values (map keys at the key's path, and values),
@@ -337,14 +427,15 @@ reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
 {{- if not (or (has $path $st.taken) (has $path $c.ownCheck) (regexMatch $c.reference $text)) -}}
 {{- $found := false -}}
 {{- range $shape := $c.shapes -}}
-{{- if and (not $found) (regexMatch $shape.pattern $text) -}}
+{{- if and (not $found) (regexMatch $shape.pattern $text) (or (not $shape.also) (regexMatch (toString $shape.also) $text)) -}}
 {{- $found = true -}}
 {{- include "kvgen.problem" (list $s $path (printf "holds %s: a literal credential would be committed with the spec" $shape.what) $shape.hint) -}}
 {{- end -}}
 {{- end -}}
 {{- if not $found -}}
 {{- range $pair := regexFindAll $c.jsonPair $text -1 -}}
-{{- $key := regexReplaceAll $c.jsonPair $pair "${1}" -}}
+{{/* JSON's \uXXXX escapes decoded ("to\u006ben" is "token"): the key's characters are letters or escapes */}}
+{{- $key := (printf "{\"k\": \"%s\"}" (regexReplaceAll $c.jsonPair $pair "${1}") | fromJson).k -}}
 {{- $value := regexReplaceAll $c.jsonPair $pair "${2}" -}}
 {{- if and (not $found) $value (has (lower $key | replace "-" "_") $c.jsonKeys) (not (regexMatch $c.reference $value)) -}}
 {{- $found = true -}}
