@@ -11,7 +11,7 @@ import re
 import helm
 import helm_python
 import pytest
-from conftest import BASE, EXAMPLES, KVGEN_KINDS, compile_spec, kube_version_of, problem_set, spec
+from conftest import BASE, EXAMPLES, KVGEN_KINDS, ROOT, compile_spec, kube_version_of, problem_set, spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -276,6 +276,10 @@ PROBLEMS = {
         spec(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, vllm={"gpuMemoryUtilization": 1}),
         "1.33",
     ),
+    # issue 33: the faces disagreed
+    "kube-version-without-schemas": (spec(kubeVersion="1.99"), "1.33"),
+    "kube-version-too-old": (spec(kubeVersion="1.27"), "1.33"),
+    "empty-checkpoint-quantization": (spec(model={"id": "Qwen/Qwen3-8B", "quantization": ""}), "1.33"),
     "context-too-long": (spec(model={"id": "Qwen/Qwen3-32B", "maxModelLen": 36864}), "1.33"),
     "not-even-one-block-on-the-gpu": (  # 1024 sequences: the sampler's logits and the penalties' counts
         spec(model={"id": "Qwen/Qwen3-32B"}, vllm={"gpuMemoryUtilization": 0.82, "extraArgs": ["--max-num-seqs=1024"]}),
@@ -830,3 +834,26 @@ def test_pod_labels_and_the_services_own_metadata_win_over_the_common():
     ]
     assert deployment["metadata"]["labels"]["team"] == "platform"
     assert deployment["spec"]["template"]["metadata"]["labels"]["team"] == "ml"
+
+
+def test_a_claim_templates_access_modes_list_renders_on_both_faces():
+    """Issue 33: the CLI refused every accessModes list ("Input should be a valid tuple": a strict tuple field),
+    the chart rendered it."""
+    values = spec(
+        model={"id": "Qwen/Qwen3-8B", "cache": {"claimTemplate": {"accessModes": ["ReadWriteOnce"]}}},
+        instance={"type": "Standard_NC24ads_A100_v4"},
+    )
+    ours = helm.by_identity(compile_spec(values).objects)
+    assert helm.by_identity(helm.objects(values)) == ours
+    (sts,) = [o for (kind, _n), o in ours.items() if kind == "StatefulSet"]
+    assert sts["spec"]["volumeClaimTemplates"][0]["spec"]["accessModes"] == ["ReadWriteOnce"]
+
+
+def test_the_charts_supported_kubernetes_versions_are_kvgens():
+    """files/kubernetes.json supported (the chart's list) is the versions kvgen has schemas for."""
+    import json
+
+    from kvgen.data import kube
+
+    supported = json.loads((ROOT / "charts" / "kvgen" / "files" / "kubernetes.json").read_text())["supported"]
+    assert supported == [v for v in kube.shipped_versions() if tuple(map(int, v.split("."))) >= kube.SUPPORTED_MIN]

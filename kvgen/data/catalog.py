@@ -342,7 +342,7 @@ def resolve_model(
         experts_per_token=int(merged.get("expertsPerToken") or 0),
         vocab_size=merged.get("vocabSize"),
         multimodal=bool(merged.get("multimodal", False)),
-        quantization=str(merged.get("quantization") or "bf16"),
+        quantization=str(merged["quantization"]) if merged.get("quantization") is not None else "bf16",
         embedding_parameters=merged.get("embeddingParameters"),
     )
     if info.quantization not in load("quantization.yaml")["schemes"]:

@@ -179,8 +179,10 @@ class CacheClaimTemplate(Model):
     """One claim per pod (StatefulSet volumeClaimTemplates), kept across pod re-creation."""
 
     storage_class_name: str | None = Field(None, description="StorageClass of the claims. Default: the cluster's.")
-    access_modes: tuple[Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"], ...] = Field(
-        ("ReadWriteOnce",), min_length=1, description="Access modes of each claim (one pod uses it)."
+    access_modes: list[Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"]] = Field(
+        default_factory=lambda: ["ReadWriteOnce"],
+        min_length=1,
+        description="Access modes of each claim (one pod uses it).",
     )
     size: Size | None = Field(
         None,

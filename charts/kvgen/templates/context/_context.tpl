@@ -50,7 +50,19 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $kube = printf "v%s.0" (default (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion .Values.kubeVersion) -}}
 {{- end -}}
 {{- $s := dict "V" .Values "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
-{{- if and $given .Values.kubeVersion (semverCompare (printf "<%s.0-0" .Values.kubeVersion) $kube) -}}
+{{/* the spec's kubeVersion is one kvgen has Kubernetes schemas for (files/kubernetes.json supported; kvgen/data/kube.py schema_dir) */}}
+{{- $K := .Files.Get "files/kubernetes.json" | fromJson -}}
+{{- $written := regexFind "^[0-9]+\\.[0-9]+" (toString (default "" .Values.kubeVersion)) -}}
+{{- $unsupported := false -}}
+{{- if and $written (not (has $written $K.supported)) -}}
+{{- $unsupported = true -}}
+{{- if semverCompare (printf "<%s.0-0" (first $K.supported)) (printf "%s.0" $written) -}}
+{{- include "kvgen.problem" (list $s "kubeVersion" (printf "Kubernetes %s is too old: kvgen's native sidecars need %s or newer" $written (first $K.supported)) "use a version kvgen has Kubernetes schemas for") -}}
+{{- else -}}
+{{- include "kvgen.problem" (list $s "kubeVersion" (printf "no schemas for Kubernetes %s; supported: %s" $written (join ", " $K.supported)) "use a version kvgen has Kubernetes schemas for") -}}
+{{- end -}}
+{{- end -}}
+{{- if and $given .Values.kubeVersion (not $unsupported) (semverCompare (printf "<%s.0-0" .Values.kubeVersion) $kube) -}}
 {{- include "kvgen.problem" (list $s "kubeVersion" (printf "the spec is written for Kubernetes %s, but the output is for Kubernetes %s, which is older" .Values.kubeVersion (regexFind "[0-9]+\\.[0-9]+" $kube)) (printf "render for %s or newer (kvgen --kube-version, helm template --kube-version; helm install uses the cluster's), or set kubeVersion to the version the cluster runs" .Values.kubeVersion)) -}}
 {{- end -}}
 {{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_") "version" .Chart.Version) -}}
