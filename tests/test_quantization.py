@@ -318,3 +318,21 @@ def test_explain_says_the_weights_are_sized_unquantized():
     (line,) = [ln for ln in result.stdout.splitlines() if "dtypes:" in ln]
     assert "bf16 on the GPUs, sized unquantized (an upper bound: --quantization fp8 quantizes online" in line
     assert "quantized online by" not in line and "16 bits per parameter" in line
+
+
+@pytest.mark.heavy
+def test_the_short_option_with_its_value_attached_is_read_as_vllm_reads_it():
+    """Issue 33: vLLM's argparse reads -qfp8 as --quantization fp8; the flag check let it through, but the
+    sizing ignored it and refused Llama-3.1-70B on one A100 as not fitting (140 GiB of bf16 weights)."""
+
+    sizes = set()
+    for args in (["-qfp8"], ["--quantization=fp8"], ["-q", "fp8"]):
+        values = spec(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            vllm={"extraArgs": args},
+            kvCacheOffloading={"enabled": False},
+        )
+        c = compile_spec(values)
+        sizes.add(c.plan.model.gpu_weights_bytes)
+        assert helm.by_identity(helm.objects(values)) == helm.by_identity(c.objects)
+    assert len(sizes) == 1 and sizes.pop() < 70 * 1024**3

@@ -44,6 +44,8 @@ def arg_at(spec: Spec, *names: str) -> tuple[int, str] | None:
         name, eq, value = arg.partition("=")
         if name.replace("_", "-") in names:
             found = (i, value if eq else (args[i + 1] if i + 1 < len(args) else ""))
+        elif not arg.startswith("--") and arg[:2] in names and len(arg) > 2:
+            found = (i, arg[2:])  # argparse's short option with its value attached: -qfp8
     return found
 
 

@@ -16,6 +16,9 @@ Usage: include "kvgen.extraArgAt" (list $v (list "--quantization" "-q")) | fromJ
 {{- else if lt (add $n 1) (len $args) -}}{{- $found = dict "index" $n "value" (toString (index $args (add $n 1))) -}}
 {{- else -}}{{- $found = dict "index" $n "value" "" -}}
 {{- end -}}
+{{/* argparse's short option with its value attached: -qfp8 */}}
+{{- else if and (not (hasPrefix "--" (toString $arg))) (gt (len (toString $arg)) 2) (has (substr 0 2 (toString $arg)) $names) -}}
+{{- $found = dict "index" $n "value" (substr 2 -1 (toString $arg)) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $found -}}
