@@ -31,11 +31,12 @@ def node(tmp_path, available_gib: float | None, v2: str | None = None, v1: str |
     return tmp_path
 
 
-def launch(root, *args: str):
+def launch(root, *args: str, server: list[str] = SERVER):
     return subprocess.run(
-        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--dry-run", *args, "--", *SERVER],
+        [sys.executable, str(LAUNCHER), f"--proc-root={root}", "--dry-run", *args, "--", *server],
         capture_output=True,
         text=True,
+        timeout=60,
     )
 
 
@@ -651,3 +652,126 @@ def test_kvgen_renders_required_kernels_unless_the_spec_allows_the_fallback():
     assert "--kernels=required" in _rendered_version_args(spec(), "--kernels")
     allowed = spec(kvCacheOffloading={"lmcache": {"allowTorchFallback": True}})
     assert "--kernels=optional" in _rendered_version_args(allowed, "--kernels")
+
+
+# --- issue 33: LMCache's metadata is read bounded, and the server command never sizes L1 ---------------
+
+
+def _hostile_metadata(site, kind: str, dist: str = "lmcache", version: str = "0.5.6"):
+    """``dist``'s dist-info in ``site`` with a FIFO nobody writes (a blocking open waits forever) or a
+    symlink to /dev/zero (an endless read) in place of its METADATA; returns that path."""
+    target = site / f"{dist}-{version}.dist-info" / "METADATA"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    return target
+
+
+def _small_address_space():
+    """The launcher under test gets 1 GiB of address space: an unbounded read of /dev/zero fails
+    fast (MemoryError) instead of eating the machine's memory until the timeout."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def _run(argv: list[str], site):
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), *argv],
+        capture_output=True,
+        text=True,
+        env=lmcache_dist.env(site),
+        timeout=20,
+        preexec_fn=_small_address_space,
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_fifo_or_dev_zero_as_lmcache_metadata_is_one_error_line_not_a_hang(tmp_path, kind):
+    """Issue 33 (1): importlib.metadata opens and reads METADATA with no bound (a FIFO hung the
+    launcher, /dev/zero read 3.8 GB in 8 s). The launcher reads it without blocking, a regular file only."""
+    site = tmp_path / "site-packages"
+    metadata = _hostile_metadata(site, kind)
+    root = node(tmp_path, 400, v2="max")
+    r = _run([f"--proc-root={root}", "--dry-run", "--utilization=0.5", *VERSIONS, "--", *SERVER], site)
+    _one_error_line(r, f"cannot read LMCache's version: {metadata} is not a regular file")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_the_probe_with_a_fifo_or_dev_zero_as_lmcache_metadata_fails_with_one_line(tmp_path, kind):
+    site = tmp_path / "site-packages"
+    metadata = _hostile_metadata(site, kind)
+    r = _run(["--probe", "--http-url=http://127.0.0.1:9", *HEALTH], site)  # fails before any request
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line == f"LMCache health probe failed: cannot read LMCache's version: {metadata} is not a regular file"
+
+
+def test_a_fifo_as_torch_metadata_does_not_hang_the_kernels_check(tmp_path):
+    """The torch version named in the kernels line is read the same way (a FIFO: version unknown)."""
+    site = tmp_path / "site-packages"
+    lmcache_dist.install_kernels(lmcache_dist.install(site, "0.5.6"), loads=False)
+    (site / "torch-2.14.0.dist-info" / "METADATA").unlink()
+    _hostile_metadata(site, "fifo", "torch", "2.14.0")
+    root = node(tmp_path, 400, v2="max")
+    r = _run(
+        [f"--proc-root={root}", "--dry-run", "--utilization=0.5", *VERSIONS, "--kernels=required", "--", *SERVER], site
+    )
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert "ERROR " in r.stderr and "torch (version unreadable) does not export" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["dist-info", "egg-info", "egg-info-file"],
+)
+def test_lmcache_metadata_is_found_where_importlib_finds_it(tmp_path, layout):
+    """A guard for the bounded read: dist-info METADATA, an egg-info directory's PKG-INFO, an egg-info file."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    text = "Metadata-Version: 1.2\nName: lmcache\nVersion: 0.5.6\nSummary: caf\u00e9 \U0001f680\n\nVersion: 9.9.9\n"
+    if layout == "dist-info":
+        lmcache_dist.install(site, "0.5.6")
+        (site / "lmcache-0.5.6.dist-info" / "METADATA").write_text(text, encoding="utf-8")
+    elif layout == "egg-info":
+        (site / "lmcache.egg-info").mkdir()
+        (site / "lmcache.egg-info" / "PKG-INFO").write_text(text, encoding="utf-8")
+    else:
+        (site / "lmcache-0.5.6-py3.11.egg-info").write_text(text, encoding="utf-8")
+    r = with_lmcache(tmp_path, None, *VERSIONS)
+    assert l1(r) == "200.00"
+    assert "LMCache 0.5.6 installed (kvgen supports >=0.4.4,<0.6.0)" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["--l1-size-gb=3"],
+        ["--l1_size_gb", "3"],
+        ["--l1_size_gb=3"],
+        ["--l1-size", "3"],  # argparse abbreviations LMCache 0.5.6's server parser takes for --l1-size-gb
+        ["--l1-s=3"],
+        ["--l1-size-g", "3"],
+    ],
+    ids=lambda given: given[0],
+)
+def test_the_server_command_never_carries_an_l1_size_in_any_spelling(tmp_path, given):
+    """Issue 33 (2): LMCache's argparse takes the last --l1-size-gb (or an abbreviation of it), so a
+    user's would be silently overridden by the launcher's own, or the other way round."""
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", server=[*SERVER, *given])
+    name = given[0].partition("=")[0]
+    _one_error_line(
+        r,
+        f"the server command must not carry {name}: the launcher sizes L1 (--l1-size-gb) from --utilization/--max-bytes "
+        "(kvCacheOffloading.cpuMemoryUtilization / kvCacheOffloading.cpu)",
+    )
+
+
+def test_the_other_l1_options_and_ambiguous_prefixes_pass_through(tmp_path):
+    """--l1-init-size-gb, --l1-use-lazy ... are LMCache's to take; --l1 and --l1- are ambiguous to
+    its parser (--l1-manager, --l1-size-gb, ...), which refuses them itself. A guard: passes before the fix."""
+    extra = ["--l1-init-size-gb", "2", "--no-l1-use-lazy", "--l1-manager", "{}", "--l1-", "--l1", "--l1-sizegb"]
+    r = launch(node(tmp_path, 400, v2="max"), "--utilization=0.5", server=[*SERVER, *extra])
+    assert json.loads(r.stdout) == [*SERVER, *extra, "--l1-size-gb", "200.00"], r.stderr

@@ -13,12 +13,13 @@ Without --utilization the L1 is --max-bytes, still capped by the cgroup limit. T
 starts with a 1 GiB pinned pool and grows it lazily to L1 (--l1-use-lazy).
 
 Any invalid input (an option out of range or not finite, an unreadable, non-ASCII or
-non-regular /proc/meminfo or cgroup file, a number in them too large to be a memory size, an L1
-below the initial size, an LMCache outside the supported versions, a server command not found
-on PATH) is logged on one line and the launcher exits with status 2: the sidecar then restarts
-and the pod never becomes ready, rather than serving with a cache it cannot hold. It never
-prints a traceback. The /proc and cgroup files are opened without blocking and read only when
-they are regular files (a FIFO or a device there is refused, not waited on).
+non-regular /proc/meminfo, cgroup or LMCache metadata file, a number in them too large to be a
+memory size, an L1 below the initial size, an LMCache outside the supported versions, a server
+command not found on PATH or carrying its own --l1-size-gb) is logged on one line and the
+launcher exits with status 2: the sidecar then restarts and the pod never becomes ready, rather
+than serving with a cache it cannot hold. It never prints a traceback. The /proc, cgroup and
+metadata files are opened without blocking and read only when they are regular files (a FIFO or
+a device there is refused, not waited on).
 
 LMCache's CUDA kernels: with --kernels=required the launcher imports lmcache.cuda_ops in a child
 Python (its own process never imports torch) and refuses to start, with one line naming the
@@ -27,12 +28,13 @@ it does not load: LMCache would catch that ImportError and run its pure-torch fa
 probe can see. --kernels=optional logs the same line as a warning and starts the server.
 
 LMCache version: the launcher reads the version of the `lmcache` distribution installed in its
-own Python (importlib.metadata; the image's python3, where LMCache is pip-installed). With
---lmcache-min/--lmcache-below (kvgen renders both, from runtime.yaml's lmcache.supported) a
-version outside [min, below) is refused with one line naming it and the range. The server's
-health path moved between versions (LMCache 0.4.4: /api/healthcheck; 0.4.5 on: /healthcheck):
-each --health-path=SINCE:PATH says PATH is served from version SINCE on, and the launcher polls
---http-url plus the path of the newest SINCE not above the installed version.
+own Python (the image's python3, where LMCache is pip-installed): the Version header of the
+metadata file importlib.metadata finds, opened without blocking, a regular file only, its first
+64 KiB. With --lmcache-min/--lmcache-below (kvgen renders both, from runtime.yaml's
+lmcache.supported) a version outside [min, below) is refused with one line naming it and the
+range. The server's health path moved between versions (LMCache 0.4.4: /api/healthcheck; 0.4.5
+on: /healthcheck): each --health-path=SINCE:PATH says PATH is served from version SINCE on, and
+the launcher polls --http-url plus the path of the newest SINCE not above the installed version.
 
 The L1 size is passed with two decimals, rounded down, so it never exceeds the cap.
 
@@ -100,25 +102,30 @@ class LaunchError(Exception):
     pass
 
 
-def _read(path: str) -> str:
-    """The file as text (its first MiB); LaunchError when it is not a regular file or not ASCII
-    (OSError, e.g. a missing file, is left to the caller). Opened with O_NONBLOCK, so a FIFO or
-    a device in its place is refused instead of hanging the launcher."""
+def _read_bytes(path: str, limit: int) -> bytes:
+    """The file's first ``limit`` bytes; LaunchError when it is not a regular file (OSError, e.g. a
+    missing file, is left to the caller). Opened with O_NONBLOCK, so a FIFO or a device in its
+    place is refused instead of hanging the launcher."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise LaunchError(f"{path} is not a regular file")
         chunks: list[bytes] = []
         size = 0
-        while size < 1 << 20:
-            chunk = os.read(fd, (1 << 20) - size)
+        while size < limit:
+            chunk = os.read(fd, limit - size)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        raw = b"".join(chunks)
+        return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _read(path: str) -> str:
+    """The file as text (its first MiB, read by _read_bytes); LaunchError when it is not ASCII."""
+    raw = _read_bytes(path, 1 << 20)
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
@@ -292,8 +299,11 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str], list[str] | N
         raise LaunchError("--probe takes no server command")
     if not server:
         raise LaunchError("no LMCache server command after '--'")
-    if "--l1-size-gb" in server:
-        raise LaunchError("the server command must not carry --l1-size-gb; the launcher computes it")
+    for token in server:  # LMCache's argparse takes the last one, and any unambiguous prefix (from --l1-s)
+        name = token.partition("=")[0]
+        if len(name) >= len("--l1-s") and "--l1-size-gb".startswith(name.replace("_", "-")):
+            raise LaunchError(f"the server command must not carry {name}: the launcher sizes L1 (--l1-size-gb) from "
+                              "--utilization/--max-bytes (kvCacheOffloading.cpuMemoryUtilization / kvCacheOffloading.cpu)")
     return args, server, then
 
 
@@ -323,15 +333,43 @@ def _health_path(text: str) -> tuple[Version, str]:
     return parse_version(since), path
 
 
+def distribution_version(name: str, label: str) -> str | None:
+    """The Version header of the installed distribution ``name`` (None: not installed, "": no
+    header). Found as importlib.metadata finds it (its dist-info METADATA, its egg-info PKG-INFO),
+    but read as /proc is: a FIFO or a device in its place is refused, and only its first 64 KiB
+    (the headers come first) are read. Any other failure is a LaunchError naming ``label``."""
+    try:
+        dist = next(iter(importlib.metadata.Distribution.discover(name=name)), None)
+        if dist is None:
+            return None
+        folder = str(getattr(dist, "_path", ""))  # a PathDistribution's .dist-info or .egg-info
+        if not folder:
+            raise LaunchError(f"{type(dist).__name__} is not a distribution on disk")
+        for path in [os.path.join(folder, "METADATA"), os.path.join(folder, "PKG-INFO")] if os.path.isdir(folder) else [folder]:
+            try:
+                raw = _read_bytes(path, 64 * 1024)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for line in re.split(r"\r\n|\r|\n", raw.decode("utf-8", "replace")):
+                if not line:  # the end of the headers
+                    break
+                key, sep, value = line.partition(":")
+                if sep and key.lower() == "version":
+                    return value.strip()
+            return ""
+        raise LaunchError(f"{folder} holds no METADATA or PKG-INFO file")
+    except LaunchError as exc:
+        raise LaunchError(f"cannot read {label}'s version: {exc}") from None
+    except Exception as exc:  # OSError, a broken path entry: one line, not a traceback
+        raise LaunchError(f"cannot read {label}'s version: {exc}") from None
+
+
 def installed_lmcache() -> str:
     """The version of the lmcache distribution this Python imports (the image's pip install)."""
-    try:
-        version = importlib.metadata.version("lmcache")
-    except importlib.metadata.PackageNotFoundError:
-        raise LaunchError(f"LMCache is not installed in this Python ({sys.executable})") from None
-    except Exception as exc:  # a broken METADATA file: one line, not a traceback
-        raise LaunchError(f"cannot read LMCache's version: {exc}") from None
-    if not isinstance(version, str) or not version:
+    version = distribution_version("lmcache", "LMCache")
+    if version is None:
+        raise LaunchError(f"LMCache is not installed in this Python ({sys.executable})")
+    if not version:
         raise LaunchError("LMCache's metadata carries no version")
     return version
 
@@ -371,9 +409,9 @@ def kernels_problem() -> str | None:
     symbol = re.search(r"undefined symbol: ([A-Za-z0-9_.@$]+)", last)  # the ImportError: the traceback's last line
     if symbol:
         try:
-            torch = importlib.metadata.version("torch")
-        except importlib.metadata.PackageNotFoundError:
-            torch = "not installed"
+            torch = distribution_version("torch", "torch") or "not installed"
+        except LaunchError:  # a FIFO, a device in place of its METADATA
+            torch = "version unreadable"
         return (f"lmcache.cuda_ops needs {symbol.group(1)}, which this image's torch ({torch}) does not export: "
                 "the LMCache wheel was built against another torch")
     return last[:500]
