@@ -23,6 +23,9 @@ way it can be wrong is a problem with its ``file:line``, never a crash:
 - at most ``MAX_NODES`` values and ``MAX_EXPANDED`` characters of scalars per input, each YAML
   alias counted as the whole subtree it repeats: aliases are allowed, but an alias bomb is
   refused while it is parsed, before anything is copied (and parsing stays within seconds);
+- a %YAML directive names YAML 1.2 or 1.1 (``YAML_VERSIONS``), and directives are followed by
+  ``---``: otherwise a problem at the directive (ruamel.yaml asserts on ``%YAML 1.3``, or fails with
+  a KeyError on one after a first document);
 - integers must fit in 64 bits (what Kubernetes and Helm hold); timestamps stay the strings
   they were written as (as Helm reads them); other YAML types (``!!binary``, ``!!set``,
   ``!!omap``, custom tags) are refused;
@@ -50,7 +53,7 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import VersionedResolver
-from ruamel.yaml.scanner import RoundTripScanner
+from ruamel.yaml.scanner import RoundTripScanner, ScannerError
 
 from kvgen.core.errors import KvgenError, Location, Path, Problem, SpecError, quoted
 from kvgen.core.plain_tags import remember, yaml11_differs
@@ -316,15 +319,85 @@ class _Constructor(RoundTripConstructor):
         return str(node.value)  # Helm (and Kubernetes) read an unquoted date as a string
 
 
+# The YAML versions a %YAML directive may name: ruamel.yaml reads these two (it asserts on any other
+# 1.x when the directive opens the stream, and fails with a KeyError on one after a first document)
+YAML_VERSIONS = ((1, 2), (1, 1))
+_MAX_VERSION_DIGITS = 9  # a longer number in a %YAML directive is no version (and int() caps digits)
+
+
+class DirectiveError(KvgenError, ScannerError):
+    """A directive kvgen refuses where it is written: a %YAML naming a version kvgen does not read
+    (``%YAML 1.3``, ``%YAML 2.0``), or directives not followed by ``---``."""
+
+    def __init__(self, message: str, hint: str, mark: Any):
+        super().__init__(None, None, message, mark)
+        self.hint = hint
+
+
+def _unsupported(version: str, mark: Any) -> DirectiveError:
+    return DirectiveError(
+        f"YAML {version} is not supported: kvgen reads YAML 1.2 (and 1.1)",
+        "remove the %YAML line (kvgen reads YAML 1.2), or write %YAML 1.2",
+        mark,
+    )
+
+
 class _Scanner(RoundTripScanner):
     """ruamel's scanner, refusing deep flow nesting (``[[[[...``) as it reads it: its search
     for simple keys costs time quadratic in the flow depth, long before the composer's
-    depth limit would see the nodes."""
+    depth limit would see the nodes; and, where they are written, a %YAML directive naming a
+    version other than ``YAML_VERSIONS`` and directives not followed by ``---`` (ruamel.yaml's
+    own error there is about the document's first key: "mapping values are not allowed here")."""
+
+    _directive: tuple[str, Any] | None = None  # (name, mark) of a directive not yet followed by ---
+
+    def reset_scanner(self) -> None:
+        super().reset_scanner()
+        self._directive = None
+
+    def fetch_directive(self) -> None:
+        mark = self.reader.get_mark()
+        super().fetch_directive()
+        self._directive = (self.tokens[-1].name, mark)
+
+    def fetch_document_start(self) -> None:
+        self._directive = None
+        super().fetch_document_start()
+
+    def scan_to_next_token(self) -> Any:
+        comment = super().scan_to_next_token()
+        if comment is None and self._directive is not None:
+            ch = self.reader.peek()
+            if not (ch == "%" and self.check_directive()) and not (ch == "-" and self.check_document_start()):
+                name, mark = self._directive
+                raise DirectiveError(
+                    f"the %{name} directive on line {mark.line + 1} must be followed by a '---' line, "
+                    "the start of the document it applies to",
+                    "write --- on the line after the directives",
+                    self.reader.get_mark(),
+                )
+        return comment
 
     def fetch_flow_collection_start(self, TokenClass: Any, to_push: Any) -> None:
         if len(self.flow_context) >= MAX_DEPTH:
             raise MaxDepthExceededError(None, None, "flow nesting too deep", self.reader.get_mark())
         super().fetch_flow_collection_start(TokenClass, to_push)
+
+    def scan_yaml_directive_number(self, start_mark: Any) -> Any:
+        length = 0
+        while "0" <= self.reader.peek(length) <= "9":
+            length += 1
+        if length > _MAX_VERSION_DIGITS:
+            raise _unsupported(f"{self.reader.prefix(_MAX_VERSION_DIGITS)}...", start_mark)
+        return super().scan_yaml_directive_number(start_mark)
+
+    def scan_yaml_directive_value(self, start_mark: Any) -> Any:
+        before = self.yaml_version
+        major, minor = version = super().scan_yaml_directive_value(start_mark)
+        if version not in YAML_VERSIONS:
+            self.yaml_version = before  # never read by the resolver: the error ends the load
+            raise _unsupported(f"{major}.{minor}", start_mark)
+        return version
 
 
 for _tag in ("int", "timestamp"):
@@ -563,6 +636,11 @@ def _load_round_trip(text: str, file: str, check_yaml11: bool = True) -> list[So
         mark = exc.problem_mark
         raise SpecError(
             file, [Problem((), str(exc.problem), location=Location(file, mark.line + 1, mark.column + 1))]
+        ) from None
+    except DirectiveError as exc:
+        mark = exc.problem_mark
+        raise SpecError(
+            file, [Problem((), str(exc.problem), exc.hint, Location(file, mark.line + 1, mark.column + 1))]
         ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -1,19 +1,132 @@
 """routing (docs/routing.md): how requests reach the replicas. The checks of the section, its warning,
 and the prefix scorer's parameters the picker's config carries. The chart's counterpart is
-templates/plan/_routing.tpl (kvgen.checkRouting, kvgen.routingWarnings, kvgen.routingPrefix).
+templates/plan/_routing.tpl (kvgen.checkRouting, kvgen.checkGatewayRoute, kvgen.routingWarnings,
+kvgen.routingPrefix).
 """
 
 from __future__ import annotations
 
-from kvgen.core.errors import Problem
+import re
+
+from kvgen.core.errors import Problem, quoted
 from kvgen.data import catalog, flags
 from kvgen.plan import kvcache
 from kvgen.plan.types import Plan
-from kvgen.spec.models import Spec
+from kvgen.spec.models import RoutingGateway, Spec
 
 # vLLM 0.33's switch that turns its GPU prefix cache off (engine/arg_utils.py --enable-prefix-caching,
 # a BooleanOptionalAction): the prefix scorer would route to a cache that is not there
 NO_PREFIX_CACHING = "--no-enable-prefix-caching"
+
+# What Gateway API's HTTPRoute (v1.5.1, the CRD vendored in files/crds, sources.yaml) refuses in what the
+# route carries from routing.gateway, so that kvgen refuses it at its spec path instead of rendering it.
+# spec.hostnames[]: the Hostname type's pattern and maxLength (as vendored; a test keeps them equal)
+HOSTNAME_PATTERN = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+HOSTNAME_MAX_LENGTH = 253
+# spec.rules[].matches[].path: the CRD's CEL rules (x-kubernetes-validations, which the vendored schema
+# leaves out) for a match of type Exact or PathPrefix, in its order: (test, operand, the CRD's message)
+PATH_RULES = (
+    ("startsWith", "/", "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']"),
+    ("notContains", "//", "must not contain '//' when type one of ['Exact', 'PathPrefix']"),
+    ("notContains", "/./", "must not contain '/./' when type one of ['Exact', 'PathPrefix']"),
+    ("notContains", "/../", "must not contain '/../' when type one of ['Exact', 'PathPrefix']"),
+    ("notContains", "%2f", "must not contain '%2f' when type one of ['Exact', 'PathPrefix']"),
+    ("notContains", "%2F", "must not contain '%2F' when type one of ['Exact', 'PathPrefix']"),
+    ("notContains", "#", "must not contain '#' when type one of ['Exact', 'PathPrefix']"),
+    ("notEndsWith", "/..", "must not end with '/..' when type one of ['Exact', 'PathPrefix']"),
+    ("notEndsWith", "/.", "must not end with '/.' when type one of ['Exact', 'PathPrefix']"),
+    (
+        "matches",
+        r"^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$",
+        "must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) "
+        "for types ['Exact', 'PathPrefix']",
+    ),
+)
+# spec.parentRefs: the CRD's CEL rules on references to one parent (same group, kind, name and namespace)
+SECTION_NAME_MISSING = "sectionName must be specified when parentRefs includes 2 or more references to the same parent"
+SECTION_NAME_REPEATED = "sectionName must be unique when parentRefs includes 2 or more references to the same parent"
+
+
+def _go_regex(pattern: str) -> re.Pattern[str]:
+    """A ^...$ pattern as Go's RE2 (the API server's, CEL's and Helm's) reads it: $ is the end of the text
+    (Python's $ also matches before a final newline)."""
+    return re.compile(pattern.removesuffix("$") + r"\Z")
+
+
+_HOSTNAME = _go_regex(HOSTNAME_PATTERN)
+_PATH_TESTS = {
+    "startsWith": lambda v, x: v.startswith(x),
+    "notContains": lambda v, x: x not in v,
+    "notEndsWith": lambda v, x: not v.endswith(x),
+    "matches": lambda v, x: _go_regex(x).match(v) is not None,
+}
+PATH_HINT = (
+    "write the path as clients send it, normalised, e.g. /v1: no '//', '/./' or '/../' and no trailing '/.' or "
+    "'/..', no '%2F', '#' or '?', and only URL path characters (others %-encoded)"
+)
+
+
+def gateway_problems(g: RoutingGateway) -> list[Problem]:
+    """What Gateway API's HTTPRoute CRD refuses in routing.gateway: a hostname that is not its Hostname, a
+    path its CEL rules refuse (quoting their messages), and references to one Gateway that its parentRefs
+    rules refuse. The chart's twin is in kvgen.checkRouting."""
+    out = []
+    for i, host in enumerate(g.hostnames):
+        if not _HOSTNAME.match(host):
+            message = (
+                f"{quoted(host)} is not a hostname Gateway API's HTTPRoute takes: lowercase letters, digits, '-' "
+                "and '.', each label beginning and ending with a letter or digit, and a wildcard only as a "
+                "leading '*.' label"
+            )
+        elif len(host) > HOSTNAME_MAX_LENGTH:
+            message = (
+                f"the hostname is longer than {HOSTNAME_MAX_LENGTH} characters, the most Gateway API's HTTPRoute takes"
+            )
+        else:
+            continue
+        out.append(
+            Problem(
+                ("routing", "gateway", "hostnames", i),
+                message,
+                "write a host name as clients send it, e.g. llm.example.com or *.example.com (no scheme, port, "
+                "path or trailing dot)",
+            )
+        )
+    path = g.path_prefix
+    for test, operand, crd_message in PATH_RULES:
+        if not _PATH_TESTS[test](path, operand):
+            out.append(
+                Problem(
+                    ("routing", "gateway", "pathPrefix"),
+                    f"{quoted(path)} is refused by Gateway API's HTTPRoute, whose rule for a path match says: {crd_message}",
+                    PATH_HINT,
+                )
+            )
+    refs = g.parent_refs
+    for j, ref in enumerate(refs):
+        for i in range(j):
+            other = refs[i]
+            if (other.name, other.namespace or "") != (ref.name, ref.namespace or ""):
+                continue
+            if (other.section_name is None) != (ref.section_name is None):
+                message, hint = SECTION_NAME_MISSING, "give each reference to that Gateway a sectionName (a listener)"
+            elif other.section_name == ref.section_name:
+                message, hint = (
+                    SECTION_NAME_REPEATED,
+                    "remove the repeated reference, or give each reference to that Gateway its own sectionName",
+                )
+            else:
+                continue
+            gateway = quoted(ref.name) + (f" in namespace {quoted(ref.namespace)}" if ref.namespace else "")
+            out.append(
+                Problem(
+                    ("routing", "gateway", "parentRefs", j),
+                    f"names the Gateway {gateway} as parentRefs[{i}] does, and Gateway API's HTTPRoute says: {message}",
+                    hint,
+                )
+            )
+            break
+    return out
 
 
 def check(spec: Spec) -> list[Problem]:
@@ -42,6 +155,8 @@ def check(spec: Spec) -> list[Problem]:
                 "name your Gateway, e.g. routing.gateway.parentRefs: [{name: inference-gateway}]",
             )
         )
+    else:
+        out += gateway_problems(r.gateway)
     if spec.disaggregation.role != "none":
         out.append(
             Problem(

@@ -17,6 +17,8 @@ lru_capacity; its context piece, kvgen.context.routing, is in context/_context.t
 {{- if eq $mode "gateway" -}}
 {{- if not (include "kvgen.isSet" (list $r "gateway")) -}}
 {{- include "kvgen.problem" (list $s "routing.gateway.parentRefs" "required with routing.mode gateway: the Gateway the HTTPRoute attaches to" "name your Gateway, e.g. routing.gateway.parentRefs: [{name: inference-gateway}]") -}}
+{{- else -}}
+{{- include "kvgen.checkGatewayRoute" (list $s $r.gateway) -}}
 {{- end -}}
 {{- $role := $s.V.disaggregation.role -}}
 {{- if ne $role "none" -}}
@@ -25,6 +27,73 @@ lru_capacity; its context piece, kvgen.context.routing, is in context/_context.t
 {{- range $n, $a := default list $s.V.vllm.extraArgs -}}
 {{- if eq (replace "_" "-" (splitn "." 2 (splitn "=" 2 (toString $a))._0)._0) "--no-enable-prefix-caching" -}}
 {{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) "--no-enable-prefix-caching turns vLLM's prefix cache off, and routing.mode gateway routes each request to the server that holds its prefix" "remove --no-enable-prefix-caching, or set routing.mode none") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.checkGatewayRoute: what Gateway API's HTTPRoute CRD refuses in routing.gateway, as
+kvgen/plan/routing.py gateway_problems words it (its HOSTNAME_PATTERN, PATH_RULES): a hostname that is not
+its Hostname, a path its CEL rules refuse (quoting their messages), references to one Gateway that its
+parentRefs rules refuse. */}}
+{{- define "kvgen.checkGatewayRoute" -}}
+{{- $s := index . 0 -}}{{- $g := index . 1 -}}
+{{- range $i, $h := default list $g.hostnames -}}
+{{- $message := "" -}}
+{{- if not (regexMatch "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" $h) -}}
+{{- $message = printf "%s is not a hostname Gateway API's HTTPRoute takes: lowercase letters, digits, '-' and '.', each label beginning and ending with a letter or digit, and a wildcard only as a leading '*.' label" (include "kvgen.quoted" $h) -}}
+{{- else if gt (len $h) 253 -}}
+{{- $message = "the hostname is longer than 253 characters, the most Gateway API's HTTPRoute takes" -}}
+{{- end -}}
+{{- if $message -}}
+{{- include "kvgen.problem" (list $s (printf "routing.gateway.hostnames[%d]" $i) $message "write a host name as clients send it, e.g. llm.example.com or *.example.com (no scheme, port, path or trailing dot)") -}}
+{{- end -}}
+{{- end -}}
+{{- $path := default "/" $g.pathPrefix -}}
+{{- $rules := list
+  (list "startsWith" "/" "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']")
+  (list "notContains" "//" "must not contain '//' when type one of ['Exact', 'PathPrefix']")
+  (list "notContains" "/./" "must not contain '/./' when type one of ['Exact', 'PathPrefix']")
+  (list "notContains" "/../" "must not contain '/../' when type one of ['Exact', 'PathPrefix']")
+  (list "notContains" "%2f" "must not contain '%2f' when type one of ['Exact', 'PathPrefix']")
+  (list "notContains" "%2F" "must not contain '%2F' when type one of ['Exact', 'PathPrefix']")
+  (list "notContains" "#" "must not contain '#' when type one of ['Exact', 'PathPrefix']")
+  (list "notEndsWith" "/.." "must not end with '/..' when type one of ['Exact', 'PathPrefix']")
+  (list "notEndsWith" "/." "must not end with '/.' when type one of ['Exact', 'PathPrefix']")
+  (list "matches" "^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$" "must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']")
+-}}
+{{- range $rule := $rules -}}
+{{- $test := index $rule 0 -}}{{- $x := index $rule 1 -}}
+{{- $ok := true -}}
+{{- if eq $test "startsWith" -}}{{- $ok = hasPrefix $x $path -}}
+{{- else if eq $test "notContains" -}}{{- $ok = not (contains $x $path) -}}
+{{- else if eq $test "notEndsWith" -}}{{- $ok = not (hasSuffix $x $path) -}}
+{{- else -}}{{- $ok = regexMatch $x $path -}}
+{{- end -}}
+{{- if not $ok -}}
+{{- include "kvgen.problem" (list $s "routing.gateway.pathPrefix" (printf "%s is refused by Gateway API's HTTPRoute, whose rule for a path match says: %s" (include "kvgen.quoted" $path) (index $rule 2)) "write the path as clients send it, normalised, e.g. /v1: no '//', '/./' or '/../' and no trailing '/.' or '/..', no '%2F', '#' or '?', and only URL path characters (others %-encoded)") -}}
+{{- end -}}
+{{- end -}}
+{{- $refs := default list $g.parentRefs -}}
+{{- range $j, $ref := $refs -}}
+{{- $found := false -}}
+{{- range $i, $other := $refs -}}
+{{- if and (lt $i $j) (not $found) (eq (toString $other.name) (toString $ref.name)) (eq (toString (default "" $other.namespace)) (toString (default "" $ref.namespace))) -}}
+{{- $mine := include "kvgen.isSet" (list $ref "sectionName") -}}{{- $theirs := include "kvgen.isSet" (list $other "sectionName") -}}
+{{- $message := "" -}}{{- $hint := "" -}}
+{{- if ne $mine $theirs -}}
+{{- $message = "sectionName must be specified when parentRefs includes 2 or more references to the same parent" -}}
+{{- $hint = "give each reference to that Gateway a sectionName (a listener)" -}}
+{{- else if or (not $mine) (eq (toString $other.sectionName) (toString $ref.sectionName)) -}}
+{{- $message = "sectionName must be unique when parentRefs includes 2 or more references to the same parent" -}}
+{{- $hint = "remove the repeated reference, or give each reference to that Gateway its own sectionName" -}}
+{{- end -}}
+{{- if $message -}}
+{{- $found = true -}}
+{{- $gateway := include "kvgen.quoted" $ref.name -}}
+{{- if $ref.namespace -}}{{- $gateway = printf "%s in namespace %s" $gateway (include "kvgen.quoted" $ref.namespace) -}}{{- end -}}
+{{- include "kvgen.problem" (list $s (printf "routing.gateway.parentRefs[%d]" $j) (printf "names the Gateway %s as parentRefs[%d] does, and Gateway API's HTTPRoute says: %s" $gateway $i $message) $hint) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
