@@ -96,7 +96,7 @@ def engines(parserd: str, tmp_path: Path) -> Iterator[Any]:
         if proc.poll() is None:
             proc.terminate()
             try:
-                statuses.append(proc.wait(timeout=30))
+                statuses.append(proc.wait(timeout=90))  # a real LMCache server stops slowly on a loaded machine
             except subprocess.TimeoutExpired:
                 proc.kill()
                 statuses.append("killed")
