@@ -242,7 +242,169 @@ def _did_you_mean(close: str | None) -> str:
     return f"did you mean {quoted(close)}? if not, " if close is not None else ""
 
 
+# ----------------------------------------------------------------------------- rows of your own, checked
+#
+# A spec's catalog: rows (here, in resolve_model / resolve_instance) and a --catalog file's (kvgen.input.user_catalog,
+# with file:line) are checked before they are used; the chart's kvgen.resolveModel / kvgen.resolveInstance check the
+# values' catalog (the spec's, and a file given with helm -f) alike, in the same words. The built-in rows are kvgen's.
+
+# every size of a row: kvgen's bound on any size (files/apiserver.yaml maxBytes), as the spec's own sizes have
+MODEL_ROW_SIZES = ("weights",)
+INSTANCE_ROW_SIZES = ("gpuMemory", "memory", "localDisk", "ephemeralStorage")
+
+# A Hugging Face repo id as huggingface_hub 2.4.0 validates it (utils/_validators.py validate_repo_id: vLLM's
+# download and `hf download` run it): "name" or "namespace/name", each 1 to 96 of letters, digits, '-', '_' and '.',
+# starting and ending with a letter, digit or '_' (its REPO_ID_REGEX \b[\w\-.]{1,96}\b, ASCII); no "--" or "..";
+# not ending in ".git". The chart's kvgen.resolveModel matches the same pattern. Each refusal quotes its words.
+HF_REPO_ID = r"^([A-Za-z0-9_]([-A-Za-z0-9_.]{0,94}[A-Za-z0-9_])?/)?[A-Za-z0-9_]([-A-Za-z0-9_.]{0,94}[A-Za-z0-9_])?$"
+HF_FORM = "Repo id must be in the form 'repo_name' or 'namespace/repo_name'"
+HF_CHARS = (
+    "Repo id must use alphanumeric chars, '-', '_' or '.'. The name cannot start or end with '-' or '.' and the "
+    "maximum length is 96"
+)
+HF_DOUBLES = "Cannot have -- or .. in repo_id"
+HF_GIT = "Repo_id cannot end by '.git'"
+HF_ID_HINT = (
+    "write the model's id on the Hub, e.g. Qwen/Qwen3-8B; weights that are not on the Hub are served from a claim, "
+    "under any name (model.uri: pvc://CLAIM[/PATH], or model.cache with download: false)"
+)
+# What no model name may hold, whichever way the weights come: whitespace and control characters (Unicode's
+# Cc, Zs, Zl and Zp; the chart's [\p{Cc}\p{Z}]). vLLM serves the model under model.id (--served-model-name).
+NAME_REFUSED = r"[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+NAME_HINT = "name the model without whitespace or control characters, e.g. acme/support-llama"
+
+
+def hf_repo_id_problem(model_id: str) -> str | None:
+    """huggingface_hub's words for a model id it refuses, in validate_repo_id's order; None for a repo id."""
+    import re
+
+    if model_id.count("/") > 1:
+        return HF_FORM
+    if not re.fullmatch(HF_REPO_ID, model_id):
+        return HF_CHARS
+    if "--" in model_id or ".." in model_id:
+        return HF_DOUBLES
+    if model_id.endswith(".git"):
+        return HF_GIT
+    return None
+
+
+def downloads_by_id(spec_model: Any) -> bool:
+    """Whether the weights are downloaded from Hugging Face by model.id (vLLM's download, or model.cache's `hf
+    download`): neither model.uri nor model.cache with download: false (kvgen.plan.model_source)."""
+    cache_ = spec_model.cache
+    return not spec_model.uri and (cache_ is None or cache_.download)
+
+
+def check_model_id(spec_model: Any) -> list[Problem]:
+    """model.id as its mode reads it: a Hugging Face repo id where the model is downloaded by it, else a name
+    (--served-model-name) without whitespace or control characters."""
+    import re
+
+    mid = spec_model.id
+    if downloads_by_id(spec_model):
+        words = hf_repo_id_problem(mid)
+        if words is None:
+            return []
+        message = (
+            f"{quoted(mid)} is not a Hugging Face repo id, yet the weights are downloaded from Hugging Face by it: "
+            f'huggingface_hub refuses it ("{words}"; validate_repo_id)'
+        )
+        return [Problem(("model", "id"), message, HF_ID_HINT)]
+    if re.search(NAME_REFUSED, mid):
+        message = (
+            f"{quoted(mid)} holds whitespace or a control character; vLLM serves the model under this name "
+            "(--served-model-name), which clients send in every request"
+        )
+        return [Problem(("model", "id"), message, NAME_HINT)]
+    return []
+
+
+def _size_text(value: Any) -> str:
+    return value.text if isinstance(value, quantity.Size) else str(value)
+
+
+def _row_sizes(base: tuple[str, ...], row: dict[str, Any], fields: tuple[str, ...]) -> list[Problem]:
+    """A row's sizes above kvgen's bound (kvgen.plan.apiserver: the same words as the spec's sizes)."""
+    bound = load("apiserver.yaml")
+    out = []
+    for key in fields:
+        value = row.get(key)
+        if value is not None and _bytes(value) > bound["maxBytes"]:
+            text = bound["maxBytesText"]
+            out.append(
+                Problem(
+                    (*base, key),
+                    f"{_size_text(value)} is above kvgen's bound of {text} for any size (sizes near 8 EiB overflow "
+                    "the 64-bit integers Kubernetes and Helm compute with)",
+                    f"use at most {text}",
+                )
+            )
+    return out
+
+
+def check_model_rows(rows: dict[str, dict[str, Any]] | None) -> list[Problem]:
+    """Model rows of your own (catalog.models): each key a model id without whitespace or control characters (a
+    row may serve local weights under a name of your own: model.id is checked as a Hugging Face id where it is
+    downloaded by it), each size within kvgen's bound."""
+    import re
+
+    out: list[Problem] = []
+    for key, row in (rows or {}).items():
+        base = ("catalog", "models", key)
+        if re.search(NAME_REFUSED, key):
+            out.append(
+                Problem(
+                    base,
+                    f"{quoted(key)} holds whitespace or a control character, which no model id may (model.id names "
+                    "this row by it)",
+                    "key the row by the model's Hugging Face id, e.g. Qwen/Qwen3-8B",
+                )
+            )
+        out += _row_sizes(base, row, MODEL_ROW_SIZES)
+    return out
+
+
+def check_instance_rows(rows: dict[str, dict[str, Any]] | None) -> list[Problem]:
+    """Instance rows of your own (catalog.instances): the nodeSelector copied into the pod, label keys and values as
+    the API server validates a pod's nodeSelector (ValidatePodSpec: ValidateLabels; the words of the spec's
+    scheduling.nodeSelector), and each size within kvgen's bound."""
+    from kvgen.plan import apiserver
+
+    out: list[Problem] = []
+    for key, row in (rows or {}).items():
+        base = ("catalog", "instances", key)
+        for label, value in (row.get("nodeSelector") or {}).items():
+            at = (*base, "nodeSelector", label)
+            if not apiserver.is_label_key(label):
+                message = f"{quoted(label)} is not {apiserver.what('labelKey')} (ValidatePodSpec: ValidateLabels)"
+                out.append(Problem(at, message, None))
+            if isinstance(value, str) and not apiserver.is_label_value(value):
+                message = f"{quoted(value)} is not {apiserver.what('labelValue')} (ValidatePodSpec: ValidateLabels)"
+                out.append(Problem(at, message, None))
+        out += _row_sizes(base, row, INSTANCE_ROW_SIZES)
+    return out
+
+
+def check_rows(rows: dict[str, dict[str, dict[str, Any]]]) -> list[Problem]:
+    """Every problem of a catalog's rows ({"models": ..., "instances": ...}), each at its catalog.* path."""
+    return check_model_rows(rows.get("models")) + check_instance_rows(rows.get("instances"))
+
+
 def resolve_model(
+    spec_model: Any, extra: dict[str, dict[str, Any]] | None = None
+) -> tuple[ModelInfo | None, list[Problem]]:
+    """The model to plan with, and the problems: model.id as its mode reads it first (nothing else is looked up
+    for an id refused), then the spec's own rows (``extra``), which leave no model to plan with when refused."""
+    refused = check_model_id(spec_model)
+    if refused:
+        return None, refused
+    own = check_model_rows(extra)
+    info, problems = _resolve_model(spec_model, extra)
+    return (None, own + problems) if own else (info, problems)
+
+
+def _resolve_model(
     spec_model: Any, extra: dict[str, dict[str, Any]] | None = None
 ) -> tuple[ModelInfo | None, list[Problem]]:
     """Merge catalog row and inline fields. Returns (info, problems as (path, message, hint)).
@@ -394,6 +556,16 @@ def gpus_contradict_type(type_: str, gpus: int, node_gpus: int) -> Problem:
 
 
 def resolve_instance(
+    spec_instance: Any, extra: dict[str, dict[str, Any]] | None = None
+) -> tuple[InstanceInfo | None, list[Problem]]:
+    """The node to plan with, and the problems; the spec's own rows (``extra``) are checked first, and leave no
+    node to plan with when refused."""
+    own = check_instance_rows(extra)
+    info, problems = _resolve_instance(spec_instance, extra)
+    return (None, own + problems) if own else (info, problems)
+
+
+def _resolve_instance(
     spec_instance: Any, extra: dict[str, dict[str, Any]] | None = None
 ) -> tuple[InstanceInfo | None, list[Problem]]:
     table = instances(extra)

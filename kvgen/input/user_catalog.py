@@ -2,8 +2,9 @@
 
 A catalog file is a Helm values file too (``helm template ... -f FILE``): its one top-level key is
 ``catalog:``, with ``models:`` and ``instances:`` rows as in ``charts/kvgen/files/``. Each is
-validated as a spec's ``catalog:`` is (``kvgen.spec.models.Catalog``), every problem with its file:line,
-and a row for a model or type the catalog does not have must be complete. Rows are merged over
+validated as a spec's ``catalog:`` is (``kvgen.spec.models.Catalog``, then ``kvgen.data.catalog.check_rows``:
+model ids, nodeSelector labels, kvgen's bound on sizes), every problem with its file:line, and a row for a
+model or type the catalog does not have must be complete. Rows are merged over
 the built-in catalog field by field, later files over earlier ones (``kvgen.data.catalog.use_rows``).
 """
 
@@ -71,7 +72,10 @@ def parse(text: bytes | str, file: str) -> dict[str, Any]:
     except ValidationError as exc:
         raise SpecError(file, [problem_of(e, doc) for e in exc.errors(include_url=False)]) from None
     rows = parsed.catalog.model_dump(by_alias=True, exclude_none=True)
-    problems = [
+    # what the pod would get from a row (its nodeSelector, its sizes) and model ids, checked as a spec's own rows
+    # are (kvgen.data.catalog.check_rows; the chart checks a file given with helm -f alike)
+    problems = [p.at(doc.locate(p.path)) for p in catalog.check_rows(rows)]
+    problems += [
         Problem(path, message, "describe it fully (see files/models.yaml, files/instances.yaml)", doc.locate(path))
         for path, message in _incomplete(rows, catalog.models(), catalog.instances())
     ]

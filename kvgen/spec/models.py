@@ -231,7 +231,11 @@ class ModelSpec(Model):
     """The model to serve: looked up in the catalog by id, or described inline."""
 
     id: str = Field(
-        description="Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct. Catalog models need nothing else.",
+        description="Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct. Catalog models need nothing else. "
+        "Where the weights are downloaded from Hugging Face by it (no model.uri, and no model.cache with download: "
+        "false) it must be a repo id as huggingface_hub checks one: NAME or NAMESPACE/NAME, each at most 96 letters, "
+        "digits, '-', '_' or '.', not starting or ending with '-' or '.', without '--' or '..'. Otherwise it is the "
+        "name vLLM serves the model under (--served-model-name), without whitespace or control characters.",
         min_length=1,
     )
     uri: str | None = Field(
@@ -1332,7 +1336,9 @@ class CatalogInstance(Model):
     local_disk: SizeOrZero | None = Field(None, description='Local NVMe (informational; "0": none).')
     ephemeral_storage: Size | None = Field(None, description="The kubelet's ephemeral storage on these nodes.")
     node_selector: dict[str, str] | None = Field(
-        None, description="Labels that select these nodes, used instead of node.kubernetes.io/instance-type."
+        None,
+        description="Labels that select these nodes, used instead of node.kubernetes.io/instance-type: label keys "
+        "and values, as the API server validates a pod's nodeSelector.",
     )
     source: str | None = Field(None, description="Where the numbers come from.")
 

@@ -24,6 +24,44 @@ dict built by kvgen.context and records results or problems in it.
 {{- $builtin := $catalog -}}
 {{/* the values' catalog rows (a file given with -f, or the spec's catalog:) merged over files/models.yaml (kvgen/data/catalog.py merge_rows) */}}
 {{- $own := dict -}}{{- with $s.V.catalog -}}{{- with .models -}}{{- $own = . -}}{{- end -}}{{- end -}}
+{{/* model.id as its mode reads it (kvgen/data/catalog.py check_model_id): a Hugging Face repo id where the model is
+downloaded by it (huggingface_hub 2.4.0 validate_repo_id, its words; catalog.py HF_REPO_ID is this pattern), else a
+name (--served-model-name) without whitespace or control characters; nothing else is looked up for an id refused */}}
+{{- $mid := toString $spec.id -}}
+{{- $mc := include "kvgen.modelCache" $s.V | fromJson -}}
+{{- $idWords := "" -}}
+{{- if and (not $spec.uri) (or (not $mc.on) $mc.download) -}}
+{{- if gt (len (splitList "/" $mid)) 2 -}}{{- $idWords = "Repo id must be in the form 'repo_name' or 'namespace/repo_name'" -}}
+{{- else if not (regexMatch "^([A-Za-z0-9_]([-A-Za-z0-9_.]{0,94}[A-Za-z0-9_])?/)?[A-Za-z0-9_]([-A-Za-z0-9_.]{0,94}[A-Za-z0-9_])?$" $mid) -}}{{- $idWords = "Repo id must use alphanumeric chars, '-', '_' or '.'. The name cannot start or end with '-' or '.' and the maximum length is 96" -}}
+{{- else if or (contains "--" $mid) (contains ".." $mid) -}}{{- $idWords = "Cannot have -- or .. in repo_id" -}}
+{{- else if hasSuffix ".git" $mid -}}{{- $idWords = "Repo_id cannot end by '.git'" -}}
+{{- end -}}
+{{- if $idWords -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf `%s is not a Hugging Face repo id, yet the weights are downloaded from Hugging Face by it: huggingface_hub refuses it ("%s"; validate_repo_id)` (include "kvgen.quoted" $mid) $idWords) "write the model's id on the Hub, e.g. Qwen/Qwen3-8B; weights that are not on the Hub are served from a claim, under any name (model.uri: pvc://CLAIM[/PATH], or model.cache with download: false)") -}}
+{{- end -}}
+{{- else if regexMatch `[\p{Cc}\p{Z}]` $mid -}}
+{{- $idWords = "name" -}}
+{{- include "kvgen.problem" (list $s "model.id" (printf "%s holds whitespace or a control character; vLLM serves the model under this name (--served-model-name), which clients send in every request" (include "kvgen.quoted" $mid)) "name the model without whitespace or control characters, e.g. acme/support-llama") -}}
+{{- end -}}
+{{- if not $idWords -}}
+{{/* the values' own rows (kvgen/data/catalog.py check_model_rows): keys without whitespace or control characters,
+sizes within kvgen's bound (files/apiserver.yaml maxBytes, the words of kvgen.checkApiserver); refused, no model */}}
+{{- $A := $s.F.Get "files/apiserver.yaml" | fromYaml -}}
+{{- $rowsRefused := false -}}
+{{- range $key := keys $own | sortAlpha -}}
+{{- $r := index $own $key -}}
+{{- if regexMatch `[\p{Cc}\p{Z}]` $key -}}
+{{- $rowsRefused = true -}}
+{{- include "kvgen.problem" (list $s (printf "catalog.models.%s" $key) (printf "%s holds whitespace or a control character, which no model id may (model.id names this row by it)" (include "kvgen.quoted" $key)) "key the row by the model's Hugging Face id, e.g. Qwen/Qwen3-8B") -}}
+{{- end -}}
+{{- range $f := list "weights" -}}
+{{- if and (kindIs "map" $r) (include "kvgen.isSet" (list $r $f)) (gt (include "kvgen.bytesF" (index $r $f) | float64) (float64 $A.maxBytes)) -}}
+{{- $rowsRefused = true -}}
+{{- $x := index $r $f -}}{{- $raw := toString $x -}}{{- if not (kindIs "string" $x) -}}{{- $raw = printf "%.0f" (float64 $x) -}}{{- end -}}
+{{- include "kvgen.problem" (list $s (printf "catalog.models.%s.%s" $key $f) (printf "%s is above kvgen's bound of %s for any size (sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)" $raw $A.maxBytesText) (printf "use at most %s" $A.maxBytesText)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if $own -}}{{- $catalog = merge (deepCopy $own) $catalog -}}{{- end -}}
 {{- $row := dict -}}
 {{- if hasKey $catalog $spec.id -}}{{- $row = index $catalog $spec.id -}}{{- end -}}
@@ -85,10 +123,11 @@ dict built by kvgen.context and records results or problems in it.
 {{- if not (hasKey $schemes $quant) -}}
 {{- include "kvgen.problem" (list $s "model.quantization" (printf "unknown checkpoint quantization %s" (include "kvgen.quoted" $quant)) (printf "use one of %s (files/quantization.yaml)" (join ", " (keys $schemes | sortAlpha)))) -}}
 {{- end -}}
-{{- $_ := set $s "model" $info -}}
+{{- if not $rowsRefused -}}{{- $_ := set $s "model" $info -}}{{- end -}}
 {{- if and (include "kvgen.isSet" (list $spec "maxModelLen")) (include "kvgen.isSet" (list $m "maxModelLen")) -}}
 {{- if gt (int64 $spec.maxModelLen) (int64 $m.maxModelLen) -}}
 {{- include "kvgen.problem" (list $s "model.maxModelLen" (printf "%d is longer than %s's limit of %d tokens" (int64 $spec.maxModelLen) $spec.id (int64 $m.maxModelLen)) (printf "use at most %d" (int64 $m.maxModelLen))) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -101,6 +140,38 @@ dict built by kvgen.context and records results or problems in it.
 {{- $builtin := $catalog -}}
 {{/* the values' catalog rows merged over files/instances.yaml (kvgen/data/catalog.py merge_rows) */}}
 {{- $own := dict -}}{{- with $s.V.catalog -}}{{- with .instances -}}{{- $own = . -}}{{- end -}}{{- end -}}
+{{/* the values' own rows (kvgen/data/catalog.py check_instance_rows): the nodeSelector copied into the pod, label keys
+and values (ValidatePodSpec: ValidateLabels, the words of scheduling.nodeSelector), and sizes within kvgen's bound
+(files/apiserver.yaml maxBytes, the words of kvgen.checkApiserver); refused, no node to plan with */}}
+{{- $A := $s.F.Get "files/apiserver.yaml" | fromYaml -}}
+{{- $rowsRefused := false -}}
+{{- range $key := keys $own | sortAlpha -}}
+{{- $r := index $own $key -}}
+{{- if kindIs "map" $r -}}
+{{- $selector := $r.nodeSelector -}}
+{{- if kindIs "map" $selector -}}
+{{- range $label := keys $selector | sortAlpha -}}
+{{- $at := printf "catalog.instances.%s.nodeSelector.%s" $key $label -}}
+{{- if not (include "kvgen.apiFits" (list $A "labelKey" $label)) -}}
+{{- $rowsRefused = true -}}
+{{- include "kvgen.problem" (list $s $at (printf "%s is not %s (ValidatePodSpec: ValidateLabels)" (include "kvgen.quoted" $label) $A.formats.labelKey.what) "") -}}
+{{- end -}}
+{{- $value := index $selector $label -}}
+{{- if and (kindIs "string" $value) (not (include "kvgen.apiFits" (list $A "labelValue" $value))) -}}
+{{- $rowsRefused = true -}}
+{{- include "kvgen.problem" (list $s $at (printf "%s is not %s (ValidatePodSpec: ValidateLabels)" (include "kvgen.quoted" $value) $A.formats.labelValue.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $f := list "gpuMemory" "memory" "localDisk" "ephemeralStorage" -}}
+{{- if and (include "kvgen.isSet" (list $r $f)) (gt (include "kvgen.bytesF" (index $r $f) | float64) (float64 $A.maxBytes)) -}}
+{{- $rowsRefused = true -}}
+{{- $x := index $r $f -}}{{- $raw := toString $x -}}{{- if not (kindIs "string" $x) -}}{{- $raw = printf "%.0f" (float64 $x) -}}{{- end -}}
+{{- include "kvgen.problem" (list $s (printf "catalog.instances.%s.%s" $key $f) (printf "%s is above kvgen's bound of %s for any size (sizes near 8 EiB overflow the 64-bit integers Kubernetes and Helm compute with)" $raw $A.maxBytesText) (printf "use at most %s" $A.maxBytesText)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if $own -}}{{- $catalog = merge (deepCopy $own) $catalog -}}{{- end -}}
 {{- $type := "" -}}
 {{- if include "kvgen.isSet" (list $spec "type") -}}{{- $type = toString $spec.type -}}{{- end -}}
@@ -171,7 +242,9 @@ the values' own gpuMemory included (a marketed size), unless a MIG profile: what
 {{- end -}}
 {{- $gpuReported = $gpuUsable -}}
 {{- end -}}
+{{- if not $rowsRefused -}}
 {{- $_ := set $s "inst" (dict "type" $type "gpus" (int64 $m.gpus) "gpuMemory" $gpuMemory "gpuUsable" $gpuUsable "gpuReported" $gpuReported "gpuMemorySet" (include "kvgen.isSet" (list $spec "gpuMemory") | eq "true") "memory" $memory "cpu" $cpu "arch" $arch "localDisk" $disk "mig" $mig "ephemeral" $ephemeral "ephemeralExplicit" (include "kvgen.isSet" (list $spec "ephemeralStorage") | eq "true") "gpuModel" $gpuModel "cloudType" $cloudType "nodeSelector" (deepCopy (default dict $row.nodeSelector))) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
