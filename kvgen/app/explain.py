@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -515,6 +516,68 @@ def report(
     }
 
 
+# ----------------------------------------------------------------------------- user text, shown safely
+
+# A report's strings carry user text (a model id or instance type named in a catalog, an input's file
+# name, a claim, an image, a URL) into the text view: a terminal, where ESC starts an escape sequence
+# (it can recolour, move the cursor, rewrite the window title) and rich drops only some controls,
+# and an SVG, where XML 1.0 forbids every control but tab, newline and CR. So the text view shows
+# each of these characters as a visible Python-style escape, \x1b or \udcff, never raw:
+# - C0 controls (NUL to US), DEL, and C1 controls (U+0080 to U+009F); tab and newline only outside
+#   kvgen's messages (warnings, problems), whose layout they are ("\n    hint: ...");
+# - lone surrogates (U+D800 to U+DFFF): a file name that is not UTF-8, as Python decodes it;
+# - U+FFFE and U+FFFF, which no XML document may hold.
+# The backslash itself is left as it is: "\x1b" in the view is either those four characters or an
+# escaped ESC; --output json says which.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")  # tab and newline too
+_LAYOUT = frozenset({"warnings", "problems"})  # report keys below which strings are kvgen's messages
+# XML 1.0's Char production, negated: what may not appear in the SVG at all
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def visible(text: str, layout: bool = False) -> str:
+    """``text`` with every character a terminal or an SVG must not get raw escaped (see above);
+    ``layout``: tab and newline kept (kvgen's own messages)."""
+    return (_UNSAFE if layout else _UNSAFE_IN_LINE).sub(_escaped, text)
+
+
+# rich markup (rich.markup.RE_TAGS): a tag is "[" and a lowercase letter, "#", "/" or "@", up to the
+# next "]" with no "[" between; backslashes before it escape it (each pair prints one backslash).
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^\[]*?\])")
+_OPEN_TAG = re.compile(r"\[[a-z#/@][^\[\]]*\Z")  # a tag begun, closed by nothing in the text
+_TRAILING_BACKSLASHES = re.compile(r"\\+\Z")
+_END = "[dim][/dim]"  # an empty span: prints nothing, ends what the text left open
+
+
+def markup_text(text: str) -> str:
+    """``text`` as rich markup that prints as itself wherever the view puts it between its own markup:
+    its tags escaped (a model id holding "[/x]" would stop the view with a MarkupError, "[bold]" would
+    vanish); and, as rich.markup.escape does not, neither a "[" left open (a "]" later on the line, in
+    another user string, would close it into a tag) nor trailing backslashes (they would escape the
+    view's next tag) reach past its end: an empty span after them ends them."""
+    out = _TAG.sub(lambda m: m[1] * 2 + "\\" + m[2], text)
+    if _OPEN_TAG.search(out) or _TRAILING_BACKSLASHES.search(out):
+        out = out + out[len(out.rstrip("\\")) :] + _END  # the trailing backslashes doubled: before a tag
+    return out
+
+
+def _shown(node: Any, layout: bool = False) -> Any:
+    """A report (or part of one) as the text view prints it: every string visible and markup_text."""
+    if isinstance(node, str):
+        return markup_text(visible(node, layout))
+    if isinstance(node, dict):
+        return {_shown(k): _shown(v, layout or k in _LAYOUT) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_shown(v, layout) for v in node]
+    return node
+
+
 # ----------------------------------------------------------------------------- text
 
 
@@ -610,20 +673,21 @@ def _unfit(r: dict[str, Any], code: str) -> list[dict[str, Any]]:
 
 
 def _print_problems(console: Console, problems: list[dict[str, Any]]) -> None:
-    """Under a table with a line marked as not fitting: each problem's text (Text, not markup: a
-    message may hold brackets)."""
+    """Under a table with a line marked as not fitting: each problem's text (the message is markup_text:
+    it may hold brackets)."""
     from rich.text import Text
 
     for p in problems:
-        console.print(Text(f"{MARK} {p['message']}", "bold red"))
+        console.print(Text.from_markup(f"{MARK} {p['message']}", style="bold red"))
 
 
 def render(reports: list[dict[str, Any]], console: Console) -> None:
-    """Print the reports on a rich Console (a terminal, or a recording one for --svg)."""
+    """Print the reports on a rich Console (a terminal, or a recording one for --svg); their strings
+    as _shown makes them (no raw control character, no markup of the user's)."""
     from rich.table import Table
     from rich.text import Text
 
-    for r in reports:
+    for r in map(_shown, reports):
         d = r["decision"]
         where = r["instance"]["type"] or "a custom node"
         if d["offloading"] == "enabled":
@@ -797,7 +861,7 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
         context_unfit = _unfit(r, kvcache.FIT_CONTEXT)
         if context_unfit:  # the context length below does not fit: instead of saying how it does
             for p in context_unfit:
-                console.print(Text(f"{MARK} context: {p['message']}", "bold red"))
+                console.print(Text.from_markup(f"{MARK} context: {p['message']}", style="bold red"))
         elif ctx["planned"]:
             console.print(
                 f"context: --max-model-len={ctx['flag']:,} (the model supports {ctx['modelMaxLen']:,}; "
@@ -885,7 +949,10 @@ def save_svg(reports: list[dict[str, Any]], path: str, width: int = 120) -> None
         record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor", highlight=False
     )
     render(reports, console)
-    console.save_svg(path, title="kvgen explain", code_format=_svg_format())
+    svg = console.export_svg(title="kvgen explain", code_format=_svg_format())
+    # render shows no such character; kept out here too, so that the file is XML whatever it holds
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(_NOT_XML.sub(_escaped, svg))
 
 
-__all__ = ["report", "render", "print_text", "save_svg"]
+__all__ = ["markup_text", "report", "render", "print_text", "save_svg", "visible"]

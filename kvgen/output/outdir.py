@@ -200,8 +200,7 @@ def _prunable(d: SafeDir, s: Survey, owned: dict[PurePosixPath, str]) -> set[Pur
         if (
             found.kind == "file"
             and owned.get(parent) == manifest.digest(found.data)
-            and tree.written_by_kvgen(parent, found.data)
-            and f"  - {rel.parent.name}" in found.data.decode("utf-8").split("\n")
+            and rel.parent.name in (tree.resources_of(found.data) or ())
         ):
             out.add(rel.parent)
     return out
@@ -260,7 +259,7 @@ def _earlier_version_leftovers(d: SafeDir, files: dict[PurePosixPath, str]) -> l
         if not text or not text.startswith(tree.MARKER.encode()):
             continue
         listed = [
-            line.strip()[2:].strip()
+            tree.item_value(line.strip()[2:].strip())  # quoted by kvgen where YAML needs it
             for line in text.decode("utf-8", "replace").splitlines()
             if line.strip().startswith("- ")
         ]

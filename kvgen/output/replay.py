@@ -173,7 +173,7 @@ def store(run_key: str, exit_code: int, stdout: str, stderr: str) -> None:
     try:
         diskcache.write_file(path, text)
         _prune(path.parent)
-    except OSError:
+    except (OSError, UnicodeEncodeError):  # UnicodeEncodeError: a lone surrogate (a file name that is not UTF-8)
         pass
 
 

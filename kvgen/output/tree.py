@@ -14,7 +14,9 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from kvgen.core.errors import KvgenError, quoted
 from kvgen.output.manifest import NAME as MANIFEST
@@ -41,16 +43,118 @@ class Entry:
     source: str  # the input it came from
 
 
+_HEAD = (
+    f"{MARKER}: the rendered specs of this directory, for kustomize, Argo CD and Flux. Do not edit;\n"
+    "# re-run kvgen render (kvgen render --check tells when this is stale).\n"
+    "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+    "kind: Kustomization\n"
+    "resources:\n"
+)
+_ITEM = "  - "
+_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")  # line breaks to YAML
+
+
 def kustomization(resources: list[str]) -> str:
-    lines = [
-        f"{MARKER}: the rendered specs of this directory, for kustomize, Argo CD and Flux. Do not edit;",
-        "# re-run kvgen render (kvgen render --check tells when this is stale).",
-        "apiVersion: kustomize.config.k8s.io/v1beta1",
-        "kind: Kustomization",
-        "resources:",
-        *(f"  - {r}" for r in resources),
-    ]
-    return "\n".join(lines) + "\n"
+    """The kustomization.yaml listing resources: kvgen's head (fixed text), then one ``  - ITEM`` line
+    per resource, ITEM as ``resource_item`` writes it (quoted where a YAML reader would read it otherwise)."""
+    return _HEAD + "".join(f"{_ITEM}{resource_item(r)}\n" for r in resources)
+
+
+@cache
+def _emitter() -> Any:
+    """kvgen's scalar writer (kvgen.render.emitter over ruamel.yaml, for_yaml11_readers): the items of a
+    kustomization are written as those of the rendered objects."""
+    from kvgen.render.emitter import Emitter
+    from kvgen.render.templates import ruamel_yaml
+
+    return Emitter(lambda doc: ruamel_yaml([doc], explicit_start=False))
+
+
+@cache
+def _double_quoted_dumper() -> Any:
+    from ruamel.yaml import YAML
+
+    from kvgen.core.plain_tags import for_yaml11_readers
+
+    dumper = YAML(typ="rt")
+    for_yaml11_readers(dumper)
+    dumper.width = 1 << 30  # one line, however long
+    return dumper
+
+
+def resource_item(resource: str) -> str:
+    """``resource`` as one item of a kustomization's ``resources``, on one line: plain when YAML 1.2
+    and YAML 1.1 readers (kustomize, kubectl, Argo CD) both read it back as this string (``a.yaml``,
+    ``prod``), else quoted as ruamel.yaml quotes it (``'on'``, ``'*'``, ``'a: b'``, ``'{x}'``); one
+    with a line break, which ruamel.yaml writes over several lines, double-quoted with escapes."""
+    from kvgen.render.emitter import Unsupported
+
+    if not _BREAKS.search(resource):  # ruamel.yaml folds a quoted scalar at any of them
+        try:
+            return str(_emitter().item(resource))
+        except Unsupported:  # one too long for the emitter's memo
+            pass
+    import io
+
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    buf = io.StringIO()
+    _double_quoted_dumper().dump([DoubleQuotedScalarString(resource)], buf)
+    text = buf.getvalue().removeprefix("- ").removesuffix("\n")
+    if "\n" in text:  # never: a double-quoted scalar narrower than its width is one line
+        raise TreeError([f"kvgen cannot write {quoted(resource)} as one line of a {KUSTOMIZATION}"])
+    return text
+
+
+# A YAML double-quoted scalar's escapes (YAML 1.2 section 5.7; YAML 1.1 has all but \/)
+_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r", "e": "\x1b",
+    " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
+}  # fmt: skip
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
+_SINGLE_QUOTED = re.compile(r"'(?:[^']|'')*'", re.S)
+
+
+def _unescape(m: re.Match[str]) -> str:
+    if m[4] is not None:
+        if m[4] not in _ESCAPES:
+            raise ValueError(m[0])
+        return _ESCAPES[m[4]]
+    code = int(m[1] or m[2] or m[3], 16)
+    if code > 0x10FFFF:
+        raise ValueError(m[0])
+    return chr(code)
+
+
+def item_value(item: str) -> str:
+    """The string an item line of a kvgen kustomization names: a quoted scalar (as ``resource_item``
+    writes them) read as YAML reads it; anything else as it is (plain, as ``resource_item`` writes
+    ordinary names, and as kvgen wrote every name before it quoted them). No YAML parser: a file
+    in OUT may be anything a pull request put there, and this reads it line by line."""
+    if _SINGLE_QUOTED.fullmatch(item):
+        return item[1:-1].replace("''", "'")
+    if _DOUBLE_QUOTED.fullmatch(item):
+        try:
+            return _ESCAPE.sub(_unescape, item[1:-1])
+        except ValueError:
+            return item
+    return item
+
+
+def resources_of(data: bytes) -> list[str] | None:
+    """The resources listed by ``data`` when it is a kustomization.yaml of kvgen's form, else None:
+    kvgen's head, then ``  - ITEM`` lines only (``item_value``)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text.startswith(_HEAD) or not text.endswith("\n"):
+        return None
+    lines = text[len(_HEAD) : -1].split("\n") if len(text) > len(_HEAD) else []
+    if not all(line.startswith(_ITEM) for line in lines):
+        return None
+    return [item_value(line[len(_ITEM) :]) for line in lines]
 
 
 def layout_reason(rel: PurePosixPath) -> str | None:
@@ -68,23 +172,18 @@ def layout_reason(rel: PurePosixPath) -> str | None:
 
 
 def written_by_kvgen(rel: PurePosixPath, data: bytes) -> bool:
-    """Whether data has the form kvgen writes at rel: a kustomization.yaml exactly as ``kustomization``
-    writes it, or a rendered spec ``<name>.yaml`` each of whose documents is an object (apiVersion,
-    kind, metadata), the first (kvgen renders its own objects first, then the spec's extraObjects,
-    verbatim) labelled ``app.kubernetes.io/managed-by: kvgen`` and ``app.kubernetes.io/instance:
-    <name>``. A text check, no YAML parser: data may be anything a pull request put there."""
+    """Whether data has the form kvgen writes at rel: a kustomization.yaml of ``kustomization``'s form
+    (``resources_of``: kvgen's head, then one item line per resource), or a rendered spec
+    ``<name>.yaml`` each of whose documents is an object (apiVersion, kind, metadata), the first
+    (kvgen renders its own objects first, then the spec's extraObjects, verbatim) labelled
+    ``app.kubernetes.io/managed-by: kvgen`` and ``app.kubernetes.io/instance: <name>``. A text
+    check, no YAML parser: data may be anything a pull request put there."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     if rel.name == KUSTOMIZATION:
-        head = kustomization([])
-        items = text[len(head) :].split("\n")[:-1]
-        return (
-            text.startswith(head)
-            and all(i.startswith("  - ") for i in items)
-            and kustomization([i[4:] for i in items]) == text
-        )
+        return resources_of(data) is not None
     name = rel.name.removesuffix(".yaml")
     if not _RENDERED.fullmatch(rel.name) or not text.startswith("---\n") or not text.endswith("\n"):
         return False
@@ -142,6 +241,12 @@ def layout(entries: list[Entry], extra_resources: Sequence[str] = ()) -> dict[Pu
         rel = e.subdir / f"{e.name}.yaml"
         if rel.name == KUSTOMIZATION:
             problems.append(f"{e.source}: a spec named {e.name!r} would overwrite {rel}; rename it")
+        reason = _text_reason(e.subdir.as_posix())
+        if reason is not None:
+            problems.append(
+                f"{e.source}: its directory {quoted(e.subdir.as_posix())} {reason} (its output directory is "
+                f"listed in the {KUSTOMIZATION} above it); rename the directory"
+            )
         owners.setdefault(rel, []).append(e)
     problems += same_name([(str(rel), es) for rel, es in owners.items()], "file")
     if problems:
@@ -174,16 +279,42 @@ def layout(entries: list[Entry], extra_resources: Sequence[str] = ()) -> dict[Pu
     return dict(sorted(files.items(), key=lambda kv: (len(kv[0].parts), str(kv[0]))))
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")  # lone surrogates: bytes of a name Python could not decode
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _text_reason(text: str) -> str | None:
+    """Why a path cannot be named in a kustomization.yaml (UTF-8 text), or None."""
+    if _NOT_UTF8.search(text):
+        return "is not UTF-8 text, which a kustomization.yaml (UTF-8) cannot name"
+    return None
+
+
 def _extras(given: Sequence[str], files: set[PurePosixPath], dirs: set[PurePosixPath]) -> list[str]:
-    """--kustomize-resource paths, checked: inside the output directory and not kvgen's own."""
+    """--kustomize-resource paths, checked: inside the output directory (a relative path, so no URL:
+    kustomize's remote resources are not files of yours in OUT), not kvgen's own, UTF-8 text, and
+    free of control characters: a path holding one is a quoting accident (a CR from a script with
+    CRLF line ends, a pasted escape sequence), and would reach kvgen's messages. Any other text is
+    listed as given, quoted where YAML needs it (``resource_item``)."""
     out: list[str] = []
     problems: list[str] = []
     for raw in given:
         text = raw.rstrip("/")
-        reason = unsafe_reason(text)
+        if _URL.match(text):
+            reason: str | None = (
+                "is a URL, and kvgen lists only files of yours inside the output directory (a remote resource "
+                "goes in a kustomization.yaml of your own, which you can list)"
+            )
+        else:
+            reason = unsafe_reason(text) or _text_reason(text)
         rel = PurePosixPath(text) if reason is None else None
         if rel is not None and (rel in files or rel in dirs or text == MANIFEST or text.startswith(TEMP_PREFIX)):
             reason = "is a file or directory kvgen writes itself"
+        elif reason is None and _CONTROL.search(text):
+            reason = "holds a control character"
         if reason is not None:
             problems.append(
                 f"--kustomize-resource {quoted(raw)} {reason}; give a path of your own inside the output "
@@ -241,9 +372,12 @@ __all__ = [
     "KUSTOMIZATION",
     "MARKER",
     "TreeError",
+    "item_value",
     "kustomization",
     "layout_reason",
     "layout",
+    "resource_item",
+    "resources_of",
     "unified_diff",
     "written_by_kvgen",
 ]
