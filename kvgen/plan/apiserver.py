@@ -32,6 +32,7 @@ from kvgen.spec import models as spec_module
 from kvgen.spec.models import Spec
 
 _RULES = catalog.load("apiserver.yaml")
+RULES: dict[str, Any] = _RULES  # the whole table, for the rules of other modules (extra_objects)
 INT32_MAX: int = _RULES["int32Max"]
 LWS_REPLICAS_MAX: int = _RULES["lwsReplicasMax"]
 MAX_BYTES: int = _RULES["maxBytes"]

@@ -5,22 +5,27 @@ each has an apiVersion, a kind and a metadata.name (strings); no Secret carries 
 (data, stringData) into the output, whatever the case of its kind and inside a List's items; no two are the same object; a metadata.namespace, when
 set, is the one the server is installed into; and an object of a kind kvgen has a schema for
 (files/kube-kinds.json, ``kube.has_schema``) is validated as strictly as kvgen's own objects,
-its errors at ``extraObjects[i]``. Any other kind is rendered with a warning. After rendering,
-``clashes`` refuses an object that is one of kvgen's own.
+its errors at ``extraObjects[i]``, and the API server's own rules (``api_problems``) are applied
+to it as kvgen applies them to its own objects. Any other kind is rendered with a warning. After
+rendering, ``clashes`` refuses an object that is one of kvgen's own.
 
 The chart's twin is templates/plan/_extraobjects.tpl (kvgen.checkExtraObjects,
-kvgen.extraObjectWarnings, kvgen.extraObjectClashes), in the same words, except the schema
+kvgen.extraObjectWarnings, kvgen.extraObjectClashes, kvgen.extraObjectApi), in the same words, except the schema
 check: Go templates cannot validate a Kubernetes schema, so the chart leaves that to the API
 server (helm install, kubectl apply: strict field validation).
 """
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Any
 
-from kvgen.core.errors import Path, Problem, quoted
+from kvgen.core import quantity
+from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import kube
 from kvgen.plan import credentials
+from kvgen.plan.apiserver import RULES, fits, what
 from kvgen.spec.models import Spec
 
 SECRET_HINT = "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it"
@@ -105,6 +110,199 @@ def check(spec: Spec, k8s_version: str) -> list[Problem]:
         if kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version):
             for sub, message in kube.validate_object(obj, k8s_version):
                 problems.append(Problem((*base, *sub), message))
+        problems += api_problems(obj, base, k8s_version)
+    return problems
+
+
+# ----------------------------------------------------------------------------- the API server's rules
+# What the API server refuses in an object that passes its schema, in the words kvgen/plan/apiserver.py
+# gives the same rules on kvgen's own objects; the tables are files/apiserver.yaml `extraObjects`.
+# The chart's twin is kvgen.extraObjectApi (templates/plan/_extraobjects.tpl).
+
+_TABLE: dict[str, Any] = RULES["extraObjects"]
+_CONTAINER_LISTS = (  # validatePodSpec: each list's names unique among it and the lists before it
+    ("containers", "validateContainers"),
+    ("initContainers", "validateInitContainers"),
+    ("ephemeralContainers", "validateEphemeralContainers"),
+)
+
+
+def _of_kind(table: dict[str, Any], obj: dict[str, Any]) -> Any:
+    """A table's entry for an object's API group (core: the legacy group) and kind, None if none."""
+    kinds = table.get(group(obj["apiVersion"]) or "core")
+    return kinds.get(obj["kind"]) if isinstance(kinds, dict) else None
+
+
+def api_problems(obj: Any, path: Path, k8s_version: str) -> list[Problem]:
+    """What the API server would refuse in an extraObjects item at ``path``: its metadata and the
+    pod spec it holds, for a kind kvgen has a schema for; each item of a v1 List, recursively."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("apiVersion"), str) or not isinstance(obj.get("kind"), str):
+        return []
+    if f"{obj['apiVersion']} {obj['kind']}" in _TABLE["lists"]:
+        items = obj.get("items")
+        if not isinstance(items, list):
+            return []
+        return [p for j, item in enumerate(items) for p in api_problems(item, (*path, "items", j), k8s_version)]
+    if not kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version):
+        return []
+    problems: list[Problem] = []
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        problems += _metadata(obj, meta, (*path, "metadata"))
+    where = _of_kind(_TABLE["podSpecs"], obj)
+    if isinstance(where, str):
+        pod: Any = obj
+        for key in where.split("."):
+            pod = pod.get(key) if isinstance(pod, dict) else None
+        if isinstance(pod, dict):
+            problems += _pod_spec(pod, (*path, *where.split(".")))
+    return problems
+
+
+def _metadata(obj: dict[str, Any], meta: dict[str, Any], path: Path) -> list[Problem]:
+    """ValidateObjectMeta: the name by the kind's name function, the labels (ValidateLabels), the
+    annotations' keys (ValidateAnnotations: case does not matter) and their total size."""
+    problems: list[Problem] = []
+    name = meta.get("name")
+    row = _of_kind(_TABLE["names"]["kinds"], obj)
+    if not isinstance(row, dict):
+        row = _TABLE["names"]["default"]
+    if isinstance(name, str) and name and row.get("format") and not fits(row["format"], name):
+        message = f"{quoted(name)} is not {what(row['format'])} (ValidateObjectMeta: {row['function']})"
+        problems.append(Problem((*path, "name"), message))
+    labels = meta.get("labels")
+    if isinstance(labels, dict):
+        for key, value in labels.items():
+            if not isinstance(key, str):
+                continue
+            if not fits("labelKey", key):
+                message = f"{quoted(key)} is not {what('labelKey')} (ValidateObjectMeta: ValidateLabels)"
+                problems.append(Problem((*path, "labels", key), message))
+            if isinstance(value, str) and not fits("labelValue", value):
+                message = f"{quoted(value)} is not {what('labelValue')} (ValidateObjectMeta: ValidateLabels)"
+                problems.append(Problem((*path, "labels", key), message))
+    notes = meta.get("annotations")
+    if isinstance(notes, dict):
+        notes_path: Path = (*path, "annotations")
+        for key in notes:
+            if isinstance(key, str) and not fits("labelKey", key.lower()):
+                message = f"{quoted(key)} is not {what('labelKey')} (ValidateObjectMeta: ValidateAnnotations)"
+                problems.append(Problem((*notes_path, key), message))
+        total = sum(
+            len(k.encode()) + len(v.encode()) for k, v in notes.items() if isinstance(k, str) and isinstance(v, str)
+        )
+        limit = RULES["totalAnnotationSizeLimit"]
+        if total > limit:
+            problems.append(
+                Problem(
+                    notes_path,
+                    f"the annotations add up to {total} bytes (keys and values); the API server refuses more "
+                    f"than {limit} in all (ValidateAnnotationsSize)",
+                    f"keep {format_path(notes_path)} at most {limit} bytes; put large data in a ConfigMap",
+                )
+            )
+    return problems
+
+
+def _pod_spec(pod: dict[str, Any], path: Path) -> list[Problem]:
+    """ValidatePodSpec: container names (DNS-1123 labels, unique across the pod's containers),
+    each container's requests at most its limits, and the volumes (ValidateVolumes)."""
+    problems: list[Problem] = []
+    names: set[str] = set()
+    for key, function in _CONTAINER_LISTS:
+        containers = pod.get(key)
+        if not isinstance(containers, list):
+            continue
+        for i, container in enumerate(containers):
+            if not isinstance(container, dict):
+                continue
+            at: Path = (*path, key, i)
+            name = container.get("name")
+            if isinstance(name, str):
+                if not fits("dns1123Label", name):
+                    message = (
+                        f"{quoted(name)} is not {what('dns1123Label')} (validateContainerCommon: ValidateDNS1123Label)"
+                    )
+                    problems.append(Problem((*at, "name"), message))
+                elif name in names:
+                    problems.append(Problem((*at, "name"), f"{quoted(name)}: duplicate container name ({function})"))
+                names.add(name)
+            if key != "ephemeralContainers":  # an ephemeral container has no resources
+                problems += _resources(container.get("resources"), (*at, "resources"))
+    volumes = pod.get("volumes")
+    seen: set[str] = set()
+    for i, vol in enumerate(volumes if isinstance(volumes, list) else []):
+        if not isinstance(vol, dict):
+            continue
+        sources = [s for s in RULES["volumeSources"] if vol.get(s) is not None]
+        if len(sources) != 1:
+            problems.append(
+                Problem(
+                    (*path, "volumes", i),
+                    (
+                        f"may not specify more than 1 volume type ({', '.join(sources)}; validateVolumeSource)"
+                        if sources
+                        else "must specify a volume type (validateVolumeSource)"
+                    ),
+                    "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir",
+                )
+            )
+        name = vol.get("name")
+        if not isinstance(name, str):
+            continue
+        if not fits("dns1123Label", name):
+            problems.append(
+                Problem(
+                    (*path, "volumes", i, "name"), f"{quoted(name)} is not {what('dns1123Label')} (ValidateVolumes)"
+                )
+            )
+        elif name in seen:
+            problems.append(
+                Problem((*path, "volumes", i, "name"), f"{quoted(name)}: duplicate volume name (ValidateVolumes)")
+            )
+        seen.add(name)
+    return problems
+
+
+def _amount(value: Any) -> Decimal | None:
+    """A quantity kvgen compares, exactly: a number from 0 to numberMax, or a plain quantity
+    (files/apiserver.yaml extraObjects); None for any other form (the API server judges it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    if isinstance(value, str):
+        return quantity.parse(value) if re.fullmatch(_TABLE["quantity"], value) else None
+    if not 0 <= value <= _TABLE["numberMax"]:  # NaN too
+        return None
+    return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
+
+
+def _raw(value: Any) -> str:
+    """A quantity as written (a whole float without its ".0", as the chart prints it)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _resources(resources: Any, path: Path) -> list[Problem]:
+    """ValidateContainerResourceRequirements: a request above its limit."""
+    if not isinstance(resources, dict):
+        return []
+    requests, limits = resources.get("requests"), resources.get("limits")
+    if not isinstance(requests, dict) or not isinstance(limits, dict):
+        return []
+    problems: list[Problem] = []
+    field = format_path(path)
+    for name in _TABLE["resources"]:
+        request, limit = _amount(requests.get(name)), _amount(limits.get(name))
+        if request is not None and limit is not None and request > limit:
+            problems.append(
+                Problem(
+                    (*path, "requests", name),
+                    f"{_raw(requests[name])} must be less than or equal to {name} limit of {_raw(limits[name])} "
+                    "(ValidateContainerResourceRequirements)",
+                    f"lower {field}.requests.{name} or raise {field}.limits.{name}",
+                )
+            )
     return problems
 
 

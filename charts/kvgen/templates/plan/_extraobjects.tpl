@@ -72,6 +72,7 @@ and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s P
 {{- $s := . -}}
 {{- $ns := include "kvgen.extraNamespace" $s -}}
 {{- $seen := dict -}}
+{{- $A := dict -}}
 {{- $required := dict "apiVersion" "required: the object's API group and version, a string such as networking.k8s.io/v1" "kind" "required: the object's kind, a string such as NetworkPolicy" "name" "required: the object's name, a string" -}}
 {{- range $i, $o := default list $s.V.extraObjects -}}
 {{- $base := printf "extraObjects[%d]" $i -}}
@@ -97,6 +98,160 @@ and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s P
 {{- include "kvgen.problem" (list $s (printf "%s.metadata.name" $base) (printf "%s %s is also extraObjects[%d]: the same object twice" $o.kind (include "kvgen.quoted" $meta.name) (index $seen $key)) "remove one of them, or rename it") -}}
 {{- else -}}
 {{- $_ := set $seen $key $i -}}
+{{- end -}}
+{{- if not $A -}}{{- $A = $s.F.Get "files/apiserver.yaml" | fromYaml -}}{{- end -}}
+{{- include "kvgen.extraObjectApi" (list $s $A $base $o) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraObjectApi: what the API server would refuse in an extraObjects item at PATH: its
+metadata and the pod spec it holds, for a kind kvgen has a schema for; each item of a v1 List,
+recursively (kvgen/plan/extra_objects.py api_problems; the tables are files/apiserver.yaml
+extraObjects). Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
+{{- define "kvgen.extraObjectApi" -}}
+{{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $path := index . 2 -}}{{- $o := index . 3 -}}
+{{- if and (kindIs "map" $o) (kindIs "string" (index $o "apiVersion")) (kindIs "string" (index $o "kind")) -}}
+{{- $E := $A.extraObjects -}}
+{{- $grp := default "core" (include "kvgen.apiGroup" $o.apiVersion) -}}
+{{- if has (printf "%s %s" $o.apiVersion $o.kind) $E.lists -}}
+{{- if kindIs "slice" (index $o "items") -}}
+{{- range $j, $item := index $o "items" -}}{{- include "kvgen.extraObjectApi" (list $s $A (printf "%s.items[%d]" $path $j) $item) -}}{{- end -}}
+{{- end -}}
+{{- else if include "kvgen.hasSchema" (list $s $o.apiVersion $o.kind) -}}
+{{- $meta := index $o "metadata" -}}
+{{- if kindIs "map" $meta -}}
+{{- $mp := printf "%s.metadata" $path -}}
+{{/* ValidateObjectMeta: the name by the kind's name function */}}
+{{- $row := $E.names.default -}}
+{{- $kinds := index $E.names.kinds $grp -}}
+{{- if and (kindIs "map" $kinds) (kindIs "map" (index $kinds $o.kind)) -}}{{- $row = index $kinds $o.kind -}}{{- end -}}
+{{- $name := index $meta "name" -}}
+{{- if and (kindIs "string" $name) $name (index $row "format") (not (include "kvgen.apiFits" (list $A (index $row "format") $name))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.name" $mp) (printf "%s is not %s (ValidateObjectMeta: %s)" (include "kvgen.quoted" $name) (index $A.formats (index $row "format")).what (index $row "function")) "") -}}
+{{- end -}}
+{{/* ValidateLabels */}}
+{{- $labels := index $meta "labels" -}}
+{{- if kindIs "map" $labels -}}
+{{- range $k, $v := $labels -}}
+{{- if not (include "kvgen.apiFits" (list $A "labelKey" $k)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.labels.%s" $mp $k) (printf "%s is not %s (ValidateObjectMeta: ValidateLabels)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
+{{- end -}}
+{{- if and (kindIs "string" $v) (not (include "kvgen.apiFits" (list $A "labelValue" $v))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.labels.%s" $mp $k) (printf "%s is not %s (ValidateObjectMeta: ValidateLabels)" (include "kvgen.quoted" $v) $A.formats.labelValue.what) "") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{/* ValidateAnnotations: the keys (case does not matter), the total size */}}
+{{- $notes := index $meta "annotations" -}}
+{{- if kindIs "map" $notes -}}
+{{- $np := printf "%s.annotations" $mp -}}
+{{- $total := 0 -}}
+{{- range $k, $v := $notes -}}
+{{- if not (include "kvgen.apiFits" (list $A "labelKey" (lower $k))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $np $k) (printf "%s is not %s (ValidateObjectMeta: ValidateAnnotations)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
+{{- end -}}
+{{- if kindIs "string" $v -}}{{- $total = add $total (len $k) (len $v) -}}{{- end -}}
+{{- end -}}
+{{- $limit := int64 $A.totalAnnotationSizeLimit -}}
+{{- if gt (int64 $total) $limit -}}
+{{- include "kvgen.problem" (list $s $np (printf "the annotations add up to %d bytes (keys and values); the API server refuses more than %d in all (ValidateAnnotationsSize)" (int64 $total) $limit) (printf "keep %s at most %d bytes; put large data in a ConfigMap" $np $limit)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{/* the pod spec the kind holds */}}
+{{- $where := index (default dict (index $E.podSpecs $grp)) $o.kind -}}
+{{- if kindIs "string" $where -}}
+{{- $pod := $o -}}
+{{- range $k := splitList "." $where -}}{{- if kindIs "map" $pod -}}{{- $pod = index $pod $k -}}{{- end -}}{{- end -}}
+{{- if kindIs "map" $pod -}}{{- include "kvgen.extraPodSpec" (list $s $A (printf "%s.%s" $path $where) $pod) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraPodSpec: ValidatePodSpec on an extraObjects item's pod spec: container names (DNS-1123
+labels, unique across the pod's containers), each container's requests at most its limits, the
+volumes (kvgen/plan/extra_objects.py _pod_spec). Usage: (list $s $A PATH POD) */}}
+{{- define "kvgen.extraPodSpec" -}}
+{{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $path := index . 2 -}}{{- $pod := index . 3 -}}
+{{- $names := list -}}
+{{- $functions := dict "containers" "validateContainers" "initContainers" "validateInitContainers" "ephemeralContainers" "validateEphemeralContainers" -}}
+{{- range $key := list "containers" "initContainers" "ephemeralContainers" -}}
+{{- if kindIs "slice" (index $pod $key) -}}
+{{- range $i, $c := index $pod $key -}}
+{{- if kindIs "map" $c -}}
+{{- $at := printf "%s.%s[%d]" $path $key $i -}}
+{{- $n := index $c "name" -}}
+{{- if kindIs "string" $n -}}
+{{- if not (include "kvgen.apiFits" (list $A "dns1123Label" $n)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.name" $at) (printf "%s is not %s (validateContainerCommon: ValidateDNS1123Label)" (include "kvgen.quoted" $n) $A.formats.dns1123Label.what) "") -}}
+{{- else if has $n $names -}}
+{{- include "kvgen.problem" (list $s (printf "%s.name" $at) (printf "%s: duplicate container name (%s)" (include "kvgen.quoted" $n) (index $functions $key)) "") -}}
+{{- end -}}
+{{- $names = append $names $n -}}
+{{- end -}}
+{{- if ne $key "ephemeralContainers" -}}{{- include "kvgen.extraResources" (list $s $A (printf "%s.resources" $at) (index $c "resources")) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $vols := list -}}
+{{- if kindIs "slice" (index $pod "volumes") -}}
+{{- range $i, $vol := index $pod "volumes" -}}
+{{- if kindIs "map" $vol -}}
+{{- $sources := list -}}
+{{- range $src := $A.volumeSources -}}{{- if include "kvgen.isSet" (list $vol $src) -}}{{- $sources = append $sources $src -}}{{- end -}}{{- end -}}
+{{- if ne (len $sources) 1 -}}
+{{- include "kvgen.problem" (list $s (printf "%s.volumes[%d]" $path $i) (ternary (printf "may not specify more than 1 volume type (%s; validateVolumeSource)" (join ", " $sources)) "must specify a volume type (validateVolumeSource)" (gt (len $sources) 1)) "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir") -}}
+{{- end -}}
+{{- $n := index $vol "name" -}}
+{{- if kindIs "string" $n -}}
+{{- $p := printf "%s.volumes[%d].name" $path $i -}}
+{{- if not (include "kvgen.apiFits" (list $A "dns1123Label" $n)) -}}
+{{- include "kvgen.problem" (list $s $p (printf "%s is not %s (ValidateVolumes)" (include "kvgen.quoted" $n) $A.formats.dns1123Label.what) "") -}}
+{{- else if has $n $vols -}}
+{{- include "kvgen.problem" (list $s $p (printf "%s: duplicate volume name (ValidateVolumes)" (include "kvgen.quoted" $n)) "") -}}
+{{- end -}}
+{{- $vols = append $vols $n -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraAmount: a quantity kvgen compares, as a float: a number from 0 to numberMax, or a plain quantity
+(files/apiserver.yaml extraObjects); "" for any other form (kvgen/plan/extra_objects.py _amount). Usage: (list $A VALUE) */}}
+{{- define "kvgen.extraAmount" -}}
+{{- $A := index . 0 -}}{{- $v := index . 1 -}}
+{{- if or (kindIs "float64" $v) (kindIs "int64" $v) (kindIs "int" $v) -}}
+{{- if and (ge (float64 $v) 0.0) (le (float64 $v) (float64 $A.extraObjects.numberMax)) -}}{{- float64 $v -}}{{- end -}}
+{{- else if and (kindIs "string" $v) (regexMatch $A.extraObjects.quantity $v) -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" $v -}}
+{{- $unit := trimPrefix $num $v -}}
+{{- $units := dict "" 1.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 -}}
+{{- if eq $unit "m" -}}{{- divf (float64 $num) 1000.0 -}}{{- else -}}{{- mulf (float64 $num) (index $units $unit) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraRaw: a quantity as written (a whole float without a fraction, as kvgen prints it) */}}
+{{- define "kvgen.extraRaw" -}}
+{{- if and (kindIs "float64" .) (eq (floor .) .) -}}{{- printf "%.0f" . -}}{{- else -}}{{- printf "%v" . -}}{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraResources: ValidateContainerResourceRequirements: a request above its limit
+(kvgen/plan/extra_objects.py _resources). Usage: (list $s $A PATH RESOURCES) */}}
+{{- define "kvgen.extraResources" -}}
+{{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $p := index . 2 -}}{{- $r := index . 3 -}}
+{{- if and (kindIs "map" $r) (kindIs "map" (index $r "requests")) (kindIs "map" (index $r "limits")) -}}
+{{- $req := index $r "requests" -}}{{- $lim := index $r "limits" -}}
+{{- range $name := $A.extraObjects.resources -}}
+{{- $a := include "kvgen.extraAmount" (list $A (index $req $name)) -}}
+{{- $b := include "kvgen.extraAmount" (list $A (index $lim $name)) -}}
+{{- if and $a $b -}}
+{{- if gt (float64 $a) (float64 $b) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.requests.%s" $p $name) (printf "%s must be less than or equal to %s limit of %s (ValidateContainerResourceRequirements)" (include "kvgen.extraRaw" (index $req $name)) $name (include "kvgen.extraRaw" (index $lim $name))) (printf "lower %s.requests.%s or raise %s.limits.%s" $p $name $p $name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
