@@ -369,7 +369,7 @@ def check_instance_rows(rows: dict[str, dict[str, Any]] | None) -> list[Problem]
     """Instance rows of your own (catalog.instances): the nodeSelector copied into the pod, label keys and values as
     the API server validates a pod's nodeSelector (ValidatePodSpec: ValidateLabels; the words of the spec's
     scheduling.nodeSelector), and each size within kvgen's bound."""
-    from kvgen.plan import apiserver
+    from kvgen.data import formats as apiserver
 
     out: list[Problem] = []
     for key, row in (rows or {}).items():

@@ -27,6 +27,12 @@ from kvgen.core import quantity
 from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import catalog
 from kvgen.data.catalog import InstanceInfo
+from kvgen.data.formats import fits as fits
+from kvgen.data.formats import is_config_map_key as is_config_map_key
+from kvgen.data.formats import is_dns1123_subdomain as is_dns1123_subdomain
+from kvgen.data.formats import is_label_key as is_label_key
+from kvgen.data.formats import is_label_value as is_label_value
+from kvgen.data.formats import what as what
 from kvgen.plan import model_source, pod_settings, rules
 from kvgen.spec import models as spec_module
 from kvgen.spec.models import Spec
@@ -39,49 +45,6 @@ MAX_BYTES: int = _RULES["maxBytes"]
 MAX_BYTES_TEXT: str = _RULES["maxBytesText"]
 LABEL_VALUE_MAX = _RULES["formats"]["labelValue"]["maxLength"]
 REVISION_HASH_MAX = _RULES["revisionHashMaxLength"]
-
-
-@cache
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def fits(kind: str, value: str) -> bool:
-    """``value`` fits a format of files/apiserver.yaml: within maxLength, matching its pattern and
-    not its except; a format with prefix and name is [prefix "/"] name (IsQualifiedName)."""
-    fmt = _RULES["formats"][kind]
-    if "name" in fmt:
-        parts = value.split("/")
-        return len(parts) <= 2 and (len(parts) == 1 or fits(fmt["prefix"], parts[0])) and fits(fmt["name"], parts[-1])
-    return (
-        len(value) <= fmt["maxLength"]
-        and _pattern(fmt["pattern"]).fullmatch(value) is not None
-        and not ("except" in fmt and _pattern(fmt["except"]).search(value))
-    )
-
-
-def what(kind: str) -> str:
-    return _RULES["formats"][kind]["what"]
-
-
-def is_label_value(value: str) -> bool:
-    """apimachinery content.IsLabelValue."""
-    return fits("labelValue", value)
-
-
-def is_dns1123_subdomain(value: str) -> bool:
-    """apimachinery validation.IsDNS1123Subdomain."""
-    return fits("dns1123Subdomain", value)
-
-
-def is_label_key(value: str) -> bool:
-    """apimachinery content.IsLabelKey (IsQualifiedName): [prefix/]name."""
-    return fits("labelKey", value)
-
-
-def is_config_map_key(value: str) -> bool:
-    """apimachinery validation.IsConfigMapKey, with its hasChDirPrefix."""
-    return fits("configMapKey", value)
 
 
 def _quantity(name: str, value: quantity.Size | quantity.Cpu | str | int) -> Decimal:

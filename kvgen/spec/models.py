@@ -175,12 +175,15 @@ class CacheRetention(Model):
     )
 
 
+AccessMode = Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"]
+
+
 class CacheClaimTemplate(Model):
     """One claim per pod (StatefulSet volumeClaimTemplates), kept across pod re-creation."""
 
     storage_class_name: str | None = Field(None, description="StorageClass of the claims. Default: the cluster's.")
-    access_modes: list[Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"]] = Field(
-        default_factory=lambda: ["ReadWriteOnce"],
+    access_modes: list[AccessMode] = Field(
+        default_factory=lambda: list[AccessMode](["ReadWriteOnce"]),
         min_length=1,
         description="Access modes of each claim (one pod uses it).",
     )
