@@ -401,6 +401,23 @@ def _check_statefulsets(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     return problems
 
 
+def volume_source_problem(path: Path, vol: dict[str, Any]) -> Problem | None:
+    """A volume with no source or more than one (validateVolumeSource): the spec's pod.volumes and any pod spec of
+    extraObjects."""
+    sources = [s for s in _RULES["volumeSources"] if vol.get(s) is not None]
+    if len(sources) == 1:
+        return None
+    return Problem(
+        path,
+        (
+            f"may not specify more than 1 volume type ({', '.join(sources)}; validateVolumeSource)"
+            if sources
+            else "must specify a volume type (validateVolumeSource)"
+        ),
+        "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir",
+    )
+
+
 def _inside(path: str, other: str) -> bool:
     """One path is the other, or inside it."""
     a, b = path.removesuffix("/") or "/", other.removesuffix("/") or "/"
@@ -414,19 +431,9 @@ def _check_volumes(spec: Spec) -> list[Problem]:
     reserved = catalog.runtime()["wiring"]["reserved"]
     names: set[str] = set()
     for i, vol in enumerate(spec.pod.volumes):
-        sources = [s for s in _RULES["volumeSources"] if vol.get(s) is not None]
-        if len(sources) != 1:
-            problems.append(
-                Problem(
-                    ("pod", "volumes", i),
-                    (
-                        f"may not specify more than 1 volume type ({', '.join(sources)}; validateVolumeSource)"
-                        if sources
-                        else "must specify a volume type (validateVolumeSource)"
-                    ),
-                    "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir",
-                )
-            )
+        source = volume_source_problem(("pod", "volumes", i), vol)
+        if source is not None:
+            problems.append(source)
         name = vol.get("name")
         if not isinstance(name, str):
             continue

@@ -25,7 +25,7 @@ from kvgen.core import quantity
 from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import kube
 from kvgen.plan import credentials
-from kvgen.plan.apiserver import RULES, fits, what
+from kvgen.plan.apiserver import RULES, fits, volume_source_problem, what
 from kvgen.spec.models import Spec
 
 SECRET_HINT = "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it"
@@ -234,19 +234,9 @@ def _pod_spec(pod: dict[str, Any], path: Path) -> list[Problem]:
     for i, vol in enumerate(volumes if isinstance(volumes, list) else []):
         if not isinstance(vol, dict):
             continue
-        sources = [s for s in RULES["volumeSources"] if vol.get(s) is not None]
-        if len(sources) != 1:
-            problems.append(
-                Problem(
-                    (*path, "volumes", i),
-                    (
-                        f"may not specify more than 1 volume type ({', '.join(sources)}; validateVolumeSource)"
-                        if sources
-                        else "must specify a volume type (validateVolumeSource)"
-                    ),
-                    "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir",
-                )
-            )
+        source = volume_source_problem((*path, "volumes", i), vol)
+        if source is not None:
+            problems.append(source)
         name = vol.get("name")
         if not isinstance(name, str):
             continue
