@@ -109,3 +109,36 @@ def test_the_problem_says_what_to_write_instead():
 def test_directives_kvgen_reads_are_read(text):
     docs = source.load_documents(text, "spec.yaml")
     assert docs and all(isinstance(d.data, dict) for d in docs)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: a\nmodel: &a\n  <<: *a\n  id: Qwen/Qwen3-8B\n",
+        "name: a\nmodel: &a\n  x: {<<: *a}\n  id: Qwen/Qwen3-8B\n",
+        "name: a\nmodel: &a\n  <<: [*a]\n  id: Qwen/Qwen3-8B\n",
+    ],
+    ids=["itself", "its ancestor", "in a list"],
+)
+def test_a_merge_key_that_merges_the_mapping_it_is_in_is_a_problem_not_exit_4(text):
+    """Found by the fuzzer (issue 33): ruamel crashed on the half-built mapping (exit 4, AttributeError)."""
+    with pytest.raises(SpecError) as exc:
+        source.load_documents(text, "spec.yaml")
+    (problem,) = exc.value.problems
+    assert "a merge key (<<) cannot merge the mapping it is in" in problem.message
+
+
+def test_ruamels_own_warnings_do_not_reach_stderr(tmp_path):
+    """Found by the fuzzer (issue 33): a reused anchor and a YAML 1.1 float without a dot printed ruamel's
+    warnings raw (its source path, "<file>"), even with -q. A real process: pytest records warnings itself."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        "%YAML 1.1\n---\nname: &x demo\nmodel: {id: &x Qwen/Qwen3-8B, maxModelLen: 1e+3}\n"
+        "instance: {type: Standard_NC24ads_A100_v4}\n"
+    )
+    result = subprocess.run([sys.executable, "-m", "kvgen", "validate", "-q", str(f)], capture_output=True, text=True)
+    assert result.returncode in (0, 1), result.stderr
+    assert not any(w in result.stderr for w in ("ReusedAnchorWarning", "MantissaNoDot", "warnings.simplefilter"))
