@@ -385,3 +385,18 @@ def test_a_valid_list_is_accepted_and_one_change_refused_on_both_faces():
             None,
         )
     }
+
+
+@pytest.mark.heavy
+def test_a_custom_resources_name_is_held_to_the_api_servers_rule_too():
+    """Found by the fuzzer (issue 33): a kind kvgen has no schema for (a CRD it does not vendor) was rendered
+    with the warning only, though the API server validates a custom resource's metadata as any object's
+    (apiextensions: ValidateObjectMetaAccessor with NameIsDNSSubdomain)."""
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "Bad_Name"}}
+    found = _both(_values(widget))
+    assert (
+        "extraObjects[0].metadata.name",
+        f"'Bad_Name' is not {what('dns1123Subdomain')} (ValidateObjectMeta: NameIsDNSSubdomain)",
+        None,
+    ) in found
+    assert _both(_values({**widget, "metadata": {"name": "good-name"}})) == set()

@@ -134,8 +134,8 @@ def _of_kind(table: dict[str, Any], obj: dict[str, Any]) -> Any:
 
 
 def api_problems(obj: Any, path: Path, k8s_version: str) -> list[Problem]:
-    """What the API server would refuse in an extraObjects item at ``path``: its metadata and the
-    pod spec it holds, for a kind kvgen has a schema for; each item of a v1 List, recursively."""
+    """What the API server would refuse in an extraObjects item at ``path``: its metadata (any kind, a custom
+    resource's too) and the pod spec a built-in kind holds; each item of a v1 List, recursively."""
     if not isinstance(obj, dict) or not isinstance(obj.get("apiVersion"), str) or not isinstance(obj.get("kind"), str):
         return []
     if f"{obj['apiVersion']} {obj['kind']}" in _TABLE["lists"]:
@@ -143,8 +143,8 @@ def api_problems(obj: Any, path: Path, k8s_version: str) -> list[Problem]:
         if not isinstance(items, list):
             return []
         return [p for j, item in enumerate(items) for p in api_problems(item, (*path, "items", j), k8s_version)]
-    if not kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version):
-        return []
+    # every kind: the API server validates a custom resource's metadata too (apiextensions' strategy:
+    # ValidateObjectMetaAccessor with NameIsDNSSubdomain); a pod spec only in the built-in kinds that hold one
     problems: list[Problem] = []
     meta = obj.get("metadata")
     if isinstance(meta, dict):

@@ -119,7 +119,8 @@ extraObjects). Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */
 {{- if kindIs "slice" (index $o "items") -}}
 {{- range $j, $item := index $o "items" -}}{{- include "kvgen.extraObjectApi" (list $s $A (printf "%s.items[%d]" $path $j) $item) -}}{{- end -}}
 {{- end -}}
-{{- else if include "kvgen.hasSchema" (list $s $o.apiVersion $o.kind) -}}
+{{- else -}}
+{{/* every kind: the API server validates a custom resource's metadata too (ValidateObjectMetaAccessor, NameIsDNSSubdomain) */}}
 {{- $meta := index $o "metadata" -}}
 {{- if kindIs "map" $meta -}}
 {{- $mp := printf "%s.metadata" $path -}}
