@@ -473,6 +473,8 @@ def repair(spec: dict[str, Any], models: list[str] | None = None) -> dict[str, A
         fitting = [m for m in models if _fits(m, par["tensor"] * par["pipeline"], gpu_memory)]
         if fitting:
             model["id"] = fitting[MODELS.index(model["id"]) % len(fitting)]
+    while par["tensor"] > 1 and _tp_refused(model.get("id", ""), par["tensor"]):  # vLLM's divisibility checks
+        par["tensor"] //= 2
     memory = node_memory(inst)
     if gpus == 0 and memory is not None:  # vLLM's CPU backend holds the weights in the node's memory
         small = [m for m in models if _size(catalog.models()[m]["weights"]) <= memory // 4]
@@ -663,3 +665,14 @@ BREAKAGES: dict[str, Callable[[dict[str, Any]], None]] = {
     "ephemeral-storage-too-small": _set("instance", "ephemeralStorage", value="1Gi"),
     "lmcache-on-its-own-http-port": _lmcache_on_its_http_port,
 }
+
+
+def _tp_refused(model_id: str, tensor: int) -> bool:
+    """Whether vLLM refuses this tensor-parallel size for a catalog model (files/tensor-parallel.yaml)."""
+    from kvgen.plan import tensor_parallel
+    from kvgen.spec.models import ModelSpec
+
+    if model_id not in catalog.models():
+        return False
+    model, _ = catalog.resolve_model(ModelSpec.model_validate({"id": model_id}))
+    return model is not None and bool(tensor_parallel.refusals(model, tensor))

@@ -129,6 +129,9 @@ def lmcache_specs(draw):
     spec = draw(specs())
     spec["model"] = {**spec["model"], "id": draw(st.sampled_from(NON_HYBRID))}
     instance = {k: v for k, v in spec["instance"].items() if k != "mig"}
+    if instance.get("type") in catalog.instances() and not catalog.instances()[instance["type"]].get("gpus"):
+        # a CPU type made a GPU node: another node (a catalog type's GPU count cannot change), described inline
+        instance = {"gpus": 0, "memory": catalog.instances()[instance["type"]]["memory"]}
     if instance.get("gpus") == 0:
         instance.update(gpus=draw(st.sampled_from([1, 2, 8])), gpuMemory="80Gi")
     spec["instance"] = instance

@@ -240,7 +240,7 @@ REFUSED: dict[str, Callable[[], tuple[list[dict], set]]] = {
         ],
         {(f"{TEMPLATE}.volumes[1].name", "'cache': duplicate volume name (ValidateVolumes)", None)},
     ),
-    # a v1 List's items, recursively; a kind without a schema is left alone
+    # a v1 List's items, recursively; a custom resource's metadata too (the API server validates it)
     "the-items-of-a-list": lambda: (
         [
             {
@@ -254,7 +254,7 @@ REFUSED: dict[str, Callable[[], tuple[list[dict], set]]] = {
                         "kind": "List",
                         "items": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "1proxy"}}],
                     },
-                    {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "Not_Checked"}},
+                    {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "Also_Checked"}},
                 ],
             }
         ],
@@ -263,6 +263,7 @@ REFUSED: dict[str, Callable[[], tuple[list[dict], set]]] = {
             _name(
                 "extraObjects[0].items[1].items[0]", "1proxy", "dns1035Label", "ValidateServiceName, NameIsDNS1035Label"
             ),
+            _name("extraObjects[0].items[2]", "Also_Checked", "dns1123Subdomain", "NameIsDNSSubdomain"),
         },
     ),
 }
