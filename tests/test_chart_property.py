@@ -26,6 +26,7 @@ from parity import CONTEXT, empty_values
 from spec_strategies import BREAKAGES, kube_version_for, repair, specs
 
 from kvgen.app.compiler import compile_text
+from kvgen.core import quantity
 from kvgen.core.errors import SpecError
 from kvgen.data import catalog
 
@@ -129,6 +130,10 @@ def lmcache_specs(draw):
     spec = draw(specs())
     spec["model"] = {**spec["model"], "id": draw(st.sampled_from(NON_HYBRID))}
     instance = {k: v for k, v in spec["instance"].items() if k != "mig"}
+    row = catalog.instances().get(instance.get("type", ""))
+    if row and row.get("gpus") and quantity.to_bytes(row["memory"]) < 64 * 1024**3:
+        # a small GPU node (g4dn.xlarge: 16 GiB) has no room for an LMCache server beside vLLM: a larger one
+        instance = {"type": "Standard_NC24ads_A100_v4"}
     if instance.get("type") in catalog.instances() and not catalog.instances()[instance["type"]].get("gpus"):
         # a CPU type made a GPU node: another node (a catalog type's GPU count cannot change), described inline
         instance = {"gpus": 0, "memory": catalog.instances()[instance["type"]]["memory"]}
