@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import helm
 import pytest
-from conftest import problem_set, spec
+from conftest import compile_spec, problem_set, spec
 
 from kvgen.plan.apiserver import what
 
@@ -401,3 +401,70 @@ def test_a_custom_resources_name_is_held_to_the_api_servers_rule_too():
         None,
     ) in found
     assert _both(_values({**widget, "metadata": {"name": "good-name"}})) == set()
+
+
+# ----------------------------------------------------------------------------- a List's items are objects of their own
+# kubectl and Helm create each item of a v1 List and no object for the List itself, so each item needs what
+# an extraObjects item needs. Found by the fuzzer (issue 33): items with `apiVersion: 2`, no kind, or a plain
+# string were rendered by both faces, and the API server refused them.
+
+REQUIRED_KIND = "required: the object's kind, a string such as NetworkPolicy"
+REQUIRED_API = "required: the object's API group and version, a string such as networking.k8s.io/v1"
+NOT_AN_OBJECT = "an object kubectl and Helm create: a mapping with apiVersion, kind and metadata.name"
+
+
+@pytest.mark.heavy
+def test_a_lists_items_need_what_an_object_needs_on_both_faces():
+    malformed = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {"apiVersion": 2, "kind": "ConfigMap", "metadata": {"name": "a"}},
+            {"apiVersion": "v1", "metadata": {"name": "b"}},
+            "just a string",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}},
+            {"apiVersion": "v1", "kind": "List", "items": 5},
+        ],
+    }
+    assert _both(_values(malformed)) == {
+        ("extraObjects[0].items[0].apiVersion", REQUIRED_API, None),
+        ("extraObjects[0].items[1].kind", REQUIRED_KIND, None),
+        ("extraObjects[0].items[2]", NOT_AN_OBJECT, None),
+        ("extraObjects[0].items[3].metadata.name", "required: the object's name, a string", None),
+        (
+            "extraObjects[0].items[4].items",
+            "a List's items: a list of objects, each with apiVersion, kind and metadata.name",
+            None,
+        ),
+    }
+
+
+@pytest.mark.heavy
+def test_a_list_needs_no_name_and_its_items_are_counted_as_objects_on_both_faces():
+    """A List has no object of its own (so no metadata.name); its items are deduplicated with the other items,
+    compared with kvgen's own objects and warned about as any object."""
+    unnamed = {"apiVersion": "v1", "kind": "List", "items": [config_map("proxy-config")]}
+    assert _both(_values(unnamed)) == set()
+    twice = _values(unnamed, config_map("proxy-config"))
+    assert _both(twice) == {
+        (
+            "extraObjects[1].metadata.name",
+            "ConfigMap 'proxy-config' is also extraObjects[0].items[0]: the same object twice",
+            "remove one of them, or rename it",
+        )
+    }
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    values = _values({"apiVersion": "v1", "kind": "List", "items": [config_map("proxy-config"), widget]})
+    expected = ["extraObjects[0].items[1]: example.com/v1 Widget is not validated: kvgen has no schema for it"]
+    assert compile_spec(values).plan.warnings == expected
+    assert helm.objects_and_warnings(values)[1] == expected
+
+
+@pytest.mark.heavy
+def test_a_list_item_that_is_one_of_kvgens_own_objects_is_refused_on_both_faces():
+    values = _values({"apiVersion": "v1", "kind": "List", "items": [config_map("x")]})
+    own = f"{values['name']}"
+    values["extraObjects"][0]["items"][0] = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": own}}
+    found = _both(values)
+    assert {p[0] for p in found} == {"extraObjects[0].items[0].metadata.name"}
+    assert "is kvgen's own v1 Service" in next(iter(found))[1]

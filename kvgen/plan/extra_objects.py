@@ -18,6 +18,7 @@ server (helm install, kubectl apply: strict field validation).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -33,6 +34,8 @@ REQUIRED = {
     "apiVersion": "required: the object's API group and version, a string such as networking.k8s.io/v1",
     "kind": "required: the object's kind, a string such as NetworkPolicy",
     "name": "required: the object's name, a string",
+    "object": "an object kubectl and Helm create: a mapping with apiVersion, kind and metadata.name",
+    "items": "a List's items: a list of objects, each with apiVersion, kind and metadata.name",
 }
 
 
@@ -56,21 +59,38 @@ def well_formed(obj: dict[str, Any]) -> bool:
     )
 
 
+def is_list(obj: Any) -> bool:
+    """Whether an item is a kind whose items are objects of their own (files/apiserver.yaml
+    extraObjects.lists: kubectl and Helm create each item, and no object for the List)."""
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("apiVersion"), str)
+        and isinstance(obj.get("kind"), str)
+        and f"{obj['apiVersion']} {obj['kind']}" in RULES["extraObjects"]["lists"]
+    )
+
+
+def created(items: list[Any]) -> Iterator[tuple[Path, Any]]:
+    """Every object kubectl and Helm create from extraObjects, at its path: an item, or in a List's
+    place the List's items (recursively). A List itself is yielded too (``is_list``) before its items."""
+    for i, obj in enumerate(items):
+        yield from _created(obj, ("extraObjects", i))
+
+
+def _created(obj: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    yield path, obj
+    if is_list(obj) and isinstance(obj.get("items"), list):
+        for j, item in enumerate(obj["items"]):
+            yield from _created(item, (*path, "items", j))
+
+
 def check(spec: Spec, k8s_version: str) -> list[Problem]:
     """Every problem of spec.extraObjects that needs no rendering (``namespace``: spec.namespace,
-    kvgen --namespace when the spec sets none)."""
+    kvgen --namespace when the spec sets none), on each object they create (a List's items each)."""
     problems: list[Problem] = []
-    seen: dict[tuple[str, str, str, str], int] = {}
+    # a Secret however its kind is written ("secret", "Secret "), and inside any *List's items
     for i, obj in enumerate(spec.extra_objects):
-        base: Path = ("extraObjects", i)
-        for key in ("apiVersion", "kind"):
-            if not _string(obj.get(key)):
-                problems.append(Problem((*base, key), REQUIRED[key]))
-        meta = obj.get("metadata")
-        if not isinstance(meta, dict) or not _string(meta.get("name")):
-            problems.append(Problem((*base, "metadata", "name"), REQUIRED["name"]))
-        # a Secret however its kind is written ("secret", "Secret "), and inside a List's items
-        for at, inner in credentials.objects(obj, base):
+        for at, inner in credentials.objects(obj, ("extraObjects", i)):
             if credentials.kind_of(inner) == "secret":
                 for key in ("data", "stringData"):
                     if key in inner:
@@ -82,6 +102,21 @@ def check(spec: Spec, k8s_version: str) -> list[Problem]:
                                 SECRET_HINT,
                             )
                         )
+    seen: dict[tuple[str, str, str, str], Path] = {}
+    for base, obj in created(spec.extra_objects):
+        if not isinstance(obj, dict):
+            problems.append(Problem(base, REQUIRED["object"]))
+            continue
+        if is_list(obj):
+            if "items" in obj and not isinstance(obj["items"], list):
+                problems.append(Problem((*base, "items"), REQUIRED["items"]))
+            continue
+        for key in ("apiVersion", "kind"):
+            if not _string(obj.get(key)):
+                problems.append(Problem((*base, key), REQUIRED[key]))
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not _string(meta.get("name")):
+            problems.append(Problem((*base, "metadata", "name"), REQUIRED["name"]))
         if not well_formed(obj):
             continue
         assert isinstance(meta, dict)
@@ -102,15 +137,15 @@ def check(spec: Spec, k8s_version: str) -> list[Problem]:
             problems.append(
                 Problem(
                     (*base, "metadata", "name"),
-                    f"{obj['kind']} {quoted(meta['name'])} is also extraObjects[{seen[identity]}]: the same object twice",
+                    f"{obj['kind']} {quoted(meta['name'])} is also {format_path(seen[identity])}: the same object twice",
                     "remove one of them, or rename it",
                 )
             )
-        seen.setdefault(identity, i)
+        seen.setdefault(identity, base)
         if kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version):
             for sub, message in kube.validate_object(obj, k8s_version):
                 problems.append(Problem((*base, *sub), message))
-        problems += api_problems(obj, base, k8s_version)
+        problems += api_problems(obj, base)
     return problems
 
 
@@ -133,16 +168,9 @@ def _of_kind(table: dict[str, Any], obj: dict[str, Any]) -> Any:
     return kinds.get(obj["kind"]) if isinstance(kinds, dict) else None
 
 
-def api_problems(obj: Any, path: Path, k8s_version: str) -> list[Problem]:
-    """What the API server would refuse in an extraObjects item at ``path``: its metadata (any kind, a custom
-    resource's too) and the pod spec a built-in kind holds; each item of a v1 List, recursively."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("apiVersion"), str) or not isinstance(obj.get("kind"), str):
-        return []
-    if f"{obj['apiVersion']} {obj['kind']}" in _TABLE["lists"]:
-        items = obj.get("items")
-        if not isinstance(items, list):
-            return []
-        return [p for j, item in enumerate(items) for p in api_problems(item, (*path, "items", j), k8s_version)]
+def api_problems(obj: dict[str, Any], path: Path) -> list[Problem]:
+    """What the API server would refuse in an object extraObjects create (``created``), at ``path``: its
+    metadata (any kind, a custom resource's too) and the pod spec a built-in kind holds."""
     # every kind: the API server validates a custom resource's metadata too (apiextensions' strategy:
     # ValidateObjectMetaAccessor with NameIsDNSSubdomain); a pod spec only in the built-in kinds that hold one
     problems: list[Problem] = []
@@ -299,9 +327,12 @@ def _resources(resources: Any, path: Path) -> list[Problem]:
 def warnings(spec: Spec, k8s_version: str) -> list[str]:
     """An object of a kind kvgen has no schema for (a CRD it does not vendor) is rendered unchecked."""
     return [
-        f"extraObjects[{i}]: {obj['apiVersion']} {obj['kind']} is not validated: kvgen has no schema for it"
-        for i, obj in enumerate(spec.extra_objects)
-        if well_formed(obj) and not kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version)
+        f"{format_path(at)}: {obj['apiVersion']} {obj['kind']} is not validated: kvgen has no schema for it"
+        for at, obj in created(spec.extra_objects)
+        if isinstance(obj, dict)
+        and not is_list(obj)
+        and well_formed(obj)
+        and not kube.has_schema(obj["apiVersion"], obj["kind"], k8s_version)
     ]
 
 
@@ -309,12 +340,14 @@ def clashes(spec: Spec, own: list[dict[str, Any]]) -> list[Problem]:
     """extraObjects that are one of kvgen's own rendered objects (``own``): the same group, kind and name."""
     rendered = {(group(o["apiVersion"]), o["kind"], o["metadata"]["name"]): o for o in own}
     problems = []
-    for i, obj in enumerate(spec.extra_objects):
+    for at, obj in created(spec.extra_objects):
+        if is_list(obj) or not isinstance(obj, dict) or not well_formed(obj):
+            continue
         mine = rendered.get((group(obj["apiVersion"]), obj["kind"], obj["metadata"]["name"]))
         if mine is not None:
             problems.append(
                 Problem(
-                    ("extraObjects", i, "metadata", "name"),
+                    (*at, "metadata", "name"),
                     f"{obj['kind']} {quoted(obj['metadata']['name'])} is kvgen's own {mine['apiVersion']} "
                     f"{mine['kind']} {quoted(mine['metadata']['name'])}: one of them would replace the other",
                     "rename it, or set what you need through the spec's own fields (see `kvgen schema`)",

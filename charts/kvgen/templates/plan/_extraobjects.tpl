@@ -67,16 +67,64 @@ and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s P
 {{- end -}}
 {{- end -}}
 
-{{/* kvgen.checkExtraObjects: every problem of extraObjects that needs no rendering (kvgen/plan/extra_objects.py check) */}}
+{{/* kvgen.extraIsList: "true" when an item is a kind whose items are objects of their own
+(files/apiserver.yaml extraObjects.lists: kubectl and Helm create each item, and no object for the
+List; kvgen/plan/extra_objects.py is_list). Usage: include "kvgen.extraIsList" (list $s OBJECT) */}}
+{{- define "kvgen.extraIsList" -}}
+{{- $s := index . 0 -}}{{- $o := index . 1 -}}
+{{- if not (hasKey $s "extraLists") -}}{{- $_ := set $s "extraLists" ($s.F.Get "files/apiserver.yaml" | fromYaml).extraObjects.lists -}}{{- end -}}
+{{- if and (kindIs "map" $o) (kindIs "string" (index $o "apiVersion")) (kindIs "string" (index $o "kind")) -}}
+{{- if has (printf "%s %s" $o.apiVersion $o.kind) $s.extraLists -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraCreated: every object kubectl and Helm create from extraObjects, as a JSON list of
+index chains: [i] the item extraObjects[i], [i, j, ...] the items of a List in its place,
+recursively; a List itself comes before its items (kvgen/plan/extra_objects.py created). A
+caller walks a chain to its object and path (kvgen.checkExtraObjects shows how). */}}
+{{- define "kvgen.extraCreated" -}}
+{{- $s := . -}}
+{{- $out := list -}}
+{{- range $i, $o := default list $s.V.extraObjects -}}
+{{- $out = concat $out (include "kvgen.extraCreatedIn" (list $s (list $i) $o) | fromJsonArray) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* kvgen.extraCreatedIn: kvgen.extraCreated below one item. Usage: (list $s CHAIN OBJECT) */}}
+{{- define "kvgen.extraCreatedIn" -}}
+{{- $s := index . 0 -}}{{- $at := index . 1 -}}{{- $o := index . 2 -}}
+{{- $out := list $at -}}
+{{- if and (include "kvgen.extraIsList" (list $s $o)) (kindIs "slice" (index $o "items")) -}}
+{{- range $j, $item := index $o "items" -}}
+{{- $out = concat $out (include "kvgen.extraCreatedIn" (list $s (append $at $j) $item) | fromJsonArray) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* kvgen.checkExtraObjects: every problem of extraObjects that needs no rendering, on each object
+they create (a List's items each; kvgen/plan/extra_objects.py check) */}}
 {{- define "kvgen.checkExtraObjects" -}}
 {{- $s := . -}}
 {{- $ns := include "kvgen.extraNamespace" $s -}}
 {{- $seen := dict -}}
 {{- $A := dict -}}
-{{- $required := dict "apiVersion" "required: the object's API group and version, a string such as networking.k8s.io/v1" "kind" "required: the object's kind, a string such as NetworkPolicy" "name" "required: the object's name, a string" -}}
+{{- $required := dict "apiVersion" "required: the object's API group and version, a string such as networking.k8s.io/v1" "kind" "required: the object's kind, a string such as NetworkPolicy" "name" "required: the object's name, a string" "object" "an object kubectl and Helm create: a mapping with apiVersion, kind and metadata.name" "items" "a List's items: a list of objects, each with apiVersion, kind and metadata.name" -}}
 {{- range $i, $o := default list $s.V.extraObjects -}}
-{{- $base := printf "extraObjects[%d]" $i -}}
-{{- if kindIs "map" $o -}}
+{{- include "kvgen.extraSecretValues" (list $s (printf "extraObjects[%d]" $i) $o) -}}
+{{- end -}}
+{{- range $at := include "kvgen.extraCreated" $s | fromJsonArray -}}
+{{/* the chain's object and path */}}
+{{- $o := index $s.V.extraObjects (int (first $at)) -}}{{- $base := printf "extraObjects[%d]" (int (first $at)) -}}
+{{- range $j := rest $at -}}{{- $o = index $o.items (int $j) -}}{{- $base = printf "%s.items[%d]" $base (int $j) -}}{{- end -}}
+{{- if not (kindIs "map" $o) -}}
+{{- include "kvgen.problem" (list $s $base $required.object "") -}}
+{{- else if include "kvgen.extraIsList" (list $s $o) -}}
+{{- if and (hasKey $o "items") (not (kindIs "slice" (index $o "items"))) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.items" $base) $required.items "") -}}
+{{- end -}}
+{{- else -}}
 {{- range $key := list "apiVersion" "kind" -}}
 {{- if not (and (kindIs "string" (index $o $key)) (index $o $key)) -}}
 {{- include "kvgen.problem" (list $s (printf "%s.%s" $base $key) (index $required $key) "") -}}
@@ -86,7 +134,6 @@ and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s P
 {{- if not (and (kindIs "map" $meta) (kindIs "string" (index (default dict $meta) "name")) (index (default dict $meta) "name")) -}}
 {{- include "kvgen.problem" (list $s (printf "%s.metadata.name" $base) $required.name "") -}}
 {{- end -}}
-{{- include "kvgen.extraSecretValues" (list $s $base $o) -}}
 {{- if include "kvgen.extraWellFormed" $o -}}
 {{- $mns := index $meta "namespace" -}}
 {{- if and (kindIs "string" $mns) $ns (ne $mns $ns) -}}
@@ -95,9 +142,9 @@ and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s P
 {{- $where := ternary $mns $ns (kindIs "string" $mns) -}}
 {{- $key := printf "%s\x00%s\x00%s\x00%s" (include "kvgen.apiGroup" $o.apiVersion) $o.kind $where $meta.name -}}
 {{- if hasKey $seen $key -}}
-{{- include "kvgen.problem" (list $s (printf "%s.metadata.name" $base) (printf "%s %s is also extraObjects[%d]: the same object twice" $o.kind (include "kvgen.quoted" $meta.name) (index $seen $key)) "remove one of them, or rename it") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.metadata.name" $base) (printf "%s %s is also %s: the same object twice" $o.kind (include "kvgen.quoted" $meta.name) (index $seen $key)) "remove one of them, or rename it") -}}
 {{- else -}}
-{{- $_ := set $seen $key $i -}}
+{{- $_ := set $seen $key $base -}}
 {{- end -}}
 {{- if not $A -}}{{- $A = $s.F.Get "files/apiserver.yaml" | fromYaml -}}{{- end -}}
 {{- include "kvgen.extraObjectApi" (list $s $A $base $o) -}}
@@ -106,20 +153,14 @@ and inside a List's items (kvgen/plan/extra_objects.py check). Usage: (list $s P
 {{- end -}}
 {{- end -}}
 
-{{/* kvgen.extraObjectApi: what the API server would refuse in an extraObjects item at PATH: its
-metadata and the pod spec it holds, for a kind kvgen has a schema for; each item of a v1 List,
-recursively (kvgen/plan/extra_objects.py api_problems; the tables are files/apiserver.yaml
-extraObjects). Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
+{{/* kvgen.extraObjectApi: what the API server would refuse in an object extraObjects create
+(kvgen.extraCreated) at PATH: its metadata (any kind) and the pod spec a built-in kind holds
+(kvgen/plan/extra_objects.py api_problems; the tables are files/apiserver.yaml extraObjects).
+Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
 {{- define "kvgen.extraObjectApi" -}}
 {{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $path := index . 2 -}}{{- $o := index . 3 -}}
-{{- if and (kindIs "map" $o) (kindIs "string" (index $o "apiVersion")) (kindIs "string" (index $o "kind")) -}}
 {{- $E := $A.extraObjects -}}
 {{- $grp := default "core" (include "kvgen.apiGroup" $o.apiVersion) -}}
-{{- if has (printf "%s %s" $o.apiVersion $o.kind) $E.lists -}}
-{{- if kindIs "slice" (index $o "items") -}}
-{{- range $j, $item := index $o "items" -}}{{- include "kvgen.extraObjectApi" (list $s $A (printf "%s.items[%d]" $path $j) $item) -}}{{- end -}}
-{{- end -}}
-{{- else -}}
 {{/* every kind: the API server validates a custom resource's metadata too (ValidateObjectMetaAccessor, NameIsDNSSubdomain) */}}
 {{- $meta := index $o "metadata" -}}
 {{- if kindIs "map" $meta -}}
@@ -167,8 +208,6 @@ extraObjects). Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */
 {{- $pod := $o -}}
 {{- range $k := splitList "." $where -}}{{- if kindIs "map" $pod -}}{{- $pod = index $pod $k -}}{{- end -}}{{- end -}}
 {{- if kindIs "map" $pod -}}{{- include "kvgen.extraPodSpec" (list $s $A (printf "%s.%s" $path $where) $pod) -}}{{- end -}}
-{{- end -}}
-{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -259,13 +298,16 @@ volumes (kvgen/plan/extra_objects.py _pod_spec). Usage: (list $s $A PATH POD) */
 {{- end -}}
 {{- end -}}
 
-{{/* kvgen.extraObjectWarnings: an object of a kind kvgen has no schema for (kvgen/plan/extra_objects.py warnings). Returns a JSON list. */}}
+{{/* kvgen.extraObjectWarnings: an object of a kind kvgen has no schema for, a List's items each
+(kvgen/plan/extra_objects.py warnings). Returns a JSON list. */}}
 {{- define "kvgen.extraObjectWarnings" -}}
 {{- $s := . -}}
 {{- $out := list -}}
-{{- range $i, $o := default list $s.V.extraObjects -}}
-{{- if and (include "kvgen.extraWellFormed" $o) (not (include "kvgen.hasSchema" (list $s $o.apiVersion $o.kind))) -}}
-{{- $out = append $out (printf "extraObjects[%d]: %s %s is not validated: kvgen has no schema for it" $i $o.apiVersion $o.kind) -}}
+{{- range $at := include "kvgen.extraCreated" $s | fromJsonArray -}}
+{{- $o := index $s.V.extraObjects (int (first $at)) -}}{{- $path := printf "extraObjects[%d]" (int (first $at)) -}}
+{{- range $j := rest $at -}}{{- $o = index $o.items (int $j) -}}{{- $path = printf "%s.items[%d]" $path (int $j) -}}{{- end -}}
+{{- if and (include "kvgen.extraWellFormed" $o) (not (include "kvgen.extraIsList" (list $s $o))) (not (include "kvgen.hasSchema" (list $s $o.apiVersion $o.kind))) -}}
+{{- $out = append $out (printf "%s: %s %s is not validated: kvgen has no schema for it" $path $o.apiVersion $o.kind) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $out -}}
@@ -315,11 +357,15 @@ Usage: include "kvgen.extraObjectClashes" (list $s $c) */}}
 {{- range $o := include "kvgen.ownObjects" $c | fromJsonArray -}}
 {{- $_ := set $own (printf "%s\x00%s\x00%s" (include "kvgen.apiGroup" $o.apiVersion) $o.kind $o.name) $o -}}
 {{- end -}}
-{{- range $i, $o := default list $s.V.extraObjects -}}
+{{- range $at := include "kvgen.extraCreated" $s | fromJsonArray -}}
+{{- $o := index $s.V.extraObjects (int (first $at)) -}}{{- $path := printf "extraObjects[%d]" (int (first $at)) -}}
+{{- range $j := rest $at -}}{{- $o = index $o.items (int $j) -}}{{- $path = printf "%s.items[%d]" $path (int $j) -}}{{- end -}}
+{{- if and (include "kvgen.extraWellFormed" $o) (not (include "kvgen.extraIsList" (list $s $o))) -}}
 {{- $key := printf "%s\x00%s\x00%s" (include "kvgen.apiGroup" $o.apiVersion) $o.kind $o.metadata.name -}}
 {{- if hasKey $own $key -}}
 {{- $mine := index $own $key -}}
-{{- include "kvgen.problem" (list $s (printf "extraObjects[%d].metadata.name" $i) (printf "%s %s is kvgen's own %s %s %s: one of them would replace the other" $o.kind (include "kvgen.quoted" $o.metadata.name) $mine.apiVersion $mine.kind (include "kvgen.quoted" $mine.name)) "rename it, or set what you need through the spec's own fields (see `kvgen schema`)") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.metadata.name" $path) (printf "%s %s is kvgen's own %s %s %s: one of them would replace the other" $o.kind (include "kvgen.quoted" $o.metadata.name) $mine.apiVersion $mine.kind (include "kvgen.quoted" $mine.name)) "rename it, or set what you need through the spec's own fields (see `kvgen schema`)") -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
