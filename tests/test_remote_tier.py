@@ -52,6 +52,16 @@ def server_env(compiled) -> tuple[list[str], list[dict[str, Any]]]:
     return c["args"], c.get("env", [])
 
 
+def server_env_of(objects: list[dict[str, Any]]) -> list[str]:
+    """The LMCache server's args among rendered objects."""
+    (work,) = [o for o in objects if o["kind"] in ("Deployment", "StatefulSet")]
+    pod = work["spec"]["template"]["spec"]
+    for c in [*pod.get("initContainers", []), *pod["containers"]]:
+        if "--l2-adapter" in c.get("args", []):
+            return list(c["args"])
+    raise AssertionError("no container runs the LMCache server")
+
+
 def resolve_env(env: list[dict[str, Any]], secrets: dict[tuple[str, str], str]) -> dict[str, str]:
     """The environment the kubelet would give the container, Secrets looked up in ``secrets``."""
     out = {}
@@ -122,6 +132,20 @@ def test_default_port_valkey_scheme_and_a_capacity():
 def test_the_chart_renders_the_same_remote_tier(remote, access):
     values = lmcache_spec(remote, lmcache={"gpuAccess": access})
     assert helm.by_identity(helm.objects(values)) == helm.by_identity(compile_spec(values).objects)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("username", ["jos\u00e9", "a<b>&c", "line\u2028sep", "tab\tand\x1besc"])
+def test_any_username_is_written_as_the_same_json_on_both_faces(username):
+    """Found by the fuzzer (issue 33): kvgen wrote a non-ASCII user as ``\\u00e9`` in the --l2-adapter JSON, the
+    chart (Go's encoding/json) as the character itself; Go also escapes <, >, & and U+2028/U+2029. The same
+    bytes on both faces, and LMCache reads the user back."""
+    values = lmcache_spec({**REMOTE, "username": username})
+    ours = compile_spec(values).objects
+    assert helm.by_identity(helm.objects(values)) == helm.by_identity(ours)
+    args = server_env_of(ours)
+    (adapter,) = l2_adapters(args)
+    assert adapter["username"] == username
 
 
 def test_the_rendered_adapter_passes_the_snapshot_check():

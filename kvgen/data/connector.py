@@ -20,9 +20,15 @@ def wiring() -> dict[str, Any]:
     return catalog.runtime()["wiring"]
 
 
+# What Go's encoding/json (Helm's toJson) escapes that Python's json, writing UTF-8 as is, does not: the
+# HTML characters (json.Marshal's HTMLEscape) and the JavaScript line terminators. Both write the other
+# control characters alike (\b, \f, \n, \r, \t, else \u00XX in lower-case hex; Go since 1.22).
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def dumps(obj: Any) -> str:
-    """Compact JSON with sorted keys: the same bytes Helm's toJson produces."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    """Compact JSON with sorted keys: the bytes Helm's toJson produces (Go's encoding/json), for any string."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).translate(_GO_ESCAPES)
 
 
 def lmcache_http_url() -> str:
