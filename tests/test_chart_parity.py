@@ -857,3 +857,28 @@ def test_the_charts_supported_kubernetes_versions_are_kvgens():
 
     supported = json.loads((ROOT / "charts" / "kvgen" / "files" / "kubernetes.json").read_text())["supported"]
     assert supported == [v for v in kube.shipped_versions() if tuple(map(int, v.split("."))) >= kube.SUPPORTED_MIN]
+
+
+# ----------------------------------------------------------------------------- sizes written as numbers
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("size", [107374182400, 107374182400.0], ids=["int", "whole-float"])
+def test_a_size_written_as_a_number_renders_as_kvgens_text_on_both_faces(size):
+    """Found by the fuzzer (issue 33): an integer emptyDir size rendered as a string on kvgen and as a number
+    on the chart (Helm reads the values' numbers as float64); a whole float, an integer to JSON Schema and so
+    to the chart, was refused by kvgen."""
+    values = spec(
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "cache": {"claimTemplate": {"size": size}}},
+        kvCacheOffloading={
+            "backend": "native",
+            "cpu": "10Gi",
+            "secondary": [{"fileSystem": {"emptyDir": {"size": size}}}],
+        },
+    )
+    ours = compile_spec(values).objects
+    assert helm.by_identity(helm.objects(values)) == helm.by_identity(ours)
+    (tier,) = [v for p in _pods(ours) for v in p["volumes"] if v["name"] == "kv-cache-secondary-0"]
+    assert tier["emptyDir"]["sizeLimit"] == "107374182400"
+    (claim,) = [t for o in ours for t in o["spec"].get("volumeClaimTemplates", [])]
+    assert claim["spec"]["resources"]["requests"]["storage"] == "107374182400"

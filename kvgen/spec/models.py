@@ -49,6 +49,7 @@ MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 def _check_size(value: Any, zero: bool = False) -> quantity.Size:
     if isinstance(value, quantity.Size):  # already parsed (a spec built from a spec's values)
         return value
+    value = _whole_number(value)  # 1073741824.0: an integer to JSON Schema, and so to the chart
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("must be a size such as 10Gi (a string or a whole number of bytes)")
     text = str(value)

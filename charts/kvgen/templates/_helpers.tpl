@@ -72,6 +72,15 @@ Usage: {{ include "kvgen.bytes" "10Gi" | int64 }}
 {{- end -}}
 
 {{/*
+kvgen.sizeText: a size of the values as kvgen writes it (kvgen/core/quantity.py Size.text): the string
+as written, or a whole number of bytes as its digits. Why: Helm reads the values' numbers as float64, so
+the number itself would render as an integer where kvgen writes the string the spec wrote.
+*/}}
+{{- define "kvgen.sizeText" -}}
+{{- ternary (toString .) (printf "%d" (int64 .)) (kindIs "string" .) -}}
+{{- end -}}
+
+{{/*
 kvgen.formatBytes: the shortest exact quantity for a byte count: 10737418240 -> 10Gi,
 1610612736 -> 1536Mi; a count that is no whole number of KiB stays in bytes.
 */}}

@@ -313,7 +313,7 @@ Usage: {{- include "kvgen.context.tiers" $s -}}
 {{- $name := printf "kv-cache-secondary-%d" $n -}}
 {{- $tier := dict "volume" (dict "name" $name) "mount" (dict "name" $name "mountPath" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}
 {{- if include "kvgen.isSet" (list $fs "emptyDir") -}}
-{{- $_ := set $tier.volume "emptyDir" (dict "sizeLimit" $fs.emptyDir.size) -}}
+{{- $_ := set $tier.volume "emptyDir" (dict "sizeLimit" (include "kvgen.sizeText" $fs.emptyDir.size)) -}}
 {{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.emptyDir.size | int64) -}}
 {{- else if include "kvgen.isSet" (list $fs.pvc "spec") -}}
 {{- $_ := set $tier.volume "ephemeral" (dict "volumeClaimTemplate" (dict "spec" $fs.pvc.spec)) -}}
@@ -591,7 +591,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- if $s.modelCache.template -}}
 {{- $t := $v.model.cache.claimTemplate -}}
 {{- $size := include "kvgen.formatBytes" (include "kvgen.weightsClaimSize" $s | int64) -}}
-{{- if include "kvgen.isSet" (list $t "size") -}}{{- $size = ternary (toString $t.size) (printf "%d" (int64 $t.size)) (kindIs "string" $t.size) -}}{{- end -}}
+{{- if include "kvgen.isSet" (list $t "size") -}}{{- $size = include "kvgen.sizeText" $t.size -}}{{- end -}}
 {{- $spec := dict "accessModes" (default (list "ReadWriteOnce") $t.accessModes) -}}
 {{- if include "kvgen.isSet" (list $t "storageClassName") -}}{{- $_ := set $spec "storageClassName" $t.storageClassName -}}{{- end -}}
 {{- $_ := set $spec "resources" (dict "requests" (dict "storage" $size)) -}}
