@@ -21,6 +21,7 @@ import unicodedata
 
 import contract_support as cs
 import helm
+import helm_python
 import pytest
 from conftest import ROOT, compile_spec, dump, problem_set, problem_triples, spec
 
@@ -28,6 +29,7 @@ from kvgen.core.errors import SpecError, format_path, quoted
 from kvgen.data import catalog
 from kvgen.input import user_catalog
 from kvgen.plan import apiserver
+from kvgen.spec.models import MAX_COUNT
 
 ROW = {
     "cloud": "onprem",
@@ -143,6 +145,54 @@ def test_model_weights_of_a_row_are_within_kvgens_bound_and_1pi_is_not_above_it(
     assert both(values) == {size_problem("catalog.models.Qwen/Qwen3-8B.weights", "8E")}
     # the bound itself is a size (an informational one: the node's local disk)
     assert not [p for p in both(on_node({**ROW, "localDisk": "1Pi"})) if p[0].startswith("catalog.")]
+
+
+# a model's and a node's counts: files/apiserver.yaml maxCounts, in the schema of both faces
+MODEL_COUNTS = sorted(set(MAX_COUNT) - {"gpus", "cpu"})
+
+
+def _refused_alike(values: dict, path: str, bound: int) -> None:
+    """kvgen refuses the count at its path, and the chart's values schema refuses it too (Helm's own words)."""
+    assert problem_set(values) == {(path, f"Input should be less than or equal to {bound}", None)}
+    field = path.rpartition(".")[2]
+    with pytest.raises(helm_python.HelmValuesError, match=f"/{field}': maximum: got "):
+        helm.problems(values)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("field", MODEL_COUNTS)
+@pytest.mark.parametrize("value", ["above", 1e308], ids=["bound+1", "1e308"])
+def test_a_models_count_is_within_kvgens_bound_on_both_faces(field, value):
+    """Found by the fuzzer (issue 33): a catalog row's kvHeads: 1e+308 was refused by kvgen for not fitting and
+    rendered by the chart with its int64 arithmetic overflowed (at TP 2: "2 is not divisible by
+    -9223372036854775808"). Every count now has a bound that keeps the chart's products in int64."""
+    bound = MAX_COUNT[field]
+    count = bound + 1 if value == "above" else value
+    row = {**MODEL_ROW, field: count}
+    _refused_alike(
+        spec(catalog={"models": {"acme/m": row}}, model={"id": "acme/m"}), f"catalog.models.acme/m.{field}", bound
+    )
+    if field not in ("fullKvHeads", "fullHeadDim"):  # a catalog row's fields only
+        inline = spec(model={"id": "acme/m", **INLINE, field: count})
+        _refused_alike(inline, f"model.{field}", bound)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("field", ["gpus", "cpu"])
+def test_a_nodes_count_is_within_kvgens_bound_on_both_faces(field):
+    bound = MAX_COUNT[field]
+    _refused_alike(on_node({**ROW, field: 1e308}), f"catalog.instances.my-node.{field}", bound)
+    inline = spec(instance={"gpus": 1, "gpuMemory": "80Gi", "memory": "256Gi", "cpu": 32, field: bound + 1})
+    _refused_alike(inline, f"instance.{field}", bound)
+
+
+def test_the_bounds_hold_every_built_in_row_and_keep_a_token_times_a_length_in_int64():
+    for name, row in catalog.models().items():
+        for field in MODEL_COUNTS:
+            value = getattr(row, "".join("_" + c.lower() if c.isupper() else c for c in field), None)
+            assert not isinstance(value, int) or value <= MAX_COUNT[field], (name, field)
+    per_token = 2 * MAX_COUNT["kvHeads"] * MAX_COUNT["headDim"] * 4 * MAX_COUNT["layers"]
+    assert per_token * (MAX_COUNT["maxModelLen"] + MAX_COUNT["slidingWindow"]) < 2**63
 
 
 @pytest.mark.heavy

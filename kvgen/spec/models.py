@@ -44,6 +44,9 @@ QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"
 _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 # The largest size (1 PiB), kept far from int64 overflow; kvgen.plan.apiserver checks every size.
 MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
+# The largest count of each model and node field (files/apiserver.yaml maxCounts: far above any real
+# model, and low enough that the chart's int64 arithmetic cannot overflow).
+MAX_COUNT: dict[str, int] = catalog.load("apiserver.yaml")["maxCounts"]
 
 
 def _check_size(value: Any, zero: bool = False) -> quantity.Size:
@@ -271,6 +274,7 @@ class ModelSpec(Model):
     max_model_len: int | None = Field(
         None,
         ge=1,
+        le=MAX_COUNT["maxModelLen"],
         description="vLLM --max-model-len: the longest sequence served. Default: the model's own limit when one sequence of it fits the GPU KV cache, else the longest length that does (kvgen then passes --max-model-len and warns).",
     )
     hf_token_secret: HFTokenSecretRef | None = Field(
@@ -279,34 +283,47 @@ class ModelSpec(Model):
     architecture: str | None = Field(
         None, description="Inline model: the vLLM architecture class, e.g. LlamaForCausalLM. Overrides the catalog."
     )
-    layers: int | None = Field(None, ge=1, description="Inline model: number of hidden layers.")
+    layers: int | None = Field(None, ge=1, le=MAX_COUNT["layers"], description="Inline model: number of hidden layers.")
     attention_layers: int | None = Field(
         None,
         ge=0,
+        le=MAX_COUNT["attentionLayers"],
         description="Inline model: layers that keep a per-token KV cache (fewer than layers for hybrids). Default: layers.",
     )
     attention_heads: int | None = Field(
         None,
         ge=1,
+        le=MAX_COUNT["attentionHeads"],
         description="Inline model: number of attention (query) heads, num_attention_heads; vLLM refuses a "
         "tensor-parallel size that does not divide it.",
     )
-    kv_heads: int | None = Field(None, ge=1, description="Inline model: number of key/value heads (1 for MLA).")
+    kv_heads: int | None = Field(
+        None, ge=1, le=MAX_COUNT["kvHeads"], description="Inline model: number of key/value heads (1 for MLA)."
+    )
     head_dim: int | None = Field(
-        None, ge=1, description="Inline model: head dimension (for MLA: kv_lora_rank + qk_rope_head_dim)."
+        None,
+        ge=1,
+        le=MAX_COUNT["headDim"],
+        description="Inline model: head dimension (for MLA: kv_lora_rank + qk_rope_head_dim).",
     )
-    experts: int | None = Field(None, ge=0, description="Inline model: routed experts of a MoE model (0: dense).")
+    experts: int | None = Field(
+        None, ge=0, le=MAX_COUNT["experts"], description="Inline model: routed experts of a MoE model (0: dense)."
+    )
     experts_per_token: int | None = Field(
-        None, ge=0, description="Inline model: experts each token is routed to, num_experts_per_tok (0: dense)."
+        None,
+        ge=0,
+        le=MAX_COUNT["expertsPerToken"],
+        description="Inline model: experts each token is routed to, num_experts_per_tok (0: dense).",
     )
-    hidden_size: int | None = Field(None, ge=1, description="Inline model: hidden_size.")
+    hidden_size: int | None = Field(None, ge=1, le=MAX_COUNT["hiddenSize"], description="Inline model: hidden_size.")
     intermediate_size: int | None = Field(
         None,
         ge=0,
+        le=MAX_COUNT["intermediateSize"],
         description="Inline model: the MLP width tensor parallelism splits: intermediate_size, or a MoE model's "
         "per-expert moe_intermediate_size.",
     )
-    vocab_size: int | None = Field(None, ge=1, description="Inline model: vocab_size.")
+    vocab_size: int | None = Field(None, ge=1, le=MAX_COUNT["vocabSize"], description="Inline model: vocab_size.")
     mla: bool | None = Field(None, description="Inline model: multi-head latent attention (DeepSeek-V2/V3 style).")
     hybrid: bool | None = Field(
         None,
@@ -330,6 +347,7 @@ class ModelSpec(Model):
     embedding_parameters: int | None = Field(
         None,
         ge=0,
+        le=MAX_COUNT["embeddingParameters"],
         description="Inline model: parameters of the input embeddings and the lm_head (vocab_size x hidden_size, x 2 "
         "unless tie_word_embeddings), which vLLM's online quantization (--quantization fp8 on a 16-bit checkpoint) "
         "keeps in the model's dtype. Without it (and the catalog row's), online quantization is sized unquantized "
@@ -338,9 +356,12 @@ class ModelSpec(Model):
     sliding_layers: int | None = Field(
         None,
         ge=0,
+        le=MAX_COUNT["slidingLayers"],
         description="Inline model: attention layers with a sliding window (Gemma, gpt-oss); their KV cache holds at most the window.",
     )
-    sliding_window: int | None = Field(None, ge=1, description="Inline model: the sliding window, in tokens.")
+    sliding_window: int | None = Field(
+        None, ge=1, le=MAX_COUNT["slidingWindow"], description="Inline model: the sliding window, in tokens."
+    )
 
 
 class InstanceSpec(Model):
@@ -353,6 +374,7 @@ class InstanceSpec(Model):
     gpus: int | None = Field(
         None,
         ge=0,
+        le=MAX_COUNT["gpus"],
         description="GPUs (or MIG devices) per node; 0 for a CPU-only node. With a catalog instance.type it must be "
         "the type's own count (or left out): to use a share of the node's GPUs, set the parallel sizes.",
     )
@@ -368,7 +390,7 @@ class InstanceSpec(Model):
         "other gpuModel it is taken as the reported figure.",
     )
     memory: Size | None = Field(None, description="Host RAM of the node, e.g. 220Gi.")
-    cpu: int | None = Field(None, ge=1, description="vCPUs of the node.")
+    cpu: int | None = Field(None, ge=1, le=MAX_COUNT["cpu"], description="vCPUs of the node.")
     arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
     local_disk: Size | None = Field(
         None, description="Local NVMe / temp disk of the node (informational: the kubelet does not use it by default)."
@@ -1284,35 +1306,58 @@ class CatalogModel(Model):
     weights required) or fields replacing a built-in row's."""
 
     architecture: str | None = Field(None, description="vLLM architecture class (config.json architectures[0]).")
-    layers: int | None = Field(None, ge=1, description="num_hidden_layers.")
-    attention_layers: int | None = Field(None, ge=0, description="Layers with a per-token KV cache. Default: layers.")
+    layers: int | None = Field(None, ge=1, le=MAX_COUNT["layers"], description="num_hidden_layers.")
+    attention_layers: int | None = Field(
+        None, ge=0, le=MAX_COUNT["attentionLayers"], description="Layers with a per-token KV cache. Default: layers."
+    )
     attention_heads: int | None = Field(
         None,
         ge=1,
+        le=MAX_COUNT["attentionHeads"],
         description="num_attention_heads (query heads, MLA models too): vLLM's tensor-parallel size divides it.",
     )
-    kv_heads: int | None = Field(None, ge=1, description="num_key_value_heads (MLA: 1).")
-    head_dim: int | None = Field(None, ge=1, description="Head dimension (MLA: kv_lora_rank + qk_rope_head_dim).")
-    experts: int | None = Field(None, ge=0, description="Routed experts of a MoE model, 0 for a dense one.")
-    experts_per_token: int | None = Field(None, ge=0, description="num_experts_per_tok (0: dense).")
-    hidden_size: int | None = Field(None, ge=1, description="hidden_size.")
-    intermediate_size: int | None = Field(
-        None, ge=0, description="The MLP width tensor parallelism splits (a MoE model's per-expert width)."
+    kv_heads: int | None = Field(None, ge=1, le=MAX_COUNT["kvHeads"], description="num_key_value_heads (MLA: 1).")
+    head_dim: int | None = Field(
+        None, ge=1, le=MAX_COUNT["headDim"], description="Head dimension (MLA: kv_lora_rank + qk_rope_head_dim)."
     )
-    vocab_size: int | None = Field(None, ge=1, description="vocab_size.")
+    experts: int | None = Field(
+        None, ge=0, le=MAX_COUNT["experts"], description="Routed experts of a MoE model, 0 for a dense one."
+    )
+    experts_per_token: int | None = Field(
+        None, ge=0, le=MAX_COUNT["expertsPerToken"], description="num_experts_per_tok (0: dense)."
+    )
+    hidden_size: int | None = Field(None, ge=1, le=MAX_COUNT["hiddenSize"], description="hidden_size.")
+    intermediate_size: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_COUNT["intermediateSize"],
+        description="The MLP width tensor parallelism splits (a MoE model's per-expert width).",
+    )
+    vocab_size: int | None = Field(None, ge=1, le=MAX_COUNT["vocabSize"], description="vocab_size.")
     mla: bool | None = Field(None, description="DeepSeek-style MLA.")
     hybrid: bool | None = Field(None, description="Hybrid Mamba / linear-attention model.")
     multimodal: bool | None = Field(None, description="Takes images or audio (vLLM's multimodal processor cache).")
-    sliding_layers: int | None = Field(None, ge=0, description="Attention layers with a sliding window.")
-    sliding_window: int | None = Field(None, ge=1, description="Their window, in tokens.")
-    full_kv_heads: int | None = Field(None, ge=1, description="KV heads of full-attention layers where they differ.")
-    full_head_dim: int | None = Field(None, ge=1, description="Head dim of full-attention layers where it differs.")
+    sliding_layers: int | None = Field(
+        None, ge=0, le=MAX_COUNT["slidingLayers"], description="Attention layers with a sliding window."
+    )
+    sliding_window: int | None = Field(
+        None, ge=1, le=MAX_COUNT["slidingWindow"], description="Their window, in tokens."
+    )
+    full_kv_heads: int | None = Field(
+        None, ge=1, le=MAX_COUNT["fullKvHeads"], description="KV heads of full-attention layers where they differ."
+    )
+    full_head_dim: int | None = Field(
+        None, ge=1, le=MAX_COUNT["fullHeadDim"], description="Head dim of full-attention layers where it differs."
+    )
     weights: Size | None = Field(None, description="Size of the weights vLLM loads, e.g. 16Gi.")
     quantization: str | None = Field(None, description="The checkpoint's weight format (files/quantization.yaml).")
     embedding_parameters: int | None = Field(
-        None, ge=0, description="Input embeddings + lm_head parameters (kept 16-bit by online quantization)."
+        None,
+        ge=0,
+        le=MAX_COUNT["embeddingParameters"],
+        description="Input embeddings + lm_head parameters (kept 16-bit by online quantization).",
     )
-    max_model_len: int | None = Field(None, ge=1, description="The model's token limit.")
+    max_model_len: int | None = Field(None, ge=1, le=MAX_COUNT["maxModelLen"], description="The model's token limit.")
     source: str | None = Field(None, description="Where the numbers come from.")
 
 
@@ -1327,7 +1372,7 @@ class CatalogInstance(Model):
         description="azure, aws, gcp or oci; onprem for your own nodes, which a nodeSelector selects; false for "
         "your own nodes (no instance-type pin).",
     )
-    gpus: int | None = Field(None, ge=0, description="GPUs per node.")
+    gpus: int | None = Field(None, ge=0, le=MAX_COUNT["gpus"], description="GPUs per node.")
     gpu_model: str | None = Field(
         None,
         description="GPU model name. One of files/instances.yaml gpuModels plans from the memory that GPU reports to "
@@ -1335,7 +1380,7 @@ class CatalogInstance(Model):
     )
     gpu_memory: SizeOrZero | None = Field(None, description='Memory of one GPU ("0" when gpus is 0).')
     memory: Size | None = Field(None, description="Host RAM.")
-    cpu: int | None = Field(None, ge=1, description="CPUs.")
+    cpu: int | None = Field(None, ge=1, le=MAX_COUNT["cpu"], description="CPUs.")
     arch: Literal["amd64", "arm64"] | None = Field(None, description="CPU architecture.")
     local_disk: SizeOrZero | None = Field(None, description='Local NVMe (informational; "0": none).')
     ephemeral_storage: Size | None = Field(None, description="The kubelet's ephemeral storage on these nodes.")
