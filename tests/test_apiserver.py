@@ -131,6 +131,19 @@ CASES: dict[str, tuple[str, str, str, str, str]] = {
         "unsupported access mode 'ReadWriteSometimes'",
         HEAD + claim("{accessModes: [ReadWriteOncePod], resources: {requests: {storage: 100Gi}}}"),
     ),
+    "model-cache-read-write-once-pod-with-others": (  # issue 33: the weights cache's claim template too
+        HEAD.replace(
+            "  id: meta-llama/Llama-3.1-8B-Instruct\n",
+            "  id: meta-llama/Llama-3.1-8B-Instruct\n  cache:\n    claimTemplate: {accessModes: [ReadWriteOncePod, ReadWriteOnce]}\n",
+        ),
+        "model.cache.claimTemplate.accessModes",
+        "claimTemplate: {accessModes: [ReadWriteOncePod",
+        "ReadWriteOncePod may not be combined",
+        HEAD.replace(
+            "  id: meta-llama/Llama-3.1-8B-Instruct\n",
+            "  id: meta-llama/Llama-3.1-8B-Instruct\n  cache:\n    claimTemplate: {accessModes: [ReadWriteOncePod]}\n",
+        ),
+    ),
     "claim-read-write-once-pod-with-others": (
         HEAD + claim("{accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: 100Gi}}}"),
         f"{TIER}.spec.accessModes",

@@ -231,19 +231,25 @@ def _check_tier_sum(spec: Spec) -> list[Problem]:
     ]
 
 
+def _check_access_modes(path: Path, modes: list[Any]) -> list[Problem]:
+    """ValidatePersistentVolumeClaimSpec: ReadWriteOncePod only alone (a claim template's, a disk tier's)."""
+    if "ReadWriteOncePod" in modes and any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
+        return [
+            Problem(
+                path,
+                "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)",
+                "keep ReadWriteOncePod alone",
+            )
+        ]
+    return []
+
+
 def _check_pvc_spec(base: Path, pvc: dict[str, Any]) -> list[Problem]:
     """ValidatePersistentVolumeClaimSpec beyond the table: ReadWriteOncePod alone, the storage size."""
     problems: list[Problem] = []
     modes = pvc.get("accessModes")
-    if isinstance(modes, list) and "ReadWriteOncePod" in modes:
-        if any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
-            problems.append(
-                Problem(
-                    (*base, "accessModes"),
-                    "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)",
-                    "keep ReadWriteOncePod alone",
-                )
-            )
+    if isinstance(modes, list):
+        problems += _check_access_modes((*base, "accessModes"), modes)
     resources = pvc.get("resources")
     requests = resources.get("requests") if isinstance(resources, dict) else None
     storage = requests.get("storage") if isinstance(requests, dict) else None
@@ -646,6 +652,9 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
         problems += [
             Problem(("model", "uri"), p.message, p.hint) for p in _check_claim_ref(("model", "uri"), claim, sub_path)
         ]
+    if spec.model.cache is not None and spec.model.cache.claim_template is not None:
+        modes = [str(m) for m in spec.model.cache.claim_template.access_modes]
+        problems += _check_access_modes(("model", "cache", "claimTemplate", "accessModes"), modes)
     if spec.model.cache is not None and spec.model.cache.claim is not None:
         problems += _check_claim_ref(
             ("model", "cache", "claim"), spec.model.cache.claim.name, model_source.cache_path(spec)

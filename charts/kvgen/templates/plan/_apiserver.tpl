@@ -186,6 +186,14 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
 {{- include "kvgen.apiClaimRef" (list $s $A "model.uri" "model.uri" $pvc.claim $pvc.path) -}}
 {{- end -}}
+{{/* model.cache.claimTemplate: ReadWriteOncePod alone (ValidatePersistentVolumeClaimSpec) */}}
+{{- $mcache := (default dict $v.model).cache -}}
+{{- if and (kindIs "map" $mcache) (kindIs "map" $mcache.claimTemplate) -}}
+{{- $modes := $mcache.claimTemplate.accessModes -}}
+{{- if and (kindIs "slice" $modes) (has "ReadWriteOncePod" $modes) (without $modes "ReadWriteOncePod") -}}
+{{- include "kvgen.problem" (list $s "model.cache.claimTemplate.accessModes" "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)" "keep ReadWriteOncePod alone") -}}
+{{- end -}}
+{{- end -}}
 {{/* model.cache.claim: the claim's name and the mount's subPath (its path, else org--name) */}}
 {{- $mc := include "kvgen.modelCache" $v | fromJson -}}
 {{- if $mc.claim -}}
