@@ -84,6 +84,15 @@ def _above(path: str, resource: str, request: str, limit: str) -> tuple[str, str
     )
 
 
+def _unequal(path: str, resource: str, request: str, limit: str) -> tuple[str, str, str]:
+    return (
+        f"{path}.resources.requests.{resource}",
+        f"{request} must be equal to {resource} limit of {limit}: it cannot be overcommitted "
+        "(ValidateContainerResourceRequirements)",
+        f"make {path}.resources.requests.{resource} equal to {path}.resources.limits.{resource}, or leave the request out",
+    )
+
+
 ROLE_REF = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "system:ml:reader"}
 TEMPLATE = "extraObjects[0].spec.template.spec"
 
@@ -146,6 +155,63 @@ REFUSED: dict[str, Callable[[], tuple[list[dict], set]]] = {
                 f"'bad key' is not {what('labelKey')} (ValidateObjectMeta: ValidateAnnotations)",
                 None,
             )
+        },
+    ),
+    # ValidatePodTemplateSpec: a pod template's labels and annotations (issue 33), in every kind that holds one
+    "pod-template-labels": lambda: (
+        [
+            {
+                **deployment(containers=[c("proxy")]),
+                "spec": {
+                    "selector": {"matchLabels": {"app": "proxy"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "proxy", "tier": "gpu pool"}, "annotations": {"bad key": "x"}},
+                        "spec": {"containers": [c("proxy")]},
+                    },
+                },
+            },
+            {
+                **cron_job(containers=[c("report")]),
+                "spec": {
+                    "schedule": "0 3 * * *",
+                    "jobTemplate": {
+                        "spec": {
+                            "template": {
+                                "metadata": {"labels": {"-team": "ml"}},
+                                "spec": {"containers": [c("report")], "restartPolicy": "Never"},
+                            }
+                        }
+                    },
+                },
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "PodTemplate",
+                "metadata": {"name": "debug"},
+                "template": {"metadata": {"labels": {"tier": "a b"}}, "spec": {"containers": [c("debug")]}},
+            },
+        ],
+        {
+            (
+                "extraObjects[0].spec.template.metadata.labels.tier",
+                f"'gpu pool' is not {what('labelValue')} (ValidatePodTemplateSpec: ValidateLabels)",
+                None,
+            ),
+            (
+                "extraObjects[0].spec.template.metadata.annotations.bad key",
+                f"'bad key' is not {what('labelKey')} (ValidatePodTemplateSpec: ValidateAnnotations)",
+                None,
+            ),
+            (
+                "extraObjects[1].spec.jobTemplate.spec.template.metadata.labels.-team",
+                f"'-team' is not {what('labelKey')} (ValidatePodTemplateSpec: ValidateLabels)",
+                None,
+            ),
+            (
+                "extraObjects[2].template.metadata.labels.tier",
+                f"'a b' is not {what('labelValue')} (ValidatePodTemplateSpec: ValidateLabels)",
+                None,
+            ),
         },
     ),
     "annotations-size": lambda: (
@@ -211,6 +277,40 @@ REFUSED: dict[str, Callable[[], tuple[list[dict], set]]] = {
             _above(f"{TEMPLATE}.containers[0]", "memory", "2Gi", "1Gi"),
             _above(f"{TEMPLATE}.containers[1]", "ephemeral-storage", "20Gi", "10G"),
             _above(f"{TEMPLATE}.containers[2]", "memory", "2000000", "1M"),
+        },
+    ),
+    # an extended resource's or hugepages' request needs a limit equal to it (helper.IsOvercommitAllowed; issue 33)
+    "not-overcommittable": lambda: (
+        [
+            pod(
+                containers=[
+                    c("gpu", resources={"requests": {"nvidia.com/gpu": 1}}),
+                    c("pages", resources={"requests": {"hugepages-2Mi": "1Gi"}, "limits": {"hugepages-2Mi": "2Gi"}}),
+                    c("rdma", resources={"requests": {"rdma/ib": "1"}, "limits": {"rdma/ib": 2}}),
+                    c("huge", resources={"requests": {"hugepages-1Gi": "2Gi"}, "limits": {"hugepages-1Gi": "2049Mi"}}),
+                    # the same amounts written otherwise, and native resources, which may be overcommitted
+                    c(
+                        "fine",
+                        resources={
+                            "requests": {"hugepages-1Gi": "1Gi", "example.com/fpga": 2, "cpu": "1", "memory": "1Gi"},
+                            "limits": {"hugepages-1Gi": "1024Mi", "example.com/fpga": "2", "memory": "2Gi"},
+                        },
+                    ),
+                    c("limit-only", resources={"limits": {"nvidia.com/gpu": 1}}),
+                ]
+            )
+        ],
+        {
+            (
+                "extraObjects[0].spec.containers[0].resources.limits.nvidia.com/gpu",
+                "required: nvidia.com/gpu cannot be overcommitted, so its request needs a limit equal to it "
+                "(ValidateContainerResourceRequirements)",
+                "set extraObjects[0].spec.containers[0].resources.limits.nvidia.com/gpu to the request, or give the "
+                "limit alone (the request defaults to it)",
+            ),
+            _unequal("extraObjects[0].spec.containers[1]", "hugepages-2Mi", "1Gi", "2Gi"),
+            _unequal("extraObjects[0].spec.containers[2]", "rdma/ib", "1", "2"),
+            _unequal("extraObjects[0].spec.containers[3]", "hugepages-1Gi", "2Gi", "2049Mi"),
         },
     ),
     # ValidateVolumes, validateVolumeSource

@@ -179,17 +179,22 @@ def api_problems(obj: dict[str, Any], path: Path) -> list[Problem]:
         problems += _metadata(obj, meta, (*path, "metadata"))
     where = _of_kind(_TABLE["podSpecs"], obj)
     if isinstance(where, str):
-        pod: Any = obj
-        for key in where.split("."):
-            pod = pod.get(key) if isinstance(pod, dict) else None
-        if isinstance(pod, dict):
-            problems += _pod_spec(pod, (*path, *where.split(".")))
+        keys = where.split(".")
+        parents: list[Any] = [obj]  # the object, then each map on the way to the pod spec
+        for key in keys:
+            parents.append(parents[-1].get(key) if isinstance(parents[-1], dict) else None)
+        if isinstance(parents[-1], dict):
+            problems += _pod_spec(parents[-1], (*path, *keys))
+        # a pod template's own metadata (ValidatePodTemplateSpec: its labels and annotations; no name)
+        template = parents[-2]
+        if keys[-2:-1] == ["template"] and isinstance(template, dict) and isinstance(template.get("metadata"), dict):
+            at = (*path, *keys[:-1], "metadata")
+            problems += _labels_and_annotations(template["metadata"], at, "ValidatePodTemplateSpec")
     return problems
 
 
 def _metadata(obj: dict[str, Any], meta: dict[str, Any], path: Path) -> list[Problem]:
-    """ValidateObjectMeta: the name by the kind's name function, the labels (ValidateLabels), the
-    annotations' keys (ValidateAnnotations: case does not matter) and their total size."""
+    """ValidateObjectMeta: the name by the kind's name function, then the labels and annotations."""
     problems: list[Problem] = []
     name = meta.get("name")
     row = _of_kind(_TABLE["names"]["kinds"], obj)
@@ -198,23 +203,30 @@ def _metadata(obj: dict[str, Any], meta: dict[str, Any], path: Path) -> list[Pro
     if isinstance(name, str) and name and row.get("format") and not fits(row["format"], name):
         message = f"{quoted(name)} is not {what(row['format'])} (ValidateObjectMeta: {row['function']})"
         problems.append(Problem((*path, "name"), message))
+    return problems + _labels_and_annotations(meta, path, "ValidateObjectMeta")
+
+
+def _labels_and_annotations(meta: dict[str, Any], path: Path, function: str) -> list[Problem]:
+    """The labels (ValidateLabels), the annotations' keys (ValidateAnnotations: case does not matter) and
+    their total size, of an object's metadata or a pod template's (``function``: the API server's caller)."""
+    problems: list[Problem] = []
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
             if not isinstance(key, str):
                 continue
             if not fits("labelKey", key):
-                message = f"{quoted(key)} is not {what('labelKey')} (ValidateObjectMeta: ValidateLabels)"
+                message = f"{quoted(key)} is not {what('labelKey')} ({function}: ValidateLabels)"
                 problems.append(Problem((*path, "labels", key), message))
             if isinstance(value, str) and not fits("labelValue", value):
-                message = f"{quoted(value)} is not {what('labelValue')} (ValidateObjectMeta: ValidateLabels)"
+                message = f"{quoted(value)} is not {what('labelValue')} ({function}: ValidateLabels)"
                 problems.append(Problem((*path, "labels", key), message))
     notes = meta.get("annotations")
     if isinstance(notes, dict):
         notes_path: Path = (*path, "annotations")
         for key in notes:
             if isinstance(key, str) and not fits("labelKey", key.lower()):
-                message = f"{quoted(key)} is not {what('labelKey')} (ValidateObjectMeta: ValidateAnnotations)"
+                message = f"{quoted(key)} is not {what('labelKey')} ({function}: ValidateAnnotations)"
                 problems.append(Problem((*notes_path, key), message))
         total = sum(
             len(k.encode()) + len(v.encode()) for k, v in notes.items() if isinstance(k, str) and isinstance(v, str)
@@ -301,13 +313,46 @@ def _raw(value: Any) -> str:
     return str(value)
 
 
+def overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: a native resource (no domain, or one in kubernetes.io) but hugepages.
+    An extended resource's or hugepages' request must equal its limit, and needs one."""
+    if name.startswith("hugepages-"):
+        return False
+    return "/" not in name or RULES["nativeResourceDomain"] in name
+
+
+def _split(value: Any) -> tuple[Decimal, str] | None:
+    """A quantity kvgen compares (``_amount``) as its number and its unit ("" for a bare number)."""
+    if _amount(value) is None:
+        return None
+    if isinstance(value, str):
+        m = re.fullmatch(r"([0-9.]+)(.*)", value)
+        assert m is not None
+        return Decimal(m[1]), m[2]
+    return Decimal(value) if isinstance(value, int) else Decimal(repr(value)), ""
+
+
+def _differ(request: Any, limit: Any) -> bool:
+    """Whether two quantities surely differ: written in one unit, their numbers differ; in two, their values
+    differ by more than a billionth (the chart compares in float64; closer values are left to the API server)."""
+    a, b = _split(request), _split(limit)
+    if a is None or b is None:
+        return False
+    if a[1] == b[1]:
+        return a[0] != b[0]
+    x, y = _amount(request), _amount(limit)
+    assert x is not None and y is not None
+    return abs(x - y) > Decimal("1e-9") * max(x, y)
+
+
 def _resources(resources: Any, path: Path) -> list[Problem]:
-    """ValidateContainerResourceRequirements: a request above its limit."""
+    """ValidateContainerResourceRequirements: a request above its limit; a request of a resource that cannot be
+    overcommitted (extended, hugepages) without a limit, or other than it."""
     if not isinstance(resources, dict):
         return []
     requests, limits = resources.get("requests"), resources.get("limits")
-    if not isinstance(requests, dict) or not isinstance(limits, dict):
-        return []
+    requests = requests if isinstance(requests, dict) else {}
+    limits = limits if isinstance(limits, dict) else {}
     problems: list[Problem] = []
     field = format_path(path)
     for name in _TABLE["resources"]:
@@ -319,6 +364,25 @@ def _resources(resources: Any, path: Path) -> list[Problem]:
                     f"{_raw(requests[name])} must be less than or equal to {name} limit of {_raw(limits[name])} "
                     "(ValidateContainerResourceRequirements)",
                     f"lower {field}.requests.{name} or raise {field}.limits.{name}",
+                )
+            )
+    for name in sorted(n for n in requests if isinstance(n, str) and not overcommit_allowed(n)):
+        if name not in limits:
+            problems.append(
+                Problem(
+                    (*path, "limits", name),
+                    f"required: {name} cannot be overcommitted, so its request needs a limit equal to it "
+                    "(ValidateContainerResourceRequirements)",
+                    f"set {field}.limits.{name} to the request, or give the limit alone (the request defaults to it)",
+                )
+            )
+        elif _differ(requests[name], limits[name]):
+            problems.append(
+                Problem(
+                    (*path, "requests", name),
+                    f"{_raw(requests[name])} must be equal to {name} limit of {_raw(limits[name])}: it cannot be "
+                    "overcommitted (ValidateContainerResourceRequirements)",
+                    f"make {field}.requests.{name} equal to {field}.limits.{name}, or leave the request out",
                 )
             )
     return problems

@@ -173,15 +173,35 @@ Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
 {{- if and (kindIs "string" $name) $name (index $row "format") (not (include "kvgen.apiFits" (list $A (index $row "format") $name))) -}}
 {{- include "kvgen.problem" (list $s (printf "%s.name" $mp) (printf "%s is not %s (ValidateObjectMeta: %s)" (include "kvgen.quoted" $name) (index $A.formats (index $row "format")).what (index $row "function")) "") -}}
 {{- end -}}
+{{- include "kvgen.extraLabelsAndAnnotations" (list $s $A $mp $meta "ValidateObjectMeta") -}}
+{{- end -}}
+{{/* the pod spec the kind holds */}}
+{{- $where := index (default dict (index $E.podSpecs $grp)) $o.kind -}}
+{{- if kindIs "string" $where -}}
+{{- $pod := $o -}}{{- $parent := dict -}}
+{{- range $k := splitList "." $where -}}{{- $parent = $pod -}}{{- if kindIs "map" $pod -}}{{- $pod = index $pod $k -}}{{- else -}}{{- $pod = "" -}}{{- end -}}{{- end -}}
+{{- if kindIs "map" $pod -}}{{- include "kvgen.extraPodSpec" (list $s $A (printf "%s.%s" $path $where) $pod) -}}{{- end -}}
+{{/* a pod template's own metadata (ValidatePodTemplateSpec: its labels and annotations; no name) */}}
+{{- if and (hasSuffix "template.spec" $where) (kindIs "map" $parent) (kindIs "map" (index $parent "metadata")) -}}
+{{- include "kvgen.extraLabelsAndAnnotations" (list $s $A (printf "%s.%s.metadata" $path (trimSuffix ".spec" $where)) (index $parent "metadata") "ValidatePodTemplateSpec") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraLabelsAndAnnotations: the labels (ValidateLabels), the annotations' keys (ValidateAnnotations:
+case does not matter) and their total size, of an object's metadata or a pod template's (FUNCTION: the API
+server's caller; kvgen/plan/extra_objects.py _labels_and_annotations). Usage: (list $s $A PATH META FUNCTION) */}}
+{{- define "kvgen.extraLabelsAndAnnotations" -}}
+{{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $mp := index . 2 -}}{{- $meta := index . 3 -}}{{- $fn := index . 4 -}}
 {{/* ValidateLabels */}}
 {{- $labels := index $meta "labels" -}}
 {{- if kindIs "map" $labels -}}
 {{- range $k, $v := $labels -}}
 {{- if not (include "kvgen.apiFits" (list $A "labelKey" $k)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.labels.%s" $mp $k) (printf "%s is not %s (ValidateObjectMeta: ValidateLabels)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.labels.%s" $mp $k) (printf "%s is not %s (%s: ValidateLabels)" (include "kvgen.quoted" $k) $A.formats.labelKey.what $fn) "") -}}
 {{- end -}}
 {{- if and (kindIs "string" $v) (not (include "kvgen.apiFits" (list $A "labelValue" $v))) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.labels.%s" $mp $k) (printf "%s is not %s (ValidateObjectMeta: ValidateLabels)" (include "kvgen.quoted" $v) $A.formats.labelValue.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.labels.%s" $mp $k) (printf "%s is not %s (%s: ValidateLabels)" (include "kvgen.quoted" $v) $A.formats.labelValue.what $fn) "") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -192,7 +212,7 @@ Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
 {{- $total := 0 -}}
 {{- range $k, $v := $notes -}}
 {{- if not (include "kvgen.apiFits" (list $A "labelKey" (lower $k))) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.%s" $np $k) (printf "%s is not %s (ValidateObjectMeta: ValidateAnnotations)" (include "kvgen.quoted" $k) $A.formats.labelKey.what) "") -}}
+{{- include "kvgen.problem" (list $s (printf "%s.%s" $np $k) (printf "%s is not %s (%s: ValidateAnnotations)" (include "kvgen.quoted" $k) $A.formats.labelKey.what $fn) "") -}}
 {{- end -}}
 {{- if kindIs "string" $v -}}{{- $total = add $total (len $k) (len $v) -}}{{- end -}}
 {{- end -}}
@@ -200,14 +220,6 @@ Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
 {{- if gt (int64 $total) $limit -}}
 {{- include "kvgen.problem" (list $s $np (printf "the annotations add up to %d bytes (keys and values); the API server refuses more than %d in all (ValidateAnnotationsSize)" (int64 $total) $limit) (printf "keep %s at most %d bytes; put large data in a ConfigMap" $np $limit)) -}}
 {{- end -}}
-{{- end -}}
-{{- end -}}
-{{/* the pod spec the kind holds */}}
-{{- $where := index (default dict (index $E.podSpecs $grp)) $o.kind -}}
-{{- if kindIs "string" $where -}}
-{{- $pod := $o -}}
-{{- range $k := splitList "." $where -}}{{- if kindIs "map" $pod -}}{{- $pod = index $pod $k -}}{{- end -}}{{- end -}}
-{{- if kindIs "map" $pod -}}{{- include "kvgen.extraPodSpec" (list $s $A (printf "%s.%s" $path $where) $pod) -}}{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -280,18 +292,54 @@ volumes (kvgen/plan/extra_objects.py _pod_spec). Usage: (list $s $A PATH POD) */
 {{- if and (kindIs "float64" .) (eq (floor .) .) -}}{{- printf "%.0f" . -}}{{- else -}}{{- printf "%v" . -}}{{- end -}}
 {{- end -}}
 
-{{/* kvgen.extraResources: ValidateContainerResourceRequirements: a request above its limit
+{{/* kvgen.extraOvercommit: "true" for a resource that may be overcommitted (helper.IsOvercommitAllowed: a native
+resource, no domain or one in kubernetes.io, but hugepages; kvgen/plan/extra_objects.py overcommit_allowed) */}}
+{{- define "kvgen.extraOvercommit" -}}
+{{- $A := index . 0 -}}{{- $name := index . 1 -}}
+{{- if and (not (hasPrefix "hugepages-" $name)) (or (not (contains "/" $name)) (contains $A.nativeResourceDomain $name)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraDiffer: "true" when two quantities surely differ: in one unit, their numbers differ (exact in
+float64 at the 15 digits kvgen.extraAmount allows); in two, their values differ by more than a billionth,
+closer ones left to the API server (kvgen/plan/extra_objects.py _differ). Usage: (list $A REQUEST LIMIT) */}}
+{{- define "kvgen.extraDiffer" -}}
+{{- $A := index . 0 -}}{{- $a := index . 1 -}}{{- $b := index . 2 -}}
+{{- $x := include "kvgen.extraAmount" (list $A $a) -}}{{- $y := include "kvgen.extraAmount" (list $A $b) -}}
+{{- if and $x $y -}}
+{{- $na := $a -}}{{- $ua := "" -}}{{- if kindIs "string" $a -}}{{- $na = regexFind "^[0-9.]+" $a -}}{{- $ua = trimPrefix $na $a -}}{{- end -}}
+{{- $nb := $b -}}{{- $ub := "" -}}{{- if kindIs "string" $b -}}{{- $nb = regexFind "^[0-9.]+" $b -}}{{- $ub = trimPrefix $nb $b -}}{{- end -}}
+{{- if eq $ua $ub -}}
+{{- if ne (float64 $na) (float64 $nb) -}}true{{- end -}}
+{{- else -}}
+{{- $d := subf (float64 $x) (float64 $y) -}}{{- if lt $d 0.0 -}}{{- $d = mulf $d -1.0 -}}{{- end -}}
+{{- if gt $d (mulf 0.000000001 (maxf (float64 $x) (float64 $y))) -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraResources: ValidateContainerResourceRequirements: a request above its limit; a request of a
+resource that cannot be overcommitted (extended, hugepages) without a limit, or other than it
 (kvgen/plan/extra_objects.py _resources). Usage: (list $s $A PATH RESOURCES) */}}
 {{- define "kvgen.extraResources" -}}
 {{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $p := index . 2 -}}{{- $r := index . 3 -}}
-{{- if and (kindIs "map" $r) (kindIs "map" (index $r "requests")) (kindIs "map" (index $r "limits")) -}}
-{{- $req := index $r "requests" -}}{{- $lim := index $r "limits" -}}
+{{- if kindIs "map" $r -}}
+{{- $req := index $r "requests" -}}{{- if not (kindIs "map" $req) -}}{{- $req = dict -}}{{- end -}}
+{{- $lim := index $r "limits" -}}{{- if not (kindIs "map" $lim) -}}{{- $lim = dict -}}{{- end -}}
 {{- range $name := $A.extraObjects.resources -}}
 {{- $a := include "kvgen.extraAmount" (list $A (index $req $name)) -}}
 {{- $b := include "kvgen.extraAmount" (list $A (index $lim $name)) -}}
 {{- if and $a $b -}}
 {{- if gt (float64 $a) (float64 $b) -}}
 {{- include "kvgen.problem" (list $s (printf "%s.requests.%s" $p $name) (printf "%s must be less than or equal to %s limit of %s (ValidateContainerResourceRequirements)" (include "kvgen.extraRaw" (index $req $name)) $name (include "kvgen.extraRaw" (index $lim $name))) (printf "lower %s.requests.%s or raise %s.limits.%s" $p $name $p $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $name, $rq := $req -}}
+{{- if not (include "kvgen.extraOvercommit" (list $A $name)) -}}
+{{- if not (hasKey $lim $name) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.limits.%s" $p $name) (printf "required: %s cannot be overcommitted, so its request needs a limit equal to it (ValidateContainerResourceRequirements)" $name) (printf "set %s.limits.%s to the request, or give the limit alone (the request defaults to it)" $p $name)) -}}
+{{- else if include "kvgen.extraDiffer" (list $A $rq (index $lim $name)) -}}
+{{- include "kvgen.problem" (list $s (printf "%s.requests.%s" $p $name) (printf "%s must be equal to %s limit of %s: it cannot be overcommitted (ValidateContainerResourceRequirements)" (include "kvgen.extraRaw" $rq) $name (include "kvgen.extraRaw" (index $lim $name))) (printf "make %s.requests.%s equal to %s.limits.%s, or leave the request out" $p $name $p $name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
