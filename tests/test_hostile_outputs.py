@@ -36,7 +36,7 @@ EXAMPLES = ROOT / "examples"
 GEMMA = EXAMPLES / "kaito-gemma-4-12b.yaml"
 KAITO_SEED = EXAMPLES / "seeds" / "kaito-workspace-gemma-4-12b.yaml"
 # what no text output may hold raw: C0 controls but tab and newline, DEL, C1 controls, lone surrogates
-RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def kvgen(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -240,8 +240,9 @@ def test_a_kustomization_of_an_earlier_kvgen_is_still_its_own():
 
 # ----------------------------------------------------------------------------- explain
 
-HOSTILE = "m\x1b]0;owned\x07\x1b[2J\x00\x08\r\x7f\x85\x9b\ufffe[bold]b[/][/x][red"
-SHOWN = "m\\x1b]0;owned\\x07\\x1b[2J\\x00\\x08\\x0d\\x7f\\x85\\x9b\\ufffe[bold]b[/][/x][red"  # as the view shows it
+# ... and the Unicode bidirectional controls, which reorder what a terminal shows ("Trojan Source")
+HOSTILE = "m\x1b]0;owned\x07\x1b[2J\x00\x08\r\x7f\x85\x9b\ufffe[bold]b[/][/x][red\u202e\u2066\u200f\u061c"
+SHOWN = "m\\x1b]0;owned\\x07\\x1b[2J\\x00\\x08\\x0d\\x7f\\x85\\x9b\\ufffe[bold]b[/][/x][red\\u202e\\u2066\\u200f\\u061c"  # as the view shows it
 
 
 # A model id served from a claim is a name, not a Hugging Face repo id: anything but whitespace and

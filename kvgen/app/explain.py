@@ -526,11 +526,14 @@ def report(
 # - C0 controls (NUL to US), DEL, and C1 controls (U+0080 to U+009F); tab and newline only outside
 #   kvgen's messages (warnings, problems), whose layout they are ("\n    hint: ...");
 # - lone surrogates (U+D800 to U+DFFF): a file name that is not UTF-8, as Python decodes it;
-# - U+FFFE and U+FFFF, which no XML document may hold.
+# - U+FFFE and U+FFFF, which no XML document may hold;
+# - the bidirectional controls (Unicode's Bidi_Control: U+061C, U+200E, U+200F, U+202A to U+202E,
+#   U+2066 to U+2069), which reorder what the terminal shows of the line after them ("Trojan Source").
 # The backslash itself is left as it is: "\x1b" in the view is either those four characters or an
 # escaped ESC; --output json says which.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-_UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")  # tab and newline too
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff{_BIDI}]")
+_UNSAFE_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff{_BIDI}]")  # tab and newline too
 _LAYOUT = frozenset({"warnings", "problems"})  # report keys below which strings are kvgen's messages
 # XML 1.0's Char production, negated: what may not appear in the SVG at all
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
