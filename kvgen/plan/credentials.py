@@ -82,35 +82,41 @@ def _dotted_key(written: str) -> str | None:
     return next((k for k in written.split(".")[1:] if k.lower().replace("-", "_") in keys), None)
 
 
+def _credential_flag(written: str, flags: dict[str, str]) -> tuple[str, str] | None:
+    """The credential flag ``written`` spells and the field its value belongs in: a flag of the table (in
+    any spelling vLLM reads), or vLLM's dotted form of a JSON key that carries one (--hf-overrides.token),
+    whose value belongs in a Secret; None for any other flag."""
+    if _dotted_key(written) is not None:
+        return written, "valueFrom.secretKeyRef"
+    name = _flag(written, flags)
+    return (name, flags[name]) if name else None
+
+
 def _args(args: Any, at: Path = ("vllm", "extraArgs")) -> list[Problem]:
     flags = _table()["flags"]
     out: list[Problem] = []
-    pending: str | None = None  # a credential flag whose values are the following tokens
+    pending: tuple[str, str] | None = None  # a credential flag whose value is the next token, and its field
     for i, arg in enumerate(args if isinstance(args, list) else []):
         if not isinstance(arg, str):
             continue
         if arg.startswith("-"):
             written, eq, value = arg.partition("=")
-            name = _flag(written, flags)
-            key = _dotted_key(written)
-            if key is not None:
-                name = written  # its value is a credential too
-                flags = {**flags, written: "valueFrom.secretKeyRef"}
-            pending = name if name and not eq else None
-            if name and eq and not _is_reference(value):
+            flag = _credential_flag(written, flags)
+            pending = flag if flag and not eq else None
+            if flag and eq and not _is_reference(value):
                 out.append(
                     Problem(
                         (*at, i),
                         f"{written} takes a credential: a literal value would be committed with the spec",
-                        _hint(flags[name]),
+                        _hint(flag[1]),
                     )
                 )
         elif pending is not None and not _is_reference(arg):
             out.append(
                 Problem(
                     (*at, i),
-                    f"the value of {pending} is a credential: a literal value would be committed with the spec",
-                    _hint(flags[pending]),
+                    f"the value of {pending[0]} is a credential: a literal value would be committed with the spec",
+                    _hint(pending[1]),
                 )
             )
     return out
