@@ -18,7 +18,9 @@ from ruamel.yaml import YAML
 
 from kvgen import __version__
 from kvgen.app.compiler import compile_text
+from kvgen.core import quantity
 from kvgen.data import catalog
+from kvgen.spec.models import POSITIVE_QUANTITY_PATTERN, QUANTITY_PATTERN
 
 load = YAML(typ="safe", pure=True).load
 
@@ -882,3 +884,22 @@ def test_a_size_written_as_a_number_renders_as_kvgens_text_on_both_faces(size):
     assert tier["emptyDir"]["sizeLimit"] == "107374182400"
     (claim,) = [t for o in ours for t in o["spec"].get("volumeClaimTemplates", [])]
     assert claim["spec"]["resources"]["requests"]["storage"] == "107374182400"
+
+
+@given(st.from_regex(QUANTITY_PATTERN, fullmatch=True))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_schemas_positive_size_pattern_is_kvgens_greater_than_zero(text):
+    """A Size's schema pattern (what the chart's values schema refuses) accepts exactly the sizes kvgen reads as
+    at least one byte."""
+    assert (re.fullmatch(POSITIVE_QUANTITY_PATTERN, text) is not None) == (quantity.parse(text) > 0)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("zero", ["0", "0.0Gi", "000Mi"])
+def test_a_zero_size_is_refused_on_both_faces(zero):
+    """Found by the fuzzer (issue 33): instance.ephemeralStorage "0" on a catalog instance was refused by kvgen
+    ("must be greater than zero") and rendered by the chart, whose schema pattern allowed any number."""
+    values = spec(instance={"type": "Standard_NC24ads_A100_v4", "ephemeralStorage": zero})
+    assert problem_set(values) == {("instance.ephemeralStorage", "must be greater than zero", None)}
+    with pytest.raises(helm_python.HelmValuesError, match="/instance/ephemeralStorage"):
+        helm.problems(values)

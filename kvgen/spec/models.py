@@ -42,6 +42,9 @@ def _whole_number(value: Any) -> Any:
 # left out on purpose: the Helm chart parses the same strings in Go templates.
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"
 _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
+# The same, but not zero ("0", "0.0Gi"): a Size's schema, so the chart refuses a zero size as kvgen does
+# (it rounds any other size up to a whole byte). RE2 has no lookahead: a non-zero digit before or after a point.
+POSITIVE_QUANTITY_PATTERN = r"^(0*[1-9][0-9]*(\.[0-9]+)?|0+\.[0-9]*[1-9][0-9]*)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"
 # The largest size (1 PiB), kept far from int64 overflow; kvgen.plan.apiserver checks every size.
 MAX_SIZE_BYTES = catalog.load("apiserver.yaml")["maxBytes"]
 # The largest count of each model and node field (files/apiserver.yaml maxCounts: far above any real
@@ -79,7 +82,7 @@ Size = Annotated[
     WithJsonSchema(
         {
             "anyOf": [
-                {"type": "string", "pattern": QUANTITY_PATTERN},
+                {"type": "string", "pattern": POSITIVE_QUANTITY_PATTERN},
                 {"type": "integer", "minimum": 1, "maximum": MAX_SIZE_BYTES},
             ]
         }
