@@ -1,7 +1,7 @@
 """Fuzz: mutated example specs never crash kvgen, and what it accepts the API server and the chart accept.
 
-Hypothesis (derandomized: the same cases on every run) takes the examples (native specs) and
-the operators' seeds (KAITO and KServe resources), mutates up to three places in them (a value
+Hypothesis (derandomized: the same cases on every run; KVGEN_FUZZ_SEED picks another set) takes the
+examples (native specs) and the operators' seeds (KAITO and KServe resources), mutates up to three places in them (a value
 of the wrong type, a deletion, a huge or negative number, a wrong container, unicode, an
 unknown key, a field the seed does not have drawn from kvgen's schema with a value its schema
 describes, one mapping or list reused at another place (the dumper writes an anchor and its alias),
@@ -52,6 +52,7 @@ The examples render to the same bytes in two processes with different hash seeds
 
     pytest -m fuzz                                # the default size, 1,700 (CI)
     KVGEN_FUZZ_EXAMPLES=10000 pytest -m fuzz      # a longer local run
+    KVGEN_FUZZ_SEED=7 ...                         # other cases than CI's (each seed its own fixed set)
     KVGEN_FUZZ_TALLY=codes.txt ...                # also write each render case's exit code (a histogram)
 """
 
@@ -75,6 +76,7 @@ import pytest
 import yaml
 from conftest import ROOT, validate_strictly
 from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
@@ -988,13 +990,20 @@ def mutated(draw) -> Case:
 # --- running kvgen, and what every accepted output must be -----------------------------------------------------
 
 _load_output = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# KVGEN_FUZZ_SEED=N draws another set of cases (a campaign beyond CI's), the same on every run with that N
+FUZZ_SEED = os.environ.get("KVGEN_FUZZ_SEED")
 SETTINGS = settings(
     deadline=None,
-    derandomize=True,
+    derandomize=FUZZ_SEED is None,
     database=None,
     print_blob=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
+
+
+def _seeded(test: Any) -> Any:
+    """The property test with KVGEN_FUZZ_SEED's seed, when one is given (else derandomized)."""
+    return hypothesis_seed(int(FUZZ_SEED))(test) if FUZZ_SEED is not None else test
 
 
 def _kvgen(*args: str, data: bytes):
@@ -1052,6 +1061,7 @@ def _same(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return sorted(json.dumps(o, sort_keys=True) for o in a) == sorted(json.dumps(o, sort_keys=True) for o in b)
 
 
+@_seeded
 @settings(SETTINGS, max_examples=max(EXAMPLES * 3 // 5, 50))
 @given(mutated())
 def test_mutated_specs_exit_0_or_1_and_accepted_output_is_valid(case):
@@ -1160,6 +1170,7 @@ def _strictly_valid(objects: list[dict[str, Any]]) -> None:
         validate_strictly(obj, version)
 
 
+@_seeded
 @settings(SETTINGS, max_examples=max(EXAMPLES // 5, 30))
 @given(mutated())
 def test_accepted_specs_are_valid_kubernetes_and_the_chart_agrees_both_ways(case):
@@ -1224,6 +1235,7 @@ def _render_dir(case: Case, stdout: Any, existing: bool) -> None:
         json.loads((out / ".kvgen-manifest.json").read_text(encoding="utf-8"))
 
 
+@_seeded
 @settings(SETTINGS, max_examples=max(EXAMPLES // 5, 30))
 @given(mutated(), st.sampled_from(COMMANDS), st.booleans())
 def test_every_command_exits_0_or_1_and_agrees_with_render(case, command, existing_dir):
@@ -1372,6 +1384,7 @@ def _catalog_rows_restored():
         kv_catalog._merged.clear()
 
 
+@_seeded
 @settings(SETTINGS, max_examples=max(EXAMPLES // 8, 30))
 @given(catalog_cases())
 def test_mutated_catalog_files_exit_0_or_1_and_the_chart_renders_the_same(case):
