@@ -130,7 +130,7 @@ BAD_FILES: dict[str, tuple[bytes, bytes | int, str]] = {
             f"    kv_cache_cpu_memory_utilization: 0.25\n    vllm:\n      max-model-len: '{'9' * 400}'\n",
         ).encode(),
         b"max-model-len",
-        "tokens",
+        "less than or equal to 16777216",  # kvgen's bound on a length (files/apiserver.yaml maxCounts)
     ),
     "emptydir-size-beyond-int64": (
         (NATIVE + "  secondary:\n    - fileSystem: {emptyDir: {size: " + "9" * 400 + "Gi}}\n").encode(),
