@@ -907,3 +907,47 @@ def test_a_zero_size_is_refused_on_both_faces(zero):
     assert problem_set(values) == {("instance.ephemeralStorage", "must be greater than zero", None)}
     with pytest.raises(helm_python.HelmValuesError, match="/instance/ephemeralStorage"):
         helm.problems(values)
+
+
+# ----------------------------------------------------------------------------- null where values.yaml has a value
+
+
+def _default_paths(tree: dict, prefix: tuple = ()) -> list[tuple]:
+    out = []
+    for key, sub in tree.items():
+        out.append((*prefix, key))
+        out += _default_paths(sub, (*prefix, key))
+    return out
+
+
+DEFAULT_PATHS = _default_paths(json.loads((ROOT / "charts/kvgen/files/values-defaults.json").read_text()))
+
+
+def test_the_defaults_tree_is_the_charts_values_yaml():
+    from kvgen.spec.schema import values_defaults_text
+
+    assert (ROOT / "charts/kvgen/files/values-defaults.json").read_text() == values_defaults_text()
+    assert ("replicas",) in DEFAULT_PATHS and ("kvCacheOffloading", "lmcache", "gpuAccess") in DEFAULT_PATHS
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("path", DEFAULT_PATHS, ids=[".".join(p) for p in DEFAULT_PATHS])
+def test_a_null_where_values_yaml_has_a_value_is_refused_alike(path):
+    """Found by the fuzzer (issue 33): `replicas: null` was refused by kvgen (not an integer) and rendered by the
+    chart, as Helm deletes a key set to null where values.yaml has one; `vllm: null` crashed the chart."""
+    values = spec()
+    node = values
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = None
+    dotted = ".".join(path)
+    expected = {
+        (
+            dotted,
+            "null removes the default: Helm deletes a key set to null where the chart's values.yaml has one, and "
+            "the chart would render without it",
+            f"leave {dotted} out for its default, or give it a value",
+        )
+    }
+    assert problem_set(values) == expected
+    assert helm.problems(values) == expected

@@ -7,9 +7,12 @@ them for people. Then what no schema can say: a credential written as a literal
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
-from kvgen.core.errors import Problem, quoted
+from kvgen.core.errors import Path, Problem, format_path, quoted
+from kvgen.data import catalog
 from kvgen.input.source import SourceDoc
 from kvgen.input.spec_errors import problem_of
 from kvgen.plan import credentials
@@ -42,6 +45,33 @@ def _name_conflict(doc: SourceDoc) -> list[Problem]:
     ]
 
 
+NULLED = (
+    "null removes the default: Helm deletes a key set to null where the chart's values.yaml has one, and the chart "
+    "would render without it"
+)
+
+
+def nulled_defaults(doc: SourceDoc) -> list[Problem]:
+    """A key set to null where the chart's values.yaml has a value (files/values-defaults.json): Helm deletes it
+    while merging the values, so the chart would render without the default. Both faces refuse it, in these
+    words (the chart's kvgen.checkNulledDefaults); kvgen would otherwise read it as unset or as a wrong type."""
+    out: list[Problem] = []
+
+    def walk(data: dict[Any, Any], tree: dict[str, Any], path: Path) -> None:
+        for key, sub in tree.items():
+            if key not in data:
+                continue
+            at: Path = (*path, key)
+            if data[key] is None:
+                hint = f"leave {format_path(at)} out for its default, or give it a value"
+                out.append(Problem(at, NULLED, hint, doc.locate(at)))
+            elif sub and isinstance(data[key], dict):
+                walk(data[key], sub, at)
+
+    walk(doc.data, catalog.load("values-defaults.json"), ())
+    return out
+
+
 def namespace_conflict(spec_namespace: str | None, namespace: str | None) -> list[Problem]:
     """The spec's namespace against the one it is installed into (kvgen --namespace; the chart: the
     release namespace, helm -n, when it is not "default", which Helm cannot tell from no -n): a
@@ -58,17 +88,24 @@ def namespace_conflict(spec_namespace: str | None, namespace: str | None) -> lis
     ]
 
 
+def _under(problem: Problem, nulled: list[Problem]) -> bool:
+    return any(problem.path[: len(n.path)] == n.path for n in nulled)
+
+
 def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]
     literal = [p.at(doc.locate(p.path)) for p in credentials.literals(doc.data)]
     unnamed = _name_missing(doc) + _name_conflict(doc)
+    nulled = nulled_defaults(doc)
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
-        return None, [problem_of(e, doc) for e in exc.errors(include_url=False)] + unnamed + literal
-    if unnamed or literal:
-        return None, unnamed + literal
+        # a nulled default is reported as that, not as the wrong type pydantic finds there
+        found = [p for p in map(lambda e: problem_of(e, doc), exc.errors(include_url=False)) if not _under(p, nulled)]
+        return None, nulled + found + unnamed + literal
+    if nulled or unnamed or literal:
+        return None, nulled + unnamed + literal
     if spec.name is None:
         spec = spec.model_copy(update={"name": spec.fullname_override})
     return spec, []

@@ -208,8 +208,30 @@ def values_schema_text() -> str:
     return json.dumps(values_schema(), indent=2, sort_keys=False) + "\n"
 
 
+def values_defaults() -> dict[str, Any]:
+    """charts/kvgen/files/values-defaults.json: the keys the chart's values.yaml gives a value (not null),
+    as a tree (each key's own such keys; {} for a leaf). Helm deletes a key the user sets to null when
+    the chart's values.yaml has it (chartutil's coalescing), so the chart would render without the
+    default: both faces refuse that null (kvgen.plan.validate, the chart's kvgen.checkNulledDefaults).
+    Read from the repository's values.yaml, so regenerated with it (scripts/regenerate)."""
+    from ruamel.yaml import YAML
+
+    from kvgen.core import paths
+
+    values = YAML(typ="safe", pure=True).load((paths.files_dir().parent / "values.yaml").read_text(encoding="utf-8"))
+
+    def tree(node: dict[str, Any]) -> dict[str, Any]:
+        return {k: tree(v) if isinstance(v, dict) else {} for k, v in node.items() if v is not None}
+
+    return tree(values)
+
+
+def values_defaults_text() -> str:
+    return json.dumps(values_defaults(), indent=2, sort_keys=False) + "\n"
+
+
 if __name__ == "__main__":
     import sys
 
-    texts = {"values": values_schema_text, "keys": spec_keys_text}
+    texts = {"values": values_schema_text, "keys": spec_keys_text, "defaults": values_defaults_text}
     sys.stdout.write(texts.get(sys.argv[1] if sys.argv[1:] else "", schema_text)())

@@ -13,8 +13,11 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- range $key := list "model" "instance" -}}
 {{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
 {{- end -}}
+{{/* a null where values.yaml has a value: Helm deleted the key, and nothing below may read it */}}
+{{- $before := len $s.errs -}}
+{{- include "kvgen.checkNulledDefaults" $s -}}
 {{/* literal credentials first: kvgen reports them with the spec's schema problems, before planning */}}
-{{- include "kvgen.checkCredentials" $s -}}
+{{- if eq (len $s.errs) $before -}}{{- include "kvgen.checkCredentials" $s -}}{{- end -}}
 {{- if and (hasKey $s.V "model") (hasKey $s.V "instance") (not $s.errs) -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
@@ -42,6 +45,29 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- end -}}
 {{- include "kvgen.checkRelease" $s -}}
 {{- include "kvgen.failOnProblems" $s -}}
+{{- end -}}
+
+{{/* kvgen.checkNulledDefaults: a key the values set to null where the chart's values.yaml has a value
+(files/values-defaults.json). Helm deletes such a key while merging the values (chartutil's coalescing),
+so the chart would render without the default; kvgen refuses the null in the same words
+(kvgen/plan/validate.py nulled_defaults). The key is missing from .Values, which no other values can
+make it. */}}
+{{- define "kvgen.checkNulledDefaults" -}}
+{{- $s := . -}}
+{{- include "kvgen.nulledDefaultsIn" (list $s "" $s.V ($s.F.Get "files/values-defaults.json" | fromJson)) -}}
+{{- end -}}
+
+{{/* kvgen.nulledDefaultsIn: kvgen.checkNulledDefaults below PREFIX. Usage: (list $s PREFIX VALUES TREE) */}}
+{{- define "kvgen.nulledDefaultsIn" -}}
+{{- $s := index . 0 -}}{{- $prefix := index . 1 -}}{{- $values := index . 2 -}}{{- $tree := index . 3 -}}
+{{- range $key, $sub := $tree -}}
+{{- $path := ternary $key (printf "%s.%s" $prefix $key) (eq $prefix "") -}}
+{{- if not (hasKey $values $key) -}}
+{{- include "kvgen.problem" (list $s $path "null removes the default: Helm deletes a key set to null where the chart's values.yaml has one, and the chart would render without it" (printf "leave %s out for its default, or give it a value" $path)) -}}
+{{- else if and $sub (kindIs "map" (index $values $key)) -}}
+{{- include "kvgen.nulledDefaultsIn" (list $s $path (index $values $key) $sub) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* kvgen.failOnProblems: in templates/validate.yaml ($s.failHere), fail listing every problem in $s.errs */}}
