@@ -130,3 +130,55 @@ def test_every_cited_module_exists():
         }
     )
     assert not stale
+
+
+def module_imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The kvgen modules a file imports, wherever the import is written: ``from pkg import mod`` is an import
+    of pkg.mod (Python runs pkg's __init__ first, but pkg.mod need not import pkg for that)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in known]
+            found.update(subs or ([node.module] if node.module in known else []))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+    return found
+
+
+def cycles() -> list[str]:
+    """Every package's import cycles among its own modules (lazy imports inside functions included)."""
+    from graphlib import CycleError, TopologicalSorter
+
+    known = modules()
+    out = []
+    for package in LAYERS:
+        prefix = f"kvgen.{package}"
+        graph = {
+            name: {t for t in module_imports(path, known) if t.startswith(prefix) and t not in (name, prefix)}
+            for name, path in known.items()
+            if name.startswith(prefix + ".")
+        }
+        try:
+            list(TopologicalSorter(graph).static_order())
+        except CycleError as err:
+            out.append(" -> ".join(err.args[1]))
+    return out
+
+
+def test_no_package_has_an_import_cycle():
+    """Issue 34: plan/ closed a six-file circle through a lazy import (sizing -> build.own_rows), data/ one
+    (catalog -> formats -> catalog); a module's dependencies are below it, never a function-level way back."""
+    assert cycles() == []
+
+
+def test_an_import_cycle_is_found(monkeypatch, tmp_path):
+    for name, text in {
+        "kvgen/plan/a.py": "from kvgen.plan import b\n",
+        "kvgen/plan/b.py": "def f():\n    from kvgen.plan.a import x\n",
+        "kvgen/plan/__init__.py": "",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "kvgen")
+    assert len(cycles()) == 1 and "kvgen.plan.a" in cycles()[0]

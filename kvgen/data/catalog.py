@@ -15,23 +15,10 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from kvgen.core import diskcache, paths, quantity
+from kvgen.core import quantity
 from kvgen.core.errors import Problem, near_typo, quoted
-
-
-def parse_yaml(raw: bytes) -> Any:
-    """YAML 1.2 as ruamel.yaml's safe loader reads it (its C parser when ruamel.yaml.clib is there)."""
-    from ruamel.yaml import YAML
-
-    return YAML(typ="safe").load(raw.decode("utf-8"))
-
-
-@cache
-def load(name: str) -> dict[str, Any]:
-    """One data file of charts/kvgen/files, parsed (cached in the process and on disk)."""
-    raw = (paths.files_dir() / name).read_bytes()
-    return diskcache.cached("files", (name.encode(), raw), lambda: parse_yaml(raw))
-
+from kvgen.data.files import load as load
+from kvgen.data.files import parse_yaml as parse_yaml
 
 # rows from --catalog FILE / KVGEN_CATALOG (kvgen.input.user_catalog), merged over the files' rows
 _overlay: dict[str, dict[str, dict[str, Any]]] = {"models": {}, "instances": {}}
@@ -369,7 +356,7 @@ def check_instance_rows(rows: dict[str, dict[str, Any]] | None) -> list[Problem]
     """Instance rows of your own (catalog.instances): the nodeSelector copied into the pod, label keys and values as
     the API server validates a pod's nodeSelector (ValidatePodSpec: ValidateLabels; the words of the spec's
     scheduling.nodeSelector), and each size within kvgen's bound."""
-    from kvgen.data import formats as apiserver
+    from kvgen.data import formats as apiserver  # its rule table is read only where rows are checked
 
     out: list[Problem] = []
     for key, row in (rows or {}).items():

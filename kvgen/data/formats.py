@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from kvgen.data import catalog
+from kvgen.data.files import load
 
-_RULES = catalog.load("apiserver.yaml")
+_RULES = load("apiserver.yaml")
 
 
 @cache

@@ -29,7 +29,7 @@ from kvgen.plan import (
     tensor_parallel,
 )
 from kvgen.plan.types import WORKER_SUFFIX, Plan
-from kvgen.spec.models import Spec
+from kvgen.spec.models import Spec, own_rows
 
 
 def _check_structure(
@@ -254,24 +254,6 @@ def has_api_key(spec: Spec) -> bool:
         or any(e.name == "VLLM_API_KEY" for e in spec.vllm.env)
         or any(flags.flag_name(a) == "--api-key" for a in spec.vllm.extra_args)
     )
-
-
-def own_rows(spec: Spec) -> dict[str, dict[str, dict[str, Any]]]:
-    """The spec's own catalog rows, keyed as the catalog files are (camelCase), with their values as
-    validated: sizes stay parsed (quantity.Size), where a model dump would write their text back."""
-    if spec.catalog is None:
-        return {}
-    return {
-        table: {
-            key: {
-                f.alias or name: v
-                for name, f in type(row).model_fields.items()
-                if (v := getattr(row, name)) is not None
-            }
-            for key, row in getattr(spec.catalog, table).items()
-        }
-        for table in ("models", "instances")
-    }
 
 
 # the problems of a complete plan whose pod does not fit its node (kvgen explain still shows its budget)

@@ -20,7 +20,7 @@ from kvgen.core.quantity import GiB, MiB
 from kvgen.data import catalog
 from kvgen.data.catalog import InstanceInfo, ModelInfo
 from kvgen.plan.rules import Decision
-from kvgen.spec.models import ContainerResources, FileSystemTier, Spec
+from kvgen.spec.models import ContainerResources, FileSystemTier, Spec, own_rows
 
 _C = catalog.load("sizing.yaml")  # every constant, with its source, lives in that file
 
@@ -635,8 +635,6 @@ def _weights_hint(spec: Spec, model: ModelInfo, instance: InstanceInfo, usable: 
         if model.gpu_weights_bytes / (tensor * p.pipeline) + GPU_BASE_OVERHEAD <= usable:
             return f"set parallelism.tensor to {tensor}, or pick an instance with larger GPUs"
         tensor *= 2
-    from kvgen.plan.build import own_rows  # build plans with this module
-
     best, best_bytes = None, 0
     rows = catalog.models(own_rows(spec).get("models"))
     for mid in sorted(rows):

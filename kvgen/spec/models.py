@@ -1537,3 +1537,21 @@ class Spec(Model):
         spec is planned, and refuses a spec with neither, so a planned spec always has one."""
         assert self.name is not None, "validate_spec resolves the name before planning"
         return self.name
+
+
+def own_rows(spec: Spec) -> dict[str, dict[str, dict[str, Any]]]:
+    """The spec's own catalog rows, keyed as the catalog files are (camelCase), with their values as
+    validated: sizes stay parsed (quantity.Size), where a model dump would write their text back."""
+    if spec.catalog is None:
+        return {}
+    return {
+        table: {
+            key: {
+                f.alias or name: v
+                for name, f in type(row).model_fields.items()
+                if (v := getattr(row, name)) is not None
+            }
+            for key, row in getattr(spec.catalog, table).items()
+        }
+        for table in ("models", "instances")
+    }
