@@ -182,3 +182,17 @@ def test_an_import_cycle_is_found(monkeypatch, tmp_path):
     monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
     monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "kvgen")
     assert len(cycles()) == 1 and "kvgen.plan.a" in cycles()[0]
+
+
+def test_the_layout_reads_the_plan_and_calls_no_planning_module():
+    """Issue 34: kvgen/context/ imports from kvgen/plan/ the plan's type only (kvgen.plan.types: Plan, its
+    Facts); every decision it lays out was made when the plan was built (kvgen.plan.build.layout_facts)."""
+    known = modules()
+    found = sorted(
+        f"{path.relative_to(ROOT)} imports {target}"
+        for name, path in known.items()
+        if name.startswith("kvgen.context.")
+        for target in module_imports(path, known)
+        if target.startswith("kvgen.plan") and target != "kvgen.plan.types"
+    )
+    assert found == []

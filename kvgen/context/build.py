@@ -35,9 +35,7 @@ from kvgen.context.types import (
 )
 from kvgen.core import paths, quantity
 from kvgen.data import catalog, connector, flags
-from kvgen.plan import gpu_access, images, model_source, pod_settings, remote, sizing
-from kvgen.plan import routing as routing_plan
-from kvgen.plan.types import WORKER_SUFFIX, Plan, with_server
+from kvgen.plan.types import WORKER_SUFFIX, ContainerSize, Plan, with_server
 from kvgen.spec.models import RoutingScorers, Spec
 
 
@@ -49,7 +47,7 @@ def number(x: float) -> str:
 
 
 def resources(
-    size: sizing.ContainerSize, requested: dict[str, int] | None = None, claims: list[dict[str, str]] | None = None
+    size: ContainerSize, requested: dict[str, int] | None = None, claims: list[dict[str, str]] | None = None
 ) -> Resources:
     """Requests and limits of a sized container, with its device-plugin GPUs or its DRA claims
     (the chart's kvgen.resources)."""
@@ -86,7 +84,7 @@ def meta(plan: Plan) -> Meta:
     labels = {
         **selector,
         key["component"]: "inference" if role == "none" else role,
-        key["version"]: images.vllm_tag(plan),
+        key["version"]: plan.layout.vllm_tag,
         key["partOf"]: spec.object_name,
         key["managedBy"]: "kvgen",
     }
@@ -106,8 +104,8 @@ def vllm_args(plan: Plan) -> VllmArgs:
     """`vllm serve`'s arguments (the image's entrypoint; the model is its positional argument)."""
     spec, p, backend = plan.spec, plan.spec.parallelism, plan.backend
     head = [spec.model.id, f"--port={spec.service.port}", f"--tensor-parallel-size={p.tensor}"]
-    if model_source.local(spec):  # vLLM serves the mounted directory, under the model's id
-        head[0] = model_source.model_dir(spec)  # one path per model and revision: LMCache's keys (a shared tier)
+    if plan.layout.model_local:  # vLLM serves the mounted directory, under the model's id
+        head[0] = plan.layout.model_dir  # one path per model and revision: LMCache's keys (a shared tier)
         if not any(flags.flag_name(a) == "--served-model-name" for a in spec.vllm.extra_args):
             head.insert(1, f"--served-model-name={spec.model.id}")
     if p.pipeline > 1:
@@ -151,7 +149,7 @@ def vllm_args(plan: Plan) -> VllmArgs:
     if backend == "native" and plan.model.hybrid:
         tail.append("--enable-prefix-caching")  # vLLM: hybrid models need it to align block sizes
     # model.cache: the init container downloads --revision; the local directory has none
-    tail += model_source.without_revision(list(spec.vllm.extra_args)) if spec.model.cache else spec.vllm.extra_args
+    tail += plan.layout.extra_args
     return {"head": head, "tail": tail}
 
 
@@ -200,11 +198,11 @@ def env(plan: Plan) -> list[KubeObject]:
         out.append({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": api_key.name, "key": api_key.key}}})
     if spec.disaggregation.role != "none":
         out.append({"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
-    if model_source.local(spec):  # the weights are on the claim: never ask the Hub (air-gapped clusters)
+    if plan.layout.model_local:  # the weights are on the claim: never ask the Hub (air-gapped clusters)
         out.append({"name": "HF_HUB_OFFLINE", "value": "1"})
     if not plan.instance.gpus:
-        out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(sizing.CPU_BACKEND_KV_SPACE_GIB)})
-    out += gpu_access.env(plan.gpu_access)  # dra: only the claimed GPUs (files/gpu-access.yaml)
+        out.append({"name": "VLLM_CPU_KVCACHE_SPACE", "value": str(plan.layout.cpu_backend_kv_space_gib)})
+    out += plan.layout.gpu_env  # dra: only the claimed GPUs (files/gpu-access.yaml)
     out += [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env]
     return out
 
@@ -214,7 +212,7 @@ def gpus(plan: Plan) -> Gpus:
     access = plan.gpu_access
     if access is not None and access.mode == "dra":
         assert access.device_class_name is not None, "gpuAccess dra always has a device class"
-        name = gpu_access.CLAIM_NAME
+        name = plan.layout.gpu_claim_name
         return {
             "claims": [{"name": name}],
             "claimTemplate": {
@@ -242,17 +240,16 @@ def tiers(plan: Plan) -> list[Tier]:
         pvc = fs.pvc
         if fs.empty_dir:
             t["volume"]["emptyDir"] = {"sizeLimit": fs.empty_dir.size.text}
-            t["capacity"] = fs.empty_dir.size.bytes
         elif pvc is not None and pvc.spec is not None:
             t["volume"]["ephemeral"] = {"volumeClaimTemplate": {"spec": pvc.spec}}
-            storage = ((pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
-            if storage is not None:
-                t["capacity"] = quantity.to_bytes(storage)
         else:
             assert pvc is not None and pvc.ref is not None, "a tier is an emptyDir, a PVC spec or a PVC ref"
             t["volume"]["persistentVolumeClaim"] = {"claimName": pvc.ref.name}
             if pvc.ref.path:
                 t["mount"]["subPath"] = pvc.ref.path
+        capacity = plan.layout.tier_capacities[i]  # the plan's: an emptyDir's size, a claim template's request
+        if capacity is not None:
+            t["capacity"] = capacity
         out.append(t)
     return out
 
@@ -283,10 +280,10 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
     if s.l1_cap is not None:
         args.append(f"--max-bytes={s.l1_cap}")
     # the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container
-    reserve = sizing.LMCACHE_SERVER_OVERHEAD + (s.vllm.limit if plan.in_container else 0)
+    reserve = plan.layout.lmcache_server_overhead + (s.vllm.limit if plan.in_container else 0)
     args += [
         f"--reserve-bytes={reserve}",
-        f"--initial-gb={sizing.LMCACHE_L1_INIT_GIB}",
+        f"--initial-gb={plan.layout.lmcache_l1_init_gib}",
         *connector.lmcache_version_args(server_urls=plan.multi_node),
         # LMCache's CUDA kernels load, or the launcher refuses to start (kvCacheOffloading.lmcache.allowTorchFallback)
         f"--kernels={'optional' if plan.spec.kv_cache_offloading.lmcache.allow_torch_fallback else 'required'}",
@@ -298,11 +295,11 @@ def lmcache(plan: Plan, disk: list[Tier]) -> LMCache | None:
         args += connector.lmcache_health_args()
     args.append("--")
     capacities = [t.get("capacity") for t in disk]
-    tier = remote.adapter(o.remote) if o.remote is not None else None
+    tier = plan.layout.remote_adapter
     args += connector.lmcache_server_argv(
         o.eviction_policy,
         capacities,
-        sizing.LMCACHE_L1_INIT_GIB,
+        plan.layout.lmcache_l1_init_gib,
         tier,
         scraped=lmcache_scraped(plan),
         multi_node=plan.multi_node,
@@ -336,10 +333,10 @@ def _lmcache_port() -> KubeObject:
 
 def probes(plan: Plan) -> ProbeSet:
     """vLLM's probe timings (spec probes; the startup probe's failureThreshold sized from the
-    weights unless the spec sets it: kvgen.plan.sizing.startup_failure_threshold)."""
+    weights unless the spec sets it: the plan's facts)."""
     p = plan.spec.probes
     thresholds = {
-        "startup": sizing.startup_failure_threshold(plan.spec, plan.model),
+        "startup": plan.layout.startup_failure_threshold,
         "readiness": p.readiness.failure_threshold,
         "liveness": p.liveness.failure_threshold,
     }
@@ -372,15 +369,15 @@ def vllm(
         {"name": "dshm", "mountPath": "/dev/shm"},
         {"name": "model-cache", "mountPath": connector.wiring()["modelCacheMount"]},
     ]
-    weights = model_source.mount(plan.spec)
+    weights = plan.layout.model_mount
     if weights is not None:
         mounts.append(weights)
     mounts += plan.spec.vllm.volume_mounts  # the spec's, after kvgen's own
     size = s.vllm
     if plan.backend == "native":
         mounts += [t["mount"] for t in disk]
-    c: dict[str, Any] = {"name": "vllm", "image": images.vllm_image(plan)}
-    policy = images.vllm_pull_policy(plan)
+    c: dict[str, Any] = {"name": "vllm", "image": plan.layout.vllm_image}
+    policy = plan.layout.vllm_pull_policy
     if policy:
         c["imagePullPolicy"] = policy
     if plan.in_container and server is not None:
@@ -389,7 +386,7 @@ def vllm(
         c["command"] = server["command"]
     c["args"] = [*_launcher_args(plan, server), *args["head"], *args["tail"]]
     if plan.in_container and server is not None:  # the LMCache server runs here: the remote tier's password
-        variables = [*variables, *remote.env(plan.spec.kv_cache_offloading.remote)]
+        variables = [*variables, *plan.layout.remote_env]
     if plan.spec.vllm.env_from:
         c["envFrom"] = [e.model_dump(by_alias=True, exclude_none=True) for e in plan.spec.vllm.env_from]
     if variables:
@@ -401,7 +398,7 @@ def vllm(
     c["resources"] = resources(size, extended, devices.get("claims"))
     c["probes"] = probes(plan)
     c["volumeMounts"] = mounts
-    c["securityContext"] = pod_settings.container_security_context(plan.spec)
+    c["securityContext"] = plan.layout.container_security_context
     return c  # type: ignore[return-value]
 
 
@@ -411,16 +408,16 @@ def download(plan: Plan) -> DownloadContainer | None:
     model.hfTokenSecret (never --token), HF_HOME on the model-cache emptyDir, then the spec's
     vllm.envFrom and vllm.env (a Hub mirror's HF_ENDPOINT, a proxy)."""
     spec = plan.spec
-    if not model_source.downloads(spec):
+    if not plan.layout.downloads:
         return None
     w = connector.wiring()
     d = w["modelDownload"]
-    c: dict[str, Any] = {"name": d["container"], "image": images.vllm_image(plan)}
-    policy = images.vllm_pull_policy(plan)
+    c: dict[str, Any] = {"name": d["container"], "image": plan.layout.vllm_image}
+    policy = plan.layout.vllm_pull_policy
     if policy:
         c["imagePullPolicy"] = policy
     c["command"] = list(d["command"])
-    c["args"] = model_source.download_args(spec)
+    c["args"] = plan.layout.download_args
     variables: list[KubeObject] = []
     variables.extend(_hf_token_env(spec))
     variables.append({"name": "HF_HOME", "value": d["hfHome"]})
@@ -429,15 +426,13 @@ def download(plan: Plan) -> DownloadContainer | None:
     if spec.vllm.env_from:
         c["envFrom"] = [e.model_dump(by_alias=True, exclude_none=True) for e in spec.vllm.env_from]
     c["env"] = variables
-    memory = quantity.format_bytes(sizing.DOWNLOAD_MEMORY)
-    c["resources"] = {"requests": {"cpu": sizing.DOWNLOAD_CPU, "memory": memory}, "limits": {"memory": memory}}
-    weights: KubeObject = {"name": w["modelPvc"]["volume"], "mountPath": model_source.model_dir(plan.spec)}
-    c_ = spec.model.cache
-    assert c_ is not None
-    if c_.claim is not None:
-        weights["subPath"] = model_source.cache_path(spec)
+    memory = quantity.format_bytes(plan.layout.download_memory)
+    c["resources"] = {"requests": {"cpu": plan.layout.download_cpu, "memory": memory}, "limits": {"memory": memory}}
+    weights: KubeObject = {"name": w["modelPvc"]["volume"], "mountPath": plan.layout.model_dir}
+    if plan.layout.cache_path is not None:
+        weights["subPath"] = plan.layout.cache_path
     c["volumeMounts"] = [{"name": "model-cache", "mountPath": w["modelCacheMount"]}, weights]
-    c["securityContext"] = pod_settings.container_security_context(spec)
+    c["securityContext"] = plan.layout.container_security_context
     return c  # type: ignore[return-value]
 
 
@@ -447,9 +442,8 @@ def weights_claim(plan: Plan) -> KubeObject | None:
     if c is None or c.claim_template is None:
         return None
     t = c.claim_template
-    size = (
-        t.size.text if t.size is not None else quantity.format_bytes(sizing.weights_claim_size(plan.spec, plan.model))
-    )
+    sized = plan.layout.weights_claim_size
+    size = t.size.text if t.size is not None or sized is None else quantity.format_bytes(sized)
     claim: dict[str, Any] = {"accessModes": list(t.access_modes)}
     if t.storage_class_name is not None:
         claim["storageClassName"] = t.storage_class_name
@@ -468,11 +462,11 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
         return None
     c: dict[str, Any] = {
         "name": "lmcache-mp-server",
-        "image": images.lmcache_image(plan),
+        "image": plan.layout.lmcache_image,
         "command": server["command"],
         "args": server["args"],
     }
-    policy = images.lmcache_pull_policy(plan)
+    policy = plan.layout.lmcache_pull_policy
     if policy:
         c["imagePullPolicy"] = policy
     variables: list[KubeObject] = []
@@ -483,8 +477,8 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
     else:  # dra: only the claimed GPUs (files/gpu-access.yaml)
-        variables += gpu_access.env(plan.gpu_access)
-    variables += remote.env(plan.spec.kv_cache_offloading.remote)  # the remote tier's password, from its Secret
+        variables += plan.layout.gpu_env
+    variables += plan.layout.remote_env  # the remote tier's password, from its Secret
     if variables:
         c["env"] = variables
     if lmcache_scraped(plan):
@@ -492,7 +486,7 @@ def sidecar(plan: Plan, devices: Gpus, disk: list[Tier], server: LMCache | None)
     c["resources"] = resources(plan.server_size, None, devices.get("claims"))
     c["probeCommand"] = connector.lmcache_health_probe()
     c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, _launcher_mount(), *(t["mount"] for t in disk)]
-    c["securityContext"] = pod_settings.container_security_context(plan.spec)
+    c["securityContext"] = plan.layout.container_security_context
     return c  # type: ignore[return-value]
 
 
@@ -503,7 +497,7 @@ def volumes(plan: Plan, disk: list[Tier], server: LMCache | None) -> list[KubeOb
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": quantity.format_bytes(s.shm)}},
         {"name": "model-cache", "emptyDir": {"sizeLimit": quantity.format_bytes(s.model_cache)}},
     ]
-    weights = model_source.volume(plan.spec)
+    weights = plan.layout.model_volume
     if weights is not None:
         out.append(weights)
     if server is not None:
@@ -541,7 +535,7 @@ def workloads(
         node_selector[w["labels"]["instanceType"]] = plan.instance.type
     node_selector.update(plan.instance.node_selector)  # your own nodes' labels (a catalog row's nodeSelector)
     node_selector.update(spec.scheduling.node_selector)
-    account = pod_settings.service_account_name(spec)
+    account = plan.layout.service_account_name
 
     def pod(role: str | None) -> Pod:
         roles = {w["labels"]["nodeRole"]: role} if role else {}
@@ -553,7 +547,7 @@ def workloads(
         }
         if node_selector:
             out["nodeSelector"] = node_selector
-        tolerations = gpu_access.tolerations(spec, plan.gpu_access)  # dra: the GPU taint too
+        tolerations = plan.layout.tolerations  # dra: the GPU taint too
         if tolerations:
             out["tolerations"] = tolerations
         if spec.scheduling.affinity:
@@ -576,10 +570,10 @@ def workloads(
         out["automountServiceAccountToken"] = spec.pod.service_account.automount_token
         if spec.pod.image_pull_secrets:
             out["imagePullSecrets"] = [{"name": s.name} for s in spec.pod.image_pull_secrets]
-        out["securityContext"] = pod_settings.pod_security_context(spec)
+        out["securityContext"] = plan.layout.pod_security_context
         if "claimTemplate" in devices:
             out["resourceClaims"] = [
-                {"name": gpu_access.CLAIM_NAME, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}
+                {"name": plan.layout.gpu_claim_name, "resourceClaimTemplateName": devices["claimTemplate"]["name"]}
             ]
         if fill is not None:
             out["download"] = fill
@@ -607,11 +601,9 @@ def workloads(
         return claimed([{"kind": "StatefulSet", "name": spec.object_name, "replicas": spec.replicas, "pod": pod(None)}])
     if not plan.multi_node:
         startup = spec.probes.startup
-        budget = (startup.initial_delay_seconds or 0) + startup.period_seconds * sizing.startup_failure_threshold(
-            spec, plan.model
-        )
+        budget = (startup.initial_delay_seconds or 0) + startup.period_seconds * plan.layout.startup_failure_threshold
         if fill is not None:  # the init container's download comes first (model.cache.claim)
-            budget += sizing.download_seconds(plan.model)
+            budget += plan.layout.download_seconds
         deployment: Workload = {
             "kind": "Deployment",
             "name": spec.object_name,
@@ -747,13 +739,13 @@ def picker_config(plan: Plan, disk: list[Tier]) -> dict[str, Any]:
         if not weight:
             continue
         if kind == "prefix-cache-scorer":
-            capacity = routing_plan.lru_capacity(plan, sum(t.get("capacity", 0) for t in disk))
+            capacity = plan.layout.lru_capacity
             plugins.append(
                 {
                     "type": "approx-prefix-cache-producer",
                     "parameters": {
                         "autoTune": False,
-                        "blockSizeTokens": routing_plan.block_size_tokens(plan),
+                        "blockSizeTokens": plan.layout.block_size_tokens,
                         "maxPrefixTokensToMatch": rt["maxPrefixTokensToMatch"],
                         "lruCapacityPerServer": capacity,
                     },
@@ -785,10 +777,7 @@ def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dic
     name = f"{spec.object_name}-epp"
     pool = f"{spec.object_name}-pool"
     pin = rt["image"]
-    image = images.relocate(
-        f"{pin['repository']}@{pin['digest']}" if pin["digest"] else f"{pin['repository']}:{pin['tag']}",
-        spec.images.registry,
-    )
+    image = plan.layout.picker_image
     selector = {key["name"]: "endpoint-picker", key["instance"]: spec.object_name}
     labels = {**m["labels"], **selector, key["component"]: "router", key["version"]: pin["tag"]}
     args = [
@@ -927,7 +916,7 @@ def build(plan: Plan) -> Context:
         c["claimTemplate"] = devices["claimTemplate"]
     if spec.pod.service_account.create:
         c["serviceAccount"] = {
-            "name": pod_settings.service_account_name(spec) or spec.object_name,
+            "name": plan.layout.service_account_name or spec.object_name,
             "automountToken": spec.pod.service_account.automount_token,
         }
     c["workloads"] = loads

@@ -20,6 +20,7 @@ from kvgen.plan import (
     images,
     kvcache,
     model_source,
+    pod_settings,
     ports,
     quantization,
     remote,
@@ -28,7 +29,7 @@ from kvgen.plan import (
     sizing,
     tensor_parallel,
 )
-from kvgen.plan.types import WORKER_SUFFIX, Plan
+from kvgen.plan.types import WORKER_SUFFIX, Facts, Plan
 from kvgen.spec.models import Spec, own_rows
 
 
@@ -324,4 +325,77 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     plan.warnings += routing.warnings(spec)
     if spec.strict and plan.warnings:
         raise SpecError("", [Problem(("strict",), w, STRICT_HINT) for w in plan.warnings])
+    plan.facts = layout_facts(plan)
     return plan
+
+
+def _tier_capacities(plan: Plan) -> list[int | None]:
+    """Each disk tier's capacity where kvgen knows it (an emptyDir's size, a claim template's request), while
+    offloading is on."""
+    if plan.backend is None:
+        return []
+    out: list[int | None] = []
+    for tier in plan.spec.kv_cache_offloading.secondary:
+        fs = tier.file_system
+        if fs.empty_dir is not None:
+            out.append(fs.empty_dir.size.bytes)
+        elif fs.pvc is not None and fs.pvc.spec is not None:
+            storage = ((fs.pvc.spec.get("resources") or {}).get("requests") or {}).get("storage")
+            out.append(quantity.to_bytes(storage) if storage is not None else None)
+        else:
+            out.append(None)
+    return out
+
+
+def layout_facts(plan: Plan) -> Facts:
+    """The decisions of the planning modules the layout needs (kvgen.plan.types.Facts), each made here, where
+    it applies, so that kvgen/context/ reads the plan and calls none of them."""
+    spec, o = plan.spec, plan.spec.kv_cache_offloading
+    cache = spec.model.cache
+    downloads = model_source.downloads(spec)
+    template = cache.claim_template if cache is not None else None
+    capacities = _tier_capacities(plan)
+    r = spec.routing
+    prefix = r.mode == "gateway" and (r.picker is None or r.picker.scorers.prefix_cache)
+    picker_image = None
+    if r.mode == "gateway":
+        pin = catalog.runtime()["picker"]["image"]
+        reference = f"{pin['repository']}@{pin['digest']}" if pin["digest"] else f"{pin['repository']}:{pin['tag']}"
+        picker_image = images.relocate(reference, spec.images.registry)
+    return Facts(
+        vllm_image=images.vllm_image(plan),
+        vllm_tag=images.vllm_tag(plan),
+        vllm_pull_policy=images.vllm_pull_policy(plan),
+        lmcache_image=images.lmcache_image(plan) if plan.sidecar else None,
+        lmcache_pull_policy=images.lmcache_pull_policy(plan) if plan.sidecar else None,
+        picker_image=picker_image,
+        model_local=model_source.local(spec),
+        model_dir=model_source.model_dir(spec),
+        model_mount=model_source.mount(spec),
+        model_volume=model_source.volume(spec),
+        downloads=downloads,
+        download_args=model_source.download_args(spec) if downloads else [],
+        cache_path=model_source.cache_path(spec) if cache is not None and cache.claim is not None else None,
+        weights_claim_size=(
+            sizing.weights_claim_size(spec, plan.model) if template is not None and template.size is None else None
+        ),
+        extra_args=model_source.without_revision(list(spec.vllm.extra_args)) if cache else list(spec.vllm.extra_args),
+        gpu_env=gpu_access.env(plan.gpu_access),
+        gpu_claim_name=gpu_access.CLAIM_NAME,
+        tolerations=gpu_access.tolerations(spec, plan.gpu_access),
+        pod_security_context=pod_settings.pod_security_context(spec),
+        container_security_context=pod_settings.container_security_context(spec),
+        service_account_name=pod_settings.service_account_name(spec),
+        remote_adapter=remote.adapter(o.remote) if o.remote is not None else None,
+        remote_env=remote.env(o.remote),
+        tier_capacities=capacities,
+        startup_failure_threshold=sizing.startup_failure_threshold(spec, plan.model),
+        download_seconds=sizing.download_seconds(plan.model),
+        cpu_backend_kv_space_gib=sizing.CPU_BACKEND_KV_SPACE_GIB,
+        lmcache_server_overhead=sizing.LMCACHE_SERVER_OVERHEAD,
+        lmcache_l1_init_gib=sizing.LMCACHE_L1_INIT_GIB,
+        download_cpu=sizing.DOWNLOAD_CPU,
+        download_memory=sizing.DOWNLOAD_MEMORY,
+        block_size_tokens=routing.block_size_tokens(plan) if prefix else None,
+        lru_capacity=routing.lru_capacity(plan, sum(c or 0 for c in capacities)) if prefix else None,
+    )

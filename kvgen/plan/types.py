@@ -6,17 +6,65 @@ context length, with the facts derived from them that the context and explain re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kvgen.core.errors import Problem
 from kvgen.data.catalog import InstanceInfo, ModelInfo
 from kvgen.plan.gpu_access import GpuAccess
 from kvgen.plan.kvcache import ContextLength
 from kvgen.plan.rules import Decision
-from kvgen.plan.sizing import ContainerSize, Sizing
+from kvgen.plan.sizing import ContainerSize as ContainerSize
+from kvgen.plan.sizing import Sizing
 from kvgen.spec.models import Spec
 
 # Multi-node servers: rank 0 ("leader") runs the API server, ranks 1.. ("worker") run headless.
 WORKER_SUFFIX = "-worker"  # the StatefulSet of ranks 1..
+
+
+@dataclass
+class Facts:
+    """Every decision of kvgen/plan/ the layout reads beyond the plan's own fields, made once when the plan
+    is built (kvgen.plan.build.layout_facts): kvgen/context/ reads these and calls no planning module. A
+    field that does not apply to the plan is None (or empty)."""
+
+    # images: the vLLM container's (and its tag, the version label), the LMCache sidecar's, the picker's
+    vllm_image: str
+    vllm_tag: str
+    vllm_pull_policy: str | None
+    lmcache_image: str | None
+    lmcache_pull_policy: str | None
+    picker_image: str | None
+    # the weights: served from a mounted directory, downloaded into a claim by an init container
+    model_local: bool
+    model_dir: str
+    model_mount: dict[str, Any] | None
+    model_volume: dict[str, Any] | None
+    downloads: bool
+    download_args: list[str]
+    cache_path: str | None
+    weights_claim_size: int | None  # model.cache.claimTemplate without a size: the claim kvgen sizes
+    extra_args: list[str]  # vllm.extraArgs as vLLM gets them (model.cache: without --revision)
+    # the GPUs (gpuAccess), the pod's settings, the remote tier
+    gpu_env: list[dict[str, Any]]
+    gpu_claim_name: str
+    tolerations: list[dict[str, Any]]
+    pod_security_context: dict[str, Any]
+    container_security_context: dict[str, Any]
+    service_account_name: str | None
+    remote_adapter: dict[str, Any] | None
+    remote_env: list[dict[str, Any]]
+    # sizes and timings beyond the containers': the disk tiers' known capacities (bytes), the startup probe's
+    # threshold, the download's expected time, the picker's prefix index
+    tier_capacities: list[int | None]
+    startup_failure_threshold: int
+    download_seconds: int
+    cpu_backend_kv_space_gib: int
+    lmcache_server_overhead: int
+    lmcache_l1_init_gib: int
+    download_cpu: str
+    download_memory: int
+    block_size_tokens: int | None
+    lru_capacity: int | None
 
 
 @dataclass
@@ -34,6 +82,13 @@ class Plan:
     # (sizing's and the context length's problems, FIT_CODES); render never sees such a plan
     problems: list[Problem] = field(default_factory=list)
     k8s_version: str = ""  # the Kubernetes version (major.minor) the objects are for (kube_target.resolve)
+    facts: Facts | None = None  # set by kvgen.plan.build.build once the plan is complete
+
+    @property
+    def layout(self) -> Facts:
+        """The facts the layout reads (build always sets them)."""
+        assert self.facts is not None, "a plan is complete only after kvgen.plan.build.build"
+        return self.facts
 
     @property
     def backend(self) -> str | None:
