@@ -49,8 +49,8 @@ class Compiled:
 
 @dataclass
 class Unfit:
-    """A spec whose plan is complete but whose pod does not fit its node (compile_inputs keep_unfit,
-    for kvgen explain): the plan, and its problems located in the file."""
+    """A spec whose plan is complete but whose pod does not fit its node (compile_inputs keep_unfit, for
+    kvgen explain): the plan, and its problems located in the file."""
 
     source: str
     plan: Plan
@@ -60,7 +60,7 @@ class Unfit:
 
 @dataclass
 class UnfitError(SpecError):
-    """compile_document's SpecError for a plan that does not fit (build keep_unfit): the plan with it."""
+    """compile_document's SpecError for a plan that does not fit its node (plan.problems): the plan with it."""
 
     plan: Plan | None = None
 
@@ -98,18 +98,17 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def plan_document(
-    doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None, keep_unfit: bool = False
-) -> Plan:
-    """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none;
-    ``keep_unfit``: a plan that does not fit its node is returned with its problems (build keep_unfit)."""
+def plan_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None) -> Plan:
+    """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none. A plan
+    whose pod does not fit its node carries those problems (``plan.problems``)."""
     spec, problems = parse_spec(doc)
     if spec is None:
         if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
             # only the name is missing: report what planning finds too, all problems at once
             try:
                 unnamed = Spec.model_validate({**doc.data, "name": "unnamed"})
-                planning.build(unnamed, kube_target.resolve(unnamed.kube_version, k8s_version)[0])
+                plan = planning.build(unnamed, kube_target.resolve(unnamed.kube_version, k8s_version)[0])
+                problems += [p.at(doc.locate(p.path)) for p in plan.problems]
             except SpecError as exc:
                 problems += [p.at(doc.locate(p.path)) for p in exc.problems]
         raise SpecError(doc.file, problems)
@@ -119,20 +118,18 @@ def plan_document(
     version, too_old = kube_target.resolve(spec.kube_version, k8s_version)  # --kube-version and kubeVersion
     conflict += too_old
     try:
-        plan = planning.build(spec, version, keep_unfit)
+        plan = planning.build(spec, version)
     except SpecError as exc:
         raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in conflict + exc.problems]) from None
-    if conflict:  # with keep_unfit, the plan's own problems (it does not fit) are listed too
+    if conflict:  # the plan's own problems (it does not fit) are listed too
         raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in [*conflict, *plan.problems]])
     return plan
 
 
-def compile_document(
-    doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None, keep_unfit: bool = False
-) -> Compiled:
-    """Plan, lay out and render one native document; ``keep_unfit``: a plan that does not fit its
-    node raises UnfitError, which carries it."""
-    p = plan_document(doc, k8s_version, namespace, keep_unfit)
+def compile_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None) -> Compiled:
+    """Plan, lay out and render one native document; a plan that does not fit its node raises UnfitError
+    (a SpecError), which carries it."""
+    p = plan_document(doc, k8s_version, namespace)
     if p.problems:
         raise UnfitError(doc.file, [problem.at(doc.locate(problem.path)) for problem in p.problems], p)
     ctx = layout.build(p)
@@ -160,15 +157,13 @@ def compile_document(
     return Compiled(doc.file, p.spec, p, objs, ctx)
 
 
-def compile_unit(
-    unit: Unit, k8s_version: str | None = None, namespace: str | None = None, keep_unfit: bool = False
-) -> Compiled:
+def compile_unit(unit: Unit, k8s_version: str | None = None, namespace: str | None = None) -> Compiled:
     """Compile one unit; problems of a translated spec point at the field the user wrote."""
     conv = unit.conversion
     if conv is None:
-        return compile_document(unit.doc, k8s_version, namespace, keep_unfit)
+        return compile_document(unit.doc, k8s_version, namespace)
     try:
-        compiled = compile_document(unit.doc, k8s_version, namespace, keep_unfit)
+        compiled = compile_document(unit.doc, k8s_version, namespace)
     except UnfitError as exc:
         raise UnfitError(conv.doc.file, [conv.translate(p) for p in exc.problems], exc.plan) from None
     except SpecError as exc:
@@ -274,8 +269,10 @@ def compile_inputs(
 
     def compile_one(unit: Unit) -> Compiled | Unfit | SpecError:
         try:
-            compiled = compile_unit(unit, k8s_version, options.namespace, keep_unfit)
+            compiled = compile_unit(unit, k8s_version, options.namespace)
         except UnfitError as exc:
+            if not keep_unfit:  # render, validate: a refusal like any other (the plan stays here)
+                return SpecError(exc.source, exc.problems)
             assert exc.plan is not None
             return Unfit(exc.source, exc.plan, exc.problems)
         except SpecError as exc:
@@ -307,7 +304,7 @@ def compile_inputs(
     finally:
         if progress is not None:
             progress.stop()
-    if errors:  # a spec that cannot be planned: every problem, the unfit ones' too, as without keep_unfit
+    if errors:  # a spec that cannot be planned: every problem, the unfit ones' too
         raise InputErrors(_group(errors + [SpecError(u.source, u.problems) for u in unfit]), skipped)
     return Output(results, warnings, skipped, unfit, planned)
 

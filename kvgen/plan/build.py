@@ -261,10 +261,11 @@ def has_api_key(spec: Spec) -> bool:
 FIT_CODES = frozenset({sizing.FIT_MEMORY, sizing.FIT_DISK, sizing.FIT_WEIGHTS, kvcache.FIT_CONTEXT})
 
 
-def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool = False) -> Plan:
+def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     """Resolve, decide and size; raise SpecError with every problem found (not yet located in a
-    file: kvgen.app.compiler does that). ``keep_unfit`` (kvgen explain): when the only problems are
-    that the pod does not fit its node (FIT_CODES), return the plan with them in ``plan.problems``."""
+    file: kvgen.app.compiler does that), except that the pod does not fit its node (FIT_CODES): a plan
+    complete but for that is returned with those problems in ``plan.problems``, which render refuses
+    and kvgen explain shows."""
     own = own_rows(spec)
     model, problems = catalog.resolve_model(spec.model, own.get("models"))
     instance, inst_problems = catalog.resolve_instance(spec.instance, own.get("instances"))
@@ -292,7 +293,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     found = sz.problems + context_length.problems
     unfit = [p for p in found if p.code in FIT_CODES]
     problems += [p for p in found if p.code not in FIT_CODES]
-    if problems or (unfit and not keep_unfit):
+    if problems:
         raise SpecError("", problems + unfit)
     warnings = list(sz.warnings) + context_length.warnings + quantization.warnings(spec, model)
     warnings += gpu_memory_warning(spec, instance)
@@ -324,7 +325,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION, keep_unfit: bool 
     plan.warnings += extra_objects.warnings(spec, k8s_version)
     plan.warnings += routing.warnings(spec)
     if spec.strict and plan.warnings:
-        raise SpecError("", [Problem(("strict",), w, STRICT_HINT) for w in plan.warnings])
+        raise SpecError("", [*unfit, *(Problem(("strict",), w, STRICT_HINT) for w in plan.warnings)])
     plan.facts = layout_facts(plan)
     return plan
 

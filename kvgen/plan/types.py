@@ -78,8 +78,8 @@ class Plan:
     context_length: ContextLength
     warnings: list[str] = field(default_factory=list)
     gpu_access: GpuAccess | None = None  # how the LMCache server reaches the GPUs (lmcache backend)
-    # a plan built with build(keep_unfit=True) for kvgen explain: why the pod does not fit its node
-    # (sizing's and the context length's problems, FIT_CODES); render never sees such a plan
+    # why the pod does not fit its node (sizing's and the context length's problems, FIT_CODES): render
+    # refuses such a plan with them, kvgen explain shows its budget
     problems: list[Problem] = field(default_factory=list)
     k8s_version: str = ""  # the Kubernetes version (major.minor) the objects are for (kube_target.resolve)
     facts: Facts | None = None  # set by kvgen.plan.build.build once the plan is complete
