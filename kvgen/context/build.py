@@ -442,8 +442,11 @@ def weights_claim(plan: Plan) -> KubeObject | None:
     if c is None or c.claim_template is None:
         return None
     t = c.claim_template
-    sized = plan.layout.weights_claim_size
-    size = t.size.text if t.size is not None or sized is None else quantity.format_bytes(sized)
+    if t.size is not None:
+        size = t.size.text
+    else:  # the plan sized it from the checkpoint
+        assert plan.layout.weights_claim_size is not None, "the plan sizes a claim template without a size"
+        size = quantity.format_bytes(plan.layout.weights_claim_size)
     claim: dict[str, Any] = {"accessModes": list(t.access_modes)}
     if t.storage_class_name is not None:
         claim["storageClassName"] = t.storage_class_name
@@ -778,6 +781,7 @@ def routing(plan: Plan, m: Meta, loads: list[Workload], disk: list[Tier]) -> dic
     pool = f"{spec.object_name}-pool"
     pin = rt["image"]
     image = plan.layout.picker_image
+    assert image is not None, "the plan relocates the picker's image for routing.mode gateway"
     selector = {key["name"]: "endpoint-picker", key["instance"]: spec.object_name}
     labels = {**m["labels"], **selector, key["component"]: "router", key["version"]: pin["tag"]}
     args = [
