@@ -84,6 +84,11 @@ def _above(path: str, resource: str, request: str, limit: str) -> tuple[str, str
     )
 
 
+def _rwop(path: str) -> tuple[str, str, str]:
+    message = "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)"
+    return (path, message, "keep ReadWriteOncePod alone")
+
+
 def _unequal(path: str, resource: str, request: str, limit: str) -> tuple[str, str, str]:
     return (
         f"{path}.resources.requests.{resource}",
@@ -311,6 +316,51 @@ REFUSED: dict[str, Callable[[], tuple[list[dict], set]]] = {
             _unequal("extraObjects[0].spec.containers[1]", "hugepages-2Mi", "1Gi", "2Gi"),
             _unequal("extraObjects[0].spec.containers[2]", "rdma/ib", "1", "2"),
             _unequal("extraObjects[0].spec.containers[3]", "hugepages-1Gi", "2Gi", "2049Mi"),
+        },
+    ),
+    # ValidatePersistentVolumeClaimSpec: ReadWriteOncePod alone, in a claim, a StatefulSet's claim templates and a
+    # pod's ephemeral volume (files/apiserver.yaml extraObjects.claimSpecs)
+    "read-write-once-pod-with-others": lambda: (
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data"},
+                "spec": {
+                    "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+            {
+                "apiVersion": "apps/v1",
+                "kind": "StatefulSet",
+                "metadata": {"name": "store"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "store"}},
+                    "serviceName": "store",
+                    "template": {"metadata": {"labels": {"app": "store"}}, "spec": {"containers": [c("store")]}},
+                    "volumeClaimTemplates": [
+                        {"metadata": {"name": "ok"}, "spec": {"accessModes": ["ReadWriteOncePod"]}},
+                        {"metadata": {"name": "bad"}, "spec": {"accessModes": ["ReadWriteMany", "ReadWriteOncePod"]}},
+                    ],
+                },
+            },
+            pod(
+                containers=[c("app")],
+                volumes=[
+                    {
+                        "name": "scratch",
+                        "ephemeral": {
+                            "volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOncePod", "ReadOnlyMany"]}}
+                        },
+                    }
+                ],
+            ),
+        ],
+        {
+            _rwop("extraObjects[0].spec.accessModes"),
+            _rwop("extraObjects[1].spec.volumeClaimTemplates[1].spec.accessModes"),
+            _rwop("extraObjects[2].spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes"),
         },
     ),
     # ValidateVolumes, validateVolumeSource

@@ -231,8 +231,9 @@ def _check_tier_sum(spec: Spec) -> list[Problem]:
     ]
 
 
-def _check_access_modes(path: Path, modes: list[Any]) -> list[Problem]:
-    """ValidatePersistentVolumeClaimSpec: ReadWriteOncePod only alone (a claim template's, a disk tier's)."""
+def check_access_modes(path: Path, modes: list[Any]) -> list[Problem]:
+    """ValidatePersistentVolumeClaimSpec: ReadWriteOncePod only alone (a claim template's, a disk tier's, a claim
+    of extraObjects')."""
     if "ReadWriteOncePod" in modes and any(m in _RULES["accessModes"] and m != "ReadWriteOncePod" for m in modes):
         return [
             Problem(
@@ -249,7 +250,7 @@ def _check_pvc_spec(base: Path, pvc: dict[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     modes = pvc.get("accessModes")
     if isinstance(modes, list):
-        problems += _check_access_modes((*base, "accessModes"), modes)
+        problems += check_access_modes((*base, "accessModes"), modes)
     resources = pvc.get("resources")
     requests = resources.get("requests") if isinstance(resources, dict) else None
     storage = requests.get("storage") if isinstance(requests, dict) else None
@@ -654,7 +655,7 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
         ]
     if spec.model.cache is not None and spec.model.cache.claim_template is not None:
         modes = [str(m) for m in spec.model.cache.claim_template.access_modes]
-        problems += _check_access_modes(("model", "cache", "claimTemplate", "accessModes"), modes)
+        problems += check_access_modes(("model", "cache", "claimTemplate", "accessModes"), modes)
     if spec.model.cache is not None and spec.model.cache.claim is not None:
         problems += _check_claim_ref(
             ("model", "cache", "claim"), spec.model.cache.claim.name, model_source.cache_path(spec)

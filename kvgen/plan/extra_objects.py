@@ -26,7 +26,7 @@ from kvgen.core import quantity
 from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import kube
 from kvgen.plan import credentials
-from kvgen.plan.apiserver import RULES, fits, volume_source_problem, what
+from kvgen.plan.apiserver import RULES, check_access_modes, fits, volume_source_problem, what
 from kvgen.spec.models import Spec
 
 SECRET_HINT = "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it"
@@ -190,7 +190,32 @@ def api_problems(obj: dict[str, Any], path: Path) -> list[Problem]:
         if keys[-2:-1] == ["template"] and isinstance(template, dict) and isinstance(template.get("metadata"), dict):
             at = (*path, *keys[:-1], "metadata")
             problems += _labels_and_annotations(template["metadata"], at, "ValidatePodTemplateSpec")
+    claims = _of_kind(_TABLE["claimSpecs"], obj)
+    if isinstance(claims, str):
+        for at, claim in _at(obj, claims.split("."), path):
+            problems += _claim_spec(claim, at)
     return problems
+
+
+def _at(node: Any, keys: list[str], path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The mappings at a dotted path in ``node`` (``[*]``: each item of a list), with their paths."""
+    if not keys:
+        if isinstance(node, dict):
+            yield path, node
+        return
+    key, rest = keys[0], keys[1:]
+    if key.endswith("[*]"):
+        items = node.get(key[:-3]) if isinstance(node, dict) else None
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            yield from _at(item, rest, (*path, key[:-3], i))
+    elif isinstance(node, dict):
+        yield from _at(node.get(key), rest, (*path, key))
+
+
+def _claim_spec(claim: dict[str, Any], path: Path) -> list[Problem]:
+    """ValidatePersistentVolumeClaimSpec on a claim's spec: ReadWriteOncePod alone."""
+    modes = claim.get("accessModes")
+    return check_access_modes((*path, "accessModes"), modes) if isinstance(modes, list) else []
 
 
 def _metadata(obj: dict[str, Any], meta: dict[str, Any], path: Path) -> list[Problem]:
@@ -277,6 +302,11 @@ def _pod_spec(pod: dict[str, Any], path: Path) -> list[Problem]:
         source = volume_source_problem((*path, "volumes", i), vol)
         if source is not None:
             problems.append(source)
+        template = vol.get("ephemeral")
+        if isinstance(template, dict) and isinstance(template.get("volumeClaimTemplate"), dict):
+            claim = template["volumeClaimTemplate"].get("spec")
+            if isinstance(claim, dict):
+                problems += _claim_spec(claim, (*path, "volumes", i, "ephemeral", "volumeClaimTemplate", "spec"))
         name = vol.get("name")
         if not isinstance(name, str):
             continue

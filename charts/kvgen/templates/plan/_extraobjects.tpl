@@ -186,6 +186,26 @@ Usage: include "kvgen.extraObjectApi" (list $s $A PATH OBJECT) */}}
 {{- include "kvgen.extraLabelsAndAnnotations" (list $s $A (printf "%s.%s.metadata" $path (trimSuffix ".spec" $where)) (index $parent "metadata") "ValidatePodTemplateSpec") -}}
 {{- end -}}
 {{- end -}}
+{{/* the claims' specs the kind holds (files/apiserver.yaml extraObjects.claimSpecs) */}}
+{{- $claims := index (default dict (index $E.claimSpecs $grp)) $o.kind -}}
+{{- if kindIs "string" $claims -}}
+{{- $hits := list (dict "p" $path "v" $o) -}}
+{{- range $k := splitList "." $claims -}}
+{{- $next := list -}}
+{{- range $h := $hits -}}
+{{- if kindIs "map" $h.v -}}
+{{- if hasSuffix "[*]" $k -}}
+{{- $items := index $h.v (trimSuffix "[*]" $k) -}}
+{{- if kindIs "slice" $items -}}{{- range $i, $x := $items -}}{{- $next = append $next (dict "p" (printf "%s.%s[%d]" $h.p (trimSuffix "[*]" $k) $i) "v" $x) -}}{{- end -}}{{- end -}}
+{{- else -}}
+{{- $next = append $next (dict "p" (printf "%s.%s" $h.p $k) "v" (index $h.v $k)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $hits = $next -}}
+{{- end -}}
+{{- range $h := $hits -}}{{- include "kvgen.extraClaimSpec" (list $s $A $h.p $h.v) -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* kvgen.extraLabelsAndAnnotations: the labels (ValidateLabels), the annotations' keys (ValidateAnnotations:
@@ -219,6 +239,20 @@ server's caller; kvgen/plan/extra_objects.py _labels_and_annotations). Usage: (l
 {{- $limit := int64 $A.totalAnnotationSizeLimit -}}
 {{- if gt (int64 $total) $limit -}}
 {{- include "kvgen.problem" (list $s $np (printf "the annotations add up to %d bytes (keys and values); the API server refuses more than %d in all (ValidateAnnotationsSize)" (int64 $total) $limit) (printf "keep %s at most %d bytes; put large data in a ConfigMap" $np $limit)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.extraClaimSpec: ValidatePersistentVolumeClaimSpec on a claim's spec at PATH: ReadWriteOncePod
+alone (kvgen/plan/extra_objects.py _claim_spec; apiserver.check_access_modes). Usage: (list $s $A PATH SPEC) */}}
+{{- define "kvgen.extraClaimSpec" -}}
+{{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $path := index . 2 -}}{{- $c := index . 3 -}}
+{{- if and (kindIs "map" $c) (kindIs "slice" (index $c "accessModes")) -}}
+{{- $modes := index $c "accessModes" -}}
+{{- $others := false -}}
+{{- range $m := $modes -}}{{- if and (has $m $A.accessModes) (ne $m "ReadWriteOncePod") -}}{{- $others = true -}}{{- end -}}{{- end -}}
+{{- if and (has "ReadWriteOncePod" $modes) $others -}}
+{{- include "kvgen.problem" (list $s (printf "%s.accessModes" $path) "ReadWriteOncePod may not be combined with other access modes (ValidatePersistentVolumeClaimSpec)" "keep ReadWriteOncePod alone") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -257,6 +291,10 @@ volumes (kvgen/plan/extra_objects.py _pod_spec). Usage: (list $s $A PATH POD) */
 {{- range $src := $A.volumeSources -}}{{- if include "kvgen.isSet" (list $vol $src) -}}{{- $sources = append $sources $src -}}{{- end -}}{{- end -}}
 {{- if ne (len $sources) 1 -}}
 {{- include "kvgen.problem" (list $s (printf "%s.volumes[%d]" $path $i) (ternary (printf "may not specify more than 1 volume type (%s; validateVolumeSource)" (join ", " $sources)) "must specify a volume type (validateVolumeSource)" (gt (len $sources) 1)) "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir") -}}
+{{- end -}}
+{{- $eph := index $vol "ephemeral" -}}
+{{- if and (kindIs "map" $eph) (kindIs "map" (index $eph "volumeClaimTemplate")) -}}
+{{- include "kvgen.extraClaimSpec" (list $s $A (printf "%s.volumes[%d].ephemeral.volumeClaimTemplate.spec" $path $i) (index (index $eph "volumeClaimTemplate") "spec")) -}}
 {{- end -}}
 {{- $n := index $vol "name" -}}
 {{- if kindIs "string" $n -}}
