@@ -1029,7 +1029,7 @@ def test_the_size_rows_are_every_size_of_the_spec():
     spec, problems = parse_spec(doc)
     assert not problems
     (row,) = [r for r in apiserver._RULES["checks"] if r["check"] == "quantityMax"]
-    listed = {format_path(p) for f in row["fields"] for p, _v in apiserver.matches(spec, apiserver._parts(f))}
+    listed = {format_path(p) for f in row["fields"] for p, _v in apiserver.matches(spec, apiserver.pattern_parts(f))}
     assert listed == {format_path(p) for p, _v in apiserver.sizes(spec)}
 
 

@@ -64,7 +64,7 @@ Found = Iterator[tuple[Path, dict[str, str]]]
 
 
 @cache
-def _parts(pattern: str) -> tuple[str, ...]:
+def pattern_parts(pattern: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\[\*\]|[^.\[\]]+", pattern))
 
 
@@ -171,7 +171,7 @@ def _table(spec: Spec, instance: InstanceInfo | None) -> list[tuple[dict[str, An
         if "when" in row and not rules.holds(row["when"], facts):
             continue
         for pattern in row["fields"]:
-            for path, value in matches(spec, _parts(pattern)):
+            for path, value in matches(spec, pattern_parts(pattern)):
                 subject = path[-1] if row.get("subject") == "key" else value
                 for where, extra in KINDS[row["check"]](row, path, subject):
                     words = {"value": quoted(subject), "raw": str(subject), **extra}

@@ -26,7 +26,7 @@ from kvgen.core import quantity
 from kvgen.core.errors import Path, Problem, format_path, quoted
 from kvgen.data import kube
 from kvgen.plan import credentials
-from kvgen.plan.apiserver import RULES, check_access_modes, fits, volume_source_problem, what
+from kvgen.plan.apiserver import RULES, check_access_modes, fits, matches, pattern_parts, volume_source_problem, what
 from kvgen.spec.models import Spec
 
 SECRET_HINT = "create the Secret outside kvgen (kubectl, External Secrets, Sealed Secrets) and reference it"
@@ -192,24 +192,10 @@ def api_problems(obj: dict[str, Any], path: Path) -> list[Problem]:
             problems += _labels_and_annotations(template["metadata"], at, "ValidatePodTemplateSpec")
     claims = _of_kind(_TABLE["claimSpecs"], obj)
     if isinstance(claims, str):
-        for at, claim in _at(obj, claims.split("."), path):
-            problems += _claim_spec(claim, at)
+        for at, claim in matches(obj, pattern_parts(claims), path):  # the table's path patterns ([*] each item)
+            if isinstance(claim, dict):
+                problems += _claim_spec(claim, at)
     return problems
-
-
-def _at(node: Any, keys: list[str], path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """The mappings at a dotted path in ``node`` (``[*]``: each item of a list), with their paths."""
-    if not keys:
-        if isinstance(node, dict):
-            yield path, node
-        return
-    key, rest = keys[0], keys[1:]
-    if key.endswith("[*]"):
-        items = node.get(key[:-3]) if isinstance(node, dict) else None
-        for i, item in enumerate(items if isinstance(items, list) else []):
-            yield from _at(item, rest, (*path, key[:-3], i))
-    elif isinstance(node, dict):
-        yield from _at(node.get(key), rest, (*path, key))
 
 
 def _claim_spec(claim: dict[str, Any], path: Path) -> list[Problem]:
@@ -344,7 +330,9 @@ def _raw(value: Any) -> str:
 
 
 def overcommit_allowed(name: str) -> bool:
-    """helper.IsOvercommitAllowed: a native resource (no domain, or one in kubernetes.io) but hugepages.
+    """helper.IsOvercommitAllowed (kubernetes pkg/apis/core/helper/helpers.go: IsNativeResource(name) &&
+    !IsHugePageResourceName(name), where a native name has no "/" or contains "kubernetes.io/"): a native
+    resource but hugepages.
     An extended resource's or hugepages' request must equal its limit, and needs one."""
     if name.startswith("hugepages-"):
         return False
