@@ -890,6 +890,7 @@ def test_a_size_written_as_a_number_renders_as_kvgens_text_on_both_faces(size):
     assert claim["spec"]["resources"]["requests"]["storage"] == "107374182400"
 
 
+@pytest.mark.heavy
 @given(st.from_regex(QUANTITY_PATTERN, fullmatch=True))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_schemas_positive_size_pattern_is_kvgens_greater_than_zero(text):
@@ -898,7 +899,6 @@ def test_the_schemas_positive_size_pattern_is_kvgens_greater_than_zero(text):
     assert (re.fullmatch(POSITIVE_QUANTITY_PATTERN, text) is not None) == (quantity.parse(text) > 0)
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("zero", ["0", "0.0Gi", "000Mi"])
 def test_a_zero_size_is_refused_on_both_faces(zero):
     """Found by the fuzzer (issue 33): instance.ephemeralStorage "0" on a catalog instance was refused by kvgen

@@ -9,8 +9,11 @@ The resp tests use the real valkey-server tests/test_remote_tier.py starts.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -308,6 +311,25 @@ def test_the_lmcache_servers_health_endpoint_answers_on_the_captured_path(engine
     assert get(base + "/healthcheck", "POST")[0] == 405
     assert get(base + "/api/healthcheck")[0] == 404  # LMCache 0.4.4's path, not 0.5.6's
     socket.create_connection(("127.0.0.1", mp), timeout=5).close()
+
+
+def tgkill(pid: int, tid: int, signum: int) -> None:
+    """Send ``signum`` to one thread of ``pid`` (Linux's tgkill; os.kill lets the kernel choose)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(234 if platform.machine() == "x86_64" else 131, pid, tid, signum) != 0:  # SYS_tgkill
+        raise OSError(ctypes.get_errno(), "tgkill")
+
+
+@pytest.mark.skipif(sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"), reason="tgkill")
+def test_a_sigterm_a_server_thread_receives_stops_the_stand_in_at_once(engines):
+    """The kernel hands a process's SIGTERM to any thread; the stand-in still exits 0 within seconds
+    (CI once waited 90 s on one whose main thread slept for an hour)."""
+    lm = engines("lmcache", *lmcache_args(free_port(), free_port()))
+    lm.started()
+    threads = sorted(int(t) for t in os.listdir(f"/proc/{lm.proc.pid}/task") if int(t) != lm.proc.pid)
+    assert threads, "the stand-in serves from threads of its own"
+    tgkill(lm.proc.pid, threads[-1], signal.SIGTERM)
+    assert lm.proc.wait(timeout=5) == 0
 
 
 def test_an_fs_adapter_without_its_directory_fails_loudly(engines, tmp_path):

@@ -149,6 +149,7 @@ def test_disabled_offloading_has_only_the_gpu_tier():
 # ----------------------------------------------------------------------------- budgets
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_memory_items_add_up_to_what_sizing_computes(example):
     r = report_of(example)

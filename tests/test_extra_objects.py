@@ -78,7 +78,6 @@ def test_output_is_deterministic_and_keeps_the_written_order():
     assert [o["kind"] for o in backward.objects[-2:]] == ["ConfigMap", "NetworkPolicy"]
 
 
-@pytest.mark.heavy
 def test_no_extra_objects_changes_nothing():
     assert compile_spec(_spec()).yaml == compile_spec(spec(model=TOKEN)).yaml
 

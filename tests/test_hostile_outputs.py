@@ -344,7 +344,6 @@ def gemma_report() -> dict:
     return explain.report(c.plan, c.conversion, c.source)
 
 
-@pytest.mark.heavy
 def test_no_field_of_a_report_reaches_the_view_raw(tmp_path):
     """Whatever field holds it, user text is printed visible and literal: no raw control character,
     no markup taking effect, no MarkupError; in a terminal too, and the SVG is XML."""

@@ -128,6 +128,7 @@ def test_a_merge_key_that_merges_the_mapping_it_is_in_is_a_problem_not_exit_4(te
     assert "a merge key (<<) cannot merge the mapping it is in" in problem.message
 
 
+@pytest.mark.heavy
 def test_ruamels_own_warnings_do_not_reach_stderr(tmp_path):
     """Found by the fuzzer (issue 33): a reused anchor and a YAML 1.1 float without a dot printed ruamel's
     warnings raw (its source path, "<file>"), even with -q. A real process: pytest records warnings itself."""

@@ -191,6 +191,7 @@ def test_the_docs_count_the_rows_per_cloud():
     ]
 
 
+@pytest.mark.heavy
 def test_instance_gpus_that_contradict_a_catalog_type_are_refused_and_parallelism_takes_a_share():
     """Issue 32 finding 9: instance.gpus 2 on an 8-GPU row kept the row's node (its nodeSelector, on-prem
     nvidia.com/gpu.count "8") and budgeted the whole node to the pod: Pending on a 2-GPU server, oversized on

@@ -215,6 +215,7 @@ def test_a_platform_that_refuses_the_workers_compiles_serially(monkeypatch):
     ]
 
 
+@pytest.mark.heavy
 def test_no_worker_is_forked_for_a_small_batch(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler.parallel, "imap_ordered", lambda *a: pytest.fail("forked for a small batch"))
     paths = batch(tmp_path, 20)

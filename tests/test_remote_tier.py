@@ -360,6 +360,7 @@ def _served_path(values: dict[str, Any]) -> tuple[str, str]:
     return ours, theirs["args"][0]
 
 
+@pytest.mark.heavy
 def test_two_models_or_two_revisions_on_one_shared_tier_never_share_a_key():
     """Issue 32 (7): LMCache keys a chunk <vLLM's model path>@<kv rank>@<group>@<hash> (0.5.6
     l2_adapters/native_connector_l2_adapter.py) and no setting renames it; with model.cache or model.uri
@@ -385,6 +386,7 @@ def test_two_models_or_two_revisions_on_one_shared_tier_never_share_a_key():
     assert paths["llama@abc"] == "/mnt/models/meta-llama--Llama-3.1-8B-Instruct--abc-1-x"
 
 
+@pytest.mark.heavy
 def test_a_revision_downloaded_by_id_onto_a_shared_tier_is_warned_alike():
     """By id, vLLM's model path is the id whatever --revision says, so two revisions share LMCache's keys;
     kvgen cannot see the other deployment, so it says so (a local model's directory names the revision)."""

@@ -334,6 +334,7 @@ FACES = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(FACES))
 def test_both_faces_render_routing_alike(case):
     values = FACES[case]

@@ -387,6 +387,7 @@ def test_kaitos_qwen3_32b_on_four_a10_renders_from_vllms_profile_on_both_faces()
     assert "--max-model-len=11808" in vllm["args"]
 
 
+@pytest.mark.heavy
 def test_a_known_gpus_own_gpu_memory_is_its_marketed_size_and_the_reading_wins_on_both_faces():
     """Issue 32 (9): gpuMemory: 48Gi written for an L40S was taken as what CUDA reports and inflated the GPU KV
     cache. For a GPU files/instances.yaml gpuModels knows, kvgen plans from its reading and says so; a
@@ -617,6 +618,7 @@ def test_an_inline_model_or_a_catalog_row_can_say_it_is_multimodal():
 # ----------------------------------------------------------------------------- the CPU tier at tensor parallel
 
 
+@pytest.mark.heavy
 def test_cpu_memory_utilization_is_the_pods_share_for_the_whole_tier_at_any_tensor_parallel_size():
     """Issue 32 finding 8: one LMCache server per pod holds every tensor-parallel rank's chunks in one pool,
     so a native spec's cpuMemoryUtilization is the share of the pod's RAM for the whole L1 (on a

@@ -713,8 +713,8 @@ def main(argv: list[str]) -> int:
         print(f"hf stand-in: {len(REPORT['downloaded'])} downloaded, {len(REPORT['skipped'])} skipped", file=sys.stderr)
         return 0
     print(f"{ENGINE} stand-in started", file=sys.stderr, flush=True)
-    while True:
-        time.sleep(3600)
+    while True:  # short naps: the kernel may hand SIGTERM to a server thread, and CPython runs the
+        time.sleep(0.5)  # handler only when the main thread next runs bytecode (a long sleep is not woken)
 
 
 if __name__ == "__main__":
