@@ -27,8 +27,10 @@ def _session_chart(c: helm.Chart) -> helm.Chart:
     return c
 
 
-# Added to a copy of the chart: the context (kvgen.context) as JSON, beside the objects.
+# Added to a copy of the chart: the context (kvgen.context) and the plan document (kvgen.planJson) as JSON,
+# beside the objects.
 CONTEXT_TEMPLATE = "kvgen-context.json"
+PLAN_TEMPLATE = "kvgen-plan.json"
 
 
 @cache
@@ -40,6 +42,7 @@ def context_chart(replaced: tuple[tuple[str, str], ...] = ()) -> helm.Chart:
     root = tmp / "kvgen"
     shutil.copytree(CHART, root)
     (root / "templates" / CONTEXT_TEMPLATE).write_text('{{ include "kvgen.context" . }}\n', encoding="utf-8")
+    (root / "templates" / PLAN_TEMPLATE).write_text('{{ include "kvgen.planJson" . }}\n', encoding="utf-8")
     for name, text in replaced:
         (root / name).write_text(text, encoding="utf-8")
     return _session_chart(helm.Chart.load(str(root)))
@@ -104,7 +107,7 @@ def _objects(rendered: dict[str, str], helm_only: bool = False) -> list[dict[str
     out = []
     loader = YAML(typ="safe", pure=True)
     for template, text in sorted(rendered.items()):
-        if template.endswith(("NOTES.txt", CONTEXT_TEMPLATE)) or (HELM_ONLY in template) != helm_only:
+        if template.endswith(("NOTES.txt", CONTEXT_TEMPLATE, PLAN_TEMPLATE)) or (HELM_ONLY in template) != helm_only:
             continue
         out += [doc for doc in loader.load_all(text) if doc]
     return out
@@ -203,6 +206,18 @@ def objects_context_and_warnings(
         as_kvgen(json.loads(text), values, namespace),
         notes_warnings(notes_text),
     )
+
+
+def plan(
+    values: dict[str, Any],
+    namespace: str = "default",
+    kube_version: str = "1.33",
+    replaced: tuple[tuple[str, str], ...] = (),
+) -> dict[str, Any]:
+    """The chart's plan document (kvgen.planJson) of one render, from the same copy of the chart as the context."""
+    rendered = render(values, namespace=namespace, kube_version=kube_version, chart_=context_chart(replaced))
+    (text,) = [t for name, t in rendered.items() if name.endswith(PLAN_TEMPLATE)]
+    return dict(json.loads(text))
 
 
 def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:

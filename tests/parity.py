@@ -11,8 +11,10 @@ from pydantic import TypeAdapter
 
 from kvgen.app.compiler import compile_text
 from kvgen.context.types import Context
+from kvgen.plan.document import PlanDocument, document
 
 CONTEXT = TypeAdapter(Context)
+PLAN = TypeAdapter(PlanDocument)
 
 
 # Kubernetes objects the context passes through as the spec wrote them (a "" env value is a value)
@@ -41,6 +43,19 @@ def assert_same_context(values: dict[str, Any], version: str = "1.33", replaced:
     CONTEXT.validate_python(ours)
     CONTEXT.validate_json(json.dumps(theirs))
     assert empty_values(ours) == []
+    return ours
+
+
+def assert_same_plan(values: dict[str, Any], version: str = "1.33", replaced: tuple = ()) -> PlanDocument:
+    """kvgen's plan document equals the chart's (kvgen.planDocument), both valid PlanDocuments."""
+    (compiled,) = compile_text(helm_dump(values), "spec.yaml", version)
+    ours = document(compiled.plan)
+    theirs = helm.plan(values, kube_version=version, replaced=replaced)
+    difference = helm.first_difference(ours, theirs)
+    assert difference is None, difference
+    PLAN.validate_python(ours)
+    PLAN.validate_json(json.dumps(theirs))
+    assert json.loads(json.dumps(ours)) == ours  # plain JSON data
     return ours
 
 

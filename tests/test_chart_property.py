@@ -22,13 +22,14 @@ from budget import DERANDOMIZE, examples
 from conftest import dump, problem_triples
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
-from parity import CONTEXT, empty_values
+from parity import CONTEXT, PLAN, empty_values
 from spec_strategies import BREAKAGES, kube_version_for, repair, specs
 
 from kvgen.app.compiler import compile_text
 from kvgen.core import quantity
 from kvgen.core.errors import SpecError
 from kvgen.data import catalog
+from kvgen.plan.document import document
 
 
 def refused_alike(exc: SpecError, spec: dict, kube_version: str = "1.33") -> None:
@@ -77,6 +78,10 @@ def same_render(spec: dict, kube_version: str) -> bool:
     theirs, their_context, their_warnings = helm.objects_context_and_warnings(
         spec, namespace="default", kube_version=kube_version
     )
+    (our_plan,) = [document(r.plan) for r in compiled]
+    difference = helm.first_difference(our_plan, helm.plan(spec, kube_version=kube_version))  # the decisions first
+    assert difference is None, f"plan: {difference}\n{text}"
+    PLAN.validate_python(our_plan)
     (our_context,) = [r.context for r in compiled]
     difference = helm.first_difference(our_context, their_context)  # names the field, before the objects
     assert difference is None, f"{difference}\n{text}"

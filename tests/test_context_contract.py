@@ -10,7 +10,7 @@ import re
 import helm
 import pytest
 from conftest import EXAMPLES, compile_spec, kube_version_of, problem_set, spec
-from parity import CONTEXT, assert_same_context, empty_values
+from parity import CONTEXT, assert_same_context, assert_same_plan, empty_values
 from ruamel.yaml import YAML
 
 from kvgen.context import build as context
@@ -30,6 +30,12 @@ def _camel(name: str) -> str:
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_has_the_same_context_in_kvgen_and_the_chart(example):
     assert_same_context(load(example.read_text()), kube_version_of(example))
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_has_the_same_plan_document_in_kvgen_and_the_chart(example):
+    assert_same_plan(load(example.read_text()), kube_version_of(example))
 
 
 def test_a_parity_failure_names_the_field():

@@ -8,9 +8,11 @@ import math
 import subprocess
 import sys
 
+import helm
 import pytest
 from conftest import EXAMPLES, ROOT, compile_spec, kube_version_of, run_kvgen, spec
 from gpu_profile import non_kv
+from parity import PLAN
 
 from kvgen import __version__
 from kvgen.app import explain
@@ -251,6 +253,7 @@ def test_text_output_states_the_gpu_access_mode_and_its_requirement():
 
 TOP_LEVEL_KEYS = {
     "version",
+    "plan",
     "name",
     "namespace",
     "input",
@@ -268,6 +271,20 @@ TOP_LEVEL_KEYS = {
     "fits",
     "problems",
 }
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", ["routing-gateway", "lmcache-in-container", "shared-valkey-tier", "lmcache-dra"])
+def test_json_output_carries_the_plan_document_the_chart_writes(name):
+    """explain -o json's plan is the plan document, the same that the chart's plan writes (kvgen.planDocument)."""
+    (example,) = [p for p in EXAMPLES if p.stem == name]
+    version = kube_version_of(example)
+    result = run_kvgen("explain", "--output", "json", "--kube-version", version, str(example))
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)["plan"]
+    PLAN.validate_python(plan)
+    assert helm.first_difference(plan, helm.plan(helm.values_of(example), kube_version=version)) is None
+    assert plan["warnings"] == json.loads(result.stdout)["warnings"]
 
 
 @pytest.mark.heavy

@@ -38,6 +38,7 @@ from kvgen.core.quantity import GiB
 from kvgen.data import connector
 from kvgen.plan import gpu_access, kvcache, model_source, quantization
 from kvgen.plan import sizing as sz
+from kvgen.plan.document import document
 from kvgen.plan.images import lmcache_image, vllm_image
 from kvgen.plan.types import Plan
 
@@ -435,6 +436,7 @@ def report(
             }
         )
     kv = _kv(plan)
+    doc = document(plan)
     dt = quantization.dtypes(plan.spec, m)
     dtypes = {
         "weights": {
@@ -510,9 +512,10 @@ def report(
         "disk": _disk(plan),
         "kvCache": kv,
         "routing": _routing(plan, kv),
-        "warnings": list(plan.warnings),  # the same as kvgen render prints, and the chart's NOTES.txt
+        "warnings": list(doc["warnings"]),  # the same as kvgen render prints, and the chart's NOTES.txt
         "fits": not problems,
         "problems": _problems(problems or []),  # why the pod does not fit its node (kvgen explain exits 1)
+        "plan": doc,  # every decision, as the chart's plan writes it too (kvgen.plan.document)
     }
 
 

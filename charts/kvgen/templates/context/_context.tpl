@@ -80,6 +80,8 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- include "kvgen.images" $s -}}
 {{- $_ := set $s "modelCache" (include "kvgen.modelCache" $v | fromJson) -}}
 {{- $_ := set $s "modelDir" (include "kvgen.modelDir" $s) -}}
+{{- include "kvgen.planDocument" $s -}}
+{{- $_ := set . "kvgen.plan (the plan document of this render)" $s.plan -}}
 {{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "download" "sidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
@@ -798,26 +800,8 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- $weight := include "kvgen.routingValue" (list $sc (index $pair 1) (index $pair 2)) | int64 -}}
 {{- if gt $weight 0 -}}
 {{- if eq $kind "prefix-cache-scorer" -}}
-{{/* the block: routing.picker.blockSizeTokens, else LMCache's chunk with the lmcache backend, else vLLM's block; at least the picker's floor */}}
-{{- $block := int64 $s.W.lmcache.chunkSize -}}
-{{- if ne (toString $s.backend) "lmcache" -}}{{- $block = int64 $s.C.vllm.blockSize -}}{{- end -}}
-{{- $block = max $block (int64 $rt.minBlockSizeTokens) -}}
-{{- if include "kvgen.isSet" (list $picker "blockSizeTokens") -}}{{- $block = int64 $picker.blockSizeTokens -}}{{- end -}}
-{{/* the capacity: routing.picker.lruCapacityPerServer, else the tokens the GPU KV cache, CPU tier and disk tiers of known size hold, over the block */}}
-{{- $capacity := int64 0 -}}
-{{- if include "kvgen.isSet" (list $picker "lruCapacityPerServer") -}}{{- $capacity = int64 $picker.lruCapacityPerServer -}}
-{{- else -}}
-{{- $perToken := mul (int64 $s.context.perToken) (max (int64 $s.gpusPerPod) 1) -}}
-{{- $total := int64 0 -}}
-{{- if gt (int64 $s.gpusPerPod) 0 -}}{{- $total = mul (include "kvgen.gpuKvBudget" (list $s $s.C) | int64) (int64 $s.gpusPerPod) -}}{{- end -}}
-{{- if $s.backend -}}
-{{- $total = add $total (int64 $s.size.cpuTier) -}}
-{{- range $t := $s.tiers -}}{{- if hasKey $t "capacity" -}}{{- $total = add $total (int64 $t.capacity) -}}{{- end -}}{{- end -}}
-{{- end -}}
-{{- if gt $perToken 0 -}}{{- $capacity = div (div $total $perToken) $block -}}{{- end -}}
-{{- if le $capacity 0 -}}{{- $capacity = int64 $rt.defaultLruCapacityPerServer -}}{{- end -}}
-{{- end -}}
-{{- $plugins = append $plugins (dict "type" "approx-prefix-cache-producer" "parameters" (dict "autoTune" false "blockSizeTokens" $block "maxPrefixTokensToMatch" (int64 $rt.maxPrefixTokensToMatch) "lruCapacityPerServer" $capacity)) -}}
+{{- $index := $s.plan.routing -}}
+{{- $plugins = append $plugins (dict "type" "approx-prefix-cache-producer" "parameters" (dict "autoTune" false "blockSizeTokens" (int64 $index.blockSizeTokens) "maxPrefixTokensToMatch" (int64 $rt.maxPrefixTokensToMatch) "lruCapacityPerServer" (int64 $index.lruCapacityPerServer))) -}}
 {{- end -}}
 {{- $plugins = append $plugins (dict "type" $kind) -}}
 {{- $profile = append $profile (dict "pluginRef" $kind "weight" $weight) -}}

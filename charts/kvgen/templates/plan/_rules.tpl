@@ -1,19 +1,23 @@
 {{/*
 kvgen.decide: the capability rules of files/rules.yaml (codes, order, conditions, reasons),
-interpreted as kvgen/plan/rules.py decide does. The first rule that matches switches offloading off and
-gives the reason; a rule never fails the render.
+interpreted as kvgen/plan/rules.py decide does: every rule is checked (decision.rules: code, matched), and
+the first that matches switches offloading off and gives the reason; a rule never fails the render.
 */}}
 {{- define "kvgen.decide" -}}
 {{- $s := . -}}
 {{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst -}}
 {{- $decision := dict "enabled" true "code" "" "reason" "" -}}
+{{- $checked := list -}}
 {{- range $rule := ($s.F.Get "files/rules.yaml" | fromYaml).rules -}}
-{{- if and $decision.enabled (include "kvgen.holds" (list $rule.when $facts)) -}}
+{{- $matched := not (not (include "kvgen.holds" (list $rule.when $facts))) -}}
+{{- $checked = append $checked (dict "code" $rule.code "matched" $matched) -}}
+{{- if and $decision.enabled $matched -}}
 {{- $_ := set $decision "enabled" false -}}
 {{- $_ := set $decision "code" $rule.code -}}
 {{- $_ := set $decision "reason" $rule.reason -}}
 {{- end -}}
 {{- end -}}
+{{- $_ := set $decision "rules" $checked -}}
 {{- $_ := set $s "decision" $decision -}}
 {{- $backend := "" -}}
 {{- if $decision.enabled -}}{{- $backend = $s.V.kvCacheOffloading.backend -}}{{- end -}}

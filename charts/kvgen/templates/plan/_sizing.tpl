@@ -486,7 +486,7 @@ Sets $s.context (flag: 0 for none).
 {{- $warnings := list -}}
 {{/* GPUs of unknown memory (kvgen.resolveInstance): vLLM finds the length; the spec's is passed as written */}}
 {{- if and (gt $i.gpus 0) (eq $i.gpuMemory 0) -}}
-{{- $fits = $m.maxModelLen -}}
+{{- $fits = int64 0 -}}{{/* not known (kvgen/plan/kvcache.py context_length: None) */}}
 {{- else if and $known (lt $fits $bs) -}}
 {{- include "kvgen.problem" (list $s (ternary "model.maxModelLen" "parallelism.tensor" (gt $requested 0)) (printf "not even %d tokens of %s fit %s (%s); vLLM would refuse to start" $bs $m.id $what $roomText) $more) -}}
 {{- else if gt $requested 0 -}}

@@ -1,0 +1,313 @@
+"""The plan as a document: every decision of one spec, as plain JSON data with camelCase keys.
+
+It is the contract between planning and everything after it: the chart's plan writes the same
+document (``kvgen.planDocument``, templates/plan/_document.tpl) and the tests compare the two key by
+key for every example and for generated specs; ``kvgen explain -o json`` carries it as ``plan``.
+``PlanDocument`` types it; ``document(plan)`` writes it from a complete plan (kvgen.plan.build).
+
+The rules the context keeps (kvgen/context/types.py) hold here too: absent is a key left out (never
+null), a boolean is always present, and Kubernetes pieces (an env var, a toleration, a volume) pass
+through as data. Sizes are bytes, as integers; CPU quantities are their text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
+
+from kvgen.core.errors import Problem, format_path
+from kvgen.plan.sizing import ContainerSize
+from kvgen.plan.types import Plan
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+KubeObject = dict[str, Any]
+VERSION = 1
+
+
+@with_config(_STRICT)
+class ModelRow(TypedDict):
+    """The model's catalog row as resolved (built-in, own or inline) and as vLLM's dtype flags make it."""
+
+    id: str
+    architecture: str
+    layers: int
+    attentionLayers: int
+    kvHeads: int
+    headDim: int
+    mla: bool
+    hybrid: bool
+    multimodal: bool
+    quantization: str
+    weightsBytes: int  # the checkpoint's
+    gpuWeightsBytes: int  # on the GPUs, as the dtype flags make them
+    kvDtypeBytes: int
+    maxModelLen: NotRequired[int]
+    slidingLayers: int
+    slidingWindow: NotRequired[int]
+
+
+@with_config(_STRICT)
+class InstanceRow(TypedDict):
+    """The node's catalog row as resolved."""
+
+    type: NotRequired[str]
+    gpus: int
+    gpuModel: NotRequired[str]
+    gpuMemoryBytes: int  # 0: unknown
+    gpuUsableBytes: int  # what CUDA reports, what vLLM multiplies by gpuMemoryUtilization
+    memoryBytes: int  # 0: unknown
+    arch: str
+    localDiskBytes: int
+    ephemeralBytes: int  # 0: unknown
+    mig: NotRequired[str]
+    nodeSelector: NotRequired[dict[str, str]]  # a row that is not a cloud instance type selects its nodes so
+    cloudType: bool
+
+
+@with_config(_STRICT)
+class RuleChecked(TypedDict):
+    code: str
+    matched: bool
+
+
+@with_config(_STRICT)
+class DecisionDoc(TypedDict):
+    enabled: bool
+    code: NotRequired[str]  # the first rule that matched (offloading off)
+    reason: NotRequired[str]
+    rules: list[RuleChecked]  # every rule of files/rules.yaml, in order
+
+
+@with_config(_STRICT)
+class GpuAccessDoc(TypedDict):
+    mode: str
+    deviceClassName: NotRequired[str]  # dra
+    claimName: str  # dra: the pod's claim
+    env: list[KubeObject]  # what both containers get in this mode
+
+
+@with_config(_STRICT)
+class ContextLengthDoc(TypedDict):
+    flag: NotRequired[int]  # the --max-model-len kvgen passes
+    fits: NotRequired[int]  # the longest length that fits
+    perTokenBytes: int  # KV bytes of one token on one GPU
+
+
+@with_config(_STRICT)
+class ContainerSizeDoc(TypedDict):
+    cpu: NotRequired[str]
+    memory: int
+    limit: int
+    ephemeral: int
+    cpuLimit: NotRequired[str]
+    ephemeralLimit: NotRequired[int]
+
+
+@with_config(_STRICT)
+class TierDoc(TypedDict):
+    capacity: NotRequired[int]  # bytes, where kvgen knows it (an emptyDir's size, a claim template's request)
+
+
+@with_config(_STRICT)
+class Sizes(TypedDict):
+    vllm: ContainerSizeDoc  # the vLLM container as rendered (in-container: with the LMCache server's share)
+    lmcacheServer: NotRequired[ContainerSizeDoc]  # the LMCache server's share (the lmcache backend)
+    shm: int
+    modelCache: int
+    cpuTier: int
+    l1Cap: NotRequired[int]  # lmcache: the explicit cap the launcher applies
+    utilization: NotRequired[float]  # lmcache: the share of available RAM the launcher uses
+    tiers: list[TierDoc]  # the disk tiers, while offloading is on
+    weightsClaim: NotRequired[int]  # model.cache.claimTemplate without a size: the claim kvgen sizes
+    startupFailureThreshold: int
+    downloadSeconds: int
+
+
+@with_config(_STRICT)
+class Images(TypedDict):
+    vllm: str
+    vllmTag: str
+    vllmPullPolicy: NotRequired[str]
+    lmcache: NotRequired[str]  # the LMCache sidecar's (gpuAccess other than in-container)
+    lmcachePullPolicy: NotRequired[str]
+    picker: NotRequired[str]  # routing.mode gateway
+
+
+@with_config(_STRICT)
+class Weights(TypedDict):
+    local: bool  # vLLM serves a mounted directory
+    dir: str  # that directory
+    downloads: bool  # an init container downloads them into a claim
+    downloadArgs: NotRequired[list[str]]
+    cachePath: NotRequired[str]  # model.cache.claim: the claim's sub-path
+    extraArgs: list[str]  # vllm.extraArgs as vLLM gets them (model.cache: without --revision)
+
+
+@with_config(_STRICT)
+class RoutingDoc(TypedDict):
+    """routing.mode gateway with the prefix-cache scorer: the picker's prefix index."""
+
+    blockSizeTokens: int
+    lruCapacityPerServer: int
+
+
+@with_config(_STRICT)
+class RemoteDoc(TypedDict):
+    adapter: KubeObject  # the --l2-adapter object (the password stays in the environment)
+    env: list[KubeObject]
+
+
+@with_config(_STRICT)
+class ProblemDoc(TypedDict):
+    path: str
+    message: str
+    hint: NotRequired[str]
+    code: NotRequired[str]
+
+
+@with_config(_STRICT)
+class PlanDocument(TypedDict):
+    version: int
+    kubeVersion: str  # the Kubernetes version (major.minor) the objects are for
+    model: ModelRow
+    instance: InstanceRow
+    gpusPerPod: int
+    decision: DecisionDoc
+    backend: NotRequired[str]  # offloading on: lmcache or native
+    gpuAccess: NotRequired[GpuAccessDoc]  # the lmcache backend: how its server reaches the GPUs
+    contextLength: ContextLengthDoc
+    sizes: Sizes
+    images: Images
+    weights: Weights
+    tolerations: list[KubeObject]
+    podSecurityContext: KubeObject
+    containerSecurityContext: KubeObject
+    serviceAccountName: NotRequired[str]
+    routing: NotRequired[RoutingDoc]
+    remote: NotRequired[RemoteDoc]
+    warnings: list[str]
+    problems: list[ProblemDoc]  # why the pod does not fit its node (render refuses; explain shows)
+
+
+def _present(out: dict[str, Any], **items: Any) -> None:
+    """Set the items that are not None (absent is a key left out)."""
+    out.update({k: v for k, v in items.items() if v is not None})
+
+
+def container_size(size: ContainerSize) -> ContainerSizeDoc:
+    out: dict[str, Any] = {"memory": size.memory, "limit": size.limit, "ephemeral": size.ephemeral}
+    _present(
+        out,
+        cpu=size.cpu.text if size.cpu else None,
+        cpuLimit=size.cpu_limit.text if size.cpu_limit else None,
+        ephemeralLimit=size.ephemeral_limit,
+    )
+    return out  # type: ignore[return-value]
+
+
+def problem(p: Problem) -> ProblemDoc:
+    out: dict[str, Any] = {"path": format_path(p.path), "message": p.message}
+    _present(out, hint=p.hint, code=p.code)
+    return out  # type: ignore[return-value]
+
+
+def document(plan: Plan) -> PlanDocument:
+    """The plan's document (plan.build has set plan.facts)."""
+    m, i, d, s, f = plan.model, plan.instance, plan.decision, plan.sizing, plan.layout
+    model: dict[str, Any] = {
+        "id": m.id,
+        "architecture": m.architecture,
+        "layers": m.layers,
+        "attentionLayers": m.attention_layers,
+        "kvHeads": m.kv_heads,
+        "headDim": m.head_dim,
+        "mla": m.mla,
+        "hybrid": m.hybrid,
+        "multimodal": m.multimodal,
+        "quantization": m.quantization,
+        "weightsBytes": m.weights_bytes,
+        "gpuWeightsBytes": m.gpu_weights_bytes,
+        "kvDtypeBytes": m.kv_dtype_bytes,
+        "slidingLayers": m.sliding_layers,
+    }
+    _present(model, maxModelLen=m.max_model_len, slidingWindow=m.sliding_window)
+    instance: dict[str, Any] = {
+        "gpus": i.gpus,
+        "gpuMemoryBytes": i.gpu_memory_bytes,
+        "gpuUsableBytes": i.gpu_usable_bytes,
+        "memoryBytes": i.memory_bytes,
+        "arch": i.arch,
+        "localDiskBytes": i.local_disk_bytes,
+        "ephemeralBytes": i.ephemeral_bytes,
+        "cloudType": i.cloud_type,
+    }
+    _present(instance, type=i.type, gpuModel=i.gpu_model, mig=i.mig, nodeSelector=dict(i.node_selector) or None)
+    decision: dict[str, Any] = {
+        "enabled": d.enabled,
+        "rules": [{"code": r.code, "matched": r.matched} for r in d.checked],
+    }
+    _present(decision, code=d.reason_code, reason=d.reason)
+    containers = dict(plan.containers())
+    sizes: dict[str, Any] = {
+        "vllm": container_size(containers["vllm"]),
+        "shm": s.shm,
+        "modelCache": s.model_cache,
+        "cpuTier": s.cpu_tier,
+        "tiers": [{} if c is None else {"capacity": c} for c in f.tier_capacities],
+        "startupFailureThreshold": f.startup_failure_threshold,
+        "downloadSeconds": f.download_seconds,
+    }
+    _present(
+        sizes,
+        lmcacheServer=container_size(s.lmcache) if plan.gpu_access is not None and s.lmcache is not None else None,
+        l1Cap=s.l1_cap,
+        utilization=s.utilization,
+        weightsClaim=f.weights_claim_size,
+    )
+    images: dict[str, Any] = {"vllm": f.vllm_image, "vllmTag": f.vllm_tag}
+    _present(
+        images,
+        vllmPullPolicy=f.vllm_pull_policy,
+        lmcache=f.lmcache_image,
+        lmcachePullPolicy=f.lmcache_pull_policy,
+        picker=f.picker_image,
+    )
+    weights: dict[str, Any] = {
+        "local": f.model_local,
+        "dir": f.model_dir,
+        "downloads": f.downloads,
+        "extraArgs": list(f.extra_args),
+    }
+    _present(weights, downloadArgs=list(f.download_args) if f.downloads else None, cachePath=f.cache_path)
+    cost = plan.context_length.cost
+    context: dict[str, Any] = {"perTokenBytes": cost.full + cost.sliding}
+    _present(context, flag=plan.context_length.flag, fits=plan.context_length.fits)
+    out: dict[str, Any] = {
+        "version": VERSION,
+        "kubeVersion": plan.k8s_version,
+        "model": model,
+        "instance": instance,
+        "gpusPerPod": plan.gpus_per_pod,
+        "decision": decision,
+        "contextLength": context,
+        "sizes": sizes,
+        "images": images,
+        "weights": weights,
+        "tolerations": list(f.tolerations),
+        "podSecurityContext": dict(f.pod_security_context),
+        "containerSecurityContext": dict(f.container_security_context),
+        "warnings": list(plan.warnings),
+        "problems": [problem(p) for p in plan.problems],
+    }
+    if plan.gpu_access is not None:
+        access: dict[str, Any] = {"mode": plan.gpu_access.mode, "claimName": f.gpu_claim_name, "env": list(f.gpu_env)}
+        _present(access, deviceClassName=plan.gpu_access.device_class_name)
+        out["gpuAccess"] = access
+    if f.block_size_tokens is not None and f.lru_capacity is not None:
+        out["routing"] = {"blockSizeTokens": f.block_size_tokens, "lruCapacityPerServer": f.lru_capacity}
+    if f.remote_adapter is not None:
+        out["remote"] = {"adapter": dict(f.remote_adapter), "env": list(f.remote_env)}
+    _present(out, backend=plan.backend, serviceAccountName=f.service_account_name)
+    return out  # type: ignore[return-value]
