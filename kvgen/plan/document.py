@@ -83,6 +83,8 @@ class DecisionDoc(TypedDict):
 @with_config(_STRICT)
 class GpuAccessDoc(TypedDict):
     mode: str
+    summary: str  # files/gpu-access.yaml: what the mode does
+    requirement: str  # and what the cluster needs for it
     deviceClassName: NotRequired[str]  # dra
     claimName: str  # dra: the pod's claim
     env: list[KubeObject]  # what both containers get in this mode
@@ -114,6 +116,8 @@ class TierDoc(TypedDict):
 class Sizes(TypedDict):
     vllm: ContainerSizeDoc  # the vLLM container as rendered (in-container: with the LMCache server's share)
     lmcacheServer: NotRequired[ContainerSizeDoc]  # the LMCache server's share (the lmcache backend)
+    launcherReserve: NotRequired[int]  # what the launcher leaves to others in its cgroup: the server's process
+    # (and vLLM's limit in-container)
     shm: int
     modelCache: int
     cpuTier: int
@@ -142,6 +146,9 @@ class Weights(TypedDict):
     downloads: bool  # an init container downloads them into a claim
     downloadArgs: NotRequired[list[str]]
     cachePath: NotRequired[str]  # model.cache.claim: the claim's sub-path
+    mount: NotRequired[KubeObject]  # vLLM's read-only mount of them
+    volume: NotRequired[KubeObject]  # the pod's volume of them (a claim template's is the StatefulSet's)
+    claimTemplate: bool  # model.cache.claimTemplate: a claim per pod, a StatefulSet
     extraArgs: list[str]  # vllm.extraArgs as vLLM gets them (model.cache: without --revision)
 
 
@@ -280,7 +287,14 @@ def document(plan: Plan) -> PlanDocument:
         "downloads": f.downloads,
         "extraArgs": list(f.extra_args),
     }
-    _present(weights, downloadArgs=list(f.download_args) if f.downloads else None, cachePath=f.cache_path)
+    weights["claimTemplate"] = plan.spec.model.cache is not None and plan.spec.model.cache.claim_template is not None
+    _present(
+        weights,
+        downloadArgs=list(f.download_args) if f.downloads else None,
+        cachePath=f.cache_path,
+        mount=f.model_mount,
+        volume=f.model_volume,
+    )
     cost = plan.context_length.cost
     context: dict[str, Any] = {"perTokenBytes": cost.full + cost.sliding}
     _present(context, flag=plan.context_length.flag, fits=plan.context_length.fits)
@@ -302,7 +316,15 @@ def document(plan: Plan) -> PlanDocument:
         "problems": [problem(p) for p in plan.problems],
     }
     if plan.gpu_access is not None:
-        access: dict[str, Any] = {"mode": plan.gpu_access.mode, "claimName": f.gpu_claim_name, "env": list(f.gpu_env)}
+        a = plan.gpu_access
+        access: dict[str, Any] = {
+            "mode": a.mode,
+            "summary": a.summary,
+            "requirement": a.requirement,
+            "claimName": f.gpu_claim_name,
+            "env": list(f.gpu_env),
+        }
+        sizes["launcherReserve"] = f.lmcache_server_overhead + (s.vllm.limit if plan.in_container else 0)
         _present(access, deviceClassName=plan.gpu_access.device_class_name)
         out["gpuAccess"] = access
     if f.block_size_tokens is not None and f.lru_capacity is not None:

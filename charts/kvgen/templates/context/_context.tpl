@@ -82,14 +82,46 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $s "modelDir" (include "kvgen.modelDir" $s) -}}
 {{- include "kvgen.planDocument" $s -}}
 {{- $_ := set . "kvgen.plan (the plan document of this render)" $s.plan -}}
+{{/* the layout reads the plan document, the values, the release and the chart's data files, nothing else */}}
+{{- $L := dict "V" $v "plan" $s.plan "release" $s.release "namespace" $s.namespace "rt" $rt "W" $rt.wiring "C" $s.C "F" .Files -}}
+{{- include "kvgen.layout" $L -}}
+{{- $c := $L.context -}}
+{{- if $v.extraObjects -}}
+{{/* an extra object that is one of kvgen's own: known only now that the objects are laid out */}}
+{{- include "kvgen.extraObjectClashes" (list $s $c) -}}
+{{- end -}}
+{{- if $s.errs -}}
+{{- include "kvgen.failOnProblems" $s -}}
+{{- "{}" -}}
+{{- else -}}
+{{- toJson $c -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.layout: the context from the plan document ($s.plan), the values ($s.V), the release ($s.release:
+name, service, chartLabel; $s.namespace) and the chart's data files ($s.rt: files/runtime.yaml, $s.W: its
+wiring, $s.C: files/sizing.yaml, $s.F: the files): the one source of kvgen's layout. kvgen runs it
+translated to Python (tools/gotemplate.py writes kvgen/context/layout.py). Built in named pieces, each a
+define below. Sets $s.context.
+Usage: {{- include "kvgen.layout" $L -}}
+*/}}
+{{- define "kvgen.layout" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- $p := $s.plan -}}
+{{- $_ := set $s "backend" (default "" $p.backend) -}}
+{{- $_ := set $s "gpuAccess" (default dict $p.gpuAccess) -}}
 {{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "download" "sidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
 {{- $commonNotes := default dict $v.commonAnnotations -}}
 {{- $annotations := merge (deepCopy $s.meta.annotations) $commonNotes -}}
-{{- if $s.warnings -}}{{- $_ := set $annotations $s.W.annotations.warnings (join "\n" $s.warnings) -}}{{- end -}}
-{{- $c := dict "name" $v.name "namespace" $s.namespace "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $annotations -}}
+{{- if $p.warnings -}}{{- $_ := set $annotations $s.W.annotations.warnings (join "\n" $p.warnings) -}}{{- end -}}
+{{- $c := dict "name" $v.name "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $annotations -}}
+{{- if $s.namespace -}}{{- $_ := set $c "namespace" $s.namespace -}}{{- end -}}
 {{- if $commonNotes -}}{{- $_ := set $c "commonAnnotations" $commonNotes -}}{{- end -}}
 {{/* the Service of the API (rank 0 serves it): service.labels and service.annotations over the common ones */}}
 {{- $svc := $v.service -}}
@@ -112,7 +144,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- end -}}
 {{- $_ := set $c "service" $service -}}
 {{/* the LWS controller makes a LeaderWorkerSet's; a single-node StatefulSet (model.cache.claimTemplate) names it too */}}
-{{- if or (and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset")) (and (eq (int64 $v.parallelism.nodes) 1) $s.modelCache.template) -}}
+{{- if or (and (gt (int64 $v.parallelism.nodes) 1) (ne $v.multiNode.engine "leaderworkerset")) (and (eq (int64 $v.parallelism.nodes) 1) $p.weights.claimTemplate) -}}
 {{- $_ := set $c "headless" (dict "name" (printf "%s-headless" $v.name) "port" (int64 $s.W.masterPort)) -}}
 {{- end -}}
 {{- if $s.lmcache -}}{{- $_ := set $c "launcher" $s.lmcache.launcher -}}{{- end -}}
@@ -122,23 +154,12 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $_ := set $c "workloads" $s.workloads -}}
 {{- range $k, $o := $s.operations -}}{{- $_ := set $c $k $o -}}{{- end -}}
 {{- range $k, $o := $s.routing -}}{{- $_ := set $c $k $o -}}{{- end -}}
-{{- $decision := dict "enabled" $s.decision.enabled -}}
-{{- if not $s.decision.enabled -}}{{- $decision = merge $decision (pick $s.decision "code" "reason") -}}{{- end -}}
+{{- $decision := pick $p.decision "enabled" "code" "reason" -}}
 {{- $_ := set $c "decision" $decision -}}
-{{- if $s.gpuAccess -}}{{- $_ := set $c "gpuAccess" $s.gpuAccess -}}{{- end -}}
-{{- if $s.warnings -}}{{- $_ := set $c "warnings" $s.warnings -}}{{- end -}}
-{{- if $v.extraObjects -}}
-{{- $_ := set $c "extraObjects" $v.extraObjects -}}
-{{/* an extra object that is one of kvgen's own: known only now that the objects are laid out */}}
-{{- include "kvgen.extraObjectClashes" (list $s $c) -}}
-{{- end -}}
-{{- if $s.errs -}}
-{{- include "kvgen.failOnProblems" $s -}}
-{{- "{}" -}}
-{{- else -}}
-{{- toJson $c -}}
-{{- end -}}
-{{- end -}}
+{{- if $s.gpuAccess -}}{{- $_ := set $c "gpuAccess" (pick $s.gpuAccess "mode" "summary" "requirement" "deviceClassName") -}}{{- end -}}
+{{- if $p.warnings -}}{{- $_ := set $c "warnings" $p.warnings -}}{{- end -}}
+{{- if $v.extraObjects -}}{{- $_ := set $c "extraObjects" (deepCopy $v.extraObjects) -}}{{- end -}}
+{{- $_ := set $s "context" $c -}}
 {{- end -}}
 
 {{/*
@@ -154,15 +175,16 @@ Usage: {{- include "kvgen.context.meta" $s -}}
 {{/* under Helm: the release is the instance (kvgen: the name), Helm manages it and the chart is named;
      helm.sh/chart stays off the pod template (labels), so a new chart version alone restarts no server */}}
 {{- $selector := dict $key.name "vllm" $key.instance $s.release.name -}}
-{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) $selector -}}
+{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.plan.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) $selector -}}
 {{- $common := default dict $s.V.commonLabels -}}
 {{/* commonLabels: on every object and pod template, never in a selector (kvgen's own keys are refused there) */}}
-{{- $objectLabels := merge (dict $key.chart $s.release.chartLabel) $labels $common -}}
-{{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.decision.enabled) -}}
-{{- if $s.decision.enabled -}}
+{{- $objectLabels := merge (dict) $labels $common -}}
+{{- if $s.release.chartLabel -}}{{- $objectLabels = merge (dict $key.chart $s.release.chartLabel) $objectLabels -}}{{- end -}}
+{{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.plan.decision.enabled) -}}
+{{- if $s.plan.decision.enabled -}}
 {{- $_ := set $annotations $note.backend $s.backend -}}
 {{- else -}}
-{{- $_ := set $annotations $note.reason $s.decision.code -}}
+{{- $_ := set $annotations $note.reason $s.plan.decision.code -}}
 {{- end -}}
 {{- if $s.gpuAccess -}}{{- $_ := set $annotations $note.gpuAccess $s.gpuAccess.mode -}}{{- end -}}
 {{- $_ := set $s "meta" (dict "labels" $objectLabels "podLabels" $labels "commonLabels" $common "selector" $selector "annotations" $annotations) -}}
@@ -181,10 +203,10 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $o := $v.kvCacheOffloading -}}
 {{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
 {{/* model.uri: vLLM serves the mounted directory, under the model's id */}}
-{{- if or $v.model.uri $s.modelCache.on -}}
+{{- if $s.plan.weights.local -}}
 {{- $named := false -}}
 {{- range $a := default list $v.vllm.extraArgs -}}{{- if regexMatch "^--served[-_]model[-_]name(=|$)" $a -}}{{- $named = true -}}{{- end -}}{{- end -}}
-{{- $head = concat (list $s.modelDir) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
+{{- $head = concat (list $s.plan.weights.dir) (ternary list (list (printf "--served-model-name=%s" $v.model.id)) $named) (rest $head) -}}
 {{- end -}}
 {{- if gt (int64 $p.pipeline) 1 -}}{{- $head = append $head (printf "--pipeline-parallel-size=%d" (int64 $p.pipeline)) -}}{{- end -}}
 {{- if gt (int64 $p.data) 1 -}}{{- $head = append $head (printf "--data-parallel-size=%d" (int64 $p.data)) -}}{{- end -}}
@@ -196,8 +218,8 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- end -}}
 {{- $tail := list -}}
 {{/* the spec's model.maxModelLen, or the longest length that fits (kvgen.contextLength) */}}
-{{- if gt (int64 $s.context.flag) 0 -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 $s.context.flag)) -}}{{- end -}}
-{{- if gt $s.inst.gpus 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
+{{- with $s.plan.contextLength.flag -}}{{- $tail = append $tail (printf "--max-model-len=%d" (int64 .)) -}}{{- end -}}
+{{- if gt (int64 $s.plan.instance.gpus) 0 -}}{{- $tail = append $tail (printf "--gpu-memory-utilization=%s" (include "kvgen.number" $v.vllm.gpuMemoryUtilization)) -}}{{- end -}}
 {{- $kv := dict -}}
 {{- if eq $s.backend "lmcache" -}}
 {{- $extra := dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port -}}
@@ -225,7 +247,7 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $count := len $o.secondary -}}
 {{- $specName := ternary "TieringOffloadingSpec" "CPUOffloadingSpec" (gt $count 0) -}}
 {{- if include "kvgen.isSet" (list $o "specName") -}}{{- $specName = $o.specName -}}{{- end -}}
-{{- $extra := dict "cpu_bytes_to_use" (int64 $s.size.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" $specName -}}
+{{- $extra := dict "cpu_bytes_to_use" (int64 $s.plan.sizes.cpuTier) "eviction_policy" $o.evictionPolicy "spec_name" $specName -}}
 {{- if gt $count 0 -}}
 {{- $tiers := list -}}
 {{- range $n := until $count -}}{{- $tiers = append $tiers (dict "type" "fs" "root_dir" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}{{- end -}}
@@ -241,18 +263,9 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $kv = dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" "kv_load_failure_policy" $s.rt.kvLoadFailurePolicy -}}
 {{- end -}}
 {{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
-{{- if and (eq $s.backend "native") $s.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
-{{/* model.cache: the init container downloads --revision; the local directory has none (kvgen/plan/model_source.py without_revision) */}}
-{{- if $s.modelCache.on -}}
-{{- $skip := false -}}
-{{- range $a := default list $v.vllm.extraArgs -}}
-{{- if $skip -}}{{- $skip = false -}}
-{{- else if eq (replace "_" "-" (splitn "=" 2 (toString $a))._0) "--revision" -}}{{- $skip = not (contains "=" (toString $a)) -}}
-{{- else -}}{{- $tail = append $tail $a -}}{{- end -}}
-{{- end -}}
-{{- else -}}
-{{- $tail = concat $tail (default list $v.vllm.extraArgs) -}}
-{{- end -}}
+{{- if and (eq $s.backend "native") $s.plan.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
+{{/* vllm.extraArgs as vLLM gets them (model.cache: without --revision, which the download takes) */}}
+{{- $tail = concat $tail $s.plan.weights.extraArgs -}}
 {{- $_ := set $s "vllmArgs" (dict "head" $head "tail" $tail) -}}
 {{- end -}}
 
@@ -276,10 +289,10 @@ Usage: {{- include "kvgen.context.env" $s -}}
 {{- with $v.service.apiKeySecret -}}{{- $env = append $env (dict "name" "VLLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .key))) -}}{{- end -}}
 {{- if ne $v.disaggregation.role "none" -}}{{- $env = append $env (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP"))) -}}{{- end -}}
 {{/* the weights are on the claim: never ask the Hub (air-gapped clusters) */}}
-{{- if or $v.model.uri $s.modelCache.on -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
-{{- if eq $s.inst.gpus 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
-{{/* dra: only the claimed GPUs (files/gpu-access.yaml; kvgen/plan/gpu_access.py env) */}}
-{{- $env = concat $env (include "kvgen.gpuAccessEnv" $s | fromJsonArray) -}}
+{{- if $s.plan.weights.local -}}{{- $env = append $env (dict "name" "HF_HUB_OFFLINE" "value" "1") -}}{{- end -}}
+{{- if eq (int64 $s.plan.instance.gpus) 0 -}}{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (toString (int64 $s.C.vllm.cpuBackendKvSpaceGiB))) -}}{{- end -}}
+{{/* dra: only the claimed GPUs (the plan's gpuAccess.env) */}}
+{{- $env = concat $env (default list $s.gpuAccess.env) -}}
 {{- range $e := default list $v.vllm.env -}}{{- $env = append $env $e -}}{{- end -}}
 {{- $_ := set $s "env" $env -}}
 {{- end -}}
@@ -294,9 +307,10 @@ Usage: {{- include "kvgen.context.gpus" $s -}}
 {{- $s := . -}}
 {{- $gpus := dict -}}
 {{- if eq (toString $s.gpuAccess.mode) "dra" -}}
-{{- $gpus = dict "claims" (list (dict "name" "gpus")) "claimTemplate" (dict "name" (printf "%s-gpus" $s.V.name) "request" "gpus" "deviceClassName" $s.gpuAccess.deviceClassName "count" (int64 $s.gpusPerPod)) -}}
-{{- else if gt $s.inst.gpus 0 -}}
-{{- $gpus = dict "resources" (dict (ternary (printf "nvidia.com/mig-%s" $s.inst.mig) "nvidia.com/gpu" (ne $s.inst.mig "")) (int64 $s.gpusPerPod)) -}}
+{{- $gpus = dict "claims" (list (dict "name" "gpus")) "claimTemplate" (dict "name" (printf "%s-gpus" $s.V.name) "request" "gpus" "deviceClassName" $s.gpuAccess.deviceClassName "count" (int64 $s.plan.gpusPerPod)) -}}
+{{- else if gt (int64 $s.plan.instance.gpus) 0 -}}
+{{- $mig := default "" $s.plan.instance.mig -}}
+{{- $gpus = dict "resources" (dict (ternary (printf "nvidia.com/mig-%s" $mig) "nvidia.com/gpu" (ne $mig "")) (int64 $s.plan.gpusPerPod)) -}}
 {{- end -}}
 {{- $_ := set $s "gpus" $gpus -}}
 {{- end -}}
@@ -312,20 +326,18 @@ Usage: {{- include "kvgen.context.tiers" $s -}}
 {{- if $s.backend -}}
 {{- range $n, $t := $s.V.kvCacheOffloading.secondary -}}
 {{- $fs := $t.fileSystem -}}
+{{- $known := index $s.plan.sizes.tiers $n -}}
 {{- $name := printf "kv-cache-secondary-%d" $n -}}
 {{- $tier := dict "volume" (dict "name" $name) "mount" (dict "name" $name "mountPath" (printf "%s%d" $s.W.tierMountPrefix $n)) -}}
 {{- if include "kvgen.isSet" (list $fs "emptyDir") -}}
 {{- $_ := set $tier.volume "emptyDir" (dict "sizeLimit" (include "kvgen.sizeText" $fs.emptyDir.size)) -}}
-{{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.emptyDir.size | int64) -}}
 {{- else if include "kvgen.isSet" (list $fs.pvc "spec") -}}
 {{- $_ := set $tier.volume "ephemeral" (dict "volumeClaimTemplate" (dict "spec" $fs.pvc.spec)) -}}
-{{- if and (kindIs "map" $fs.pvc.spec.resources) (kindIs "map" $fs.pvc.spec.resources.requests) (include "kvgen.isSet" (list $fs.pvc.spec.resources.requests "storage")) -}}
-{{- $_ := set $tier "capacity" (include "kvgen.bytes" $fs.pvc.spec.resources.requests.storage | int64) -}}
-{{- end -}}
 {{- else -}}
 {{- $_ := set $tier.volume "persistentVolumeClaim" (dict "claimName" $fs.pvc.ref.name) -}}
 {{- if include "kvgen.isSet" (list $fs.pvc.ref "path") -}}{{- $_ := set $tier.mount "subPath" $fs.pvc.ref.path -}}{{- end -}}
 {{- end -}}
+{{- if hasKey $known "capacity" -}}{{- $_ := set $tier "capacity" (int64 $known.capacity) -}}{{- end -}}
 {{- $tiers = append $tiers $tier -}}
 {{- end -}}
 {{- end -}}
@@ -342,7 +354,7 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- define "kvgen.context.lmcache" -}}
 {{- $s := . -}}
 {{- if $s.gpuAccess -}}
-{{- $z := $s.size -}}
+{{- $z := $s.plan.sizes -}}
 {{- $L := $s.W.launcher -}}
 {{- $lm := $s.W.lmcache -}}
 {{- $inContainer := eq $s.gpuAccess.mode "in-container" -}}
@@ -351,13 +363,11 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $launcher := dict "name" (printf "%s-lmcache-launcher" $s.V.name) "file" $L.file "script" $script "sha256" (sha256sum $script) -}}
 {{- $args := list -}}
 {{/* with a utilization: what it is a share of, the pod's RAM for the whole tier or KAITO's per rank */}}
-{{- if not (kindIs "string" $z.utilization) -}}{{- $args = concat $args (list (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) (printf "--utilization-scope=%s" $s.V.kvCacheOffloading.lmcache.utilizationScope)) -}}{{- end -}}
+{{- if hasKey $z "utilization" -}}{{- $args = concat $args (list (printf "--utilization=%s" (include "kvgen.number" $z.utilization)) (printf "--utilization-scope=%s" $s.V.kvCacheOffloading.lmcache.utilizationScope)) -}}{{- end -}}
 {{- $args = append $args (printf "--tensor-parallel-size=%d" (int64 $s.V.parallelism.tensor)) -}}
-{{- if not (kindIs "string" $z.l1Cap) -}}{{- $args = append $args (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
-{{/* the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container */}}
-{{- $reserve := mul (int64 $s.C.lmcache.serverOverheadGiB) 1073741824 -}}
-{{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
-{{- $args = concat $args (list (printf "--reserve-bytes=%d" $reserve) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
+{{- if hasKey $z "l1Cap" -}}{{- $args = append $args (printf "--max-bytes=%d" (int64 $z.l1Cap)) -}}{{- end -}}
+{{/* the memory the launcher leaves to others in its cgroup (the plan's sizes.launcherReserve) */}}
+{{- $args = concat $args (list (printf "--reserve-bytes=%d" (int64 $z.launcherReserve)) (printf "--initial-gb=%d" (int64 $s.C.lmcache.l1InitGiB))) -}}
 {{/* the LMCache versions the launcher accepts in the image: from serverUrlsSince on where lmcache.mp.server_urls is rendered (a server spanning several nodes) */}}
 {{- $low := $s.rt.lmcache.supported.min -}}
 {{- if gt (int64 $s.V.parallelism.nodes) 1 -}}{{- $low = $s.rt.lmcache.serverUrlsSince -}}{{- end -}}
@@ -383,7 +393,7 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- end -}}
 {{- $args = concat $args (list "--l2-adapter" (toJson $adapter)) -}}
 {{- end -}}
-{{- if include "kvgen.isSet" (list $s.V.kvCacheOffloading "remote") -}}{{- $args = concat $args (list "--l2-adapter" (include "kvgen.remoteAdapter" $s)) -}}{{- end -}}
+{{- with $s.plan.remote -}}{{- $args = concat $args (list "--l2-adapter" (toJson .adapter)) -}}{{- end -}}
 {{- if $inContainer -}}{{- $args = concat $args (list $L.then) $s.rt.vllm.entrypoint -}}{{- end -}}
 {{- $_ := set $s "lmcache" (dict "launcher" $launcher "command" (list $s.rt.lmcache.python (printf "%s/%s" $L.dir $L.file)) "args" $args) -}}
 {{- end -}}
@@ -399,34 +409,25 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $s := . -}}
 {{- $v := $s.V -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
-{{- if $v.model.uri -}}
-{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
-{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.modelDir "readOnly" true -}}
-{{- if $pvc.path -}}{{- $_ := set $m "subPath" $pvc.path -}}{{- end -}}
-{{- $mounts = append $mounts $m -}}
-{{- else if $s.modelCache.on -}}
-{{- $m := dict "name" $s.W.modelPvc.volume "mountPath" $s.modelDir "readOnly" true -}}
-{{- if $s.modelCache.claim -}}{{- $_ := set $m "subPath" $s.modelCache.path -}}{{- end -}}
-{{- $mounts = append $mounts $m -}}
-{{- end -}}
+{{- with $s.plan.weights.mount -}}{{- $mounts = append $mounts (deepCopy .) -}}{{- end -}}
 {{/* the spec's, after kvgen's own */}}
 {{- $mounts = concat $mounts (default list $v.vllm.volumeMounts) -}}
-{{- $size := $s.size.vllm -}}
+{{/* the plan's size of this container (in-container: with the LMCache server's share) */}}
+{{- $size := $s.plan.sizes.vllm -}}
 {{- if eq $s.backend "native" -}}{{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}{{- end -}}
-{{- $c := dict "name" "vllm" "image" $s.images.vllm -}}
-{{- if $s.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.vllmPullPolicy -}}{{- end -}}
+{{- $c := dict "name" "vllm" "image" $s.plan.images.vllm -}}
+{{- with $s.plan.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" . -}}{{- end -}}
 {{- $prefix := list -}}
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}
 {{- $mounts = append $mounts (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
 {{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
-{{- $size = include "kvgen.withServer" (list $s.size.vllm $s.size.lmcache) | fromJson -}}
 {{- $_ := set $c "command" $s.lmcache.command -}}
 {{- $prefix = $s.lmcache.args -}}
 {{- end -}}
 {{- $_ := set $c "args" (concat $prefix $s.vllmArgs.head $s.vllmArgs.tail) -}}
 {{- $env := $s.env -}}
 {{/* the LMCache server runs here: the remote tier's password */}}
-{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (include "kvgen.remoteEnv" $s | fromJsonArray) -}}{{- end -}}
+{{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (default list (default dict $s.plan.remote).env) -}}{{- end -}}
 {{- with $v.vllm.envFrom -}}{{- $_ := set $c "envFrom" . -}}{{- end -}}
 {{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- $ports := list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP") -}}
@@ -441,13 +442,13 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- range $name := list "startup" "readiness" "liveness" -}}
 {{- $t := index $s.V.probes $name -}}
 {{- $threshold := int64 0 -}}
-{{- if eq $name "startup" -}}{{- $threshold = include "kvgen.startupThreshold" $s | int64 -}}{{- else -}}{{- $threshold = int64 $t.failureThreshold -}}{{- end -}}
+{{- if eq $name "startup" -}}{{- $threshold = int64 $s.plan.sizes.startupFailureThreshold -}}{{- else -}}{{- $threshold = int64 $t.failureThreshold -}}{{- end -}}
 {{- $_ := set $probes $name (dict "periodSeconds" (int64 $t.periodSeconds) "timeoutSeconds" (int64 $t.timeoutSeconds) "failureThreshold" $threshold) -}}
 {{- if include "kvgen.isSet" (list $t "initialDelaySeconds") -}}{{- $_ := set (index $probes $name) "initialDelaySeconds" (int64 $t.initialDelaySeconds) -}}{{- end -}}
 {{- end -}}
 {{- $_ := set $c "probes" $probes -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
-{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
+{{- $_ := set $c "securityContext" (deepCopy $s.plan.containerSecurityContext) -}}
 {{- $_ := set $s "vllm" $c -}}
 {{- end -}}
 
@@ -461,16 +462,12 @@ Usage: {{- include "kvgen.context.download" $s -}}
 {{- define "kvgen.context.download" -}}
 {{- $s := . -}}
 {{- $v := $s.V -}}
-{{- if and $s.modelCache.on $s.modelCache.download -}}
+{{- if $s.plan.weights.downloads -}}
 {{- $d := $s.W.modelDownload -}}
-{{- $c := dict "name" $d.container "image" $s.images.vllm -}}
-{{- if $s.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.vllmPullPolicy -}}{{- end -}}
+{{- $c := dict "name" $d.container "image" $s.plan.images.vllm -}}
+{{- with $s.plan.images.vllmPullPolicy -}}{{- $_ := set $c "imagePullPolicy" . -}}{{- end -}}
 {{- $_ := set $c "command" $d.command -}}
-{{- $args := list (toString $v.model.id) (printf "--local-dir=%s" $s.modelDir) -}}
-{{- range $x := $d.exclude -}}{{- $args = append $args (printf "--exclude=%s" $x) -}}{{- end -}}
-{{- $rev := include "kvgen.extraArg" (list $v (list "--revision")) -}}
-{{- if $rev -}}{{- $args = append $args (printf "--revision=%s" $rev) -}}{{- end -}}
-{{- $_ := set $c "args" $args -}}
+{{- $_ := set $c "args" $s.plan.weights.downloadArgs -}}
 {{- $env := list -}}
 {{- with $v.model.hfTokenSecret -}}
 {{- $ref := dict "name" .name "key" .key -}}
@@ -484,10 +481,9 @@ Usage: {{- include "kvgen.context.download" $s -}}
 {{- $_ := set $c "env" $env -}}
 {{- $memory := include "kvgen.formatBytes" (mul (int64 $s.C.modelCache.downloadMemoryGiB) 1073741824) -}}
 {{- $_ := set $c "resources" (dict "requests" (dict "cpu" (toString $s.C.modelCache.downloadCpu) "memory" $memory) "limits" (dict "memory" $memory)) -}}
-{{- $weights := dict "name" $s.W.modelPvc.volume "mountPath" $s.modelDir -}}
-{{- if $s.modelCache.claim -}}{{- $_ := set $weights "subPath" $s.modelCache.path -}}{{- end -}}
-{{- $_ := set $c "volumeMounts" (list (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) $weights) -}}
-{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $v.pod).containerSecurityContext)) | fromJson) -}}
+{{/* the weights' mount, writable */}}
+{{- $_ := set $c "volumeMounts" (list (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) (omit $s.plan.weights.mount "readOnly")) -}}
+{{- $_ := set $c "securityContext" (deepCopy $s.plan.containerSecurityContext) -}}
 {{- $_ := set $s "download" $c -}}
 {{- end -}}
 {{- end -}}
@@ -500,29 +496,29 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- define "kvgen.context.sidecar" -}}
 {{- $s := . -}}
 {{- if and $s.lmcache (ne $s.gpuAccess.mode "in-container") -}}
-{{- $c := dict "name" "lmcache-mp-server" "image" $s.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
-{{- if $s.images.lmcachePullPolicy -}}{{- $_ := set $c "imagePullPolicy" $s.images.lmcachePullPolicy -}}{{- end -}}
+{{- $c := dict "name" "lmcache-mp-server" "image" $s.plan.images.lmcache "command" $s.lmcache.command "args" $s.lmcache.args -}}
+{{- with $s.plan.images.lmcachePullPolicy -}}{{- $_ := set $c "imagePullPolicy" . -}}{{- end -}}
 {{/* without a DRA claim it sees the GPUs it reads over CUDA IPC without taking GPUs of its own */}}
 {{- $env := list -}}
 {{- if not $s.gpus.claims -}}
 {{- $env = list (dict "name" "NVIDIA_VISIBLE_DEVICES" "value" "all") (dict "name" "NVIDIA_DRIVER_CAPABILITIES" "value" "compute,utility") -}}
 {{- else -}}
 {{/* dra: only the claimed GPUs (files/gpu-access.yaml) */}}
-{{- $env = include "kvgen.gpuAccessEnv" $s | fromJsonArray -}}
+{{- $env = default list $s.gpuAccess.env -}}
 {{- end -}}
 {{/* the remote tier's password, from its Secret */}}
-{{- $env = concat $env (include "kvgen.remoteEnv" $s | fromJsonArray) -}}
+{{- $env = concat $env (default list (default dict $s.plan.remote).env) -}}
 {{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
 {{- if $s.lmcacheScraped -}}
 {{- $_ := set $c "ports" (list (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP")) -}}
 {{- end -}}
-{{- $_ := set $c "resources" (include "kvgen.resources" (list $s.size.lmcache dict (default list $s.gpus.claims)) | fromJson) -}}
+{{- $_ := set $c "resources" (include "kvgen.resources" (list $s.plan.sizes.lmcacheServer dict (default list $s.gpus.claims)) | fromJson) -}}
 {{/* the startup and liveness probes: the launcher in probe mode, which picks the installed LMCache's health path */}}
 {{- $_ := set $c "probeCommand" (concat (list $s.rt.lmcache.python (printf "%s/%s" $s.W.launcher.dir $s.W.launcher.file) "--probe") (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray)) -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" $s.W.launcher.volume "mountPath" $s.W.launcher.dir "readOnly" true) -}}
 {{- range $t := $s.tiers -}}{{- $mounts = append $mounts $t.mount -}}{{- end -}}
 {{- $_ := set $c "volumeMounts" $mounts -}}
-{{- $_ := set $c "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.container (default dict (default dict $s.V.pod).containerSecurityContext)) | fromJson) -}}
+{{- $_ := set $c "securityContext" (deepCopy $s.plan.containerSecurityContext) -}}
 {{- $_ := set $s "sidecar" $c -}}
 {{- end -}}
 {{- end -}}
@@ -534,13 +530,9 @@ Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
 */}}
 {{- define "kvgen.context.volumes" -}}
 {{- $s := . -}}
-{{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.size.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.size.modelCache))) -}}
-{{- if $s.V.model.uri -}}
-{{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" (include "kvgen.modelPvc" $s.V | fromJson).claim "readOnly" true)) -}}
-{{- else if $s.modelCache.claim -}}
-{{/* model.cache.claim; a claim template's volume is the StatefulSet's volumeClaimTemplates */}}
-{{- $volumes = append $volumes (dict "name" $s.W.modelPvc.volume "persistentVolumeClaim" (dict "claimName" $s.modelCache.claim)) -}}
-{{- end -}}
+{{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.plan.sizes.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.plan.sizes.modelCache))) -}}
+{{/* the weights' claim (a claim template's volume is the StatefulSet's volumeClaimTemplates) */}}
+{{- with $s.plan.weights.volume -}}{{- $volumes = append $volumes (deepCopy .) -}}{{- end -}}
 {{- if $s.lmcache -}}
 {{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
 {{- end -}}
@@ -562,13 +554,14 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{/* a changed launcher rolls the pods */}}
 {{- if $s.lmcache -}}{{- $_ := set $annotations $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
 {{- $nodeSelector := dict -}}
-{{- if and $s.inst.type $s.inst.cloudType -}}{{- $_ := set $nodeSelector $key.instanceType $s.inst.type -}}{{- end -}}
+{{- $inst := $s.plan.instance -}}
+{{- if and $inst.type $inst.cloudType -}}{{- $_ := set $nodeSelector $key.instanceType $inst.type -}}{{- end -}}
 {{/* your own nodes' labels (a catalog row's nodeSelector), then the spec's: later ones win */}}
-{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) (deepCopy $s.inst.nodeSelector) $nodeSelector -}}
+{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) (deepCopy (default dict $inst.nodeSelector)) $nodeSelector -}}
 {{- $base := dict "annotations" $annotations "vllm" $s.vllm "volumes" $s.volumes -}}
 {{- if $nodeSelector -}}{{- $_ := set $base "nodeSelector" $nodeSelector -}}{{- end -}}
 {{/* the spec's tolerations, then the mode's (dra: the GPU taint; kvgen/plan/gpu_access.py tolerations) */}}
-{{- with include "kvgen.gpuAccessTolerations" $s | fromJsonArray -}}{{- $_ := set $base "tolerations" . -}}{{- end -}}
+{{- with $s.plan.tolerations -}}{{- $_ := set $base "tolerations" (deepCopy .) -}}{{- end -}}
 {{- with $v.scheduling.affinity -}}{{- $_ := set $base "affinity" . -}}{{- end -}}
 {{- with $v.scheduling.priorityClassName -}}{{- $_ := set $base "priorityClassName" . -}}{{- end -}}
 {{- with $v.scheduling.topologySpreadConstraints -}}{{- $_ := set $base "spreadFrom" . -}}{{- end -}}
@@ -577,23 +570,23 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $podv := default dict $v.pod -}}
 {{- if include "kvgen.isSet" (list $podv "terminationGracePeriodSeconds") -}}{{- $_ := set $base "terminationGracePeriodSeconds" (int64 $podv.terminationGracePeriodSeconds) -}}{{- end -}}
 {{- $sa := default dict $podv.serviceAccount -}}
-{{- $account := default (ternary $v.name "" (default false $sa.create)) $sa.name -}}
-{{- if $account -}}{{- $_ := set $base "serviceAccountName" $account -}}{{- end -}}
+{{- with $s.plan.serviceAccountName -}}{{- $_ := set $base "serviceAccountName" . -}}{{- end -}}
 {{- $_ := set $base "automountServiceAccountToken" (default false $sa.automountToken) -}}
 {{- with $podv.imagePullSecrets -}}
 {{- $secrets := list -}}{{- range $p := . -}}{{- $secrets = append $secrets (dict "name" $p.name) -}}{{- end -}}
 {{- $_ := set $base "imagePullSecrets" $secrets -}}
 {{- end -}}
-{{- $_ := set $base "securityContext" (include "kvgen.securityContext" (list $s.rt.securityContext.pod (default dict $podv.securityContext)) | fromJson) -}}
+{{- $_ := set $base "securityContext" (deepCopy $s.plan.podSecurityContext) -}}
 {{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
 {{- if $s.download -}}{{- $_ := set $base "download" $s.download -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
 {{/* model.cache.claimTemplate: every pod's own claim of the weights, and its retention */}}
 {{- $claims := dict -}}
-{{- if $s.modelCache.template -}}
+{{- if $s.plan.weights.claimTemplate -}}
 {{- $t := $v.model.cache.claimTemplate -}}
-{{- $size := include "kvgen.formatBytes" (include "kvgen.weightsClaimSize" $s | int64) -}}
-{{- if include "kvgen.isSet" (list $t "size") -}}{{- $size = include "kvgen.sizeText" $t.size -}}{{- end -}}
+{{- $size := "" -}}
+{{- if include "kvgen.isSet" (list $t "size") -}}{{- $size = include "kvgen.sizeText" $t.size -}}
+{{- else -}}{{- $size = include "kvgen.formatBytes" (int64 $s.plan.sizes.weightsClaim) -}}{{- end -}}
 {{- $spec := dict "accessModes" (default (list "ReadWriteOnce") $t.accessModes) -}}
 {{- if include "kvgen.isSet" (list $t "storageClassName") -}}{{- $_ := set $spec "storageClassName" $t.storageClassName -}}{{- end -}}
 {{- $_ := set $spec "resources" (dict "requests" (dict "storage" $size)) -}}
@@ -625,7 +618,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- if eq $v.multiNode.engine "leaderworkerset" -}}
 {{- $workloads = list (merge (dict "kind" "LeaderWorkerSet" "name" $v.name "replicas" (int64 $v.replicas) "size" (int64 $v.parallelism.nodes) "restartPolicy" $s.W.lws.restartPolicy "pod" $lws.pod "workerPod" $lws.workerPod) $claims) -}}
 {{- end -}}
-{{- else if $s.modelCache.template -}}
+{{- else if $s.plan.weights.claimTemplate -}}
 {{/* one claim per pod: a StatefulSet */}}
 {{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels) $s.meta.commonLabels)) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
@@ -639,8 +632,8 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- if include "kvgen.isSet" (list $startup "initialDelaySeconds") -}}{{- $delay = int64 $startup.initialDelaySeconds -}}{{- end -}}
 {{/* the init container's download comes first (model.cache.claim) */}}
 {{- $fill := int64 0 -}}
-{{- if $s.download -}}{{- $rate := mul (int64 $s.C.startup.downloadMiBPerSecond) 1048576 -}}{{- $fill = div (add (int64 $s.model.downloadWeights) (sub $rate 1)) $rate -}}{{- end -}}
-{{- $_ := set $deployment "progressDeadlineSeconds" (add $delay (mul (int64 $startup.periodSeconds) (include "kvgen.startupThreshold" $s | int64)) $fill (int64 $s.W.progressDeadlineMarginSeconds)) -}}
+{{- if $s.download -}}{{- $fill = int64 $s.plan.sizes.downloadSeconds -}}{{- end -}}
+{{- $_ := set $deployment "progressDeadlineSeconds" (add $delay (mul (int64 $startup.periodSeconds) (int64 $s.plan.sizes.startupFailureThreshold)) $fill (int64 $s.W.progressDeadlineMarginSeconds)) -}}
 {{/* deployment.strategy, its unset fields wiring.deploymentStrategy's (kvgen/context/build.py deployment_strategy) */}}
 {{- $given := default dict (default dict $v.deployment).strategy -}}
 {{- $strategy := dict "type" "Recreate" -}}
@@ -662,25 +655,6 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 
 {{/*
-kvgen.securityContext: a securityContext from kvgen's default (files/runtime.yaml
-securityContext) and the spec's, as JSON: the spec's keys win, maps merge key by key, lists and
-scalars are replaced (kvgen/plan/pod_settings.py merge; a securityContext nests maps two deep).
-Usage: {{- include "kvgen.securityContext" (list $default $spec) | fromJson -}}
-*/}}
-{{- define "kvgen.securityContext" -}}
-{{- $out := deepCopy (index . 0) -}}
-{{- range $k, $val := index . 1 -}}
-{{- if and (kindIs "map" $val) (kindIs "map" (index $out $k)) -}}
-{{- $m := index $out $k -}}
-{{- range $k2, $v2 := $val -}}{{- $_ := set $m $k2 $v2 -}}{{- end -}}
-{{- else -}}
-{{- $_ := set $out $k $val -}}
-{{- end -}}
-{{- end -}}
-{{- toJson $out -}}
-{{- end -}}
-
-{{/*
 kvgen.spreadSelector: a pod's topologySpreadConstraints from the spec's, a constraint without
 labelSelector spreading the pods of this workload (the pod's selector). Sets $pod.topologySpreadConstraints.
 Usage: {{- include "kvgen.spreadSelector" $pod -}} (with $pod.selector set)
@@ -694,16 +668,6 @@ Usage: {{- include "kvgen.spreadSelector" $pod -}} (with $pod.selector set)
 {{- end -}}
 {{- $_ := unset $pod "spreadFrom" -}}
 {{- if $out -}}{{- $_ := set $pod "topologySpreadConstraints" $out -}}{{- end -}}
-{{- end -}}
-
-{{/*
-kvgen.modelPvc: model.uri pvc://CLAIM[/PATH] as JSON {claim, path} (path "" when none), as
-kvgen/plan/model_source.py model_pvc reads it.
-Usage: {{- $pvc := include "kvgen.modelPvc" $values | fromJson -}}
-*/}}
-{{- define "kvgen.modelPvc" -}}
-{{- $parts := splitn "/" 2 (trimPrefix "pvc://" (toString .model.uri)) -}}
-{{- toJson (dict "claim" $parts._0 "path" (trimAll "/" (default "" $parts._1))) -}}
 {{- end -}}
 
 {{/*
@@ -784,9 +748,7 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- $replicas := include "kvgen.routingValue" (list $picker "replicas" 1) | int64 -}}
 {{- $name := printf "%s-epp" $v.name -}}
 {{- $pool := printf "%s-pool" $v.name -}}
-{{- $ref := printf "%s:%s" $rt.image.repository $rt.image.tag -}}
-{{- if $rt.image.digest -}}{{- $ref = printf "%s@%s" $rt.image.repository $rt.image.digest -}}{{- end -}}
-{{- $image := include "kvgen.relocate" (list $ref (include "kvgen.imageRegistry" $v)) -}}
+{{- $image := $s.plan.images.picker -}}
 {{- $selector := dict $key.name "endpoint-picker" $key.instance $s.release.name -}}
 {{- $labels := merge (dict $key.component "router" $key.version $rt.image.tag) $selector (deepCopy $s.meta.labels) -}}
 {{- $args := list (printf "--pool-name=%s" $pool) (printf "--grpc-port=%d" (int64 $rt.grpcPort)) (printf "--grpc-health-port=%d" (int64 $rt.grpcHealthPort)) (printf "--metrics-port=%d" (int64 $rt.metricsPort)) "--metrics-endpoint-auth=false" "--tracing=false" "--config-file=/config/config.json" -}}
@@ -838,17 +800,3 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- $_ := set $s "routing" $out -}}
 {{- end -}}
 
-{{/*
-kvgen.modelDir: the directory vLLM serves a local model from (kvgen/plan/model_source.py model_dir):
-the weights' mount path, then <org>--<name>[--<revision>] with every character other than a letter,
-digit, '.', '_' or '-' made '-'. LMCache keys every cache entry by the path vLLM was started with,
-so one path per model and revision keeps models apart in a shared tier.
-Usage: {{ include "kvgen.modelDir" $s }} (once, as $s.modelDir, before the context pieces)
-*/}}
-{{- define "kvgen.modelDir" -}}
-{{- $s := . -}}
-{{- $slug := replace "/" "--" (toString $s.V.model.id) -}}
-{{- $rev := include "kvgen.extraArg" (list $s.V (list "--revision")) -}}
-{{- if $rev -}}{{- $slug = printf "%s--%s" $slug $rev -}}{{- end -}}
-{{- printf "%s/%s" $s.W.modelPvc.mountPath (regexReplaceAll "[^A-Za-z0-9._-]" $slug "-") -}}
-{{- end -}}

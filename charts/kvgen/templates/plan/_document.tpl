@@ -76,6 +76,21 @@ $s.modelCache and $s.modelDir)
 {{- $_ := set $weights "downloadArgs" $args -}}
 {{- end -}}
 {{- if $s.modelCache.claim -}}{{- $_ := set $weights "cachePath" $s.modelCache.path -}}{{- end -}}
+{{- $_ := set $weights "claimTemplate" $s.modelCache.template -}}
+{{- $pvcVolume := $s.W.modelPvc.volume -}}
+{{- if $v.model.uri -}}
+{{- $pvc := include "kvgen.modelPvc" $v | fromJson -}}
+{{- $mount := dict "name" $pvcVolume "mountPath" $s.modelDir "readOnly" true -}}
+{{- if $pvc.path -}}{{- $_ := set $mount "subPath" $pvc.path -}}{{- end -}}
+{{- $_ := set $weights "mount" $mount -}}
+{{- $_ := set $weights "volume" (dict "name" $pvcVolume "persistentVolumeClaim" (dict "claimName" $pvc.claim "readOnly" true)) -}}
+{{- else if $s.modelCache.on -}}
+{{- $mount := dict "name" $pvcVolume "mountPath" $s.modelDir "readOnly" true -}}
+{{- if $s.modelCache.claim -}}{{- $_ := set $mount "subPath" $s.modelCache.path -}}{{- end -}}
+{{- $_ := set $weights "mount" $mount -}}
+{{/* model.cache.claim; a claim template's volume is the StatefulSet's volumeClaimTemplates */}}
+{{- if $s.modelCache.claim -}}{{- $_ := set $weights "volume" (dict "name" $pvcVolume "persistentVolumeClaim" (dict "claimName" $s.modelCache.claim)) -}}{{- end -}}
+{{- end -}}
 {{- $podv := default dict $v.pod -}}
 {{- $doc := dict "version" 1 "kubeVersion" (regexFind "[0-9]+\\.[0-9]+" $s.kube) "model" $model "instance" $instance "gpusPerPod" (int64 $s.gpusPerPod) "decision" $decision "contextLength" $context "sizes" $sizes "images" $images "weights" $weights -}}
 {{- $_ := set $doc "tolerations" (include "kvgen.gpuAccessTolerations" $s | fromJsonArray) -}}
@@ -85,7 +100,11 @@ $s.modelCache and $s.modelDir)
 {{- with default (ternary $v.name "" (default false $sa.create)) $sa.name -}}{{- $_ := set $doc "serviceAccountName" . -}}{{- end -}}
 {{- with $s.backend -}}{{- $_ := set $doc "backend" . -}}{{- end -}}
 {{- if $s.gpuAccess -}}
-{{- $access := dict "mode" $s.gpuAccess.mode "claimName" "gpus" "env" (include "kvgen.gpuAccessEnv" $s | fromJsonArray) -}}
+{{- $access := dict "mode" $s.gpuAccess.mode "summary" $s.gpuAccess.summary "requirement" $s.gpuAccess.requirement "claimName" "gpus" "env" (include "kvgen.gpuAccessEnv" $s | fromJsonArray) -}}
+{{/* the memory the launcher leaves to others in its cgroup: the server's process, and vLLM's in-container */}}
+{{- $reserve := mul (int64 $s.C.lmcache.serverOverheadGiB) 1073741824 -}}
+{{- if $inContainer -}}{{- $reserve = add $reserve (int64 $z.vllm.limit) -}}{{- end -}}
+{{- $_ := set $sizes "launcherReserve" $reserve -}}
 {{- with $s.gpuAccess.deviceClassName -}}{{- $_ := set $access "deviceClassName" . -}}{{- end -}}
 {{- $_ := set $doc "gpuAccess" $access -}}
 {{- end -}}
@@ -167,4 +186,23 @@ Usage: {{ include "kvgen.planJson" . }}
 {{- define "kvgen.planJson" -}}
 {{- $_ := include "kvgen.context" . -}}
 {{- toJson (default dict (index . "kvgen.plan (the plan document of this render)")) -}}
+{{- end -}}
+
+{{/*
+kvgen.securityContext: a securityContext from kvgen's default (files/runtime.yaml
+securityContext) and the spec's, as JSON: the spec's keys win, maps merge key by key, lists and
+scalars are replaced (kvgen/plan/pod_settings.py merge; a securityContext nests maps two deep).
+Usage: {{- include "kvgen.securityContext" (list $default $spec) | fromJson -}}
+*/}}
+{{- define "kvgen.securityContext" -}}
+{{- $out := deepCopy (index . 0) -}}
+{{- range $k, $val := index . 1 -}}
+{{- if and (kindIs "map" $val) (kindIs "map" (index $out $k)) -}}
+{{- $m := index $out $k -}}
+{{- range $k2, $v2 := $val -}}{{- $_ := set $m $k2 $v2 -}}{{- end -}}
+{{- else -}}
+{{- $_ := set $out $k $val -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}

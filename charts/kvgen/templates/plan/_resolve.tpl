@@ -525,3 +525,28 @@ reads them) in vllm.extraArgs whose value is not a $(NAME) reference.
 {{- else -}}put it in a Secret and set {{ . }}: {name: SECRET, key: KEY}, or take an env var from it with valueFrom.secretKeyRef
 {{- end -}}
 {{- end -}}
+
+{{/*
+kvgen.modelPvc: model.uri pvc://CLAIM[/PATH] as JSON {claim, path} (path "" when none), as
+kvgen/plan/model_source.py model_pvc reads it.
+Usage: {{- $pvc := include "kvgen.modelPvc" $values | fromJson -}}
+*/}}
+{{- define "kvgen.modelPvc" -}}
+{{- $parts := splitn "/" 2 (trimPrefix "pvc://" (toString .model.uri)) -}}
+{{- toJson (dict "claim" $parts._0 "path" (trimAll "/" (default "" $parts._1))) -}}
+{{- end -}}
+
+{{/*
+kvgen.modelDir: the directory vLLM serves a local model from (kvgen/plan/model_source.py model_dir):
+the weights' mount path, then <org>--<name>[--<revision>] with every character other than a letter,
+digit, '.', '_' or '-' made '-'. LMCache keys every cache entry by the path vLLM was started with,
+so one path per model and revision keeps models apart in a shared tier.
+Usage: {{ include "kvgen.modelDir" $s }} (once, as $s.modelDir, before the context pieces)
+*/}}
+{{- define "kvgen.modelDir" -}}
+{{- $s := . -}}
+{{- $slug := replace "/" "--" (toString $s.V.model.id) -}}
+{{- $rev := include "kvgen.extraArg" (list $s.V (list "--revision")) -}}
+{{- if $rev -}}{{- $slug = printf "%s--%s" $slug $rev -}}{{- end -}}
+{{- printf "%s/%s" $s.W.modelPvc.mountPath (regexReplaceAll "[^A-Za-z0-9._-]" $slug "-") -}}
+{{- end -}}
