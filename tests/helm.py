@@ -208,6 +208,18 @@ def objects_context_and_warnings(
     )
 
 
+def context_plan_and_warnings(
+    values: dict[str, Any], namespace: str = "default", kube_version: str = "1.33"
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The context, the plan document and NOTES.txt's warnings of one render, the objects left unread
+    (the property tests: the objects are laid out from the context by templates that exist once)."""
+    rendered = render(values, namespace=namespace, kube_version=kube_version, chart_=context_chart())
+    (context,) = [t for name, t in rendered.items() if name.endswith(CONTEXT_TEMPLATE)]
+    (plan_text,) = [t for name, t in rendered.items() if name.endswith(PLAN_TEMPLATE)]
+    (notes_text,) = [t for name, t in rendered.items() if name.endswith("NOTES.txt")]
+    return as_kvgen(json.loads(context), values, namespace), dict(json.loads(plan_text)), notes_warnings(notes_text)
+
+
 def plan(
     values: dict[str, Any],
     namespace: str = "default",

@@ -11,7 +11,8 @@ from pydantic import TypeAdapter
 
 from kvgen.app.compiler import compile_text
 from kvgen.context.types import Context
-from kvgen.plan.document import PlanDocument, document
+from kvgen.plan.document import document
+from kvgen.plan.types import PlanDocument
 
 CONTEXT = TypeAdapter(Context)
 PLAN = TypeAdapter(PlanDocument)

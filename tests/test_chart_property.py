@@ -1,5 +1,7 @@
-"""Property: for any valid spec, `helm template` gives the same context and objects as `kvgen render`,
-and for any invalid one both refuse it, in the same words.
+"""Property: for any valid spec, `helm template` makes the same plan document and lays it out as the same
+context as `kvgen render` (the objects are laid out from the context by templates that exist once: the
+chart's, translated; tests/test_chart.py compares them for every example), and for any invalid one both
+refuse it, in the same words.
 
 The specs are drawn valid by construction (tests/spec_strategies.py: the draw is repaired, not
 filtered), across backends, GPU access modes, disk tiers, parallelism, catalog and inline
@@ -66,30 +68,30 @@ def worded_alike(spec: dict, kube_version: str = "1.33") -> None:
 
 
 def same_render(spec: dict, kube_version: str) -> bool:
-    """`kvgen render --kube-version V` and `helm template --kube-version V` give the same context,
-    objects and warnings; or kvgen refuses ``spec`` and Helm too, in kvgen's words (then False)."""
+    """`kvgen render --kube-version V` and `helm template --kube-version V` make the same plan document, lay
+    it out as the same context and warn alike; or kvgen refuses ``spec`` and Helm too, in kvgen's words (then
+    False). The objects are laid out from the context by templates that exist once (the chart's, translated);
+    tests/test_chart.py compares them for every example."""
     text = dump(spec)
     try:
         compiled = compile_text(text, "spec.yaml", kube_version)
-        ours = [o for r in compiled for o in r.objects]
     except SpecError as exc:
         refused_alike(exc, spec, kube_version)
         return False
-    theirs, their_context, their_warnings = helm.objects_context_and_warnings(
+    their_context, their_plan, their_warnings = helm.context_plan_and_warnings(
         spec, namespace="default", kube_version=kube_version
     )
     (our_plan,) = [document(r.plan) for r in compiled]
-    difference = helm.first_difference(our_plan, helm.plan(spec, kube_version=kube_version))  # the decisions first
+    difference = helm.first_difference(our_plan, their_plan)  # the decisions first
     assert difference is None, f"plan: {difference}\n{text}"
     PLAN.validate_python(our_plan)
     (our_context,) = [r.context for r in compiled]
-    difference = helm.first_difference(our_context, their_context)  # names the field, before the objects
+    difference = helm.first_difference(our_context, their_context)  # the layout, translated
     assert difference is None, f"{difference}\n{text}"
     (our_warnings,) = [r.plan.warnings for r in compiled]
     assert their_warnings == our_warnings, f"NOTES.txt's warnings are not kvgen's:\n{text}"
     CONTEXT.validate_python(our_context)  # the typed contract, absent values left out
     assert empty_values(our_context) == [], text
-    assert helm.by_identity(theirs) == helm.by_identity(ours), text
     return True
 
 
@@ -233,8 +235,8 @@ def confused(spec: dict, path: tuple, value) -> dict:
 
 
 def agree(spec: dict) -> None:
-    """kvgen and Helm both refuse the spec, in the same words (refused_alike), or both render the
-    same objects with the same warnings."""
+    """kvgen and Helm both refuse the spec, in the same words (refused_alike), or both make the same plan,
+    laid out as the same context, with the same warnings."""
     text = dump(spec)
     try:
         (compiled,) = compile_text(text, "spec.yaml")
@@ -242,10 +244,11 @@ def agree(spec: dict) -> None:
         refused_alike(exc, spec)
         return
     try:
-        theirs, their_warnings = helm.objects_and_warnings(spec, namespace="default")
+        their_context, their_plan, their_warnings = helm.context_plan_and_warnings(spec, namespace="default")
     except (helm_python.HelmValuesError, helm_python.HelmRenderError) as exc:
         raise AssertionError(f"kvgen renders and Helm refuses:\n{text}\n{exc}") from None
-    assert helm.by_identity(theirs) == helm.by_identity(compiled.objects), text
+    assert helm.first_difference(document(compiled.plan), their_plan) is None, text
+    assert helm.first_difference(compiled.context, their_context) is None, text
     assert their_warnings == compiled.plan.warnings, f"NOTES.txt's warnings are not kvgen's:\n{text}"
 
 

@@ -13,7 +13,7 @@ from conftest import EXAMPLES, compile_spec, kube_version_of, problem_set, spec
 from parity import CONTEXT, assert_same_context, assert_same_plan, empty_values
 from ruamel.yaml import YAML
 
-from kvgen.context import build as context
+from kvgen.context import layout
 from kvgen.data import catalog
 from tools import chart_templates
 
@@ -60,18 +60,18 @@ def test_the_context_is_typed_and_strict():
         CONTEXT.validate_python({**ours, "launcher": None})  # absent is a missing key, not null
 
 
-def test_each_python_piece_is_one_documented_define_of_the_chart():
-    pieces = [_camel(f.__name__) for f in context.PIECES]
-    defines = re.findall(r'\{\{- define "kvgen\.context\.(\w+)" -\}\}', CHART_CONTEXT)
-    assert defines == pieces
+def test_each_piece_of_the_layout_is_one_documented_define_built_in_order():
     (called,) = re.findall(r"range \$piece := list ((?:\"\w+\" ?)+)", CHART_CONTEXT)
-    assert called.split() == [f'"{p}"' for p in pieces]  # built in the same order
+    pieces = [p.strip('"') for p in called.split()]
+    defines = re.findall(r'\{\{- define "kvgen\.context\.(\w+)" -\}\}', CHART_CONTEXT)
+    assert defines == pieces  # defined in the order kvgen.layout builds them
     for piece in pieces:  # bitnami's style: what it sets, and a Usage line
         doc = CHART_CONTEXT[: CHART_CONTEXT.index(f'{{{{- define "kvgen.context.{piece}" -}}}}')].rsplit("{{/*", 1)[1]
         assert (
             doc.startswith(f"\nkvgen.context.{piece}:")
             and f'Usage: {{{{- include "kvgen.context.{piece}" $s -}}}}' in doc
         )
+        assert f"t_kvgen_context_{piece}" in layout.DEFINES[f"kvgen.context.{piece}"].__name__
 
 
 # ----------------------------------------------------------------------------- wiring is data

@@ -13,7 +13,7 @@ import pytest
 from conftest import compile_spec, container, kube_version_of, problem_set, spec
 
 from kvgen.app.compiler import compile_text
-from kvgen.context import build as layout
+from kvgen.context import run as layout
 from kvgen.core import quantity
 from kvgen.core.quantity import GiB
 from kvgen.plan import build as planning

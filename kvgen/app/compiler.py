@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kvgen.context import build as layout
+from kvgen.context import run as layout
 from kvgen.context.types import Context
 from kvgen.core import parallel
 from kvgen.core.errors import KvgenError, Problem, SpecError
@@ -21,6 +21,7 @@ from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, 
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
 from kvgen.plan import extra_objects, kube_target
+from kvgen.plan.document import document
 from kvgen.plan.types import Plan
 from kvgen.plan.validate import namespace_conflict, parse_spec
 from kvgen.render import templates as render
@@ -132,7 +133,7 @@ def compile_document(doc: SourceDoc, k8s_version: str | None = None, namespace: 
     p = plan_document(doc, k8s_version, namespace)
     if p.problems:
         raise UnfitError(doc.file, [problem.at(doc.locate(problem.path)) for problem in p.problems], p)
-    ctx = layout.build(p)
+    ctx = layout.build(document(p), p.spec)
     objs = render.objects(ctx)
     own = objs[: len(objs) - len(p.spec.extra_objects)]  # extraObjects come last, checked by planning
     clashes = extra_objects.clashes(p.spec, own)

@@ -32,7 +32,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kvgen.context import build as layout
+from kvgen.context import run as layout
 from kvgen.core.errors import Problem, format_path, sorted_problems
 from kvgen.core.quantity import GiB
 from kvgen.data import connector
@@ -138,7 +138,7 @@ def _disk(plan: Plan) -> dict[str, Any]:
     items = [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": s.model_cache}]
     claims = []
     if plan.backend:
-        caps = [t.get("capacity") for t in layout.tiers(plan)]
+        caps = list(plan.layout.tier_capacities)
         for i, tier in enumerate(spec.kv_cache_offloading.secondary):
             fs = tier.file_system
             if fs.empty_dir:
@@ -244,7 +244,7 @@ def _cpu_share(plan: Plan) -> dict[str, Any]:
     s = plan.sizing
     if plan.backend != "lmcache" or s.utilization is None:
         return {"measuredAtStart": False}
-    share = f"the pod's available RAM x {layout.number(s.utilization)}"
+    share = f"the pod's available RAM x {sz.number(s.utilization)}"
     if plan.spec.kv_cache_offloading.lmcache.utilization_scope == "rank":
         share += f" / {plan.spec.parallelism.tensor} tensor ranks (KAITO's arithmetic)"
     return {"measuredAtStart": True, "share": share}
@@ -282,7 +282,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
                 **_cpu_share(plan),
             )
         )
-        caps = [t.get("capacity") for t in layout.tiers(plan)]
+        caps = list(plan.layout.tier_capacities)
         for i, tier in enumerate(spec.kv_cache_offloading.secondary):
             fs = tier.file_system
             kind = "emptyDir" if fs.empty_dir else ("pvc-spec" if fs.pvc and fs.pvc.spec is not None else "pvc-ref")
@@ -331,7 +331,7 @@ def _routing(plan: Plan, kv: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"mode": r.mode, "replicas": most, "picker": None}
     service = f"Service {spec.object_name}"
     if r.mode == "gateway":
-        c = layout.build(plan)["routing"]
+        c = layout.build(document(plan), spec)["routing"]
         config = json.loads(c["picker"]["config"])
         (profile,) = config["schedulingProfiles"]
         (prefix,) = [p["parameters"] for p in config["plugins"] if p["type"] == "approx-prefix-cache-producer"] or [{}]

@@ -1,7 +1,7 @@
 """The context: every value the object templates receive, as one typed structure.
 
-It is the contract between kvgen and its Helm chart. ``kvgen.context.build`` makes it in Python,
-``include "kvgen.context" .`` in the chart (templates/context/_context.tpl); the templates in
+It is what the chart's layout (``kvgen.layout``, templates/context/_context.tpl) builds; kvgen runs the
+same layout translated (kvgen/context/layout.py, kvgen.context.run); the templates in
 charts/kvgen/templates (and the Jinja2 copies generated from them into templates/) only lay it
 out. The tests render both for every example and for generated specs and compare them key by key.
 
@@ -362,36 +362,3 @@ class Context(TypedDict):
     decision: Decision
     gpuAccess: NotRequired[GpuAccess]
     warnings: NotRequired[list[str]]  # every warning kvgen prints for the spec, in its words and order
-
-
-# ----------------------------------------------------------------------------- the pieces
-# What one piece hands to the next (kvgen/context/build.py; the chart keeps them in its state dict).
-
-
-class Meta(TypedDict):
-    labels: dict[str, str]
-    selector: dict[str, str]
-    annotations: dict[str, str]
-
-
-class VllmArgs(TypedDict):
-    head: list[str]  # ranks 1.. of a multi-node server add --headless between head and tail
-    tail: list[str]
-
-
-class Gpus(TypedDict):
-    resources: NotRequired[dict[str, int]]  # a device-plugin request
-    claims: NotRequired[list[dict[str, str]]]  # gpuAccess dra: the claim both containers list
-    claimTemplate: NotRequired[ClaimTemplate]
-
-
-class Tier(TypedDict):
-    volume: KubeObject
-    mount: KubeObject
-    capacity: NotRequired[int]  # bytes, when kvgen knows the size
-
-
-class LMCache(TypedDict):
-    launcher: Launcher
-    command: list[str]
-    args: list[str]  # the launcher's options, `--`, `lmcache server ...` (in-container: `--then vllm serve`)

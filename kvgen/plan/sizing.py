@@ -331,7 +331,7 @@ def gib(n: int) -> str:
     return f"{n / GiB:.1f} GiB"
 
 
-def _number(x: float) -> str:
+def number(x: float) -> str:
     """A number as Go's %v prints it (the chart's kvgen.number): 0.92, 1."""
     text = repr(float(x))
     return text[:-2] if text.endswith(".0") else text
@@ -591,7 +591,7 @@ def _check_fit(spec: Spec, model: ModelInfo, instance: InstanceInfo, s: Sizing, 
                     ("parallelism", "tensor"),
                     f"{model.id} needs {gib(int(per_gpu_weights))} of weights per GPU at tensor {spec.parallelism.tensor} x pipeline "
                     f"{spec.parallelism.pipeline}, but a GPU of {where} offers {gib(int(usable))} "
-                    f"(gpuMemoryUtilization {_number(spec.vllm.gpu_memory_utilization)})",
+                    f"(gpuMemoryUtilization {number(spec.vllm.gpu_memory_utilization)})",
                     _weights_hint(spec, model, instance, usable),
                     code=FIT_WEIGHTS,
                 )

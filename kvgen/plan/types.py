@@ -6,7 +6,10 @@ context length, with the facts derived from them that the context and explain re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
 
 from kvgen.core.errors import Problem
 from kvgen.data.catalog import InstanceInfo, ModelInfo
@@ -24,8 +27,8 @@ WORKER_SUFFIX = "-worker"  # the StatefulSet of ranks 1..
 @dataclass
 class Facts:
     """Every decision of kvgen/plan/ the layout reads beyond the plan's own fields, made once when the plan
-    is built (kvgen.plan.build.layout_facts): kvgen/context/ reads these and calls no planning module. A
-    field that does not apply to the plan is None (or empty)."""
+    is built (kvgen.plan.build.layout_facts): the plan document (kvgen.plan.document) carries them to the
+    layout. A field that does not apply to the plan is None (or empty)."""
 
     # images: the vLLM container's (and its tag, the version label), the LMCache sidecar's, the picker's
     vllm_image: str
@@ -149,3 +152,182 @@ def with_server(vllm: ContainerSize, server: ContainerSize) -> ContainerSize:
         cpu_limit=vllm.cpu_limit,
         ephemeral_limit=ephemeral_limit,
     )
+
+
+# ----------------------------------------------------------------------------- the plan document
+# The plan as plain JSON data (kvgen.plan.document writes it, the chart's kvgen.planDocument too; docs/plan.md)
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+KubeObject = dict[str, Any]
+
+
+@with_config(_STRICT)
+class ModelRow(TypedDict):
+    """The model's catalog row as resolved (built-in, own or inline) and as vLLM's dtype flags make it."""
+
+    id: str
+    architecture: str
+    layers: int
+    attentionLayers: int
+    kvHeads: int
+    headDim: int
+    mla: bool
+    hybrid: bool
+    multimodal: bool
+    quantization: str
+    weightsBytes: int  # the checkpoint's
+    gpuWeightsBytes: int  # on the GPUs, as the dtype flags make them
+    kvDtypeBytes: int
+    maxModelLen: NotRequired[int]
+    slidingLayers: int
+    slidingWindow: NotRequired[int]
+
+
+@with_config(_STRICT)
+class InstanceRow(TypedDict):
+    """The node's catalog row as resolved."""
+
+    type: NotRequired[str]
+    gpus: int
+    gpuModel: NotRequired[str]
+    gpuMemoryBytes: int  # 0: unknown
+    gpuUsableBytes: int  # what CUDA reports, what vLLM multiplies by gpuMemoryUtilization
+    memoryBytes: int  # 0: unknown
+    arch: str
+    localDiskBytes: int
+    ephemeralBytes: int  # 0: unknown
+    mig: NotRequired[str]
+    nodeSelector: NotRequired[dict[str, str]]  # a row that is not a cloud instance type selects its nodes so
+    cloudType: bool
+
+
+@with_config(_STRICT)
+class RuleChecked(TypedDict):
+    code: str
+    matched: bool
+
+
+@with_config(_STRICT)
+class DecisionDoc(TypedDict):
+    enabled: bool
+    code: NotRequired[str]  # the first rule that matched (offloading off)
+    reason: NotRequired[str]
+    rules: list[RuleChecked]  # every rule of files/rules.yaml, in order
+
+
+@with_config(_STRICT)
+class GpuAccessDoc(TypedDict):
+    mode: str
+    summary: str  # files/gpu-access.yaml: what the mode does
+    requirement: str  # and what the cluster needs for it
+    deviceClassName: NotRequired[str]  # dra
+    claimName: str  # dra: the pod's claim
+    env: list[KubeObject]  # what both containers get in this mode
+
+
+@with_config(_STRICT)
+class ContextLengthDoc(TypedDict):
+    flag: NotRequired[int]  # the --max-model-len kvgen passes
+    fits: NotRequired[int]  # the longest length that fits
+    perTokenBytes: int  # KV bytes of one token on one GPU
+
+
+@with_config(_STRICT)
+class ContainerSizeDoc(TypedDict):
+    cpu: NotRequired[str]
+    memory: int
+    limit: int
+    ephemeral: int
+    cpuLimit: NotRequired[str]
+    ephemeralLimit: NotRequired[int]
+
+
+@with_config(_STRICT)
+class TierDoc(TypedDict):
+    capacity: NotRequired[int]  # bytes, where kvgen knows it (an emptyDir's size, a claim template's request)
+
+
+@with_config(_STRICT)
+class Sizes(TypedDict):
+    vllm: ContainerSizeDoc  # the vLLM container as rendered (in-container: with the LMCache server's share)
+    lmcacheServer: NotRequired[ContainerSizeDoc]  # the LMCache server's share (the lmcache backend)
+    launcherReserve: NotRequired[int]  # what the launcher leaves to others in its cgroup: the server's process
+    # (and vLLM's limit in-container)
+    shm: int
+    modelCache: int
+    cpuTier: int
+    l1Cap: NotRequired[int]  # lmcache: the explicit cap the launcher applies
+    utilization: NotRequired[float]  # lmcache: the share of available RAM the launcher uses
+    tiers: list[TierDoc]  # the disk tiers, while offloading is on
+    weightsClaim: NotRequired[int]  # model.cache.claimTemplate without a size: the claim kvgen sizes
+    startupFailureThreshold: int
+    downloadSeconds: int
+
+
+@with_config(_STRICT)
+class Images(TypedDict):
+    vllm: str
+    vllmTag: str
+    vllmPullPolicy: NotRequired[str]
+    lmcache: NotRequired[str]  # the LMCache sidecar's (gpuAccess other than in-container)
+    lmcachePullPolicy: NotRequired[str]
+    picker: NotRequired[str]  # routing.mode gateway
+
+
+@with_config(_STRICT)
+class Weights(TypedDict):
+    local: bool  # vLLM serves a mounted directory
+    dir: str  # that directory
+    downloads: bool  # an init container downloads them into a claim
+    downloadArgs: NotRequired[list[str]]
+    cachePath: NotRequired[str]  # model.cache.claim: the claim's sub-path
+    mount: NotRequired[KubeObject]  # vLLM's read-only mount of them
+    volume: NotRequired[KubeObject]  # the pod's volume of them (a claim template's is the StatefulSet's)
+    claimTemplate: bool  # model.cache.claimTemplate: a claim per pod, a StatefulSet
+    extraArgs: list[str]  # vllm.extraArgs as vLLM gets them (model.cache: without --revision)
+
+
+@with_config(_STRICT)
+class RoutingDoc(TypedDict):
+    """routing.mode gateway with the prefix-cache scorer: the picker's prefix index."""
+
+    blockSizeTokens: int
+    lruCapacityPerServer: int
+
+
+@with_config(_STRICT)
+class RemoteDoc(TypedDict):
+    adapter: KubeObject  # the --l2-adapter object (the password stays in the environment)
+    env: list[KubeObject]
+
+
+@with_config(_STRICT)
+class ProblemDoc(TypedDict):
+    path: str
+    message: str
+    hint: NotRequired[str]
+    code: NotRequired[str]
+
+
+@with_config(_STRICT)
+class PlanDocument(TypedDict):
+    version: int
+    kubeVersion: str  # the Kubernetes version (major.minor) the objects are for
+    model: ModelRow
+    instance: InstanceRow
+    gpusPerPod: int
+    decision: DecisionDoc
+    backend: NotRequired[str]  # offloading on: lmcache or native
+    gpuAccess: NotRequired[GpuAccessDoc]  # the lmcache backend: how its server reaches the GPUs
+    contextLength: ContextLengthDoc
+    sizes: Sizes
+    images: Images
+    weights: Weights
+    tolerations: list[KubeObject]
+    podSecurityContext: KubeObject
+    containerSecurityContext: KubeObject
+    serviceAccountName: NotRequired[str]
+    routing: NotRequired[RoutingDoc]
+    remote: NotRequired[RemoteDoc]
+    warnings: list[str]
+    problems: list[ProblemDoc]  # why the pod does not fit its node (render refuses; explain shows)

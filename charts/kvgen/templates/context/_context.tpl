@@ -1,9 +1,8 @@
 {{/*
-kvgen.context: every value the object templates lay out, as JSON: the contract between kvgen and
-its chart (kvgen/context/types.py Context; kvgen/context/build.py build makes the same in Python, and
-the tests compare the two key by key). Keys are camelCase; an absent value is a key left out.
-It plans (kvgen.plan), then builds the context in named pieces, each below with the name of its
-Python face (kvgen.context.vllmArgs: vllm_args). Values with problems give {} (the templates then
+kvgen.context: every value the object templates lay out, as JSON (kvgen's Context type). Keys are
+camelCase; an absent value is a key left out. It plans (kvgen.plan) and writes the plan document
+(kvgen.planDocument), then lays the objects out (kvgen.layout, below: written once, here; kvgen runs
+its translation, made by tools/gotemplate.py). Values with problems give {} (the templates then
 render nothing), except in templates/validate.yaml, where kvgen.plan fails listing every
 problem: the error always names that file, whichever template Helm renders first.
 Usage: {{- $c := include "kvgen.context" . | fromJson -}}
@@ -50,7 +49,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $kube = printf "v%s.0" (default (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion .Values.kubeVersion) -}}
 {{- end -}}
 {{- $s := dict "V" .Values "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
-{{/* the spec's kubeVersion is one kvgen has Kubernetes schemas for (files/kubernetes.json supported; kvgen/data/kube.py schema_dir) */}}
+{{/* the spec's kubeVersion is one kvgen has Kubernetes schemas for (files/kubernetes.json supported) */}}
 {{- $K := .Files.Get "files/kubernetes.json" | fromJson -}}
 {{- $written := regexFind "^[0-9]+\\.[0-9]+" (toString (default "" .Values.kubeVersion)) -}}
 {{- $unsupported := false -}}
@@ -103,7 +102,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 kvgen.layout: the context from the plan document ($s.plan), the values ($s.V), the release ($s.release:
 name, service, chartLabel; $s.namespace) and the chart's data files ($s.rt: files/runtime.yaml, $s.W: its
 wiring, $s.C: files/sizing.yaml, $s.F: the files): the one source of kvgen's layout. kvgen runs it
-translated to Python (tools/gotemplate.py writes kvgen/context/layout.py). Built in named pieces, each a
+translated to Python (tools/gotemplate.py writes kvgen's context layout module). Built in named pieces, each a
 define below. Sets $s.context.
 Usage: {{- include "kvgen.layout" $L -}}
 */}}
@@ -118,21 +117,21 @@ Usage: {{- include "kvgen.layout" $L -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}
 {{- $commonNotes := default dict $v.commonAnnotations -}}
-{{- $annotations := merge (deepCopy $s.meta.annotations) $commonNotes -}}
+{{- $annotations := mergeOverwrite (dict) $commonNotes $s.meta.annotations -}}
 {{- if $p.warnings -}}{{- $_ := set $annotations $s.W.annotations.warnings (join "\n" $p.warnings) -}}{{- end -}}
 {{- $c := dict "name" $v.name "labels" $s.meta.labels "selector" $s.meta.selector "annotations" $annotations -}}
 {{- if $s.namespace -}}{{- $_ := set $c "namespace" $s.namespace -}}{{- end -}}
 {{- if $commonNotes -}}{{- $_ := set $c "commonAnnotations" $commonNotes -}}{{- end -}}
 {{/* the Service of the API (rank 0 serves it): service.labels and service.annotations over the common ones */}}
 {{- $svc := $v.service -}}
-{{- $service := dict "type" $svc.type "port" (int64 $svc.port) "selector" (index $s.workloads 0).pod.selector "labels" (merge (deepCopy (default dict $svc.labels)) $s.meta.labels) -}}
+{{- $service := dict "type" $svc.type "port" (int64 $svc.port) "selector" (index $s.workloads 0).pod.selector "labels" (mergeOverwrite (dict) $s.meta.labels (default dict $svc.labels)) -}}
 {{- $ports := list (dict "name" "http" "port" (int64 $svc.port) "targetPort" "http" "protocol" "TCP") -}}
 {{- range $p := default list $svc.extraPorts -}}
 {{- $target := $p.port -}}{{- if include "kvgen.isSet" (list $p "targetPort") -}}{{- $target = $p.targetPort -}}{{- end -}}
 {{- $ports = append $ports (dict "name" $p.name "port" (int64 $p.port) "targetPort" (ternary (toString $target) (int64 $target) (kindIs "string" $target)) "protocol" (default "TCP" $p.protocol)) -}}
 {{- end -}}
 {{- $_ := set $service "ports" $ports -}}
-{{- $svcNotes := merge (deepCopy (default dict $svc.annotations)) $commonNotes -}}
+{{- $svcNotes := mergeOverwrite (dict) $commonNotes (default dict $svc.annotations) -}}
 {{- if $svcNotes -}}{{- $_ := set $service "annotations" $svcNotes -}}{{- end -}}
 {{- range $k := list "loadBalancerClass" "externalTrafficPolicy" "loadBalancerSourceRanges" -}}
 {{- if include "kvgen.isSet" (list $svc $k) -}}{{- $_ := set $service $k (index $svc $k) -}}{{- end -}}
@@ -175,11 +174,12 @@ Usage: {{- include "kvgen.context.meta" $s -}}
 {{/* under Helm: the release is the instance (kvgen: the name), Helm manages it and the chart is named;
      helm.sh/chart stays off the pod template (labels), so a new chart version alone restarts no server */}}
 {{- $selector := dict $key.name "vllm" $key.instance $s.release.name -}}
-{{- $labels := merge (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.plan.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) $selector -}}
+{{/* maps are built in the order kvgen writes their keys (kvgen keeps a map's order, Helm sorts it) */}}
+{{- $labels := merge (dict) $selector (dict $key.component (ternary "inference" $role (eq $role "none")) $key.version $s.plan.images.vllmTag $key.partOf $s.V.name $key.managedBy $s.release.service) -}}
 {{- $common := default dict $s.V.commonLabels -}}
 {{/* commonLabels: on every object and pod template, never in a selector (kvgen's own keys are refused there) */}}
-{{- $objectLabels := merge (dict) $labels $common -}}
-{{- if $s.release.chartLabel -}}{{- $objectLabels = merge (dict $key.chart $s.release.chartLabel) $objectLabels -}}{{- end -}}
+{{- $objectLabels := mergeOverwrite (dict) $common $labels -}}
+{{- if $s.release.chartLabel -}}{{- $_ := set $objectLabels $key.chart $s.release.chartLabel -}}{{- end -}}
 {{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.plan.decision.enabled) -}}
 {{- if $s.plan.decision.enabled -}}
 {{- $_ := set $annotations $note.backend $s.backend -}}
@@ -224,7 +224,7 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- if eq $s.backend "lmcache" -}}
 {{- $extra := dict "lmcache.mp.host" (printf "tcp://%s" $s.W.lmcache.host) "lmcache.mp.port" $s.W.lmcache.port -}}
 {{/* a server spanning several nodes: one LMCache server per node, every node's pod named in node-rank
-     order (kvgen/context/build.py lmcache_server_hosts, kvgen/data/connector.py lmcache_server_urls) */}}
+     order */}}
 {{- if gt (int64 $p.nodes) 1 -}}
 {{- $urls := list -}}
 {{- range $rank := until (int $p.nodes) -}}
@@ -254,7 +254,7 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $_ := set $extra "secondary_tiers" $tiers -}}
 {{- end -}}
 {{- $kv = dict "kv_connector" $s.rt.connectors.native "kv_role" "kv_both" "kv_connector_extra_config" $extra -}}
-{{/* prefill/decode: NIXL hands the KV over, the OffloadingConnector keeps its tiers (kvgen/data/connector.py) */}}
+{{/* prefill/decode: NIXL hands the KV over, the OffloadingConnector keeps its tiers */}}
 {{- if ne $v.disaggregation.role "none" -}}
 {{- $nixl := dict "kv_connector" $s.rt.connectors.disaggregation "kv_role" "kv_both" -}}
 {{- $kv = dict "kv_connector" $s.rt.connectors.multi "kv_role" "kv_both" "kv_load_failure_policy" $s.rt.kvLoadFailurePolicy "kv_connector_extra_config" (dict "connectors" (list $nixl $kv)) -}}
@@ -374,13 +374,13 @@ Usage: {{- include "kvgen.context.lmcache" $s -}} (after kvgen.context.tiers)
 {{- $args = concat $args (list (printf "--lmcache-min=%s" $low) (printf "--lmcache-below=%s" $s.rt.lmcache.supported.below)) -}}
 {{/* LMCache's CUDA kernels load, or the launcher refuses to start (kvCacheOffloading.lmcache.allowTorchFallback) */}}
 {{- $args = append $args (printf "--kernels=%s" (ternary "optional" "required" (eq true $s.V.kvCacheOffloading.lmcache.allowTorchFallback))) -}}
-{{/* pod.terminationGracePeriodSeconds: the launcher stops what is left before the kubelet does (kvgen/context/build.py launcher_grace_period) */}}
+{{/* pod.terminationGracePeriodSeconds: the launcher stops what is left before the kubelet does */}}
 {{- $podv := default dict $s.V.pod -}}
 {{- if include "kvgen.isSet" (list $podv "terminationGracePeriodSeconds") -}}
 {{- $args = append $args (printf "--grace-period=%d" (max (sub (int64 $podv.terminationGracePeriodSeconds) (int64 $L.graceMarginSeconds)) 1)) -}}
 {{- end -}}
 {{- if $inContainer -}}{{- $args = concat $args (include "kvgen.lmcacheHealthArgs" $s.W | fromJsonArray) -}}{{- end -}}
-{{/* a server spanning several nodes: rank 0's scheduler reaches every node's server (kvgen/data/connector.py) */}}
+{{/* a server spanning several nodes: rank 0's scheduler reaches every node's server */}}
 {{- $args = concat $args (list "--" $s.rt.lmcache.server "server" "--host" (ternary $lm.multiNodeHost $lm.host (gt (int64 $s.V.parallelism.nodes) 1)) "--port" (toString (int64 $lm.port))) -}}
 {{- if $s.lmcacheScraped -}}{{- $args = concat $args (list "--http-host" $lm.metricsHost) -}}{{- end -}}
 {{- $args = concat $args (list "--chunk-size" (toString (int64 $lm.chunkSize)) "--l1-use-lazy" "--l1-init-size-gb" (toString (int64 $s.C.lmcache.l1InitGiB)) "--eviction-policy" (upper $s.V.kvCacheOffloading.evictionPolicy)) -}}
@@ -550,14 +550,16 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $s := . -}}
 {{- $v := $s.V -}}
 {{- $key := $s.W.labels -}}
-{{- $annotations := merge (deepCopy $s.meta.annotations) (deepCopy (default dict (default dict $v.pod).annotations)) -}}
+{{- $own := deepCopy $s.meta.annotations -}}
 {{/* a changed launcher rolls the pods */}}
-{{- if $s.lmcache -}}{{- $_ := set $annotations $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
+{{- if $s.lmcache -}}{{- $_ := set $own $s.W.annotations.launcherSha256 $s.lmcache.launcher.sha256 -}}{{- end -}}
+{{/* pod.annotations first (as written), kvgen's winning */}}
+{{- $annotations := mergeOverwrite (deepCopy (default dict (default dict $v.pod).annotations)) $own -}}
 {{- $nodeSelector := dict -}}
 {{- $inst := $s.plan.instance -}}
 {{- if and $inst.type $inst.cloudType -}}{{- $_ := set $nodeSelector $key.instanceType $inst.type -}}{{- end -}}
 {{/* your own nodes' labels (a catalog row's nodeSelector), then the spec's: later ones win */}}
-{{- $nodeSelector = merge (deepCopy (default dict $v.scheduling.nodeSelector)) (deepCopy (default dict $inst.nodeSelector)) $nodeSelector -}}
+{{- $nodeSelector = mergeOverwrite $nodeSelector (deepCopy (default dict $inst.nodeSelector)) (deepCopy (default dict $v.scheduling.nodeSelector)) -}}
 {{- $base := dict "annotations" $annotations "vllm" $s.vllm "volumes" $s.volumes -}}
 {{- if $nodeSelector -}}{{- $_ := set $base "nodeSelector" $nodeSelector -}}{{- end -}}
 {{/* the spec's tolerations, then the mode's (dra: the GPU taint; kvgen/plan/gpu_access.py tolerations) */}}
@@ -598,8 +600,8 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- if gt (int64 $v.parallelism.nodes) 1 -}}
 {{- range $role := list "leader" "worker" -}}
 {{- $pod := deepCopy $base -}}
-{{- $_ := set $pod "selector" (merge (dict $key.nodeRole $role) $s.meta.selector) -}}
-{{- $_ := set $pod "labels" (merge (dict $key.nodeRole $role) $s.meta.podLabels (default dict (default dict $v.pod).labels) $s.meta.commonLabels) -}}
+{{- $_ := set $pod "selector" (merge (dict) $s.meta.selector (dict $key.nodeRole $role)) -}}
+{{- $_ := set $pod "labels" (include "kvgen.podLabels" (list $s (dict $key.nodeRole $role)) | fromJson) -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- if eq $role "leader" -}}
 {{- $workloads = append $workloads (merge (dict "kind" "StatefulSet" "name" $v.name "replicas" 1 "pod" $pod) $claims) -}}
@@ -620,11 +622,11 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- end -}}
 {{- else if $s.plan.weights.claimTemplate -}}
 {{/* one claim per pod: a StatefulSet */}}
-{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels) $s.meta.commonLabels)) $base -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (include "kvgen.podLabels" (list $s dict) | fromJson)) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- $workloads = list (merge (dict "kind" "StatefulSet" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod) $claims) -}}
 {{- else -}}
-{{- $pod := merge (dict "selector" $s.meta.selector "labels" (merge (deepCopy $s.meta.podLabels) (default dict (default dict $v.pod).labels) $s.meta.commonLabels)) $base -}}
+{{- $pod := merge (dict "selector" $s.meta.selector "labels" (include "kvgen.podLabels" (list $s dict) | fromJson)) $base -}}
 {{- include "kvgen.spreadSelector" $pod -}}
 {{- $deployment := dict "kind" "Deployment" "name" $v.name "replicas" (int64 $v.replicas) "pod" $pod -}}
 {{- $startup := $v.probes.startup -}}
@@ -634,7 +636,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $fill := int64 0 -}}
 {{- if $s.download -}}{{- $fill = int64 $s.plan.sizes.downloadSeconds -}}{{- end -}}
 {{- $_ := set $deployment "progressDeadlineSeconds" (add $delay (mul (int64 $startup.periodSeconds) (int64 $s.plan.sizes.startupFailureThreshold)) $fill (int64 $s.W.progressDeadlineMarginSeconds)) -}}
-{{/* deployment.strategy, its unset fields wiring.deploymentStrategy's (kvgen/context/build.py deployment_strategy) */}}
+{{/* deployment.strategy, its unset fields wiring.deploymentStrategy's */}}
 {{- $given := default dict (default dict $v.deployment).strategy -}}
 {{- $strategy := dict "type" "Recreate" -}}
 {{- if ne (toString $given.type) "Recreate" -}}
@@ -664,10 +666,21 @@ Usage: {{- include "kvgen.spreadSelector" $pod -}} (with $pod.selector set)
 {{- $out := list -}}
 {{- range $c := $pod.spreadFrom -}}
 {{- if hasKey $c "labelSelector" -}}{{- $out = append $out $c -}}
-{{- else -}}{{- $out = append $out (merge (dict "labelSelector" (dict "matchLabels" $pod.selector)) $c) -}}{{- end -}}
+{{- else -}}{{- $out = append $out (merge (deepCopy $c) (dict "labelSelector" (dict "matchLabels" $pod.selector))) -}}{{- end -}}
 {{- end -}}
 {{- $_ := unset $pod "spreadFrom" -}}
 {{- if $out -}}{{- $_ := set $pod "topologySpreadConstraints" $out -}}{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.podLabels: a pod template's labels: pod.labels first (as written, winning over commonLabels), then
+commonLabels and kvgen's own, then ROLE (a multi-node server's node role), as JSON.
+Usage: {{- $labels := include "kvgen.podLabels" (list $s ROLE) | fromJson -}}
+*/}}
+{{- define "kvgen.podLabels" -}}
+{{- $s := index . 0 -}}
+{{- $own := default dict (default dict $s.V.pod).labels -}}
+{{- toJson (mergeOverwrite (dict) $own $s.meta.commonLabels $s.meta.podLabels $own (index . 1)) -}}
 {{- end -}}
 
 {{/*
@@ -692,7 +705,7 @@ Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
 {{- $_ := set $out "disruptionBudget" (dict "name" $v.name "selector" $s.meta.selector "maxUnavailable" $max) -}}
 {{- end -}}
 {{- $m := $v.metrics -}}
-{{- $labels := merge (deepCopy (default dict $m.labels)) $s.meta.labels -}}
+{{- $labels := mergeOverwrite (deepCopy $s.meta.labels) (default dict $m.labels) -}}
 {{- $vllmEndpoint := dict "port" "http" "path" $s.W.vllmMetricsPath "interval" $m.interval -}}
 {{- if $m.podMonitor -}}
 {{- $endpoints := list $vllmEndpoint -}}
@@ -714,7 +727,7 @@ Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
 {{- if not (kindIs "invalid" $k.pollingInterval) -}}{{- $_ := set $scale "pollingInterval" (int64 $k.pollingInterval) -}}{{- end -}}
 {{- if not (kindIs "invalid" $k.cooldownPeriod) -}}{{- $_ := set $scale "cooldownPeriod" (int64 $k.cooldownPeriod) -}}{{- end -}}
 {{- $_ := set $scale "serverAddress" $k.serverAddress -}}
-{{/* the spec's namespace only (kvgen/context/build.py keda_query): without one, no namespace matcher */}}
+{{/* the spec's namespace only: without one, no namespace matcher */}}
 {{- $where := "" -}}
 {{- if $v.namespace -}}{{- $where = printf "namespace=%q," $v.namespace -}}{{- end -}}
 {{- $query := printf "sum(vllm:num_requests_waiting{%spod=~%q})" $where (printf "%s-[a-z0-9]+-[a-z0-9]+" $v.name) -}}
@@ -732,7 +745,7 @@ Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
 
 {{/*
 kvgen.context.routing: routing.mode gateway: the InferencePool of the API pods (rank 0 of a multi-node
-server), its Endpoint Picker (files/runtime.yaml picker) and the HTTPRoute (kvgen/context/build.py routing).
+server), its Endpoint Picker (files/runtime.yaml picker) and the HTTPRoute.
 Sets $s.routing (empty for the other modes).
 Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 */}}
@@ -750,10 +763,10 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- $pool := printf "%s-pool" $v.name -}}
 {{- $image := $s.plan.images.picker -}}
 {{- $selector := dict $key.name "endpoint-picker" $key.instance $s.release.name -}}
-{{- $labels := merge (dict $key.component "router" $key.version $rt.image.tag) $selector (deepCopy $s.meta.labels) -}}
+{{- $labels := mergeOverwrite (deepCopy $s.meta.labels) $selector (dict $key.component "router" $key.version $rt.image.tag) -}}
 {{- $args := list (printf "--pool-name=%s" $pool) (printf "--grpc-port=%d" (int64 $rt.grpcPort)) (printf "--grpc-health-port=%d" (int64 $rt.grpcHealthPort)) (printf "--metrics-port=%d" (int64 $rt.metricsPort)) "--metrics-endpoint-auth=false" "--tracing=false" "--config-file=/config/config.json" -}}
 {{- if gt $replicas 1 -}}{{- $args = append $args "--ha-enable-leader-election" -}}{{- end -}}
-{{/* the EndpointPickerConfig (kvgen/context/build.py picker_config) */}}
+{{/* the EndpointPickerConfig */}}
 {{- $sc := default dict $picker.scorers -}}
 {{- $plugins := list (dict "type" "single-profile-handler") (dict "type" "metrics-data-source" "parameters" (dict "scheme" "http" "path" $s.W.vllmMetricsPath)) (dict "type" "core-metrics-extractor") -}}
 {{- $profile := list -}}
@@ -772,7 +785,7 @@ Usage: {{- include "kvgen.context.routing" $s -}} (after workloads and tiers)
 {{- $plugins = append $plugins (dict "type" "max-score-picker") -}}
 {{- $profile = append $profile (dict "pluginRef" "max-score-picker") -}}
 {{- $config := dict "apiVersion" $rt.configApiVersion "kind" "EndpointPickerConfig" "plugins" $plugins "schedulingProfiles" (list (dict "name" "default" "plugins" $profile)) -}}
-{{- $pick := dict "name" $name "replicas" $replicas "image" $image "labels" $labels "podLabels" (merge (deepCopy $selector) (deepCopy $s.meta.commonLabels)) "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
+{{- $pick := dict "name" $name "replicas" $replicas "image" $image "labels" $labels "podLabels" (mergeOverwrite (deepCopy $s.meta.commonLabels) $selector) "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
 {{- $g := $r.gateway -}}
 {{- $parents := list -}}
 {{- range $p := $g.parentRefs -}}

@@ -1,6 +1,6 @@
 {{/*
 kvgen.planDocument: the plan as one document, every decision of the values with camelCase keys: the
-contract between planning and the layout (kvgen/plan/document.py PlanDocument writes the same, and the
+contract between planning and the layout (kvgen/plan/document.py document writes the same, and the
 tests compare the two key by key). An absent value is a key left out. Sets $s.plan.
 Usage: {{- include "kvgen.planDocument" $s -}} (after kvgen.plan accepted the values, kvgen.images,
 $s.modelCache and $s.modelDir)
