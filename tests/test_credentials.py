@@ -439,3 +439,36 @@ def test_a_secrets_values_are_refused_however_its_kind_is_written_and_inside_a_l
     assert (path, next(m for p, m, _h in ours if p == path), SECRET_HINT) in ours
     assert any(p == path and "kvgen never writes secret values" in m for p, m, _h in ours)
     assert helm.problems(values) == ours
+
+
+PLANTED_KEY = "hf_QZAAAAAAaB3dE5gH7jK9mN1pQ3sT5vX7z"
+KAITO_WITH_A_KEY = f"""apiVersion: v1
+kind: ConfigMap
+metadata: {{name: inference-params}}
+{PLANTED_KEY}: x
+data: {{inference_config.yaml: "kv_cache_cpu_memory_utilization: 0\\n"}}
+---
+apiVersion: kaito.sh/v1beta1
+kind: InferenceSet
+metadata: {{name: gemma}}
+spec:
+  replicas: 1
+  labelSelector: {{matchLabels: {{apps: gemma}}}}
+  template:
+    inference: {{config: inference-params, preset: {{name: google/gemma-4-12B-it}}}}
+    resource: {{instanceType: Standard_NC24ads_A100_v4}}
+"""
+
+
+@pytest.mark.parametrize("command", [["render"], ["explain", "-o", "json"], ["explain"], ["validate"]])
+def test_a_credential_written_as_a_key_of_a_foreign_input_is_never_repeated(tmp_path, command):
+    """Found by the fuzzer (issue 34's CI): a KAITO ConfigMap's unknown key shaped like a token was echoed in
+    the "not honoured" warning, on stderr and in explain -o json's input warnings."""
+    from conftest import run_kvgen
+
+    path = tmp_path / "kaito.yaml"
+    path.write_text(KAITO_WITH_A_KEY, encoding="utf-8")
+    result = run_kvgen(*command, str(path))
+    assert result.returncode == 0, result.stderr
+    assert PLANTED_KEY not in result.stdout + result.stderr
+    assert "<credential left out>: not honoured" in result.stdout + result.stderr

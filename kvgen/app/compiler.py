@@ -20,7 +20,7 @@ from kvgen.core.errors import KvgenError, Problem, SpecError
 from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
-from kvgen.plan import extra_objects, kube_target
+from kvgen.plan import credentials, extra_objects, kube_target
 from kvgen.plan.document import document
 from kvgen.plan.types import Plan
 from kvgen.plan.validate import namespace_conflict, parse_spec
@@ -220,7 +220,12 @@ def _translate(
             errors.append(SpecError(name, [Problem((), "no spec found (the input is empty)")]))
         docs += file_docs
     units, warnings, translate_errors = translate(docs, options)
-    errors += translate_errors
+    # what the inputs' other fields are called is echoed in warnings and problems: never a credential
+    warnings = [credentials.masked(w) for w in warnings]
+    for unit in units:
+        if unit.conversion is not None:
+            unit.conversion.warnings = [credentials.masked(w) for w in unit.conversion.warnings]
+    errors += [SpecError(e.source, [credentials.masked(p) for p in e.problems]) for e in translate_errors]
     if not errors and not units and inputs:
         left = f" ({len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped as not kvgen's)" if skipped else ""
         errors.append(

@@ -15,6 +15,7 @@ problem names the spec path and never repeats the value.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -171,6 +172,26 @@ def _in_string(path: Path, text: str) -> Problem | None:
                 + ", then write the value as $(NAME) of that env var (Kubernetes expands it in args)",
             )
     return None
+
+
+MASK = "<credential left out>"
+
+
+def mask(text: str) -> str:
+    """``text`` with every well-known token shape in it replaced by MASK (a message about an input field
+    never repeats a credential, not even one written as a key)."""
+    for _what, pattern, _also, _hint in _shapes():
+        text = pattern.sub(MASK, text)
+    return text
+
+
+def masked(problem: Problem) -> Problem:
+    """A problem about the input whose path, message and hint repeat no credential."""
+    path = tuple(mask(p) if isinstance(p, str) else p for p in problem.path)
+    hint = mask(problem.hint) if problem.hint is not None else None
+    if path == problem.path and hint == problem.hint and mask(problem.message) == problem.message:
+        return problem
+    return dataclasses.replace(problem, path=path, message=mask(problem.message), hint=hint)
 
 
 def _strings(node: Any, path: Path) -> Iterator[tuple[Path, str]]:
