@@ -1060,6 +1060,26 @@ NEW_ROWS = [
         "values": "taintEffects",
         "message": "{value} is not one of {values} (an example rule)",
     },
+    {  # after the format row: one problem a field, the names it refused left alone
+        "fields": ["pod.imagePullSecrets[*].name"],
+        "check": "unique",
+        "skipRefused": True,
+        "message": "{value} is listed twice (an example rule)",
+    },
+    {
+        "fields": ["scheduling"],
+        "check": "exclusive",
+        "keys": ["priorityClassName", "runtimeClassName", "schedulerName"],
+        "at": "runtimeClassName",
+        "message": "{found}: at most one of {keys} (an example rule)",
+    },
+    {
+        "fields": ["pod.serviceAccount.name"],
+        "check": "reserved",
+        "names": "volumes",
+        "prefixes": "volumePrefixes",
+        "message": "{value} is kvgen's {reserved} (an example rule)",
+    },
 ]
 
 
@@ -1070,18 +1090,27 @@ def test_a_new_row_is_a_new_rule_on_both_faces(monkeypatch):
     monkeypatch.setitem(apiserver._RULES, "checks", table["checks"])
     values = load(HEAD)
     values["replicas"] = 5
-    values["scheduling"] = {"priorityClassName": "high", "nodeSelector": {"pool": "gpu"}}
-    values["pod"] = {"serviceAccount": {"name": "my.sa"}, "imagePullSecrets": [{"name": "ok"}, {"name": "a.b"}]}
+    values["scheduling"] = {"priorityClassName": "high", "nodeSelector": {"pool": "gpu"}, "runtimeClassName": "nvidia"}
+    secrets = [{"name": "ok"}, {"name": "a.b"}, {"name": "ok"}, {"name": "a.b"}]
+    values["pod"] = {"serviceAccount": {"name": "kv-cache-secondary-7"}, "imagePullSecrets": secrets}
     expected = {
-        (
-            "pod.serviceAccount.name",
-            f"'my.sa' is not {apiserver.what('dns1123Label')} (an example rule)",
-            "drop the dots",
-        ),
+        ("pod.serviceAccount.name", "'kv-cache-secondary-7' is kvgen's kv-cache-secondary-N (an example rule)", None),
         (
             "pod.imagePullSecrets[1].name",
             f"'a.b' is not {apiserver.what('dns1123Label')} (an example rule)",
             "drop the dots",
+        ),
+        (
+            "pod.imagePullSecrets[3].name",
+            f"'a.b' is not {apiserver.what('dns1123Label')} (an example rule)",
+            "drop the dots",
+        ),
+        ("pod.imagePullSecrets[2].name", "'ok' is listed twice (an example rule)", None),
+        (
+            "scheduling.runtimeClassName",
+            "priorityClassName, runtimeClassName: at most one of priorityClassName, runtimeClassName, schedulerName "
+            "(an example rule)",
+            None,
         ),
         ("replicas", "5 is more than 3 replicas (an example rule)", None),
         (

@@ -293,3 +293,95 @@ def test_the_chart_reads_conditions_as_kvgen_does():
     rendered = helm.render(YAML(typ="safe", pure=True).load(NATIVE_HEAD), chart_=chart)
     (text,) = [t for name, t in rendered.items() if name.endswith("kvgen-holds.txt")]
     assert text.split() == [str(h).lower() for _w, _f, h in CONDITIONS]
+
+
+# --------------------------------------------------------------------------- settings that apply only to others
+
+# code -> (a spec that warns, its neighbour that does not)
+UNUSED = {
+    "allow-hybrid-not-native": (
+        spec(model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"}, kvCacheOffloading={"allowHybrid": True}),
+        spec(
+            model={"id": "nvidia/NVIDIA-Nemotron-Nano-9B-v2"},
+            kvCacheOffloading={"backend": "native", "cpu": "20Gi", "allowHybrid": True},
+        ),
+    ),
+    "multi-node-engine-single-node": (spec(multiNode={"engine": "leaderworkerset"}), spec()),
+    "lmcache-settings-native": (
+        spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "lmcache": {"utilizationScope": "rank"}}),
+        spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi", "lmcache": {"utilizationScope": "pod"}}),
+    ),
+    "device-class-not-dra": (
+        spec(kvCacheOffloading={"backend": "lmcache", "lmcache": {"deviceClassName": "a100.example.com"}}),
+        spec(kvCacheOffloading={"backend": "lmcache", "lmcache": {"deviceClassName": "gpu.nvidia.com"}}),
+    ),
+}
+
+
+def test_every_warning_row_has_a_case_a_code_and_a_spec_path():
+    rows = catalog.load("rules.yaml")["warnings"]
+    assert [r["code"] for r in rows] == list(UNUSED)
+    for row in rows:
+        compiled = compile_spec(UNUSED[row["code"]][0])
+        node = compiled.spec
+        for key in row["path"].split("."):
+            node = rules.child(node, key)
+            assert node is not None, f"{row['code']}: {row['path']} is not set in its case"
+
+
+def test_the_warning_rows_defaults_are_the_specs():
+    """A setting at its default is never warned about: the rows compare with files/gpu-access.yaml defaults."""
+    defaults = catalog.load("gpu-access.yaml")["defaults"]
+    written = [
+        c
+        for row in catalog.load("rules.yaml")["warnings"]
+        for c in _conditions(row["when"])
+        if c["field"].startswith("spec.kvCacheOffloading.lmcache.")
+    ]
+    assert written
+    for c in written:
+        key = c["field"].rsplit(".", 1)[1]
+        assert (c["op"], c["value"]) in (("ne", defaults[key]), ("is", not defaults[key])), c
+
+
+def _conditions(when):
+    if "field" in when:
+        return [when]
+    return [
+        c
+        for sub in when.get("all", []) + when.get("any", []) + ([when["not"]] if "not" in when else [])
+        for c in _conditions(sub)
+    ]
+
+
+@pytest.mark.parametrize("code", list(UNUSED))
+def test_a_setting_that_applies_only_to_others_warns_alike_on_both_faces(code):
+    import helm
+
+    (row,) = [r for r in catalog.load("rules.yaml")["warnings"] if r["code"] == code]
+    warns, quiet = UNUSED[code]
+    ours = compile_spec(warns).plan.warnings
+    assert [w for w in ours if w.startswith(row["message"].split("{")[0][:40])], ours
+    assert helm.notes_warnings(helm.notes(warns)) == ours
+    assert not [w for w in compile_spec(quiet).plan.warnings if w.startswith(row["message"].split("{")[0][:40])]
+
+
+@pytest.mark.heavy
+def test_a_new_warning_row_is_a_new_warning_on_both_faces(monkeypatch):
+    """Warning about a setting that applies only to others is one row of files/rules.yaml `warnings`."""
+    import helm
+
+    row = {
+        "code": "example",
+        "path": "scheduling.priorityClassName",
+        "when": {"field": "spec.scheduling.priorityClassName", "op": "eq", "value": "batch"},
+        "message": "scheduling.priorityClassName {spec.scheduling.priorityClassName} on {instance.type} (an example rule)",
+    }
+    table = {**catalog.load("rules.yaml"), "warnings": [*catalog.load("rules.yaml")["warnings"], row]}
+    monkeypatch.setitem(catalog.load("rules.yaml"), "warnings", table["warnings"])
+    values = spec(scheduling={"priorityClassName": "batch"})
+    expected = "scheduling.priorityClassName batch on Standard_NC24ads_A100_v4 (an example rule)"
+    assert expected in compile_spec(values).plan.warnings
+    chart = helm.context_chart(replaced=(("files/rules.yaml", dump(table)),))
+    notes = [t for name, t in helm.render(values, chart_=chart).items() if name.endswith("NOTES.txt")]
+    assert expected in helm.notes_warnings(notes[0])

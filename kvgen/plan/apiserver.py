@@ -147,6 +147,42 @@ def _forbidden(_row: dict[str, Any], path: Path, _value: Any) -> Found:
     yield path, {}  # the table only visits set fields
 
 
+def _reserved(row: dict[str, Any], path: Path, value: Any) -> Found:
+    """A name or path kvgen renders itself (files/runtime.yaml wiring.reserved: ``names``, and ``prefixes``
+    reported as PREFIXN); ``match: path``: a path inside one of them, or holding one."""
+    if not isinstance(value, str):
+        return
+    table = catalog.runtime()["wiring"]["reserved"]
+    if row.get("match") == "path":
+        ours = [r for r in table[row["names"]] if _inside(value, r)]
+        ours += [p + "N" for p in table.get(row.get("prefixes", ""), []) if value.startswith(p) or _inside(value, p)]
+    else:
+        ours = [r for r in table[row["names"]] if value == r]
+        ours += [p + "N" for p in table.get(row.get("prefixes", ""), []) if value.startswith(p)]
+    if ours:
+        yield path, {"reserved": ours[0]}
+
+
+def _is_given(value: Any) -> bool:
+    """A field an exclusive row counts: set, not null and not ""."""
+    return value is not None and value != ""
+
+
+def _exclusive(row: dict[str, Any], path: Path, node: Any) -> Found:
+    """Of a map's ``keys`` (a list of this file, or the list itself), at most one is given (``atLeast: 1``:
+    at least one); the problem is the map's, or its key ``at``'s."""
+    if not isinstance(node, (Mapping, BaseModel)):
+        return
+    keys = _RULES[row["keys"]] if isinstance(row["keys"], str) else row["keys"]
+    given = [k for k in keys if _is_given(rules.child(node, k))]
+    if (len(given) == 0) if row.get("atLeast") == 1 else (len(given) > 1):
+        yield (*path, row["at"]) if "at" in row else path, {"keys": ", ".join(keys), "found": ", ".join(given)}
+
+
+def _unique_key(row: dict[str, Any], value: Any) -> Any:
+    return value.removesuffix("/") if row.get("normalize") == "trailingSlash" else value
+
+
 KINDS: dict[str, Callable[[dict[str, Any], Path, Any], Found]] = {
     "forbidden": _forbidden,
     "format": _format,
@@ -156,6 +192,9 @@ KINDS: dict[str, Callable[[dict[str, Any], Path, Any], Found]] = {
     "above": _above,
     "quantityMax": _quantity_max,
     "requestsWithinLimits": _requests_within_limits,
+    "reserved": _reserved,
+    "exclusive": _exclusive,
+    "unique": lambda _row, _path, _value: iter(()),  # _table: it compares a row's values with each other
 }
 
 
@@ -170,10 +209,19 @@ def _table(spec: Spec, instance: InstanceInfo | None) -> list[tuple[dict[str, An
     for row in _RULES["checks"]:
         if "when" in row and not rules.holds(row["when"], facts):
             continue
+        refused = {p.path for _row, p in found} if row.get("skipRefused") else set()  # one problem a field
+        seen: set[Any] = set()  # unique: the row's values so far
         for pattern in row["fields"]:
             for path, value in matches(spec, pattern_parts(pattern)):
                 subject = path[-1] if row.get("subject") == "key" else value
-                for where, extra in KINDS[row["check"]](row, path, subject):
+                hits = KINDS[row["check"]](row, path, subject)
+                if row["check"] == "unique" and isinstance(subject, str):
+                    key = _unique_key(row, subject)
+                    hits = iter([(path, {})] if key in seen else [])
+                    seen.add(key)
+                for where, extra in hits:
+                    if where in refused:
+                        continue
                     words = {"value": quoted(subject), "raw": str(subject), **extra}
                     if "limit" in row:
                         words |= {"limit": str(_limit(row)), "limitText": str(_RULES.get(f"{row['limit']}Text"))}
@@ -370,26 +418,6 @@ def _check_tolerations(tolerations: list[dict[str, Any]]) -> list[Problem]:
     return problems
 
 
-def _check_env(spec: Spec) -> list[Problem]:
-    """ValidateEnv -> validateEnvVarValueFrom: the sources of a valueFrom (the table checks their names and keys)."""
-    problems: list[Problem] = []
-    for i, env in enumerate(spec.vllm.env):
-        path: Path = ("vllm", "env", i, "valueFrom")
-        if env.value_from is None:
-            continue
-        sources = [s for s in _RULES["envVarSources"] if env.value_from.get(s) is not None]
-        if not sources:
-            message = "must specify one of: " + ", ".join(_RULES["envVarSources"]) + " (validateEnvVarValueFrom)"
-            problems.append(Problem(path, message, None))
-        elif env.value:
-            message = "may not be specified when value is not empty (validateEnvVarValueFrom)"
-            problems.append(Problem(path, message, "keep either value or valueFrom"))
-        elif len(sources) > 1:
-            message = f"may not have more than one source at a time ({', '.join(sources)}; validateEnvVarValueFrom)"
-            problems.append(Problem(path, message, "keep one"))
-    return problems
-
-
 def _check_statefulsets(spec: Spec, statefulsets: list[str]) -> list[Problem]:
     problems: list[Problem] = []
     room = LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX
@@ -432,57 +460,26 @@ def _inside(path: str, other: str) -> bool:
 
 
 def _check_volumes(spec: Spec) -> list[Problem]:
-    """pod.volumes and vllm.volumeMounts: ValidateVolumes (DNS-1123 label names, unique),
-    validateVolumeMounts (a known volume, unique paths), and none of kvgen's own names and paths."""
+    """pod.volumes: each one source (validateVolumeSource); vllm.volumeMounts: a known volume
+    (validateVolumeMounts). Names and paths, unique and none of kvgen's own, are rows of the table."""
     problems: list[Problem] = []
-    reserved = catalog.runtime()["wiring"]["reserved"]
     names: set[str] = set()
     for i, vol in enumerate(spec.pod.volumes):
         source = volume_source_problem(("pod", "volumes", i), vol)
         if source is not None:
             problems.append(source)
-        name = vol.get("name")
-        if not isinstance(name, str):
-            continue
-        path: Path = ("pod", "volumes", i, "name")
-        if name in reserved["volumes"] or any(name.startswith(p) for p in reserved["volumePrefixes"]):
-            problems.append(
-                Problem(path, f"{quoted(name)} is the name of a volume kvgen renders itself", "use another name")
-            )
-        elif not fits("dns1123Label", name):
-            problems.append(Problem(path, f"{quoted(name)} is not {what('dns1123Label')} (ValidateVolumes)", None))
-        elif name in names:
-            problems.append(Problem(path, f"{quoted(name)}: duplicate volume name (ValidateVolumes)", None))
-        names.add(name)
-    paths: set[str] = set()
+        if isinstance(vol.get("name"), str):
+            names.add(vol["name"])
     for i, m in enumerate(spec.vllm.volume_mounts):
-        base: Path = ("vllm", "volumeMounts", i)
-        name, mount_path = m.get("name"), m.get("mountPath")
+        name = m.get("name")
         if isinstance(name, str) and name not in names:
             problems.append(
                 Problem(
-                    (*base, "name"),
+                    ("vllm", "volumeMounts", i, "name"),
                     f"{quoted(name)} is not a volume of pod.volumes (validateVolumeMounts: not found)",
                     "add the volume to pod.volumes",
                 )
             )
-        if not isinstance(mount_path, str):
-            continue
-        ours = [r for r in reserved["paths"] if _inside(mount_path, r)]
-        ours += [p + "N" for p in reserved["pathPrefixes"] if mount_path.startswith(p) or _inside(mount_path, p)]
-        if ours:
-            problems.append(
-                Problem(
-                    (*base, "mountPath"),
-                    f"{quoted(mount_path)} would hide or sit inside a path kvgen mounts itself ({ours[0]})",
-                    "mount it elsewhere",
-                )
-            )
-        elif mount_path.removesuffix("/") in paths:
-            problems.append(
-                Problem((*base, "mountPath"), f"{quoted(mount_path)}: must be unique (validateVolumeMounts)", None)
-            )
-        paths.add(mount_path.removesuffix("/"))
     return problems
 
 
@@ -661,7 +658,6 @@ def check_spec(spec: Spec, instance: InstanceInfo | None, statefulsets: list[str
             ("model", "cache", "claim"), spec.model.cache.claim.name, model_source.cache_path(spec)
         )
     problems += _check_tolerations(spec.scheduling.tolerations)
-    problems += _check_env(spec)
     problems += _check_statefulsets(spec, statefulsets)
     problems += _check_pod_settings(spec)
     problems += _check_extended_resources(spec)

@@ -297,18 +297,10 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
         raise SpecError("", problems + unfit)
     warnings = list(sz.warnings) + context_length.warnings + quantization.warnings(spec, model)
     warnings += gpu_memory_warning(spec, instance)
-    o = spec.kv_cache_offloading
-    if o.allow_hybrid and o.backend != "native" and model.hybrid:
-        warnings.append(
-            "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model"
-        )
+    # settings that apply only to others (files/rules.yaml warnings)
+    warnings += rules.unused_settings({"spec": spec, "model": model, "instance": instance, "gpuAccess": access})
     if spec.service.type == "LoadBalancer" and not has_api_key(spec):
         warnings.append(LOAD_BALANCER_WARNING)
-    if spec.multi_node.engine != "statefulset" and spec.parallelism.nodes == 1:
-        warnings.append(
-            f"multiNode.engine {spec.multi_node.engine} applies to a server spanning several nodes "
-            "(parallelism.nodes > 1); this single-node server is a Deployment"
-        )
     lws = spec.parallelism.nodes > 1 and spec.multi_node.engine == "leaderworkerset"
     if lws and access is not None and access.mode != "in-container" and not model_source.local(spec):
         warnings.append(lws_sidecar_restart_warning())

@@ -102,13 +102,6 @@ def warnings(spec: Spec, access: GpuAccess | None) -> list[str]:
     their default, which is what the chart can tell apart too (its values.yaml holds the
     defaults, so a value set to its default looks unset there)."""
     out: list[str] = []
-    o = spec.kv_cache_offloading
-    lm = o.lmcache
-    default = type(lm)()
-    if lm != default and access is None and o.enabled and o.backend == "native":
-        out.append("kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it")
-    if access is not None and access.mode != "dra" and lm.device_class_name != default.device_class_name:
-        out.append(f"kvCacheOffloading.lmcache.deviceClassName applies to gpuAccess dra only; {access.mode} ignores it")
     if access is not None and access.mode == "in-container":
         r = spec.resources.lmcache_server
         if r.requests.cpu is not None or r.limits.cpu is not None:

@@ -9,6 +9,7 @@ and fields of files/apiserver.yaml (kvgen.plan.apiserver).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -72,11 +73,29 @@ def holds(when: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
         return any(holds(c, facts) for c in when["any"])
     if "not" in when:
         return not holds(when["not"], facts)
-    root, *keys = when["field"].split(".")
+    return _compare(when["op"], field(when["field"], facts), when["value"])
+
+
+def field(path: str, facts: Mapping[str, Any]) -> Any:
+    """The value at a dotted path whose first name is a fact (None when unset)."""
+    root, *keys = path.split(".")
     value = facts[root]
     for key in keys:
         value = child(value, key)
-    return _compare(when["op"], value, when["value"])
+    return value
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z]\w*(?:\.\w+)+)\}")
+
+
+def unused_settings(facts: Mapping[str, Any]) -> list[str]:
+    """The warnings of files/rules.yaml ``warnings``, in order: a setting that applies only to others
+    (facts: spec, model, instance, gpuAccess); {fact.path} in a message is that field's value."""
+    return [
+        _PLACEHOLDER.sub(lambda m: str(field(m[1], facts)), row["message"])
+        for row in catalog.load("rules.yaml")["warnings"]
+        if holds(row["when"], facts)
+    ]
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,12 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
      $seen.quantityMax is set when a size was refused. Usage: include "kvgen.apiTable" (list $s $A $facts $seen) */}}
 {{- define "kvgen.apiTable" -}}
 {{- $s := index . 0 -}}{{- $A := index . 1 -}}{{- $facts := index . 2 -}}{{- $seen := index . 3 -}}
+{{- $refused := dict -}}{{/* the paths the table refused: skipRefused rows leave them alone */}}
+{{- $reservedTable := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.reserved -}}
 {{- range $row := $A.checks -}}
 {{- if or (not (hasKey $row "when")) (include "kvgen.holds" (list $row.when $facts)) -}}
+{{- $before := deepCopy $refused -}}
+{{- $values := dict -}}{{/* unique: the row's values so far */}}
 {{- $limit := 0.0 -}}{{- $limitText := "" -}}
 {{- if hasKey $row "limit" -}}
 {{- if kindIs "string" $row.limit -}}{{- $limit = float64 (index $A $row.limit) -}}{{- $limitText = toString (index $A (printf "%sText" $row.limit)) -}}{{- else -}}{{- $limit = float64 $row.limit -}}{{- end -}}
@@ -68,6 +72,13 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- end -}}
 {{- range $h := $hits -}}
 {{- $x := $h.v -}}{{- if eq (toString $row.subject) "key" -}}{{- $x = $h.k -}}{{- end -}}
+{{- $duplicate := false -}}
+{{- if and (eq $row.check "unique") (kindIs "string" $x) -}}
+{{- $key := ternary (trimSuffix "/" $x) $x (eq (toString $row.normalize) "trailingSlash") -}}
+{{- $duplicate = hasKey $values $key -}}
+{{- $_ := set $values $key true -}}
+{{- end -}}
+
 {{- $str := and (kindIs "string" $x) (or (ne (toString $x) "") (not $row.skipEmpty)) -}}
 {{- $num := or (kindIs "int" $x) (kindIs "int64" $x) (kindIs "float64" $x) -}}
 {{- $found := list -}}
@@ -76,6 +87,29 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- if and $str (not (include "kvgen.apiFits" (list $A $row.format $x))) -}}{{- $found = list (dict "p" $h.p "what" (index $A.formats $row.format).what) -}}{{- end -}}
 {{- else if eq $row.check "forbidden" -}}
 {{- $found = list (dict "p" $h.p) -}}
+{{- else if eq $row.check "exclusive" -}}
+{{- if kindIs "map" $x -}}
+{{- $keys := $row.keys -}}{{- if kindIs "string" $row.keys -}}{{- $keys = index $A $row.keys -}}{{- end -}}
+{{- $given := list -}}
+{{- range $k := $keys -}}{{- if and (include "kvgen.isSet" (list $x $k)) (ne (toString (index $x $k)) "") -}}{{- $given = append $given $k -}}{{- end -}}{{- end -}}
+{{- if ternary (eq (len $given) 0) (gt (len $given) 1) (eq (int64 (default 0 $row.atLeast)) 1) -}}
+{{- $found = list (dict "p" (ternary (printf "%s.%s" $h.p (toString $row.at)) $h.p (hasKey $row "at")) "keys" (join ", " $keys) "found" (join ", " $given)) -}}
+{{- end -}}
+{{- end -}}
+{{- else if eq $row.check "unique" -}}
+{{- if $duplicate -}}{{- $found = list (dict "p" $h.p) -}}{{- end -}}
+{{- else if eq $row.check "reserved" -}}
+{{- if kindIs "string" $x -}}
+{{- $ours := list -}}
+{{- $path := eq (toString $row.match) "path" -}}
+{{- range $r := index $reservedTable $row.names -}}
+{{- if or (eq $x $r) (and $path (include "kvgen.pathInside" (list $x $r))) -}}{{- $ours = append $ours $r -}}{{- end -}}
+{{- end -}}
+{{- range $pre := default list (index $reservedTable (toString $row.prefixes)) -}}
+{{- if or (hasPrefix $pre $x) (and $path (include "kvgen.pathInside" (list $x $pre))) -}}{{- $ours = append $ours (printf "%sN" $pre) -}}{{- end -}}
+{{- end -}}
+{{- if $ours -}}{{- $found = list (dict "p" $h.p "reserved" (first $ours)) -}}{{- end -}}
+{{- end -}}
 {{- else if eq $row.check "oneOf" -}}
 {{- if and $str (not (has $x (index $A $row.values))) -}}{{- $found = list (dict "p" $h.p "values" (join ", " (index $A $row.values))) -}}{{- end -}}
 {{- else if eq $row.check "required" -}}
@@ -106,10 +140,13 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- $say := list -}}
 {{- range $text := list $row.message (default "" $row.hint) -}}
 {{- $text = $text | replace "{what}" (toString $f.what) | replace "{values}" (toString $f.values) | replace "{resource}" (toString $f.resource) | replace "{field}" (toString $f.field) -}}
-{{- $text = $text | replace "{limitText}" $limitText | replace "{limit}" (printf "%.0f" $limit) | replace "{other}" (toString $f.other) | replace "{raw}" $raw -}}
+{{- $text = $text | replace "{limitText}" $limitText | replace "{limit}" (printf "%.0f" $limit) | replace "{other}" (toString $f.other) | replace "{reserved}" (toString $f.reserved) | replace "{keys}" (toString $f.keys) | replace "{found}" (toString $f.found) | replace "{raw}" $raw -}}
 {{- $say = append $say (replace "{value}" (include "kvgen.quoted" $x) $text) -}}
 {{- end -}}
+{{- if not (and $row.skipRefused (hasKey $before $f.p)) -}}
 {{- include "kvgen.problem" (list $s $f.p (index $say 0) (index $say 1)) -}}
+{{- $_ := set $refused $f.p true -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -227,21 +264,6 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- end -}}
 {{- end -}}
 
-{{/* environment: validateEnvVarValueFrom's sources */}}
-{{- range $i, $e := default list $v.vllm.env -}}
-{{- if kindIs "map" $e.valueFrom -}}
-{{- $base := printf "vllm.env[%d].valueFrom" $i -}}
-{{- $sources := list -}}
-{{- range $src := $A.envVarSources -}}{{- if include "kvgen.isSet" (list $e.valueFrom $src) -}}{{- $sources = append $sources $src -}}{{- end -}}{{- end -}}
-{{- if not $sources -}}
-{{- include "kvgen.problem" (list $s $base (printf "must specify one of: %s (validateEnvVarValueFrom)" (join ", " $A.envVarSources)) "") -}}
-{{- else if and (kindIs "string" $e.value) $e.value -}}
-{{- include "kvgen.problem" (list $s $base "may not be specified when value is not empty (validateEnvVarValueFrom)" "keep either value or valueFrom") -}}
-{{- else if gt (len $sources) 1 -}}
-{{- include "kvgen.problem" (list $s $base (printf "may not have more than one source at a time (%s; validateEnvVarValueFrom)" (join ", " $sources)) "keep one") -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
 
 {{/* the StatefulSets' controller-revision-hash label */}}
 {{- $nodes := float64 $v.parallelism.nodes -}}
@@ -300,8 +322,8 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- end -}}
 {{- end -}}
 
-{{/* pod.volumes, vllm.volumeMounts: ValidateVolumes, validateVolumeMounts, and none of kvgen's own names and paths */}}
-{{- $reserved := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.reserved -}}
+{{/* pod.volumes: each one source (validateVolumeSource); vllm.volumeMounts: a known volume (validateVolumeMounts);
+     names and paths, unique and none of kvgen's own, are rows of the table */}}
 {{- $names := list -}}
 {{- range $i, $vol := default list (default dict $v.pod).volumes -}}
 {{- $sources := list -}}
@@ -309,37 +331,11 @@ code are in kvgen.checkApiserver. Sizes are compared as floats (never as int64, 
 {{- if ne (len $sources) 1 -}}
 {{- include "kvgen.problem" (list $s (printf "pod.volumes[%d]" $i) (ternary (printf "may not specify more than 1 volume type (%s; validateVolumeSource)" (join ", " $sources)) "must specify a volume type (validateVolumeSource)" (gt (len $sources) 1)) "give each volume exactly one source, e.g. persistentVolumeClaim, configMap or emptyDir") -}}
 {{- end -}}
-{{- if kindIs "string" $vol.name -}}
-{{- $p := printf "pod.volumes[%d].name" $i -}}
-{{- $ours := has $vol.name $reserved.volumes -}}
-{{- range $pre := $reserved.volumePrefixes -}}{{- if hasPrefix $pre $vol.name -}}{{- $ours = true -}}{{- end -}}{{- end -}}
-{{- if $ours -}}
-{{- include "kvgen.problem" (list $s $p (printf "%s is the name of a volume kvgen renders itself" (include "kvgen.quoted" $vol.name)) "use another name") -}}
-{{- else if not (include "kvgen.apiFits" (list $A "dns1123Label" $vol.name)) -}}
-{{- include "kvgen.problem" (list $s $p (printf "%s is not %s (ValidateVolumes)" (include "kvgen.quoted" $vol.name) $A.formats.dns1123Label.what) "") -}}
-{{- else if has $vol.name $names -}}
-{{- include "kvgen.problem" (list $s $p (printf "%s: duplicate volume name (ValidateVolumes)" (include "kvgen.quoted" $vol.name)) "") -}}
+{{- if kindIs "string" $vol.name -}}{{- $names = append $names $vol.name -}}{{- end -}}
 {{- end -}}
-{{- $names = append $names $vol.name -}}
-{{- end -}}
-{{- end -}}
-{{- $paths := list -}}
 {{- range $i, $m := default list $v.vllm.volumeMounts -}}
-{{- $base := printf "vllm.volumeMounts[%d]" $i -}}
 {{- if and (kindIs "string" $m.name) (not (has $m.name $names)) -}}
-{{- include "kvgen.problem" (list $s (printf "%s.name" $base) (printf "%s is not a volume of pod.volumes (validateVolumeMounts: not found)" (include "kvgen.quoted" $m.name)) "add the volume to pod.volumes") -}}
-{{- end -}}
-{{- if kindIs "string" $m.mountPath -}}
-{{- $ours := list -}}
-{{- range $r := $reserved.paths -}}{{- if include "kvgen.pathInside" (list $m.mountPath $r) -}}{{- $ours = append $ours $r -}}{{- end -}}{{- end -}}
-{{- range $pre := $reserved.pathPrefixes -}}{{- if or (hasPrefix $pre $m.mountPath) (include "kvgen.pathInside" (list $m.mountPath $pre)) -}}{{- $ours = append $ours (printf "%sN" $pre) -}}{{- end -}}{{- end -}}
-{{- $clean := trimSuffix "/" $m.mountPath -}}
-{{- if $ours -}}
-{{- include "kvgen.problem" (list $s (printf "%s.mountPath" $base) (printf "%s would hide or sit inside a path kvgen mounts itself (%s)" (include "kvgen.quoted" $m.mountPath) (first $ours)) "mount it elsewhere") -}}
-{{- else if has $clean $paths -}}
-{{- include "kvgen.problem" (list $s (printf "%s.mountPath" $base) (printf "%s: must be unique (validateVolumeMounts)" (include "kvgen.quoted" $m.mountPath)) "") -}}
-{{- end -}}
-{{- $paths = append $paths $clean -}}
+{{- include "kvgen.problem" (list $s (printf "vllm.volumeMounts[%d].name" $i) (printf "%s is not a volume of pod.volumes (validateVolumeMounts: not found)" (include "kvgen.quoted" $m.name)) "add the volume to pod.volumes") -}}
 {{- end -}}
 {{- end -}}
 {{/* deployment.strategy (kvgen/plan/apiserver.py _check_strategy) */}}

@@ -13,9 +13,8 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- if and $s.inst.gpuMemorySet (gt (int64 $s.inst.gpuReported) 0) -}}
 {{- $out = append $out (printf "instance.gpuMemory is taken as the marketed size of %s: kvgen plans from the %s it reports to CUDA (files/instances.yaml gpuModels; vLLM's total_memory), not from gpuMemory" $s.inst.gpuModel (include "kvgen.formatBytes" $s.inst.gpuReported)) -}}
 {{- end -}}
-{{- if and $o.allowHybrid (ne $o.backend "native") $s.model.hybrid -}}
-{{- $out = append $out "kvCacheOffloading.allowHybrid applies to the native backend only; offloading stays off for this hybrid model" -}}
-{{- end -}}
+{{/* settings that apply only to others (files/rules.yaml warnings) */}}
+{{- $out = concat $out (include "kvgen.unusedSettings" $s | fromJsonArray) -}}
 {{/* a LoadBalancer without the API key vLLM would require (kvgen/plan/build.py has_api_key): service.apiKeySecret, VLLM_API_KEY, or --api-key $(VAR) */}}
 {{- $apiKey := not (empty $v.service.apiKeySecret) -}}
 {{- range $e := default list $v.vllm.env -}}{{- if eq (toString $e.name) "VLLM_API_KEY" -}}{{- $apiKey = true -}}{{- end -}}{{- end -}}
@@ -25,9 +24,6 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- end -}}
 {{- if and (eq $v.service.type "LoadBalancer") (not $apiKey) -}}
 {{- $out = append $out "service.type LoadBalancer exposes the OpenAI API outside the cluster without an API key: anyone who reaches it can use the model; set service.apiKeySecret (a Secret vLLM reads as VLLM_API_KEY)" -}}
-{{- end -}}
-{{- if and (ne $v.multiNode.engine "statefulset") (eq (int64 $v.parallelism.nodes) 1) -}}
-{{- $out = append $out (printf "multiNode.engine %s applies to a server spanning several nodes (parallelism.nodes > 1); this single-node server is a Deployment" $v.multiNode.engine) -}}
 {{- end -}}
 {{/* a LeaderWorkerSet with the LMCache sidecar and weights downloaded into the emptyDir (kvgen/plan/build.py lws_sidecar_restart_warning) */}}
 {{- if and (gt (int64 $v.parallelism.nodes) 1) (eq $v.multiNode.engine "leaderworkerset") $s.gpuAccess (ne $s.gpuAccess.mode "in-container") (not $v.model.uri) (not (kindIs "map" $v.model.cache)) -}}
@@ -57,14 +53,6 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- end -}}
 {{/* settings the GPU access mode in force does not use (kvgen/plan/gpu_access.py warnings) */}}
 {{- $access := $s.gpuAccess -}}
-{{- $lm := $o.lmcache -}}
-{{- $defaults := ($s.F.Get "files/gpu-access.yaml" | fromYaml).defaults -}}
-{{- if and (not $access) $o.enabled (eq $o.backend "native") (or (ne $lm.gpuAccess $defaults.gpuAccess) (ne $lm.deviceClassName $defaults.deviceClassName) (ne (eq true $lm.allowTorchFallback) $defaults.allowTorchFallback) (ne $lm.utilizationScope $defaults.utilizationScope)) -}}
-{{- $out = append $out "kvCacheOffloading.lmcache applies to the lmcache backend only; the native backend ignores it" -}}
-{{- end -}}
-{{- if and $access (ne $access.mode "dra") (ne $lm.deviceClassName $defaults.deviceClassName) -}}
-{{- $out = append $out (printf "kvCacheOffloading.lmcache.deviceClassName applies to gpuAccess dra only; %s ignores it" $access.mode) -}}
-{{- end -}}
 {{- $server := $v.resources.lmcacheServer -}}
 {{- if and $access (eq $access.mode "in-container") (or (include "kvgen.isSet" (list $server.requests "cpu")) (include "kvgen.isSet" (list $server.limits "cpu"))) -}}
 {{- $out = append $out "resources.lmcacheServer cpu is not used with gpuAccess in-container: the server shares the vLLM container's CPU (its memory and ephemeral storage are added to that container)" -}}
@@ -119,4 +107,28 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $out = concat $out (include "kvgen.extraObjectWarnings" $s | fromJsonArray) -}}
 {{- $out = concat $out (include "kvgen.routingWarnings" $s | fromJsonArray) -}}
 {{- $_ := set $s "warnings" $out -}}
+{{- end -}}
+
+{{/*
+kvgen.unusedSettings: the warnings of files/rules.yaml `warnings`, in order, each when its condition holds
+(kvgen.holds over the facts spec, model, instance and gpuAccess), {fact.path} in its words replaced by that
+field's value (kvgen/plan/rules.py unused_settings). A JSON list.
+Usage: {{- $warnings := include "kvgen.unusedSettings" $s | fromJsonArray -}}
+*/}}
+{{- define "kvgen.unusedSettings" -}}
+{{- $s := . -}}
+{{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst "gpuAccess" $s.gpuAccess -}}
+{{- $out := list -}}
+{{- range $row := ($s.F.Get "files/rules.yaml" | fromYaml).warnings -}}
+{{- if include "kvgen.holds" (list $row.when $facts) -}}
+{{- $text := $row.message -}}
+{{- range $ph := regexFindAll "\\{[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)+\\}" $row.message -1 -}}
+{{- $x := $facts -}}
+{{- range $k := splitList "." (trimSuffix "}" (trimPrefix "{" $ph)) -}}{{- if kindIs "map" $x -}}{{- $x = index $x $k -}}{{- else -}}{{- $x = index dict "unset" -}}{{- end -}}{{- end -}}
+{{- $text = replace $ph (toString $x) $text -}}
+{{- end -}}
+{{- $out = append $out $text -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}
