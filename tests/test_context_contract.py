@@ -60,18 +60,22 @@ def test_the_context_is_typed_and_strict():
         CONTEXT.validate_python({**ours, "launcher": None})  # absent is a missing key, not null
 
 
-def test_each_piece_of_the_layout_is_one_documented_define_built_in_order():
+def test_each_piece_of_the_layout_is_one_documented_define():
+    """kvgen.layout builds the context in named pieces (templates/context/_context.tpl, the order), each one
+    define of a file of templates/context/ with what it sets and a Usage line (bitnami's style)."""
     (called,) = re.findall(r"range \$piece := list ((?:\"\w+\" ?)+)", CHART_CONTEXT)
     pieces = [p.strip('"') for p in called.split()]
-    defines = re.findall(r'\{\{- define "kvgen\.context\.(\w+)" -\}\}', CHART_CONTEXT)
-    assert defines == pieces  # defined in the order kvgen.layout builds them
-    for piece in pieces:  # bitnami's style: what it sets, and a Usage line
-        doc = CHART_CONTEXT[: CHART_CONTEXT.index(f'{{{{- define "kvgen.context.{piece}" -}}}}')].rsplit("{{/*", 1)[1]
+    layout_files = {p.name: p.read_text() for p in (helm.CHART / "templates" / "context").glob("_*.tpl")}
+    for piece in pieces:
+        (text,) = [t for t in layout_files.values() if f'{{{{- define "kvgen.context.{piece}" -}}}}' in t]
+        doc = text[: text.index(f'{{{{- define "kvgen.context.{piece}" -}}}}')].rsplit("{{/*", 1)[1]
         assert (
             doc.startswith(f"\nkvgen.context.{piece}:")
             and f'Usage: {{{{- include "kvgen.context.{piece}" $s -}}}}' in doc
         )
         assert f"t_kvgen_context_{piece}" in layout.DEFINES[f"kvgen.context.{piece}"].__name__
+    defined = {d for t in layout_files.values() for d in re.findall(r'define "kvgen\.context\.(\w+)"', t)}
+    assert defined == set(pieces)
 
 
 # ----------------------------------------------------------------------------- wiring is data

@@ -132,7 +132,7 @@ def test_a_knob_added_to_the_charts_layout_reaches_kvgen_with_no_python():
     """Issue 34: redoing the layout part of a knob commit (4ef4445: schedulerName, terminationGracePeriodSeconds,
     envFrom, probe timings; 54 lines of kvgen/context/build.py then) is one edit of the chart's layout: its
     translation carries it to kvgen."""
-    rel = "charts/kvgen/templates/context/_context.tpl"
+    rel = "charts/kvgen/templates/context/_workloads.tpl"
     text = (gotemplate._REPO / rel).read_text(encoding="utf-8")
     assert text.count(KNOB_ANCHOR) == 1
     knob = '{{- with $v.scheduling.exampleKnob -}}{{- $_ := set $base "exampleKnob" . -}}{{- end -}}'

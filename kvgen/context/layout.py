@@ -55,7 +55,7 @@ f_upper = gt.FUNCTIONS['upper']
 
 
 def t_kvgen_context_download(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.download'."""
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.download'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -94,7 +94,7 @@ def t_kvgen_context_download(dot0):
 
 
 def t_kvgen_context_env(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.env'."""
+    """charts/kvgen/templates/context/_args.tpl: define 'kvgen.context.env'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -127,7 +127,7 @@ def t_kvgen_context_env(dot0):
 
 
 def t_kvgen_context_gpus(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.gpus'."""
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.gpus'."""
     o: list[str] = []
     v_s = dot0
     v_gpus = f_dict()
@@ -141,7 +141,7 @@ def t_kvgen_context_gpus(dot0):
 
 
 def t_kvgen_context_lmcache(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.lmcache'."""
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.lmcache'."""
     o: list[str] = []
     v_s = dot0
     if truth(field(v_s, 'gpuAccess')):
@@ -191,7 +191,7 @@ def t_kvgen_context_lmcache(dot0):
 
 
 def t_kvgen_context_meta(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.meta'."""
+    """charts/kvgen/templates/context/_meta.tpl: define 'kvgen.context.meta'."""
     o: list[str] = []
     v_s = dot0
     v_key = field(field(v_s, 'W'), 'labels')
@@ -215,7 +215,7 @@ def t_kvgen_context_meta(dot0):
 
 
 def t_kvgen_context_operations(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.operations'."""
+    """charts/kvgen/templates/context/_operations.tpl: define 'kvgen.context.operations'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -272,7 +272,7 @@ def t_kvgen_context_operations(dot0):
 
 
 def t_kvgen_context_routing(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.routing'."""
+    """charts/kvgen/templates/context/_routing.tpl: define 'kvgen.context.routing'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -341,7 +341,7 @@ def t_kvgen_context_routing(dot0):
 
 
 def t_kvgen_context_sidecar(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.sidecar'."""
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.sidecar'."""
     o: list[str] = []
     v_s = dot0
     if truth((field(v_s, 'lmcache') and (f_ne(field(field(v_s, 'gpuAccess'), 'mode'), 'in-container')))):
@@ -372,7 +372,7 @@ def t_kvgen_context_sidecar(dot0):
 
 
 def t_kvgen_context_tiers(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.tiers'."""
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.tiers'."""
     o: list[str] = []
     v_s = dot0
     v_tiers = f_list()
@@ -399,7 +399,7 @@ def t_kvgen_context_tiers(dot0):
 
 
 def t_kvgen_context_vllm(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.vllm'."""
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.vllm'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -460,7 +460,7 @@ def t_kvgen_context_vllm(dot0):
 
 
 def t_kvgen_context_vllmArgs(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.vllmArgs'."""
+    """charts/kvgen/templates/context/_args.tpl: define 'kvgen.context.vllmArgs'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -536,7 +536,7 @@ def t_kvgen_context_vllmArgs(dot0):
 
 
 def t_kvgen_context_volumes(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.volumes'."""
+    """charts/kvgen/templates/context/_volumes.tpl: define 'kvgen.context.volumes'."""
     o: list[str] = []
     v_s = dot0
     v_volumes = f_list((f_dict('name', 'dshm', 'emptyDir', (f_dict('medium', 'Memory', 'sizeLimit', (t_kvgen_formatBytes(field(field(field(v_s, 'plan'), 'sizes'), 'shm'))))))), (f_dict('name', 'model-cache', 'emptyDir', (f_dict('sizeLimit', (t_kvgen_formatBytes(field(field(field(v_s, 'plan'), 'sizes'), 'modelCache'))))))))
@@ -554,7 +554,7 @@ def t_kvgen_context_volumes(dot0):
 
 
 def t_kvgen_context_workloads(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.context.workloads'."""
+    """charts/kvgen/templates/context/_workloads.tpl: define 'kvgen.context.workloads'."""
     o: list[str] = []
     v_s = dot0
     v_v = field(v_s, 'V')
@@ -797,7 +797,7 @@ def t_kvgen_number(dot0):
 
 
 def t_kvgen_podLabels(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.podLabels'."""
+    """charts/kvgen/templates/context/_workloads.tpl: define 'kvgen.podLabels'."""
     o: list[str] = []
     v_s = f_index(dot0, 0)
     v_own = f_default(f_dict(), field((f_default(f_dict(), field(field(v_s, 'V'), 'pod'))), 'labels'))
@@ -855,7 +855,7 @@ def t_kvgen_sizeText(dot0):
 
 
 def t_kvgen_spreadSelector(dot0):
-    """charts/kvgen/templates/context/_context.tpl: define 'kvgen.spreadSelector'."""
+    """charts/kvgen/templates/context/_workloads.tpl: define 'kvgen.spreadSelector'."""
     o: list[str] = []
     v_pod = dot0
     v_out = f_list()
