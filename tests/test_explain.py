@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -577,3 +578,17 @@ def test_explain_shows_how_requests_reach_the_replicas_and_the_hit_path():
     assert "1/N" in shared["routing"]["hitPath"][0]["where"]
     text = run_kvgen("explain", str(ROOT / "examples" / "routing-gateway.yaml")).stdout
     assert "cache hit path: the picker sends a prompt" in text and "recompute" in text
+
+
+def test_docs_plan_md_names_every_key_of_the_plan_document():
+    """docs/plan.md is the plan document's reference: every key of PlanDocument and of its parts is named."""
+    from typing import get_type_hints
+
+    from kvgen.plan import types
+
+    text = (ROOT / "docs" / "plan.md").read_text(encoding="utf-8")
+    parts = [types.PlanDocument, types.ModelRow, types.InstanceRow, types.DecisionDoc, types.GpuAccessDoc]
+    parts += [types.ContextLengthDoc, types.ContainerSizeDoc, types.Sizes, types.Images, types.Weights]
+    parts += [types.RoutingDoc, types.RemoteDoc]
+    missing = sorted({k for t in parts for k in get_type_hints(t)} - set(re.findall(r"`(\w+)(?:\[\])?`", text)))
+    assert missing == []
