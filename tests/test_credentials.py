@@ -460,6 +460,7 @@ spec:
 """
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("command", [["render"], ["explain", "-o", "json"], ["explain"], ["validate"]])
 def test_a_credential_written_as_a_key_of_a_foreign_input_is_never_repeated(tmp_path, command):
     """Found by the fuzzer (issue 34's CI): a KAITO ConfigMap's unknown key shaped like a token was echoed in

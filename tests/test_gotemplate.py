@@ -85,7 +85,6 @@ def translated() -> dict[str, object]:
     return gotemplate.translate_text(defines, "cases.tpl")
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_translation_computes_what_helm_computes(case, rendered, translated):
     ours = translated[f"case.{case}"](ast.literal_eval(repr(VALUES)))
@@ -127,7 +126,6 @@ def test_an_error_helm_fails_with_fails_the_translation_too():
 KNOB_ANCHOR = '{{- with $v.scheduling.schedulerName -}}{{- $_ := set $base "schedulerName" . -}}{{- end -}}'
 
 
-@pytest.mark.heavy
 def test_a_knob_added_to_the_charts_layout_reaches_kvgen_with_no_python():
     """Issue 34: redoing the layout part of a knob commit (4ef4445: schedulerName, terminationGracePeriodSeconds,
     envFrom, probe timings; 54 lines of kvgen/context/build.py then) is one edit of the chart's layout: its

@@ -165,6 +165,7 @@ def cycles() -> list[str]:
     return out
 
 
+@pytest.mark.heavy
 def test_no_package_has_an_import_cycle():
     """Issue 34: plan/ closed a six-file circle through a lazy import (sizing -> build.own_rows), data/ one
     (catalog -> formats -> catalog); a module's dependencies are below it, never a function-level way back."""

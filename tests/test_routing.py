@@ -112,6 +112,7 @@ def test_the_check_refuses_what_the_router_would():
     ],
     ids=["default", "lmcache-tiers", "weights", "native"],
 )
+@pytest.mark.heavy
 def test_the_picker_config_is_shaped_as_upstreams_samples(values):
     config = picker_config(compile_spec(values).objects)
     samples = [load(p.read_text(encoding="utf-8")) for p in SAMPLES]

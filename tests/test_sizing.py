@@ -277,7 +277,6 @@ def test_ephemeral_storage_defaults_per_cloud():
 # ----------------------------------------------------------------------------- native sidecars need 1.29
 
 
-@pytest.mark.heavy
 def test_lmcache_backend_needs_kubernetes_1_29():
     with pytest.raises(SpecError) as err:
         compile_spec(spec(), version="1.28")
