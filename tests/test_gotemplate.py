@@ -31,6 +31,7 @@ VALUES = {
     "zero": 0,
     "no": False,
     "s": "a<b>&c é",
+    "ctl": "tab\there\bback\fform\x01one\u2028line",
     "m": {"b": 2, "a": {"x": 1}, "c": ""},
     "l": ["x", None, "y"],
 }
@@ -38,6 +39,8 @@ CASES = {
     "printf": '{{ printf "%d|%s|%v|%q|%c|%02x|%v|%v|%v|%v" (int64 .n) .s .f .s 65 10 .whole .big .tiny .m }}',
     "printf-wrong-verb": '{{ printf "%d %s" .f (int64 3) }}',  # a literal 3 is Go's int: kvgen's runtime has int64 only
     "tojson": "{{ toJson . }}",
+    # the text toJson wrote is what fromJson reads back, whatever happens to the map afterwards
+    "tojson-then-set": '{{- $d := dict "a" (list 1) -}}{{- $j := toJson $d -}}{{- $_ := set $d "b" 2 -}}{{- $_ := set $d "a" (append $d.a 3) -}}{{ toJson (fromJson $j) }}',
     "prettyjson": "{{ toPrettyJson .m }}",
     "merge-takes-empty": '{{ toJson (merge (dict "a" false "b" 0 "c" "" "d" 1 "e" (dict "x" 1)) (dict "a" true "b" 5 "c" "z" "d" 2 "e" (dict "x" 2 "y" 3) "f" nil)) }}',
     "merge-many": '{{ toJson (merge (dict) (deepCopy .m) (dict "a" (dict "z" 9) "b" 7 "d" (list 1))) }}',

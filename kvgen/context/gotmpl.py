@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 from kvgen.core.errors import KvgenError
+from kvgen.data.connector import dumps
 
 
 class TemplateError(KvgenError, RuntimeError):
@@ -282,15 +283,8 @@ def _json_float(f: float) -> str:
     return ("-" if f < 0 else "") + _fixed(digits, exp)
 
 
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "<": "\\u003c", ">": "\\u003e"}
-_JSON_ESCAPES |= {"&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-_JSON_NEEDS = re.compile('["\\\\\x00-\x1f<>&\u2028\u2029]')
-
-
 def _json_string(s: str) -> str:
-    if not _JSON_NEEDS.search(s):
-        return '"' + s + '"'
-    return '"' + _JSON_NEEDS.sub(lambda m: _JSON_ESCAPES.get(m[0]) or f"\\u{ord(m[0]):04x}", s) + '"'
+    return dumps(s)  # encoding/json's string: kvgen.data.connector writes it for every JSON kvgen emits
 
 
 # The values toJson wrote lately, by their text: fromJson of that text gives the value again, copied,
@@ -305,7 +299,7 @@ def to_json(x: Any) -> str:
     if isinstance(x, (dict, list)):
         if len(_WRITTEN) >= _WRITTEN_MAX:
             _WRITTEN.clear()
-        _WRITTEN[text] = x
+        _WRITTEN[text] = copy.deepcopy(x)  # as written: a later change to the map is not in the text
     return text
 
 
