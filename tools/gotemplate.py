@@ -186,7 +186,6 @@ class _Writer:
         self.scopes: list[_Scope] = [_Scope({"$": "dot0"})]
         self.counter = 0
         self.dot = "dot0"
-        self.used: set[str] = set()
         self.functions: set[str] = set()  # of gotmpl.FUNCTIONS, called
 
     def fail(self, action: str, why: str) -> TranslationError:
@@ -207,10 +206,13 @@ class _Writer:
         raise self.fail(action, f"{var} is not declared")
 
     def declare(self, var: str) -> str:
-        outer = any(var in s.names for s in self.scopes[:-1])
-        py = self.fresh("v_" + var[1:] + "_") if outer or var == "$_" else "v_" + var[1:]
+        """A variable of the innermost block: another Python name when an outer block has one of that name."""
         if var == "$_":
             py = "_"
+        elif any(var in s.names for s in self.scopes[:-1]):
+            py = self.fresh(f"v_{var[1:]}_")
+        else:
+            py = f"v_{var[1:]}"
         self.scopes[-1].names[var] = py
         return py
 
@@ -320,7 +322,6 @@ class _Writer:
             if literal:
                 if literal[1] not in self.known:
                     raise self.fail(source, f"include of {literal[1]!r}, which the layout does not hold")
-                self.used.add(literal[1])
                 return f"{mangle(literal[1])}({arg})"
             return f"include({target}, {arg})"
         if name in ("gt", "ge", "lt", "le"):

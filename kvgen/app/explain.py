@@ -40,7 +40,7 @@ from kvgen.plan import gpu_access, kvcache, model_source, quantization
 from kvgen.plan import sizing as sz
 from kvgen.plan.document import document
 from kvgen.plan.images import lmcache_image, vllm_image
-from kvgen.plan.types import Plan
+from kvgen.plan.types import Plan, PlanDocument
 
 if TYPE_CHECKING:  # rich is imported where it prints
     from rich.console import Console
@@ -322,7 +322,7 @@ def _kv(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _routing(plan: Plan, kv: dict[str, Any]) -> dict[str, Any]:
+def _routing(plan: Plan, doc: PlanDocument, kv: dict[str, Any]) -> dict[str, Any]:
     """How requests reach the replicas (routing.mode) and the path of a cache hit, from the request to
     recompute (docs/routing.md)."""
     spec = plan.spec
@@ -331,7 +331,7 @@ def _routing(plan: Plan, kv: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"mode": r.mode, "replicas": most, "picker": None}
     service = f"Service {spec.object_name}"
     if r.mode == "gateway":
-        c = layout.build(document(plan), spec)["routing"]
+        c = layout.build(doc, spec)["routing"]
         config = json.loads(c["picker"]["config"])
         (profile,) = config["schedulingProfiles"]
         (prefix,) = [p["parameters"] for p in config["plugins"] if p["type"] == "approx-prefix-cache-producer"] or [{}]
@@ -511,7 +511,7 @@ def report(
         "memory": _memory(plan),
         "disk": _disk(plan),
         "kvCache": kv,
-        "routing": _routing(plan, kv),
+        "routing": _routing(plan, doc, kv),
         "warnings": list(doc["warnings"]),  # the same as kvgen render prints, and the chart's NOTES.txt
         "fits": not problems,
         "problems": _problems(problems or []),  # why the pod does not fit its node (kvgen explain exits 1)

@@ -68,22 +68,22 @@ def t_kvgen_context_download(dot0):
         _ = f_set(v_c, 'command', field(v_d, 'command'))
         _ = f_set(v_c, 'args', field(field(field(v_s, 'plan'), 'weights'), 'downloadArgs'))
         v_env = f_list()
-        w5 = field(field(v_v, 'model'), 'hfTokenSecret')
-        if truth(w5):
-            v_ref = f_dict('name', field(w5, 'name'), 'key', field(w5, 'key'))
-            if truth(t_kvgen_isSet((f_list(w5, 'optional')))):
-                _ = f_set(v_ref, 'optional', field(w5, 'optional'))
+        w2 = field(field(v_v, 'model'), 'hfTokenSecret')
+        if truth(w2):
+            v_ref = f_dict('name', field(w2, 'name'), 'key', field(w2, 'key'))
+            if truth(t_kvgen_isSet((f_list(w2, 'optional')))):
+                _ = f_set(v_ref, 'optional', field(w2, 'optional'))
             v_env = f_append(v_env, (f_dict('name', 'HF_TOKEN', 'valueFrom', (f_dict('secretKeyRef', v_ref)))))
         v_env = f_append(v_env, (f_dict('name', 'HF_HOME', 'value', field(v_d, 'hfHome'))))
-        items7 = list(gt.range_items(f_sortAlpha(f_keys(field(v_d, 'env'))), False))
-        for v_k in items7:
+        items3 = list(gt.range_items(f_sortAlpha(f_keys(field(v_d, 'env'))), False))
+        for v_k in items3:
             v_env = f_append(v_env, (f_dict('name', v_k, 'value', (f_index(field(v_d, 'env'), v_k)))))
-        items8 = list(gt.range_items(f_default(f_list(), field(field(v_v, 'vllm'), 'env')), False))
-        for v_e in items8:
+        items4 = list(gt.range_items(f_default(f_list(), field(field(v_v, 'vllm'), 'env')), False))
+        for v_e in items4:
             v_env = f_append(v_env, v_e)
-        w9 = field(field(v_v, 'vllm'), 'envFrom')
-        if truth(w9):
-            _ = f_set(v_c, 'envFrom', w9)
+        w5 = field(field(v_v, 'vllm'), 'envFrom')
+        if truth(w5):
+            _ = f_set(v_c, 'envFrom', w5)
         _ = f_set(v_c, 'env', v_env)
         v_memory = t_kvgen_formatBytes((f_mul((f_int64(field(field(field(v_s, 'C'), 'modelCache'), 'downloadMemoryGiB'))), 1073741824)))
         _ = f_set(v_c, 'resources', (f_dict('requests', (f_dict('cpu', (f_toString(field(field(field(v_s, 'C'), 'modelCache'), 'downloadCpu'))), 'memory', v_memory)), 'limits', (f_dict('memory', v_memory)))))
@@ -109,9 +109,9 @@ def t_kvgen_context_env(dot0):
         if truth(t_kvgen_isSet((f_list(w1, 'optional')))):
             _ = f_set(v_ref, 'optional', field(w1, 'optional'))
         v_env = f_append(v_env, (f_dict('name', 'HF_TOKEN', 'valueFrom', (f_dict('secretKeyRef', v_ref)))))
-    w3 = field(field(v_v, 'service'), 'apiKeySecret')
-    if truth(w3):
-        v_env = f_append(v_env, (f_dict('name', 'VLLM_API_KEY', 'valueFrom', (f_dict('secretKeyRef', (f_dict('name', field(w3, 'name'), 'key', field(w3, 'key'))))))))
+    w2 = field(field(v_v, 'service'), 'apiKeySecret')
+    if truth(w2):
+        v_env = f_append(v_env, (f_dict('name', 'VLLM_API_KEY', 'valueFrom', (f_dict('secretKeyRef', (f_dict('name', field(w2, 'name'), 'key', field(w2, 'key'))))))))
     if truth(f_ne(field(field(v_v, 'disaggregation'), 'role'), 'none')):
         v_env = f_append(v_env, (f_dict('name', 'VLLM_NIXL_SIDE_CHANNEL_HOST', 'valueFrom', (f_dict('fieldRef', (f_dict('fieldPath', 'status.podIP')))))))
     if truth(field(field(field(v_s, 'plan'), 'weights'), 'local')):
@@ -119,8 +119,8 @@ def t_kvgen_context_env(dot0):
     if truth(f_eq((f_int64(field(field(field(v_s, 'plan'), 'instance'), 'gpus'))), 0)):
         v_env = f_append(v_env, (f_dict('name', 'VLLM_CPU_KVCACHE_SPACE', 'value', (f_toString((f_int64(field(field(field(v_s, 'C'), 'vllm'), 'cpuBackendKvSpaceGiB'))))))))
     v_env = f_concat(v_env, (f_default(f_list(), field(field(v_s, 'gpuAccess'), 'env'))))
-    items4 = list(gt.range_items(f_default(f_list(), field(field(v_v, 'vllm'), 'env')), False))
-    for v_e in items4:
+    items3 = list(gt.range_items(f_default(f_list(), field(field(v_v, 'vllm'), 'env')), False))
+    for v_e in items3:
         v_env = f_append(v_env, v_e)
     _ = f_set(v_s, 'env', v_env)
     return "".join(o)
@@ -173,17 +173,17 @@ def t_kvgen_context_lmcache(dot0):
         if truth(field(v_s, 'lmcacheScraped')):
             v_args = f_concat(v_args, (f_list('--http-host', field(v_lm, 'metricsHost'))))
         v_args = f_concat(v_args, (f_list('--chunk-size', (f_toString((f_int64(field(v_lm, 'chunkSize'))))), '--l1-use-lazy', '--l1-init-size-gb', (f_toString((f_int64(field(field(field(v_s, 'C'), 'lmcache'), 'l1InitGiB'))))), '--eviction-policy', (f_upper(field(field(field(v_s, 'V'), 'kvCacheOffloading'), 'evictionPolicy'))))))
-        items2 = list(gt.range_items(field(v_s, 'tiers'), True))
-        for v_n, v_t in items2:
+        items1 = list(gt.range_items(field(v_s, 'tiers'), True))
+        for v_n, v_t in items1:
             v_path = f_printf('%s%d', field(field(v_s, 'W'), 'tierMountPrefix'), v_n)
             v_adapter = f_dict('type', 'fs', 'base_path', v_path)
             if truth(((f_hasKey(v_t, 'capacity')) and (((f_int64(field(v_t, 'capacity'))) >= 1073741824)))):
                 v_e = field(v_lm, 'l2Eviction')
                 v_adapter = f_dict('type', 'fs_native', 'base_path', v_path, 'max_capacity_gb', (f_div((f_int64(field(v_t, 'capacity'))), 1073741824)), 'eviction', (f_dict('eviction_policy', field(v_e, 'policy'), 'trigger_watermark', field(v_e, 'triggerWatermark'), 'eviction_ratio', field(v_e, 'ratio'))))
             v_args = f_concat(v_args, (f_list('--l2-adapter', (f_toJson(v_adapter)))))
-        w3 = field(field(v_s, 'plan'), 'remote')
-        if truth(w3):
-            v_args = f_concat(v_args, (f_list('--l2-adapter', (f_toJson(field(w3, 'adapter'))))))
+        w2 = field(field(v_s, 'plan'), 'remote')
+        if truth(w2):
+            v_args = f_concat(v_args, (f_list('--l2-adapter', (f_toJson(field(w2, 'adapter'))))))
         if truth(v_inContainer):
             v_args = f_concat(v_args, (f_list(field(v_L, 'then'))), field(field(field(v_s, 'rt'), 'vllm'), 'entrypoint'))
         _ = f_set(v_s, 'lmcache', (f_dict('launcher', v_launcher, 'command', (f_list(field(field(field(v_s, 'rt'), 'lmcache'), 'python'), (f_printf('%s/%s', field(v_L, 'dir'), field(v_L, 'file'))))), 'args', v_args)))
@@ -362,8 +362,8 @@ def t_kvgen_context_sidecar(dot0):
         _ = f_set(v_c, 'resources', (f_fromJson(t_kvgen_resources((f_list(field(field(field(v_s, 'plan'), 'sizes'), 'lmcacheServer'), f_dict(), (f_default(f_list(), field(field(v_s, 'gpus'), 'claims')))))))))
         _ = f_set(v_c, 'probeCommand', (f_concat((f_list(field(field(field(v_s, 'rt'), 'lmcache'), 'python'), (f_printf('%s/%s', field(field(field(v_s, 'W'), 'launcher'), 'dir'), field(field(field(v_s, 'W'), 'launcher'), 'file'))), '--probe')), (f_fromJsonArray(t_kvgen_lmcacheHealthArgs(field(v_s, 'W')))))))
         v_mounts = f_list((f_dict('name', 'dshm', 'mountPath', '/dev/shm')), (f_dict('name', field(field(field(v_s, 'W'), 'launcher'), 'volume'), 'mountPath', field(field(field(v_s, 'W'), 'launcher'), 'dir'), 'readOnly', True)))
-        items7 = list(gt.range_items(field(v_s, 'tiers'), False))
-        for v_t in items7:
+        items2 = list(gt.range_items(field(v_s, 'tiers'), False))
+        for v_t in items2:
             v_mounts = f_append(v_mounts, field(v_t, 'mount'))
         _ = f_set(v_c, 'volumeMounts', v_mounts)
         _ = f_set(v_c, 'securityContext', (f_deepCopy(field(field(v_s, 'plan'), 'containerSecurityContext'))))
@@ -420,8 +420,8 @@ def t_kvgen_context_vllm(dot0):
     v_prefix = f_list()
     if truth((field(v_s, 'lmcache') and (f_eq(field(field(v_s, 'gpuAccess'), 'mode'), 'in-container')))):
         v_mounts = f_append(v_mounts, (f_dict('name', field(field(field(v_s, 'W'), 'launcher'), 'volume'), 'mountPath', field(field(field(v_s, 'W'), 'launcher'), 'dir'), 'readOnly', True)))
-        items5 = list(gt.range_items(field(v_s, 'tiers'), False))
-        for v_t in items5:
+        items4 = list(gt.range_items(field(v_s, 'tiers'), False))
+        for v_t in items4:
             v_mounts = f_append(v_mounts, field(v_t, 'mount'))
         _ = f_set(v_c, 'command', field(field(v_s, 'lmcache'), 'command'))
         v_prefix = field(field(v_s, 'lmcache'), 'args')
@@ -429,9 +429,9 @@ def t_kvgen_context_vllm(dot0):
     v_env = field(v_s, 'env')
     if truth((field(v_s, 'lmcache') and (f_eq(field(field(v_s, 'gpuAccess'), 'mode'), 'in-container')))):
         v_env = f_concat((f_default(f_list(), v_env)), (f_default(f_list(), field((f_default(f_dict(), field(field(v_s, 'plan'), 'remote'))), 'env'))))
-    w8 = field(field(v_v, 'vllm'), 'envFrom')
-    if truth(w8):
-        _ = f_set(v_c, 'envFrom', w8)
+    w5 = field(field(v_v, 'vllm'), 'envFrom')
+    if truth(w5):
+        _ = f_set(v_c, 'envFrom', w5)
     if truth(v_env):
         _ = f_set(v_c, 'env', v_env)
     v_ports = f_list((f_dict('name', 'http', 'containerPort', (f_int64(field(field(field(v_s, 'V'), 'service'), 'port'))), 'protocol', 'TCP')))
@@ -441,8 +441,8 @@ def t_kvgen_context_vllm(dot0):
     v_extended = f_merge((f_deepCopy((f_default(f_dict(), field((f_default(f_dict(), field(v_v, 'resources'))), 'extra'))))), (f_default(f_dict(), field(field(v_s, 'gpus'), 'resources'))))
     _ = f_set(v_c, 'resources', (f_fromJson(t_kvgen_resources((f_list(v_size, v_extended, (f_default(f_list(), field(field(v_s, 'gpus'), 'claims')))))))))
     v_probes = f_dict()
-    items13 = list(gt.range_items(f_list('startup', 'readiness', 'liveness'), False))
-    for v_name in items13:
+    items6 = list(gt.range_items(f_list('startup', 'readiness', 'liveness'), False))
+    for v_name in items6:
         v_t = f_index(field(field(v_s, 'V'), 'probes'), v_name)
         v_threshold = f_int64(0)
         if truth(f_eq(v_name, 'startup')):
@@ -571,43 +571,43 @@ def t_kvgen_context_workloads(dot0):
     v_base = f_dict('annotations', v_annotations, 'vllm', field(v_s, 'vllm'), 'volumes', field(v_s, 'volumes'))
     if truth(v_nodeSelector):
         _ = f_set(v_base, 'nodeSelector', v_nodeSelector)
-    w4 = field(field(v_s, 'plan'), 'tolerations')
+    w1 = field(field(v_s, 'plan'), 'tolerations')
+    if truth(w1):
+        _ = f_set(v_base, 'tolerations', (f_deepCopy(w1)))
+    w2 = field(field(v_v, 'scheduling'), 'affinity')
+    if truth(w2):
+        _ = f_set(v_base, 'affinity', w2)
+    w3 = field(field(v_v, 'scheduling'), 'priorityClassName')
+    if truth(w3):
+        _ = f_set(v_base, 'priorityClassName', w3)
+    w4 = field(field(v_v, 'scheduling'), 'topologySpreadConstraints')
     if truth(w4):
-        _ = f_set(v_base, 'tolerations', (f_deepCopy(w4)))
-    w6 = field(field(v_v, 'scheduling'), 'affinity')
+        _ = f_set(v_base, 'spreadFrom', w4)
+    w5 = field(field(v_v, 'scheduling'), 'runtimeClassName')
+    if truth(w5):
+        _ = f_set(v_base, 'runtimeClassName', w5)
+    w6 = field(field(v_v, 'scheduling'), 'schedulerName')
     if truth(w6):
-        _ = f_set(v_base, 'affinity', w6)
-    w8 = field(field(v_v, 'scheduling'), 'priorityClassName')
-    if truth(w8):
-        _ = f_set(v_base, 'priorityClassName', w8)
-    w10 = field(field(v_v, 'scheduling'), 'topologySpreadConstraints')
-    if truth(w10):
-        _ = f_set(v_base, 'spreadFrom', w10)
-    w12 = field(field(v_v, 'scheduling'), 'runtimeClassName')
-    if truth(w12):
-        _ = f_set(v_base, 'runtimeClassName', w12)
-    w14 = field(field(v_v, 'scheduling'), 'schedulerName')
-    if truth(w14):
-        _ = f_set(v_base, 'schedulerName', w14)
+        _ = f_set(v_base, 'schedulerName', w6)
     v_podv = f_default(f_dict(), field(v_v, 'pod'))
     if truth(t_kvgen_isSet((f_list(v_podv, 'terminationGracePeriodSeconds')))):
         _ = f_set(v_base, 'terminationGracePeriodSeconds', (f_int64(field(v_podv, 'terminationGracePeriodSeconds'))))
     v_sa = f_default(f_dict(), field(v_podv, 'serviceAccount'))
-    w17 = field(field(v_s, 'plan'), 'serviceAccountName')
-    if truth(w17):
-        _ = f_set(v_base, 'serviceAccountName', w17)
+    w7 = field(field(v_s, 'plan'), 'serviceAccountName')
+    if truth(w7):
+        _ = f_set(v_base, 'serviceAccountName', w7)
     _ = f_set(v_base, 'automountServiceAccountToken', (f_default(False, field(v_sa, 'automountToken'))))
-    w20 = field(v_podv, 'imagePullSecrets')
-    if truth(w20):
+    w8 = field(v_podv, 'imagePullSecrets')
+    if truth(w8):
         v_secrets = f_list()
-        items21 = list(gt.range_items(w20, False))
-        for v_p in items21:
+        items9 = list(gt.range_items(w8, False))
+        for v_p in items9:
             v_secrets = f_append(v_secrets, (f_dict('name', field(v_p, 'name'))))
         _ = f_set(v_base, 'imagePullSecrets', v_secrets)
     _ = f_set(v_base, 'securityContext', (f_deepCopy(field(field(v_s, 'plan'), 'podSecurityContext'))))
-    w24 = field(field(v_s, 'gpus'), 'claimTemplate')
-    if truth(w24):
-        _ = f_set(v_base, 'resourceClaims', (f_list((f_dict('name', 'gpus', 'resourceClaimTemplateName', field(w24, 'name'))))))
+    w10 = field(field(v_s, 'gpus'), 'claimTemplate')
+    if truth(w10):
+        _ = f_set(v_base, 'resourceClaims', (f_list((f_dict('name', 'gpus', 'resourceClaimTemplateName', field(w10, 'name'))))))
     if truth(field(v_s, 'download')):
         _ = f_set(v_base, 'download', field(v_s, 'download'))
     if truth(field(v_s, 'sidecar')):
@@ -629,8 +629,8 @@ def t_kvgen_context_workloads(dot0):
     v_workloads = f_list()
     v_lws = f_dict()
     if truth(((f_int64(field(field(v_v, 'parallelism'), 'nodes'))) > 1)):
-        items30 = list(gt.range_items(f_list('leader', 'worker'), False))
-        for v_role in items30:
+        items11 = list(gt.range_items(f_list('leader', 'worker'), False))
+        for v_role in items11:
             v_pod = f_deepCopy(v_base)
             _ = f_set(v_pod, 'selector', (f_merge((f_dict()), field(field(v_s, 'meta'), 'selector'), (f_dict(field(v_key, 'nodeRole'), v_role)))))
             _ = f_set(v_pod, 'labels', (f_fromJson(t_kvgen_podLabels((f_list(v_s, (f_dict(field(v_key, 'nodeRole'), v_role))))))))
@@ -669,8 +669,8 @@ def t_kvgen_context_workloads(dot0):
         if truth(f_ne((f_toString(field(v_given, 'type'))), 'Recreate')):
             v_rolling = f_default(f_dict(), field(v_given, 'rollingUpdate'))
             v_roll = f_dict()
-            items38 = list(gt.range_items(f_list('maxSurge', 'maxUnavailable'), False))
-            for v_k in items38:
+            items12 = list(gt.range_items(f_list('maxSurge', 'maxUnavailable'), False))
+            for v_k in items12:
                 v_x = f_index(field(field(v_s, 'W'), 'deploymentStrategy'), v_k)
                 if truth(t_kvgen_isSet((f_list(v_rolling, v_k)))):
                     v_x = f_index(v_rolling, v_k)
@@ -716,8 +716,8 @@ def t_kvgen_layout(dot0):
     v_p = field(v_s, 'plan')
     _ = f_set(v_s, 'backend', (f_default('', field(v_p, 'backend'))))
     _ = f_set(v_s, 'gpuAccess', (f_default(f_dict(), field(v_p, 'gpuAccess'))))
-    items3 = list(gt.range_items(f_list('meta', 'vllmArgs', 'env', 'gpus', 'tiers', 'lmcache', 'vllm', 'download', 'sidecar', 'volumes', 'workloads', 'operations', 'routing'), False))
-    for v_piece in items3:
+    items1 = list(gt.range_items(f_list('meta', 'vllmArgs', 'env', 'gpus', 'tiers', 'lmcache', 'vllm', 'download', 'sidecar', 'volumes', 'workloads', 'operations', 'routing'), False))
+    for v_piece in items1:
         o.append(gt.output(include((f_printf('kvgen.context.%s', v_piece)), v_s)))
     v_commonNotes = f_default(f_dict(), field(v_v, 'commonAnnotations'))
     v_annotations = f_mergeOverwrite((f_dict()), v_commonNotes, field(field(v_s, 'meta'), 'annotations'))
@@ -731,18 +731,18 @@ def t_kvgen_layout(dot0):
     v_svc = field(v_v, 'service')
     v_service = f_dict('type', field(v_svc, 'type'), 'port', (f_int64(field(v_svc, 'port'))), 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'labels', (f_mergeOverwrite((f_dict()), field(field(v_s, 'meta'), 'labels'), (f_default(f_dict(), field(v_svc, 'labels'))))))
     v_ports = f_list((f_dict('name', 'http', 'port', (f_int64(field(v_svc, 'port'))), 'targetPort', 'http', 'protocol', 'TCP')))
-    items7 = list(gt.range_items(f_default(f_list(), field(v_svc, 'extraPorts')), False))
-    for v_p_8 in items7:
-        v_target = field(v_p_8, 'port')
-        if truth(t_kvgen_isSet((f_list(v_p_8, 'targetPort')))):
-            v_target = field(v_p_8, 'targetPort')
-        v_ports = f_append(v_ports, (f_dict('name', field(v_p_8, 'name'), 'port', (f_int64(field(v_p_8, 'port'))), 'targetPort', (f_ternary((f_toString(v_target)), (f_int64(v_target)), (f_kindIs('string', v_target)))), 'protocol', (f_default('TCP', field(v_p_8, 'protocol'))))))
+    items2 = list(gt.range_items(f_default(f_list(), field(v_svc, 'extraPorts')), False))
+    for v_p_3 in items2:
+        v_target = field(v_p_3, 'port')
+        if truth(t_kvgen_isSet((f_list(v_p_3, 'targetPort')))):
+            v_target = field(v_p_3, 'targetPort')
+        v_ports = f_append(v_ports, (f_dict('name', field(v_p_3, 'name'), 'port', (f_int64(field(v_p_3, 'port'))), 'targetPort', (f_ternary((f_toString(v_target)), (f_int64(v_target)), (f_kindIs('string', v_target)))), 'protocol', (f_default('TCP', field(v_p_3, 'protocol'))))))
     _ = f_set(v_service, 'ports', v_ports)
     v_svcNotes = f_mergeOverwrite((f_dict()), v_commonNotes, (f_default(f_dict(), field(v_svc, 'annotations'))))
     if truth(v_svcNotes):
         _ = f_set(v_service, 'annotations', v_svcNotes)
-    items11 = list(gt.range_items(f_list('loadBalancerClass', 'externalTrafficPolicy', 'loadBalancerSourceRanges'), False))
-    for v_k in items11:
+    items4 = list(gt.range_items(f_list('loadBalancerClass', 'externalTrafficPolicy', 'loadBalancerSourceRanges'), False))
+    for v_k in items4:
         if truth(t_kvgen_isSet((f_list(v_svc, v_k)))):
             _ = f_set(v_service, v_k, (f_index(v_svc, v_k)))
     v_r = f_default(f_dict(), field(v_v, 'routing'))
@@ -760,11 +760,11 @@ def t_kvgen_layout(dot0):
     if truth(field(v_sa, 'create')):
         _ = f_set(v_c, 'serviceAccount', (f_dict('name', (f_default(field(v_v, 'name'), field(v_sa, 'name'))), 'automountToken', (f_default(False, field(v_sa, 'automountToken'))))))
     _ = f_set(v_c, 'workloads', field(v_s, 'workloads'))
-    items21 = list(gt.range_items(field(v_s, 'operations'), True))
-    for v_k, v_o in items21:
+    items5 = list(gt.range_items(field(v_s, 'operations'), True))
+    for v_k, v_o in items5:
         _ = f_set(v_c, v_k, v_o)
-    items23 = list(gt.range_items(field(v_s, 'routing'), True))
-    for v_k, v_o in items23:
+    items6 = list(gt.range_items(field(v_s, 'routing'), True))
+    for v_k, v_o in items6:
         _ = f_set(v_c, v_k, v_o)
     v_decision = f_pick(field(v_p, 'decision'), 'enabled', 'code', 'reason')
     _ = f_set(v_c, 'decision', v_decision)
@@ -823,8 +823,8 @@ def t_kvgen_resources(dot0):
     _ = f_set(v_limits, 'memory', (t_kvgen_formatBytes(field(v_size, 'limit'))))
     if truth(f_hasKey(v_size, 'ephemeralLimit')):
         _ = f_set(v_limits, 'ephemeral-storage', (t_kvgen_formatBytes(field(v_size, 'ephemeralLimit'))))
-    items7 = list(gt.range_items(v_gpu, True))
-    for v_k, v_n in items7:
+    items1 = list(gt.range_items(v_gpu, True))
+    for v_k, v_n in items1:
         _ = f_set(v_requests, v_k, v_n)
         _ = f_set(v_limits, v_k, v_n)
     v_out = f_dict('requests', v_requests, 'limits', v_limits)
