@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kvgen"
 TEMPLATES = ROOT / "charts" / "kvgen" / "templates"
-LAYERS = ["core", "data", "spec", "input", "plan", "context", "render", "output", "app"]  # bottom to top
+LAYERS = ["core", "data", "spec", "input", "plan", "context", "render", "output", "traffic", "app"]  # bottom to top
 TWINNED = ("plan",)  # the context is written once, in the chart (kvgen/context/layout.py is its translation)
 
 

@@ -721,6 +721,19 @@ def explain(
     svg: Annotated[
         Path | None, typer.Option("--svg", help="Also write the text view as an SVG picture to this file.")
     ] = None,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace",
+            help="Replay a request trace (JSONL, Mooncake's FAST'25 format: timestamp, input_length, hash_ids) "
+            "through the planned tiers: the hit ratio each tier serves, the curve against capacity, each routing "
+            "mode, and the change that reaches 90% of the maximum (docs/sizing.md).",
+        ),
+    ] = None,
+    trace_block_size: Annotated[
+        int,
+        typer.Option("--trace-block-size", min=1, help="Tokens one hash id of the trace covers (Mooncake's: 512)."),
+    ] = 512,
     kube_version: KubeVersion = None,
     instance: Instance = None,
     exclude: Exclude = None,
@@ -736,15 +749,27 @@ def explain(
     from kvgen.app.compiler import Unfit
 
     def action() -> None:
+        replayed = None
+        if trace is not None:
+            from kvgen.traffic import replay
+            from kvgen.traffic import trace as traces
+
+            try:
+                replayed = replay.Replayer(traces.read(str(trace), trace_block_size))
+            except SpecError as exc:
+                raise _Failed([exc]) from None
         _inputs_, out = _compile_all(
             specs, kube_version, instance, exclude, quiet, catalogs, jobs=jobs, keep_unfit=True
         )
         for w in [] if quiet else out.warnings:
             _warn(w)
-        reports = [
-            explaining.report(r.plan, r.conversion, r.source, r.problems if isinstance(r, Unfit) else [])
-            for r in out.planned
-        ]
+        try:
+            reports = [
+                explaining.report(r.plan, r.conversion, r.source, r.problems if isinstance(r, Unfit) else [], replayed)
+                for r in out.planned
+            ]
+        except SpecError as exc:
+            raise _Failed([exc]) from None
         data = reports if len(reports) > 1 else reports[0]
         if output_format is OutputFormat.json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")

@@ -46,6 +46,8 @@ if TYPE_CHECKING:  # rich is imported where it prints
     from rich.console import Console
     from rich.text import Text
 
+    from kvgen.traffic.replay import Replayer
+
 JSON_VERSION = 1
 
 
@@ -250,7 +252,7 @@ def _cpu_share(plan: Plan) -> dict[str, Any]:
     return {"measuredAtStart": True, "share": share}
 
 
-def _kv(plan: Plan) -> dict[str, Any]:
+def kv_view(plan: Plan) -> dict[str, Any]:
     spec, s, m = plan.spec, plan.sizing, plan.model
     p = spec.parallelism
     per_rank = m.kv_bytes_per_token(m.kv_dtype_bytes, p.tensor)  # all layers, one tensor-parallel rank
@@ -414,10 +416,15 @@ def _problems(problems: list[Problem]) -> list[dict[str, Any]]:
 
 
 def report(
-    plan: Plan, conversion: Any = None, source: str | None = None, problems: list[Problem] | None = None
+    plan: Plan,
+    conversion: Any = None,
+    source: str | None = None,
+    problems: list[Problem] | None = None,
+    trace: Replayer | None = None,
 ) -> dict[str, Any]:
     """The explain data of one plan; ``problems``: why it does not fit its node (a plan built with
-    keep_unfit), each marking the budget line that does not fit in the text view."""
+    keep_unfit), each marking the budget line that does not fit in the text view; ``trace``: a trace's
+    replays, through the plan's tiers (kvgen.app.trace_sizing), as the report's ``trace``."""
     s, d, m, i = plan.sizing, plan.decision, plan.model, plan.instance
     p = plan.spec.parallelism
     memory_rows = [
@@ -435,7 +442,7 @@ def report(
                 "notes": list(conversion.notes),
             }
         )
-    kv = _kv(plan)
+    kv = kv_view(plan)
     doc = document(plan)
     dt = quantization.dtypes(plan.spec, m)
     dtypes = {
@@ -516,7 +523,13 @@ def report(
         "fits": not problems,
         "problems": _problems(problems or []),  # why the pod does not fit its node (kvgen explain exits 1)
         "plan": doc,  # every decision, as the chart's plan writes it too (kvgen.plan.document)
-    }
+    } | (_trace(plan, kv, trace) if trace is not None else {})
+
+
+def _trace(plan: Plan, kv: dict[str, Any], trace: Replayer) -> dict[str, Any]:
+    from kvgen.app import trace_sizing  # loaded for --trace only
+
+    return {"trace": trace_sizing.report(plan, kv, trace, kv_view)}
 
 
 # ----------------------------------------------------------------------------- user text, shown safely
@@ -903,11 +916,81 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
             "cache hit path: " + " -> ".join(h["where"] for h in rt["hitPath"]),
             highlight=False,
         )
+        if "trace" in r:
+            _print_trace(console, r["trace"])
         for w in r["input"]["warnings"]:
             console.print(f"[yellow]input[/]: {w}", highlight=False)
         for w in r["warnings"]:
             console.print(f"[yellow]warning[/]: {w}", highlight=False)
         console.print()
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _print_trace(console: Console, t: dict[str, Any]) -> None:
+    """The --trace section: what each tier serves, the curve as bars, routing, and the recommendation."""
+    from rich.table import Table
+
+    per_s = f", {t['requests'] / t['durationSeconds']:.1f} requests/s" if t["durationSeconds"] else ""
+    console.print(
+        f"trace {t['source']}: {t['requests']:,} requests, {t['inputTokens']:,} prompt tokens over "
+        f"{t['durationSeconds']:,.0f} s{per_s}; blocks of {t['blockSize']} tokens",
+        highlight=False,
+    )
+    table = Table(title="Trace: prompt tokens each tier serves (per pod, prefix semantics, LRU)", title_justify="left")
+    for col, justify in (
+        ("tier", "left"),
+        ("capacity (tokens)", "right"),
+        ("serves", "right"),
+        ("tokens/s saved", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for tier in t["tiers"]:
+        cap = "unbounded" if tier["capacityTokens"] is None else f"{tier['capacityTokens']:,}"
+        rate = "-" if tier["tokensPerSecond"] is None else f"{tier['tokensPerSecond']:,.0f}"
+        table.add_row(tier["tier"], cap, _pct(tier["hitRatio"]), rate)
+    table.add_row("recomputed", "", _pct(t["recomputeRatio"]), "")
+    table.add_row("[bold]all tiers[/]", "", f"[bold]{_pct(t['hitRatio'])}[/]", "")
+    table.add_row("unbounded cache", "", _pct(t["maxHitRatio"]), "")
+    console.print(table)
+    curve = Table(title="Trace: hit ratio of one LRU cache against its capacity", title_justify="left")
+    curve.add_column("capacity (tokens)", justify="right")
+    curve.add_column("hit ratio", justify="right")
+    curve.add_column("")
+    best = t["maxHitRatio"] or 1
+    points = t["curve"][:: max(1, len(t["curve"]) // 16)]
+    for p in points + [q for q in t["curve"][-1:] if q is not points[-1]]:
+        bar = "#" * round(40 * p["hitRatio"] / best)
+        curve.add_row(f"{p['capacityTokens']:,}", _pct(p["hitRatio"]), bar)
+    console.print(curve)
+    need = ", ".join(
+        f"{float(k):.0%} of the maximum at {v:,} tokens" if v is not None else f"{float(k):.0%}: not reached"
+        for k, v in t["capacityFor"].items()
+    )
+    console.print(f"one cache reaches {need}", highlight=False)
+    for r in t["routing"]:
+        console.print(
+            f"  routing {r['mode']} over {r['replicas']} replicas: {_pct(r['hitRatio'])}"
+            f" (busiest replica: {_pct(r['busiestShare'])} of the prompt tokens)",
+            highlight=False,
+        )
+    rec = t["recommendation"]
+    if rec["action"] == "change":
+        what = ", ".join(f"{c['path']}: {c['value']}" for c in rec["changes"])
+        e = rec["expected"]
+        console.print(
+            f"[bold]recommendation[/]: set {what}: {_pct(e['hitRatio'])}, {e['shareOfMax']:.0%} of the maximum",
+            highlight=False,
+        )
+    elif rec["action"] == "routing":
+        modes = ", ".join(rec["modes"]) or "none of the modes"
+        console.print(f"[bold]recommendation[/]: {rec['why']}; routing that reaches it: {modes}", highlight=False)
+    else:
+        console.print(f"recommendation: nothing to change: {rec['why']}", highlight=False)
+    for n in t["notes"]:
+        console.print(f"  note: {n}", highlight=False)
 
 
 PLAIN_WIDTH = 100_000  # not a terminal: as wide as any line of the view, so nothing is wrapped
