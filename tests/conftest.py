@@ -68,6 +68,7 @@ KVGEN_KINDS = frozenset(
         "LeaderWorkerSet",
         "PodDisruptionBudget",
         "PodMonitor",
+        "PrometheusRule",  # metrics.prometheusRule
         "ResourceClaimTemplate",
         "Role",
         "RoleBinding",

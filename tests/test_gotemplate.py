@@ -55,7 +55,7 @@ CASES = {
     "range-else": "{{ range (list) }}x{{ else }}none{{ end }} {{ range $i := until 3 }}{{ $i }}{{ end }}",
     "with": "{{ with .m.a }}{{ .x }}{{ end }}{{ with .missing }}x{{ else }}w{{ end }}{{ with $y := .n }}{{ $y }}{{ end }}",
     "scopes": "{{- $x := 1 -}}{{- range $i := until 2 -}}{{- $x := 5 -}}{{- end -}}{{- if true -}}{{- $x = 2 -}}{{- end -}}{{ $x }}",
-    "strings": '{{ join "," .l }} {{ replace "a" "b" "banana" }} {{ upper "x" }} {{ contains "an" "banana" }} {{ regexMatch "^b.n" "banana" }} {{ sha256sum "x" }}',
+    "strings": '{{ join "," .l }} {{ replace "a" "b" "banana" }} {{ upper "x" }} {{ contains "an" "banana" }} {{ regexMatch "^b.n" "banana" }} {{ sha256sum "x" }} {{ trunc 3 "banana" }}|{{ trunc -2 "banana" }}|{{ trunc 9 "ab" }}|{{ trunc -9 "ab" }}|{{ trunc 0 "ab" }}',
     "lists": '{{ toJson (concat (list 1) (list 2 3)) }} {{ toJson (rest (list 1 2)) }} {{ first (list 4 5) }} {{ has 2 (list 1 2) }} {{ toJson (sortAlpha (list "b" "a" "C")) }} {{ toJson (untilStep 1 9 3) }} {{ len .l }}',
     "maps": '{{ toJson (pick .m "a" "z") }} {{ toJson (omit .m "a") }} {{ hasKey .m "c" }} {{ toJson (keys .m | sortAlpha) }} {{ index .m "a" "x" }} {{ index .l 2 }} {{ .m.nothing }}',
     "kinds": '{{ kindIs "map" .m }} {{ kindIs "string" .s }} {{ kindIs "invalid" .missing }} {{ kindIs "slice" .l }} {{ ternary "t" "f" (eq (int64 .n) 8000) }} {{ eq "a" "b" "a" }} {{ ne 1 2 }}',

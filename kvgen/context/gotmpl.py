@@ -643,6 +643,17 @@ def sha256sum(s: Any) -> str:
     return hashlib.sha256(to_string(s).encode("utf-8")).hexdigest()
 
 
+def trunc(c: Any, s: Any) -> str:
+    """Sprig's trunc: the first c bytes of s, or with a negative c the last -c (the whole string when shorter)."""
+    text = to_string(s).encode("utf-8")
+    n = int(c)
+    if n < 0 and len(text) + n > 0:
+        text = text[len(text) + n :]
+    elif n >= 0 and len(text) > n:
+        text = text[:n]
+    return text.decode("utf-8", errors="surrogateescape")
+
+
 def fail(message: Any) -> str:
     raise TemplateError(to_string(message))
 
@@ -701,6 +712,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rest": rest,
     "set": set_,
     "sha256sum": sha256sum,
+    "trunc": trunc,
     "sortAlpha": sort_alpha,
     "sub": sub,
     "ternary": ternary,

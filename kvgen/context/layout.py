@@ -40,6 +40,7 @@ f_omit = gt.FUNCTIONS['omit']
 f_pick = gt.FUNCTIONS['pick']
 f_printf = gt.FUNCTIONS['printf']
 f_regexMatch = gt.FUNCTIONS['regexMatch']
+f_replace = gt.FUNCTIONS['replace']
 f_rest = gt.FUNCTIONS['rest']
 f_set = gt.FUNCTIONS['set']
 f_sha256sum = gt.FUNCTIONS['sha256sum']
@@ -49,6 +50,7 @@ f_ternary = gt.FUNCTIONS['ternary']
 f_toJson = gt.FUNCTIONS['toJson']
 f_toPrettyJson = gt.FUNCTIONS['toPrettyJson']
 f_toString = gt.FUNCTIONS['toString']
+f_trunc = gt.FUNCTIONS['trunc']
 f_unset = gt.FUNCTIONS['unset']
 f_until = gt.FUNCTIONS['until']
 f_upper = gt.FUNCTIONS['upper']
@@ -243,6 +245,47 @@ def t_kvgen_context_operations(dot0):
         _ = f_set(v_out, 'podMonitor', (f_dict('name', field(v_v, 'name'), 'labels', v_labels, 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'endpoints', v_endpoints)))
     if truth(field(v_m, 'serviceMonitor')):
         _ = f_set(v_out, 'serviceMonitor', (f_dict('name', field(v_v, 'name'), 'labels', v_labels, 'selector', field(field(v_s, 'meta'), 'selector'), 'endpoints', (f_list(v_vllmEndpoint)))))
+    v_mon = field(field(v_s, 'rt'), 'monitoring')
+    v_pods = f_replace('@NAME@', field(v_v, 'name'), field(v_mon, 'pods'))
+    v_server = f_replace('@PODS@', v_pods, field(v_mon, 'selectorWithoutNamespace'))
+    if truth(field(v_v, 'namespace')):
+        v_server = f_replace('@PODS@', v_pods, (f_replace('@NAMESPACE@', field(v_v, 'namespace'), field(v_mon, 'selector'))))
+    v_expected = ''
+    if truth((not truth((f_kindIs('invalid', field(v_m, 'expectedHitRatio')))))):
+        v_expected = f_toString(field(v_m, 'expectedHitRatio'))
+    if truth(field(v_m, 'prometheusRule')):
+        v_rules = f_list()
+        items1 = list(gt.range_items(field(v_mon, 'alerts'), False))
+        for v_a_2 in items1:
+            v_on_3 = ((f_eq(field(v_a_2, 'when'), 'always')) or (((f_eq(field(v_a_2, 'when'), 'expected')) and (f_ne(v_expected, '')))) or (((f_eq(field(v_a_2, 'when'), 'lmcache')) and field(v_s, 'lmcache') and field(v_s, 'lmcacheScraped'))) or (((f_eq(field(v_a_2, 'when'), 'native')) and (f_eq((f_toString(field(field(v_s, 'plan'), 'backend'))), 'native')))))
+            if truth(v_on_3):
+                v_notes = f_dict('summary', (f_replace('@EXPECTED@', v_expected, field(v_a_2, 'summary'))), 'description', (f_replace('@EXPECTED@', v_expected, field(v_a_2, 'description'))))
+                v_rules = f_append(v_rules, (f_dict('alert', field(v_a_2, 'alert'), 'expr', (f_replace('@EXPECTED@', v_expected, (f_replace('@SERVER@', v_server, field(v_a_2, 'expr'))))), 'for', field(v_a_2, 'for'), 'labels', (f_dict('severity', field(v_a_2, 'severity'))), 'annotations', v_notes)))
+        _ = f_set(v_out, 'prometheusRule', (f_dict('name', (f_printf('%s-kv-cache', field(v_v, 'name'))), 'labels', v_labels, 'groups', (f_list((f_dict('name', (f_printf('kvgen.%s.kv-cache', field(v_v, 'name'))), 'rules', v_rules)))))))
+    if truth(field(v_m, 'dashboard')):
+        v_d = f_fromJson(gt.call(field(field(v_s, 'F'), 'Get'), 'files/dashboard.json'))
+        v_disk = 0
+        v_known = False
+        items4 = list(gt.range_items(f_default(f_list(), field(field(field(v_s, 'plan'), 'sizes'), 'tiers')), False))
+        for v_t in items4:
+            if truth((not truth((f_kindIs('invalid', field(v_t, 'capacity')))))):
+                v_disk = f_add(v_disk, (f_int64(field(v_t, 'capacity'))))
+                v_known = True
+        v_vars = f_dict('namespace', (f_default('.*', field(v_v, 'namespace'))), 'pod', v_pods, 'picker', (f_printf('%s-epp-[a-z0-9]+-[a-z0-9]+', field(v_v, 'name'))), 'expectedHitRatio', (f_default('NaN', v_expected)), 'cpuTierBytes', 'NaN', 'diskTierBytes', 'NaN')
+        if truth(field(field(v_s, 'plan'), 'backend')):
+            _ = f_set(v_vars, 'cpuTierBytes', (f_toString((f_int64(field(field(field(v_s, 'plan'), 'sizes'), 'cpuTier'))))))
+        if truth((field(field(v_s, 'plan'), 'backend') and v_known)):
+            _ = f_set(v_vars, 'diskTierBytes', (f_toString(v_disk)))
+        items5 = list(gt.range_items(field(field(v_d, 'templating'), 'list'), False))
+        for v_x in items5:
+            if truth(f_hasKey(v_vars, field(v_x, 'name'))):
+                _ = f_set(v_x, 'query', (f_index(v_vars, field(v_x, 'name'))))
+        v_where = field(v_v, 'name')
+        if truth(field(v_v, 'namespace')):
+            v_where = f_printf('%s/%s', field(v_v, 'namespace'), field(v_v, 'name'))
+        _ = f_set(v_d, 'uid', (f_printf('kvgen-%s', (f_trunc(24, (f_sha256sum(v_where)))))))
+        _ = f_set(v_d, 'title', (f_printf('kvgen: %s', v_where)))
+        _ = f_set(v_out, 'dashboard', (f_dict('name', (f_printf('%s-dashboard', field(v_v, 'name'))), 'labels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'labels'))), field(v_m, 'dashboardLabels'))), 'file', (f_printf('%s.json', field(v_v, 'name'))), 'json', (f_toJson(v_d)))))
     if truth(v_a):
         v_min = 1
         if truth((not truth((f_kindIs('invalid', field(v_a, 'minReplicas')))))):

@@ -337,6 +337,40 @@ class GpuAccess(TypedDict):
     deviceClassName: NotRequired[str]  # dra
 
 
+# "for" is a Python keyword: the functional form names it
+AlertRule = with_config(_STRICT)(
+    TypedDict(
+        "AlertRule",
+        {"alert": str, "expr": str, "for": str, "labels": dict[str, str], "annotations": dict[str, str]},
+    )
+)
+
+
+@with_config(_STRICT)
+class RuleGroup(TypedDict):
+    name: str
+    rules: list[AlertRule]
+
+
+@with_config(_STRICT)
+class PrometheusRule(TypedDict):
+    """metrics.prometheusRule: runtime.yaml monitoring.alerts that apply to this server."""
+
+    name: str
+    labels: dict[str, str]
+    groups: list[RuleGroup]
+
+
+@with_config(_STRICT)
+class Dashboard(TypedDict):
+    """metrics.dashboard: files/dashboard.json with this server's values, as the ConfigMap holds it."""
+
+    name: str
+    labels: dict[str, str]
+    file: str
+    json: str
+
+
 @with_config(_STRICT)
 class Context(TypedDict):
     name: str
@@ -354,6 +388,8 @@ class Context(TypedDict):
     disruptionBudget: NotRequired[DisruptionBudget]
     podMonitor: NotRequired[Monitor]
     serviceMonitor: NotRequired[Monitor]
+    prometheusRule: NotRequired[PrometheusRule]
+    dashboard: NotRequired[Dashboard]
     scaledObject: NotRequired[ScaledObject]
     hpa: NotRequired[Hpa]
     routing: NotRequired[Routing]  # routing.mode gateway

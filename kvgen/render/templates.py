@@ -38,6 +38,8 @@ TEMPLATES = (
     "poddisruptionbudget.yaml.j2",
     "podmonitor.yaml.j2",
     "servicemonitor.yaml.j2",
+    "prometheusrule.yaml.j2",
+    "configmap-dashboard.yaml.j2",
     "scaledobject.yaml.j2",
     "horizontalpodautoscaler.yaml.j2",
     # routing.mode gateway: the Endpoint Picker, its InferencePool and the HTTPRoute

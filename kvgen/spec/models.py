@@ -1137,6 +1137,29 @@ class Metrics(Model):
         "admin endpoints, without authentication) then listens on the pod IP (--http-host 0.0.0.0) instead of 127.0.0.1; "
         "restrict it with a NetworkPolicy, or set false.",
     )
+    dashboard: bool = Field(
+        False,
+        description="Render a ConfigMap <name>-dashboard holding a Grafana dashboard of this server (what each KV-cache "
+        "tier serves as vLLM's and LMCache's metrics say, the planned capacities, expectedHitRatio), labelled for "
+        "Grafana's dashboard sidecar (dashboardLabels). Its JSON is also charts/kvgen/files/dashboard.json, to import.",
+    )
+    dashboard_labels: dict[str, str] = Field(
+        default_factory=lambda: {"grafana_dashboard": "1"},
+        description="Labels of the dashboard's ConfigMap: the label Grafana's sidecar watches (kube-prometheus-stack: "
+        "grafana_dashboard: '1').",
+    )
+    prometheus_rule: bool = Field(
+        False,
+        description="Render a PrometheusRule (monitoring.coreos.com/v1) <name>-kv-cache with alerts on the KV-cache "
+        "tiers: the GPU KV cache full and preempting, the CPU tier full and thrashing, LMCache errors, the hit ratio "
+        "far below expectedHitRatio. Labelled with metrics.labels (a Prometheus selecting rules by label).",
+    )
+    expected_hit_ratio: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None,
+        description="The share of prompt tokens the KV-cache tiers are expected to serve, as kvgen explain --trace "
+        "predicts it for this spec (trace.hitRatio): the dashboard draws it beside the observed ratio, and the "
+        "PrometheusRule alerts when the observed ratio stays below half of it.",
+    )
 
 
 class KedaAutoscaler(Model):

@@ -418,6 +418,8 @@ JSON list of {apiVersion, kind, name} (kvgen compares the rendered objects thems
 {{- if $c.disruptionBudget -}}{{- $out = append $out (dict "apiVersion" "policy/v1" "kind" "PodDisruptionBudget" "name" $c.disruptionBudget.name) -}}{{- end -}}
 {{- if $c.podMonitor -}}{{- $out = append $out (dict "apiVersion" "monitoring.coreos.com/v1" "kind" "PodMonitor" "name" $c.podMonitor.name) -}}{{- end -}}
 {{- if $c.serviceMonitor -}}{{- $out = append $out (dict "apiVersion" "monitoring.coreos.com/v1" "kind" "ServiceMonitor" "name" $c.serviceMonitor.name) -}}{{- end -}}
+{{- if $c.prometheusRule -}}{{- $out = append $out (dict "apiVersion" "monitoring.coreos.com/v1" "kind" "PrometheusRule" "name" $c.prometheusRule.name) -}}{{- end -}}
+{{- if $c.dashboard -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "ConfigMap" "name" $c.dashboard.name) -}}{{- end -}}
 {{- if $c.scaledObject -}}{{- $out = append $out (dict "apiVersion" "keda.sh/v1alpha1" "kind" "ScaledObject" "name" $c.scaledObject.name) -}}{{- end -}}
 {{- if $c.hpa -}}{{- $out = append $out (dict "apiVersion" "autoscaling/v2" "kind" "HorizontalPodAutoscaler" "name" $c.hpa.name) -}}{{- end -}}
 {{- if $c.routing -}}
