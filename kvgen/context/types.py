@@ -337,13 +337,11 @@ class GpuAccess(TypedDict):
     deviceClassName: NotRequired[str]  # dra
 
 
-# "for" is a Python keyword: the functional form names it
-AlertRule = with_config(_STRICT)(
-    TypedDict(
-        "AlertRule",
-        {"alert": str, "expr": str, "for": str, "labels": dict[str, str], "annotations": dict[str, str]},
-    )
+# "for" is a Python keyword: the functional form names it (and takes the strict config as an attribute)
+AlertRule = TypedDict(
+    "AlertRule", {"alert": str, "expr": str, "for": str, "labels": dict[str, str], "annotations": dict[str, str]}
 )
+AlertRule.__pydantic_config__ = _STRICT  # type: ignore[attr-defined]
 
 
 @with_config(_STRICT)
