@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from conftest import ROOT
 
 RUNTIME = yaml.safe_load((ROOT / "charts" / "kvgen" / "files" / "runtime.yaml").read_text(encoding="utf-8"))
 MONITORING = RUNTIME["monitoring"]
@@ -87,7 +87,7 @@ def _package_dir(python: str, package: str) -> Path:
 def test_every_vllm_and_lmcache_name_is_the_pinned_sources():
     """vLLM's names are prometheus_client's (a counter's `vllm:x` exposed as `vllm:x_total`); LMCache's MP
     server exposes OpenTelemetry instruments: '.' as '_', the instrument's unit appended, _total on counters."""
-    from tests.contract_support import contract_python_or_skip
+    from contract_support import contract_python_or_skip
 
     python = contract_python_or_skip()
     vllm_text = "".join(p.read_text() for p in (_package_dir(python, "vllm") / "v1").rglob("*.py"))
