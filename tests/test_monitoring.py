@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 RUNTIME = yaml.safe_load((ROOT / "charts" / "kvgen" / "files" / "runtime.yaml").read_text(encoding="utf-8"))
