@@ -121,6 +121,7 @@ def test_the_dashboard_file_is_what_its_generator_writes():
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.heavy
 def test_a_rendered_dashboard_loads_through_the_library_and_shows_its_server():
     from grafana_foundation_sdk.cog.encoder import JSONEncoder
     from grafana_foundation_sdk.cog.plugins import register_default_plugins

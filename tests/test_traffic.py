@@ -304,3 +304,22 @@ def test_text_view_and_svg_show_the_trace(tmp_path):
     assert "recommendation: set kvCacheOffloading.cpuMemoryUtilization: 0.7" in result.stdout
     assert "one cache reaches 90% of the maximum at 10,427,392 tokens" in result.stdout
     assert "recommendation" in svg.read_text()
+
+
+@pytest.mark.heavy
+def test_a_changed_trace_is_never_answered_from_a_recorded_run(tmp_path):
+    # kvgen replays an unchanged run's output (kvgen.output.replay): the trace's bytes are in its key
+    from conftest import run_kvgen
+
+    env = {"KVGEN_CACHE_DIR": str(tmp_path / "cache")}
+    t = tmp_path / "t.jsonl"
+    one = '{"timestamp": 0, "input_length": 512, "hash_ids": [1]}\n'
+    t.write_text(one)
+    first = run_kvgen("explain", str(EXAMPLE), "--trace", str(t), "-o", "json", env=env)
+    again = run_kvgen("explain", str(EXAMPLE), "--trace", str(t), "-o", "json", env=env)
+    t.write_text(one + '{"timestamp": 5, "input_length": 600, "hash_ids": [1, 2]}\n')
+    changed = run_kvgen("explain", str(EXAMPLE), "--trace", str(t), "-o", "json", env=env)
+    assert first.returncode == again.returncode == changed.returncode == 0, first.stderr
+    assert first.stdout == again.stdout
+    assert [json.loads(r.stdout)["trace"]["requests"] for r in (first, changed)] == [1, 2]
+    assert any((tmp_path / "cache" / "runs").iterdir())  # the first run was recorded

@@ -25,6 +25,7 @@ PACKAGES = {
     "kvgen/data",
     "kvgen/spec",
     "kvgen/input",
+    "kvgen/traffic",
     "kvgen/input/dialects",
     "kvgen/plan",
     "kvgen/context",

@@ -987,8 +987,22 @@ def _print_trace(console: Console, t: dict[str, Any]) -> None:
     elif rec["action"] == "routing":
         modes = ", ".join(rec["modes"]) or "none of the modes"
         console.print(f"[bold]recommendation[/]: {rec['why']}; routing that reaches it: {modes}", highlight=False)
+        if "sharedTier" in rec:
+            sh = rec["sharedTier"]
+            console.print(
+                f"  or a shared tier (kvCacheOffloading.remote) holding {sh['capacityTokens']:,} tokens: "
+                f"{_size(sh['bytes'])}, remote.capacity {sh['valuePerReplica']} per replica",
+                highlight=False,
+            )
     else:
         console.print(f"recommendation: nothing to change: {rec['why']}", highlight=False)
+    changed = rec["action"] == "change"
+    expected = rec["expected"]["hitRatio"] if changed else t["hitRatio"]
+    console.print(
+        f"to watch it in the cluster: metrics.expectedHitRatio: {round(expected, 3)}{' with the change' if changed else ''}, "
+        "and metrics.dashboard and metrics.prometheusRule (docs/operations.md)",
+        highlight=False,
+    )
     for n in t["notes"]:
         console.print(f"  note: {n}", highlight=False)
 

@@ -165,7 +165,19 @@ def recommend(
     if need is None:
         better = [r for r in found["routing"] if r["hitRatio"] >= goal]
         why = f"routing.mode {plan.spec.routing.mode} spreads the prefixes: no capacity per pod reaches the target"
-        return {**base, "action": "routing", "why": why, "modes": [r["mode"] for r in better]}
+        out = {**base, "action": "routing", "why": why, "modes": [r["mode"] for r in better]}
+        one = found["capacityFor"][str(TARGET)]
+        if plan.backend == "lmcache" and one is not None:
+            # a shared tier is one LRU over every replica's requests: one cache's capacity for the target
+            _l1, l2 = _watermarks()
+            size = one * kv["podBytesPerToken"] / l2
+            out["sharedTier"] = {
+                "capacityTokens": one,
+                "bytes": math.ceil(size),
+                "path": "kvCacheOffloading.remote.capacity",
+                "valuePerReplica": _gib(size / plan.spec.replicas),
+            }
+        return out
     for first in _candidates(plan, kv, need):
         change: Change | None = first
         tokens = need

@@ -285,7 +285,7 @@ def t_kvgen_context_operations(dot0):
             v_where = f_printf('%s/%s', field(v_v, 'namespace'), field(v_v, 'name'))
         _ = f_set(v_d, 'uid', (f_printf('kvgen-%s', (f_trunc(24, (f_sha256sum(v_where)))))))
         _ = f_set(v_d, 'title', (f_printf('kvgen: %s', v_where)))
-        _ = f_set(v_out, 'dashboard', (f_dict('name', (f_printf('%s-dashboard', field(v_v, 'name'))), 'labels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'labels'))), field(v_m, 'dashboardLabels'))), 'file', (f_printf('%s.json', field(v_v, 'name'))), 'json', (f_toJson(v_d)))))
+        _ = f_set(v_out, 'dashboard', (f_dict('name', (f_printf('%s-dashboard', field(v_v, 'name'))), 'labels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'labels'))), field(v_m, 'dashboardLabels'))), 'file', (f_printf('%s.json', field(v_v, 'name'))), 'json', (f_toPrettyJson(v_d)))))
     if truth(v_a):
         v_min = 1
         if truth((not truth((f_kindIs('invalid', field(v_a, 'minReplicas')))))):

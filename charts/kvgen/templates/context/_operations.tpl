@@ -69,7 +69,7 @@ Usage: {{- include "kvgen.context.operations" $s -}} (after workloads)
 {{- if $v.namespace -}}{{- $where = printf "%s/%s" $v.namespace $v.name -}}{{- end -}}
 {{- $_ := set $d "uid" (printf "kvgen-%s" (trunc 24 (sha256sum $where))) -}}
 {{- $_ := set $d "title" (printf "kvgen: %s" $where) -}}
-{{- $_ := set $out "dashboard" (dict "name" (printf "%s-dashboard" $v.name) "labels" (mergeOverwrite (deepCopy $s.meta.labels) $m.dashboardLabels) "file" (printf "%s.json" $v.name) "json" (toJson $d)) -}}
+{{- $_ := set $out "dashboard" (dict "name" (printf "%s-dashboard" $v.name) "labels" (mergeOverwrite (deepCopy $s.meta.labels) $m.dashboardLabels) "file" (printf "%s.json" $v.name) "json" (toPrettyJson $d)) -}}
 {{- end -}}
 {{- if $a -}}
 {{- $min := 1 -}}
