@@ -245,7 +245,8 @@ CASES: dict[
     ),
     "KvgenCPUTierThrashing": (
         [
-            ("lmcache_mp_l1_usage_ratio", POD, "0.8x70"),
+            # L1 saws as LMCache evicts at 80%: a low sample must not reset the alert's `for`
+            ("lmcache_mp_l1_usage_ratio", POD, " ".join(["0.8", "0.65"] * 36)),
             ("lmcache_mp_l1_evicted_chunks_total", POD, "0+60x70"),
             ("lmcache_mp_l1_write_chunks_total", POD, "0+100x70"),
         ],
