@@ -789,6 +789,101 @@ def explain(
     _run(action)
 
 
+class DiffFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def _side(
+    name: str, text: str, kube_version: str | None, instance: str | None
+) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """spec name -> (explain report, objects) of every spec of one side of kvgen diff."""
+    from kvgen.app import explain as explaining
+    from kvgen.app.compiler import Compiled, InputErrors, Unfit, compile_inputs
+    from kvgen.input.dialects import Options
+
+    try:
+        out = compile_inputs([(name, text)], kube_version, Options(instance), keep_unfit=True)
+    except InputErrors as exc:
+        raise _Failed(exc.errors) from None
+    sides: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for r in out.planned:
+        problems = r.problems if isinstance(r, Unfit) else []
+        objects = r.objects if isinstance(r, Compiled) else []
+        sides[r.plan.spec.object_name] = (explaining.report(r.plan, r.conversion, r.source, problems), objects)
+    return sides
+
+
+def _at_revision(path: str, revision: str) -> str:
+    """The file as it is at a git revision (git show REV:./NAME in its directory)."""
+    import subprocess
+
+    where = Path(path).resolve().parent
+    try:
+        result = subprocess.run(
+            ["git", "show", f"{revision}:./{Path(path).name}"], cwd=where, capture_output=True, text=True
+        )
+    except OSError as exc:
+        raise Usage(f"--against needs git: {exc}") from None
+    if result.returncode != 0:
+        raise Usage(f"--against {revision}: {result.stderr.strip() or 'git show failed'}")
+    return result.stdout
+
+
+@app.command()
+def diff(
+    old: Annotated[str, typer.Argument(help="The spec before the change (a file), or with --against the spec itself.")],
+    new: Annotated[str | None, typer.Argument(help="The spec after the change (a file).")] = None,
+    against: Annotated[
+        str | None,
+        typer.Option("--against", help="Compare OLD with itself at this git revision (HEAD, main, a commit)."),
+    ] = None,
+    output_format: Annotated[
+        DiffFormat,
+        typer.Option(
+            "-o", "--output", help="text, json (stable keys: docs/diff.md) or markdown (a pull request comment)."
+        ),
+    ] = DiffFormat.text,
+    kube_version: KubeVersion = None,
+    instance: Instance = None,
+    catalogs: Catalogs = None,
+) -> None:
+    """What a change to a spec does: the offloading decision, the pod's memory and disk, each KV-cache tier's
+    size and tokens, context, routing, replicas, and the objects added, removed or changed (with the fields)."""
+    from kvgen.app import diff as diffing
+
+    def action() -> None:
+        if (new is None) == (against is None):
+            raise Usage("give OLD and NEW, or one spec and --against REVISION")
+        _use_catalogs(catalogs)
+        _check_version(kube_version)
+        if against is not None:
+            before_name, after_name = f"{old}@{against}", old
+            before_text = _at_revision(old, against)
+        else:
+            assert new is not None
+            before_name, after_name = old, new
+            before_text = Path(old).read_text(encoding="utf-8")
+        after_text = Path(after_name).read_text(encoding="utf-8")
+        before = _side(before_name, before_text, kube_version, instance)
+        after = _side(after_name, after_text, kube_version, instance)
+        result = []
+        for name in [*before, *(n for n in after if n not in before)]:
+            a, b = before.get(name), after.get(name)
+            only = before_name if b is None else (after_name if a is None else None)
+            entry = diffing.compare(a and a[0], b and b[0], a[1] if a else [], b[1] if b else [])
+            result.append({"name": name, "only": only, **entry})
+        if output_format is DiffFormat.json:
+            sys.stdout.write(json.dumps({"old": before_name, "new": after_name, "specs": result}, indent=2) + "\n")
+        elif output_format is DiffFormat.markdown:
+            sys.stdout.write(diffing.markdown(result, before_name, after_name))
+        else:
+            sys.stdout.write(diffing.text(result))
+
+    _run(action)
+
+
 catalog_app = typer.Typer(
     name="catalog",
     help="List and show what the catalog holds: the built-in models and instance types, with the rows of "
