@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from kvgen import __version__
-from kvgen.core.errors import KvgenError, OutputInvalidError, Problem, SpecError
+from kvgen.core.errors import KvgenError, OutputInvalidError, Problem, SpecError, format_path
 from kvgen.data import kube
 from kvgen.input.source import MAX_INPUT_BYTES
 
@@ -388,8 +388,48 @@ def _strict(output: Output) -> None:
         raise _StrictFailed(found)
 
 
+class MessageFormat(StrEnum):
+    text = "text"
+    github = "github"
+
+
+Format = Annotated[
+    MessageFormat,
+    typer.Option(
+        "--format",
+        help="text, or github: also print each problem and warning as a GitHub Actions workflow command "
+        "(::error file=...,line=...,col=...::), which the runner turns into an annotation on that line.",
+    ),
+]
+_annotate = False  # --format github: set by the command, read where problems and warnings are printed
+
+
+def _command_data(text: str) -> str:
+    """A workflow command's message, escaped as the runner unescapes it (actions/toolkit's escapeData)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _command_property(text: str) -> str:
+    return _command_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _annotation(level: str, message: str, file: str | None = None, problem: Problem | None = None) -> None:
+    """One ::error or ::warning workflow command on stderr (the runner reads both streams for them)."""
+    props = []
+    where = problem.location if problem is not None else None
+    if where is not None:
+        props += [f"file={_command_property(where.file)}", f"line={where.line}", f"col={where.column}"]
+    elif file:
+        props.append(f"file={_command_property(file)}")
+    title = "kvgen" if problem is None else f"kvgen: {format_path(problem.path)}"
+    props.append(f"title={_command_property(title)}")
+    _err(f"::{level} {','.join(props)}::{_command_data(message)}")
+
+
 def _warn(problem: Problem) -> None:
     _err(f"kvgen: warning: {problem.render()}")
+    if _annotate:
+        _annotation("warning", problem.at(None).render(), problem=problem)
 
 
 def _report(output: Output, quiet: bool, decisions: bool = True) -> None:
@@ -412,9 +452,19 @@ def _report(output: Output, quiet: bool, decisions: bool = True) -> None:
             _err(f"kvgen: {r.spec.name}: KV-cache offloading disabled: {d.reason_code} ({d.reason}){origin}")
         for warning in p.warnings:
             _err(f"kvgen: {r.spec.name}: warning: {warning}")
+            if _annotate:
+                _annotation("warning", f"{r.spec.name}: {warning}", file=r.source)
 
 
 def _run(action: Callable[[], None]) -> None:
+    global _annotate
+    try:
+        _run_reporting(action)
+    finally:
+        _annotate = False  # --format github is one command's (tests run many in one process)
+
+
+def _run_reporting(action: Callable[[], None]) -> None:
     try:
         action()
     except Usage as exc:
@@ -424,11 +474,17 @@ def _run(action: Callable[[], None]) -> None:
         total = sum(len(e.problems) for e in exc.errors)
         for e in exc.errors:
             _err(f"error: {e}")
+        if _annotate:
+            for e in exc.errors:
+                for p in e.problems:
+                    _annotation("error", p.at(None).render(), file=e.source, problem=p)
         _err(f"kvgen: {total} problem{'s' if total != 1 else ''} found; nothing was written")
         raise typer.Exit(EXIT_INVALID_INPUT) from None
     except _StrictFailed as exc:
         for w in exc.warnings:
             _err(f"error: {w}")
+            if _annotate:
+                _annotation("error", w)
         n = len(exc.warnings)
         _err(f"kvgen: {n} warning{'s' if n != 1 else ''} (errors with --strict); nothing was written")
         raise typer.Exit(EXIT_INVALID_INPUT) from None
@@ -493,9 +549,13 @@ def render(
     quiet: Quiet = False,
     jobs: Jobs = None,
     strict: Strict = False,
+    message_format: Format = MessageFormat.text,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
     from kvgen.output import tree
+
+    global _annotate
+    _annotate = message_format is MessageFormat.github
 
     def action() -> None:
         if output is not None:
@@ -615,8 +675,11 @@ def validate(
     quiet: Quiet = False,
     jobs: Jobs = None,
     strict: Strict = False,
+    message_format: Format = MessageFormat.text,
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
+    global _annotate
+    _annotate = message_format is MessageFormat.github
 
     def action() -> None:
         _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
