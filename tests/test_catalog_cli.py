@@ -123,7 +123,7 @@ def test_catalog_files_are_merged_as_render_merges_them():
 def test_the_catalog_subcommands_complete_in_the_shell():
     env = {"_KVGEN_COMPLETE": "complete_bash", "COMP_WORDS": "kvgen catalog ", "COMP_CWORD": "2"}
     result = run_kvgen(env={**os.environ, **env})
-    assert result.stdout.split() == ["models", "instances", "show"]
+    assert result.stdout.split() == ["models", "instances", "show", "import"]
     env = {"_KVGEN_COMPLETE": "complete_bash", "COMP_WORDS": "kvgen catalog show g5.1", "COMP_CWORD": "3"}
     assert run_kvgen(env={**os.environ, **env}).stdout.split() == ["g5.12xlarge", "g5.16xlarge"]
 

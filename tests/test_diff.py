@@ -44,7 +44,6 @@ def test_the_tier_and_memory_change_of_an_example_is_said_in_words(doubled):
     assert "| KV-cache tier cpu | 500.0 GiB, 9,363,126 tokens | 700.1 GiB, 13,108,388 tokens |" in md
 
 
-@pytest.mark.heavy
 def test_objects_added_removed_and_a_decision_are_named(tmp_path):
     native = ROOT / "examples" / "native-arc-eviction.yaml"
     off = tmp_path / "off.yaml"

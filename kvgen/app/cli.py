@@ -1066,6 +1066,50 @@ def catalog_show(
     _run(action)
 
 
+@catalog_app.command("import")
+def catalog_import(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="A Hugging Face config.json, or a directory holding one (a downloaded snapshot); an "
+            "hf_quant_config.json beside it (NVIDIA ModelOpt checkpoints) is read too.",
+            show_default=False,
+        ),
+    ],
+    model_id: Annotated[str, typer.Option("--id", help="The model id the row is for, e.g. acme/llama-3.1-8b-ft.")],
+) -> None:
+    """Print the catalog row of a model from its config.json, derived as kvgen's built-in rows are (KV-cache
+    geometry, the sizes tensor parallelism must divide, layer kinds, quantization, weights): a catalog file for
+    kvgen --catalog FILE and helm -f FILE. A config kvgen cannot size is refused with the reason."""
+    from kvgen.data import hf_config
+
+    def action() -> None:
+        config_path = path / "config.json" if path.is_dir() else path
+        quant_path = config_path.parent / "hf_quant_config.json"  # a ModelOpt checkpoint's, beside it
+        try:
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+            quant = json.loads(quant_path.read_text(encoding="utf-8")) if quant_path.is_file() else None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise _Failed(
+                [SpecError(str(config_path), [Problem(("config.json",), f"cannot read it: {exc}")])]
+            ) from None
+        if not isinstance(config, dict):
+            raise _Failed(
+                [SpecError(str(config_path), [Problem(("config.json",), "not a config.json: it holds a JSON object")])]
+            )
+        try:
+            row, notes = hf_config.derive(config, quant)
+        except hf_config.CatalogError as exc:
+            raise _Failed([SpecError(str(config_path), [Problem(("config.json",), str(exc))])]) from None
+        row["source"] = "; ".join([f"HF config.json: {config_path} (kvgen catalog import)", *notes])
+        sys.stdout.write(
+            f"# {model_id}: kvgen catalog import {config_path}; use it with kvgen --catalog FILE or helm -f FILE\n"
+        )
+        sys.stdout.write(_yaml_text({"catalog": {"models": {model_id: row}}}))
+
+    _run(action)
+
+
 class Shell(StrEnum):
     bash = "bash"
     zsh = "zsh"
