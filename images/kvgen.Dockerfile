@@ -5,7 +5,8 @@
 #
 #   python -m build --wheel     # dist/kvgen-<version>-py3-none-any.whl
 #   docker build -f images/kvgen.Dockerfile --build-arg KVGEN_VERSION=<version> -t ghcr.io/kvgen-dev/kvgen:<version> .
-#   docker run --rm -v "$PWD:/work" ghcr.io/kvgen-dev/kvgen:<version> render --check spec.yaml
+#   docker run --rm -v "$PWD:/work" ghcr.io/kvgen-dev/kvgen:<version> validate specs/
+#   docker run --rm -v "$PWD:/work" ghcr.io/kvgen-dev/kvgen:<version> render specs/ -o rendered/ --check
 #
 # KVGEN_VERSION's default is kvgen/__init__.py's __version__ (tests/test_runtime_image.py).
 FROM python:3.12-slim

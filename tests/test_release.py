@@ -101,6 +101,23 @@ def lint_tree(tmp_path: Path, action_text: str) -> Path:
 
 
 @pytest.mark.heavy
+def test_the_copy_me_workflow_passes_actionlint(tmp_path):
+    """Issue 36: examples/ci/github-actions.yaml is what users copy: actionlint flagged its actions/checkout@v4
+    (a runner too old); it now pins checkout's commit as the project's own workflows do."""
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "ci" / "github-actions.yaml", workflows / "kvgen.yml")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = actionlint(tmp_path, ".github/workflows/kvgen.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    old = (workflows / "kvgen.yml").read_text().replace(
+        "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1", "actions/checkout@v4"
+    )
+    (workflows / "kvgen.yml").write_text(old)
+    assert actionlint(tmp_path, ".github/workflows/kvgen.yml").returncode == 1  # what it flagged
+
+
+@pytest.mark.heavy
 def test_workflows_and_the_action_pass_actionlint(tmp_path):
     root = lint_tree(tmp_path, ACTION.read_text())
     files = sorted(str(p.relative_to(root)) for p in (root / ".github" / "workflows").glob("*.yml"))

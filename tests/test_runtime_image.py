@@ -245,3 +245,24 @@ def test_no_placeholder_registry_in_the_image_recipes():
         text = path.read_text()
         for placeholder in ("example.com", "OWNER", "YOUR-ORG"):
             assert placeholder not in text, f"{path.name}: {placeholder}"
+
+
+def test_the_cli_images_usage_comment_runs(tmp_path, monkeypatch):
+    """Issue 36: the Dockerfile's usage comment said `render --check spec.yaml`, itself a usage error (--check
+    compares an output directory). Each `docker run` line's kvgen arguments, run in a checkout-like directory."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from kvgen.app.cli import app
+
+    lines = [ln for ln in CLI_DOCKERFILE.read_text().splitlines() if ln.startswith("#   docker run")]
+    assert len(lines) >= 2
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "spec.yaml").write_text((ROOT / "examples" / "lmcache-tp2.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["render", "specs/", "-o", "rendered/"]).exit_code == 0  # committed output
+    for line in lines:
+        args = re.split(r"ghcr\.io/kvgen-dev/kvgen:<version> ", line)[1].split()
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (line, result.output)
