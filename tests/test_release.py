@@ -110,8 +110,10 @@ def test_the_copy_me_workflow_passes_actionlint(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = actionlint(tmp_path, ".github/workflows/kvgen.yml")
     assert result.returncode == 0, result.stdout + result.stderr
-    old = (workflows / "kvgen.yml").read_text().replace(
-        "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1", "actions/checkout@v4"
+    old = (
+        (workflows / "kvgen.yml")
+        .read_text()
+        .replace("actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1", "actions/checkout@v4")
     )
     (workflows / "kvgen.yml").write_text(old)
     assert actionlint(tmp_path, ".github/workflows/kvgen.yml").returncode == 1  # what it flagged
