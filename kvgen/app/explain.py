@@ -27,6 +27,7 @@ their window), and ``context`` says which ``--max-model-len`` vLLM is given and 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -252,6 +253,34 @@ def _cpu_share(plan: Plan) -> dict[str, Any]:
     return {"measuredAtStart": True, "share": share}
 
 
+def _gpu_budget(plan: Plan) -> dict[str, Any] | None:
+    """Every input of the GPU tier's bytes on one GPU (kvgen.plan.sizing.gpu_kv_budget), so that "GPU (after
+    weights)" can be reproduced from explain: what CUDA reports, --gpu-memory-utilization, what vLLM's profiling
+    charges outside the KV cache (item by item; KAITO's estimate for a row without the geometry), the hold-back."""
+    spec, model, instance = plan.spec, plan.model, plan.instance
+    if not instance.gpus or not instance.gpu_memory_known:
+        return None
+    p = spec.parallelism
+    utilization = spec.vllm.gpu_memory_utilization
+    usable = instance.gpu_usable_bytes * math.floor(utilization * 1_000_000 + 0.5) // 1_000_000
+    items = sz.gpu_non_kv(spec, model, instance)
+    if items is None:
+        weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
+        items = {
+            "weights": weights,
+            "overhead": sz.GPU_BASE_OVERHEAD + weights * sz.GPU_OVERHEAD_WEIGHT_PERCENT // 100,
+        }
+    left = max(0, usable - sum(items.values()))
+    return {
+        "reportedBytes": instance.gpu_usable_bytes,
+        "gpuMemoryUtilization": utilization,
+        "usableBytes": usable,
+        "nonKvBytes": items,
+        "kvBudgetPercent": sz.KV_BUDGET_PERCENT,
+        "kvBytes": left * sz.KV_BUDGET_PERCENT // 100,
+    }
+
+
 def kv_view(plan: Plan) -> dict[str, Any]:
     spec, s, m = plan.spec, plan.sizing, plan.model
     p = spec.parallelism
@@ -307,6 +336,7 @@ def kv_view(plan: Plan) -> dict[str, Any]:
         "tiers": tiers,
         "totalTokens": sum(t["tokens"] or 0 for t in tiers) if all(t["tokens"] is not None for t in tiers) else None,
         "gpuTierTokens": gpu_tier["tokens"],
+        "gpuBudget": _gpu_budget(plan),
         "context": {
             "modelMaxLen": ctx.model_max,
             "requested": ctx.requested,
@@ -875,6 +905,15 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
             else:
                 kt.add_row(label, _size(t["bytes"]), _count(t["tokens"]), _count(t["sequences"]))
         console.print(kt)
+        if kv.get("gpuBudget"):
+            g = kv["gpuBudget"]
+            spent = ", ".join(f"{k} {_size(v)}" for k, v in g["nonKvBytes"].items())
+            console.print(
+                f"GPU (after weights), one GPU: {_size(g['reportedBytes'])} reported x --gpu-memory-utilization "
+                f"{g['gpuMemoryUtilization']:g} = {_size(g['usableBytes'])}, less {spent}, x {g['kvBudgetPercent']}% "
+                f"= {_size(g['kvBytes'])}",
+                highlight=False,
+            )
         _print_problems(console, weights_unfit)
         ctx = kv["context"]
         context_unfit = _unfit(r, kvcache.FIT_CONTEXT)
