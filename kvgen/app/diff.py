@@ -100,8 +100,8 @@ def compare(
     olds = {_key(o): o for o in old_objects}
     news = {_key(o): o for o in new_objects}
     changed = []
-    for k in olds.keys() & news.keys():
-        paths = _paths(olds[k], news[k])
+    for k in news:  # in the new side's order
+        paths = _paths(olds[k], news[k]) if k in olds else []
         if paths:
             changed.append({"object": k, "paths": paths[:MAX_PATHS], "more": max(0, len(paths) - MAX_PATHS)})
     return {
@@ -109,7 +109,7 @@ def compare(
         "objects": {
             "added": [k for k in news if k not in olds],
             "removed": [k for k in olds if k not in news],
-            "changed": sorted(changed, key=lambda c: list(news).index(c["object"])),
+            "changed": changed,
         },
     }
 

@@ -27,7 +27,6 @@ their window), and ``context`` says which ``--max-model-len`` vLLM is given and 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
@@ -254,30 +253,19 @@ def _cpu_share(plan: Plan) -> dict[str, Any]:
 
 
 def _gpu_budget(plan: Plan) -> dict[str, Any] | None:
-    """Every input of the GPU tier's bytes on one GPU (kvgen.plan.sizing.gpu_kv_budget), so that "GPU (after
-    weights)" can be reproduced from explain: what CUDA reports, --gpu-memory-utilization, what vLLM's profiling
-    charges outside the KV cache (item by item; KAITO's estimate for a row without the geometry), the hold-back."""
-    spec, model, instance = plan.spec, plan.model, plan.instance
-    if not instance.gpus or not instance.gpu_memory_known:
+    """Every input of the GPU tier's bytes on one GPU (kvgen.plan.sizing.gpu_kv_inputs), so that "GPU (after
+    weights)" can be reproduced from explain; None where the GPU memory is unknown."""
+    inputs = sz.gpu_kv_inputs(plan.spec, plan.model, plan.instance)
+    if inputs is None:
         return None
-    p = spec.parallelism
-    utilization = spec.vllm.gpu_memory_utilization
-    usable = instance.gpu_usable_bytes * math.floor(utilization * 1_000_000 + 0.5) // 1_000_000
-    items = sz.gpu_non_kv(spec, model, instance)
-    if items is None:
-        weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
-        items = {
-            "weights": weights,
-            "overhead": sz.GPU_BASE_OVERHEAD + weights * sz.GPU_OVERHEAD_WEIGHT_PERCENT // 100,
-        }
-    left = max(0, usable - sum(items.values()))
+    usable, items = inputs
     return {
-        "reportedBytes": instance.gpu_usable_bytes,
-        "gpuMemoryUtilization": utilization,
+        "reportedBytes": plan.instance.gpu_usable_bytes,
+        "gpuMemoryUtilization": plan.spec.vllm.gpu_memory_utilization,
         "usableBytes": usable,
         "nonKvBytes": items,
         "kvBudgetPercent": sz.KV_BUDGET_PERCENT,
-        "kvBytes": left * sz.KV_BUDGET_PERCENT // 100,
+        "kvBytes": sz.gpu_kv_budget(plan.spec, plan.model, plan.instance),
     }
 
 

@@ -239,6 +239,24 @@ def gpu_non_kv(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> dict[str
     }
 
 
+def gpu_kv_inputs(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> tuple[int, dict[str, int]] | None:
+    """What gpu_kv_budget subtracts from what: (GPU memory as the device reports it x gpuMemoryUtilization, in
+    integer arithmetic: the utilization in parts per million, rounded half up as the chart's floor(x + 0.5); the
+    charges outside the KV cache on the busiest GPU, item by item: gpu_non_kv's, or for a model row without the
+    geometry KAITO's estimate as weights and overhead, 2.3 GiB + 5% of the weights). None without known GPUs.
+    kvgen explain shows them (kvCache.gpuBudget)."""
+    if not instance.gpus or not instance.gpu_memory_known:
+        return None
+    p = spec.parallelism
+    ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)
+    usable = instance.gpu_usable_bytes * ppm // 1_000_000
+    items = gpu_non_kv(spec, model, instance)
+    if items is None:
+        weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
+        items = {"weights": weights, "overhead": GPU_BASE_OVERHEAD + weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100}
+    return usable, items
+
+
 def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
     """The KV-cache bytes kvgen plans with on ONE GPU: GPU memory as the device reports it (instances.yaml
     gpuModels; vLLM requests that total x gpu_memory_utilization) x gpuMemoryUtilization, less what vLLM 0.33's
@@ -246,19 +264,12 @@ def gpu_kv_budget(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> int:
     (sizing.yaml gpu.kvBudgetPercent). A model row without the geometry falls back to KAITO's overhead estimate
     (the weights this GPU holds, 2.3 GiB + 5% of them). kvgen explain's "GPU after weights" and the
     context-length planning (kvgen.plan.kvcache) both use it. Integer arithmetic (the utilization in parts per
-    million) so that the Helm chart gets the same bytes."""
-    if not instance.gpus or not instance.gpu_memory_known:
+    million) so that the Helm chart gets the same bytes; the inputs: gpu_kv_inputs."""
+    inputs = gpu_kv_inputs(spec, model, instance)
+    if inputs is None:
         return 0
-    p = spec.parallelism
-    ppm = math.floor(spec.vllm.gpu_memory_utilization * 1_000_000 + 0.5)  # half up, as the chart's floor(x + 0.5)
-    usable = instance.gpu_usable_bytes * ppm // 1_000_000
-    items = gpu_non_kv(spec, model, instance)
-    if items is not None:
-        left = usable - sum(items.values())
-    else:
-        weights = model.gpu_weights_bytes // (p.tensor * p.pipeline)
-        left = usable - weights - GPU_BASE_OVERHEAD - weights * GPU_OVERHEAD_WEIGHT_PERCENT // 100
-    return max(0, left) * KV_BUDGET_PERCENT // 100
+    usable, items = inputs
+    return max(0, usable - sum(items.values())) * KV_BUDGET_PERCENT // 100
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,15 @@ class Replayer:
         self.one = replay(self._blocks)
         self.curve = Curve.of(trace.requests, self.one, trace.block_size)
         self._runs: dict[tuple[object, ...], tuple[list[list[int]], list[int]]] = {}
+        self._pod_curves: dict[tuple[object, ...], Curve] = {}  # the per-pod replays' curves, by the same key
+
+    @staticmethod
+    def _key(
+        mode: str, replicas: int, index_blocks: int, scorers: routes.Scorers, kv_tokens: int
+    ) -> tuple[object, ...]:
+        """What a routing's per-pod replay depends on: only the gateway's routing depends on the sizes."""
+        key: tuple[object, ...] = (mode, replicas)
+        return key + (index_blocks, scorers, kv_tokens) if mode == "gateway" else key
 
     def routed(
         self, mode: str, replicas: int, index_blocks: int, scorers: routes.Scorers, kv_tokens: int
@@ -168,9 +177,7 @@ class Replayer:
         """(per-pod distances, pods) of every request under ``mode``."""
         if replicas <= 1:
             return self.one, [0] * len(self._blocks)
-        key: tuple[object, ...] = (mode, replicas)
-        if mode == "gateway":
-            key += (index_blocks, scorers, kv_tokens)
+        key = self._key(mode, replicas, index_blocks, scorers, kv_tokens)
         if key not in self._runs:
             pods = routes.assign(
                 mode, self.trace.requests, replicas, self.trace.block_size, index_blocks, scorers, kv_tokens
@@ -205,7 +212,12 @@ class Replayer:
 
         by_tier, dists, pods = run(mode)
         hit = sum(by_tier.values())
-        per_pod = curve if replicas <= 1 else Curve.of(reqs, dists, bs)
+        per_pod = curve
+        if replicas > 1:
+            key = self._key(mode, replicas, local_blocks, scorers, gpu_tokens)
+            if key not in self._pod_curves:
+                self._pod_curves[key] = Curve.of(reqs, dists, bs)
+            per_pod = self._pod_curves[key]
         routing = []
         if replicas > 1:
             for how in routes.MODES:
