@@ -110,14 +110,5 @@ EOF
     && ( cd "$SMOKE" && "$BUILD/bin/promtool" test rules test.yaml )
 } >&2 || die "smoke run failed; promtool was not installed"
 
-# Publish: marker inside the build dir, then one rename (cached-venv.sh's venv_publish also
-# rewrites a venv's scripts and pyvenv.cfg, which this dir does not have).
-printf '%s\n' "$EXPECTED_STAMP" >"$BUILD/$MARKER_NAME"
-if [ -e "$VENV" ]; then
-  OLD=$(mktemp -d "$CACHE_DIR/.old-$VENV_NAME.XXXXXX")
-  mv -T "$VENV" "$OLD/venv"
-  rm -rf "$OLD"
-fi
-mv -T "$BUILD" "$VENV"
-log "built in $((SECONDS - start)) s: $VENV (Debian prometheus $DEB_VERSION, $(du -sh "$VENV" | cut -f1))"
-done_ok
+# Publish: the marker, then one rename (not a venv: nothing to relocate)
+dir_publish "Debian prometheus $DEB_VERSION"

@@ -157,6 +157,21 @@ def kv_transfer_config(compiled: Compiled) -> dict[str, Any] | None:
     return None
 
 
+def cached_tool_or_skip(script: Path, require_env: str, what: str) -> str:
+    """The executable a cached-environment script (scripts/checkov-env.sh, scripts/promtool-env.sh) prints last
+    with --check; otherwise skip, or FAIL when ``require_env`` is set (scripts/test sets it after building, hence
+    CI: a test needing the tool never passes by being skipped there)."""
+    import os
+
+    result = subprocess.run([str(script), "--check"], capture_output=True, text=True)
+    if result.returncode == 0:
+        return result.stdout.strip().splitlines()[-1]
+    why = f"{what} is not built ({result.stderr.strip()}); build it with scripts/{script.name}"
+    if os.environ.get(require_env, "") not in ("", "0"):
+        pytest.fail(f"{require_env} is set but {why}", pytrace=False)
+    pytest.skip(f"{why} (set {require_env}=1 to make this a failure)")
+
+
 def run_kvgen(
     *args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, ROOT
+from conftest import GOLDEN, ROOT, cached_tool_or_skip
 from ruamel.yaml import YAML
 
 pytestmark = pytest.mark.scan
@@ -26,13 +26,7 @@ REQUIRE_ENV = "KVGEN_REQUIRE_CHECKOV"
 
 
 def checkov_or_skip() -> str:
-    result = subprocess.run([str(ENV_SCRIPT), "--check"], capture_output=True, text=True)
-    if result.returncode == 0:
-        return result.stdout.strip().splitlines()[-1]
-    why = f"checkov's venv is not built ({result.stderr.strip()}); build it with scripts/checkov-env.sh"
-    if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):
-        pytest.fail(f"{REQUIRE_ENV} is set but {why}", pytrace=False)
-    pytest.skip(f"{why} (set {REQUIRE_ENV}=1 to make this a failure)")
+    return cached_tool_or_skip(ENV_SCRIPT, REQUIRE_ENV, "checkov's venv")
 
 
 def allowed() -> list[dict]:

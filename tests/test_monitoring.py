@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, cached_tool_or_skip
 
 RUNTIME = yaml.safe_load((ROOT / "charts" / "kvgen" / "files" / "runtime.yaml").read_text(encoding="utf-8"))
 MONITORING = RUNTIME["monitoring"]
@@ -184,13 +184,7 @@ def test_the_expected_hit_ratio_of_the_example_is_what_its_trace_predicts():
 
 
 def promtool() -> str:
-    result = subprocess.run([str(PROMTOOL_ENV), "--check"], capture_output=True, text=True)
-    if result.returncode == 0:
-        return result.stdout.strip().splitlines()[-1]
-    why = f"promtool is not fetched ({result.stderr.strip()}); fetch it with scripts/promtool-env.sh"
-    if os.environ.get(REQUIRE_PROMTOOL, "") not in ("", "0"):
-        pytest.fail(f"{REQUIRE_PROMTOOL} is set but {why}", pytrace=False)
-    pytest.skip(f"{why} (set {REQUIRE_PROMTOOL}=1 to make this a failure)")
+    return cached_tool_or_skip(PROMTOOL_ENV, REQUIRE_PROMTOOL, "promtool")
 
 
 def rules_of(example: str) -> dict[str, Any]:

@@ -59,11 +59,16 @@ venv_start() {
   log "building $VENV (in $BUILD)"
 }
 
-# Point the console scripts (their shebangs carry the build dir) at the final place, write the
-# marker inside the build dir, swap it in with one rename, and print where it is.
+# Point the console scripts (their shebangs carry the build dir) at the final place, then publish.
 venv_publish() {
   grep -rlI -- "$BUILD" "$BUILD/bin" 2>/dev/null | while IFS= read -r f; do sed -i "s|$BUILD|$VENV|g" "$f"; done
   sed -i "s|$BUILD|$VENV|g" "$BUILD/pyvenv.cfg"
+  dir_publish ""
+}
+
+# Write the marker inside the build dir, swap it in with one rename, and print where it is. A tool
+# directory that is not a venv (scripts/promtool-env.sh) publishes with this alone; ARG: a note for the log.
+dir_publish() {
   printf '%s\n' "$EXPECTED_STAMP" >"$BUILD/$MARKER_NAME"
   if [ -e "$VENV" ]; then
     OLD=$(mktemp -d "$CACHE_DIR/.old-$VENV_NAME.XXXXXX")
@@ -71,6 +76,6 @@ venv_publish() {
     rm -rf "$OLD"
   fi
   mv -T "$BUILD" "$VENV"
-  log "built in $((SECONDS - start)) s: $VENV ($(du -sh "$VENV" 2>/dev/null | cut -f1))"
+  log "built in $((SECONDS - start)) s: $VENV (${1:+$1, }$(du -sh "$VENV" 2>/dev/null | cut -f1))"
   done_ok
 }
