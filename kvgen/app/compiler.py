@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from kvgen.context import run as layout
 from kvgen.context.types import Context
 from kvgen.core import parallel
@@ -23,7 +25,7 @@ from kvgen.plan import build as planning
 from kvgen.plan import credentials, extra_objects, kube_target
 from kvgen.plan.document import document
 from kvgen.plan.types import Plan
-from kvgen.plan.validate import namespace_conflict, parse_spec
+from kvgen.plan.validate import namespace_conflict, parse_spec, without_refused
 from kvgen.render import templates as render
 from kvgen.spec.models import Spec
 
@@ -104,15 +106,7 @@ def plan_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str
     whose pod does not fit its node carries those problems (``plan.problems``)."""
     spec, problems = parse_spec(doc)
     if spec is None:
-        if [p.path for p in problems] == [("name",)] and isinstance(doc.data, dict):
-            # only the name is missing: report what planning finds too, all problems at once
-            try:
-                unnamed = Spec.model_validate({**doc.data, "name": "unnamed"})
-                plan = planning.build(unnamed, kube_target.resolve(unnamed.kube_version, k8s_version)[0])
-                problems += [p.at(doc.locate(p.path)) for p in plan.problems]
-            except SpecError as exc:
-                problems += [p.at(doc.locate(p.path)) for p in exc.problems]
-        raise SpecError(doc.file, problems)
+        raise SpecError(doc.file, problems + _planning_past(doc, problems, k8s_version, namespace))
     conflict = namespace_conflict(spec.namespace, namespace)  # the spec's namespace and --namespace
     if spec.namespace is None and namespace is not None:
         spec = spec.model_copy(update={"namespace": namespace})
@@ -125,6 +119,37 @@ def plan_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str
     if conflict:  # the plan's own problems (it does not fit) are listed too
         raise SpecError(doc.file, [p.at(doc.locate(p.path)) for p in [*conflict, *plan.problems]])
     return plan
+
+
+def _planning_past(
+    doc: SourceDoc, problems: list[Problem], k8s_version: str | None, namespace: str | None
+) -> list[Problem]:
+    """What planning finds in a spec the schema refused, planned with the refused keys left out
+    (kvgen.plan.validate without_refused): every independent problem in one run. A problem at (or under,
+    or above) a key left out is not reported: it could be the default's, not the user's."""
+    repaired = without_refused(doc)
+    if repaired is None:
+        return []
+    data, dropped = repaired
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError:
+        return []
+    found = namespace_conflict(spec.namespace, namespace)
+    if spec.namespace is None and namespace is not None:
+        spec = spec.model_copy(update={"namespace": namespace})
+    version, too_old = kube_target.resolve(spec.kube_version, k8s_version)
+    found += too_old
+    try:
+        found += planning.build(spec, version).problems
+    except SpecError as exc:
+        found += exc.problems
+    seen = {(p.path, p.message) for p in problems}
+    return [
+        p.at(doc.locate(p.path))
+        for p in found
+        if not planning.related(p.path, dropped) and (p.path, p.message) not in seen
+    ]
 
 
 def compile_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None) -> Compiled:

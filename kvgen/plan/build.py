@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgen.core import quantity
-from kvgen.core.errors import Problem, SpecError
+from kvgen.core.errors import Path, Problem, SpecError
 from kvgen.data import catalog, flags, kube
 from kvgen.data.catalog import InstanceInfo, ModelInfo
 from kvgen.plan import (
@@ -257,6 +257,11 @@ def has_api_key(spec: Spec) -> bool:
     )
 
 
+def related(path: Path, paths: list[Path]) -> bool:
+    """``path`` is one of ``paths``, or above or below one."""
+    return any(path[: len(p)] == p or p[: len(path)] == path for p in paths)
+
+
 # the problems of a complete plan whose pod does not fit its node (kvgen explain still shows its budget)
 FIT_CODES = frozenset({sizing.FIT_MEMORY, sizing.FIT_DISK, sizing.FIT_WEIGHTS, kvcache.FIT_CONTEXT})
 
@@ -274,23 +279,28 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     problems += apiserver.check_spec(spec, instance, statefulset_names(spec))
     problems += remote.check(spec)  # kvCacheOffloading.remote: the lmcache backend's, a URL the resp adapter takes
     problems += extra_objects.check(spec, k8s_version)  # extraObjects: well formed, no secret values, valid
-    if model is None or instance is None:
-        raise SpecError("", problems)
+    if model is None or instance is None:  # what needs neither is checked still: every problem in one run
+        raise SpecError("", problems + extra_args.check_extra_args(list(spec.vllm.extra_args)) + routing.check(spec))
     gpus_per_pod, structural = _check_structure(spec, model, instance, k8s_version)
     problems += structural
-    if not structural:  # the weights' and KV's bytes as vLLM's dtype flags make them (files/quantization.yaml)
-        model, dtype_problems = quantization.apply(spec, model)
-        problems += dtype_problems
-    if problems:
+    # sizing goes on past the problems above (every problem in one run), unless it would size what is wrong:
+    # GPUs that do not divide (parallelism), or weights and KV bytes whose dtype flags it cannot read
+    if any(p.path[:1] == ("parallelism",) for p in structural):
         raise SpecError("", problems)
+    model, dtype_problems = quantization.apply(spec, model)  # the weights' and KV's bytes (files/quantization.yaml)
+    if dtype_problems:  # the flag vLLM refuses is reported once, at its index, by check_extra_args
+        said = {p.path for p in problems}
+        raise SpecError("", problems + [p for p in dtype_problems if p.path not in said])
+    refused = [p.path for p in problems]
     decision = rules.decide(rules.Facts(spec, model, instance))
     backend = spec.kv_cache_offloading.backend if decision.enabled else None
     access = gpu_access.resolve(spec, backend)
     # a mode below its minKubeVersion (files/gpu-access.yaml); service.port on a port the pod binds
-    problems = gpu_access.check(access, k8s_version) + ports.check(spec, backend)
+    problems += gpu_access.check(access, k8s_version) + ports.check(spec, backend)
     context_length = kvcache.context_length(spec, model, instance)
     sz = sizing.size(spec, model, instance, decision, gpus_per_pod)
-    found = sz.problems + context_length.problems
+    # a size or length refused above is not sized again: what sizing finds there is its consequence
+    found = [p for p in sz.problems + context_length.problems if not related(p.path, refused)]
     unfit = [p for p in found if p.code in FIT_CODES]
     problems += [p for p in found if p.code not in FIT_CODES]
     if problems:

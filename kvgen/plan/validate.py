@@ -92,6 +92,94 @@ def _under(problem: Problem, nulled: list[Problem]) -> bool:
     return any(problem.path[: len(n.path)] == n.path for n in nulled)
 
 
+# The sections of a spec whose refused values planning can do without: validation goes on past the schema's
+# problems there (issue 36: every problem in one run), planning the spec with them left at their defaults.
+# A refused value anywhere else (the model, the instance, parallelism, the KV cache, resources, the vLLM
+# flags, the catalog) would change what planning decides and sizes, so validation stops at the schema's
+# problems. An unknown key is left out wherever it is: nothing reads it (the chart's templates go on
+# past it too).
+INDEPENDENT: frozenset[Path] = frozenset(
+    {
+        *(
+            (key,)
+            for key in (
+                "name",
+                "fullnameOverride",
+                "nameOverride",
+                "namespace",
+                "replicas",
+                "images",
+                "scheduling",
+                "pod",
+                "deployment",
+                "service",
+                "routing",
+                "probes",
+                "disruptionBudget",
+                "metrics",
+                "autoscaling",
+                "commonLabels",
+                "commonAnnotations",
+                "extraObjects",
+                "strict",
+            )
+        ),
+        ("vllm", "env"),
+        ("vllm", "envFrom"),
+        ("vllm", "volumeMounts"),
+    }
+)
+UNNAMED = "unnamed"  # the name planning gives a spec that has none, or a refused one
+
+
+def _independent(path: Path) -> bool:
+    return path[:1] in INDEPENDENT or path[:2] in INDEPENDENT
+
+
+def _key_of(path: Path) -> Path:
+    """The mapping key a problem's path is under: up to its first list index (a refused list item leaves the
+    whole list out, so that the later problems' indices stay the ones the user wrote)."""
+    for i, part in enumerate(path):
+        if isinstance(part, int):
+            return path[:i]
+    return path
+
+
+def _drop(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``data`` without the key at ``path`` (copied along the path; the rest shared)."""
+    if not path or not isinstance(data, dict) or path[0] not in data:
+        return data
+    head, rest = path[0], path[1:]
+    if not rest:
+        return {k: v for k, v in data.items() if k != head}
+    return {**data, head: _drop(data[head], rest)}
+
+
+def without_refused(doc: SourceDoc) -> tuple[dict[str, Any], list[Path]] | None:
+    """The spec's data with every key the schema refuses left out, and those keys' paths, when planning can go
+    on without them: each is an unknown key, or a value in an INDEPENDENT section. None where it cannot: a
+    required key is missing, a value elsewhere is refused, a default is nulled or a credential written."""
+    data = doc.data
+    if not isinstance(data, dict) or nulled_defaults(doc) or _name_conflict(doc) or credentials.literals(data):
+        return None
+    try:
+        Spec.model_validate(data)
+        errors = []
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    dropped: list[Path] = []
+    for error in errors:
+        loc = tuple(error["loc"])
+        if error["type"] == "missing" or (error["type"] != "extra_forbidden" and not _independent(loc)):
+            return None
+        dropped.append(_key_of(loc))
+    for path in dropped:
+        data = _drop(data, path)
+    if data.get("name") is None and data.get("fullnameOverride") is None:
+        data = {**data, "name": UNNAMED}
+    return data, dropped
+
+
 def parse_spec(doc: SourceDoc) -> tuple[Spec | None, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [Problem((), f"a spec must be a mapping, not {type(doc.data).__name__}", location=doc.locate(()))]

@@ -55,6 +55,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- $unsupported := false -}}
 {{- if and $written (not (has $written $K.supported)) -}}
 {{- $unsupported = true -}}
+{{- if not $given -}}{{- $kube = printf "v%s.0" $K.defaultVersion -}}{{- end -}}
 {{- if semverCompare (printf "<%s.0-0" (first $K.supported)) (printf "%s.0" $written) -}}
 {{- include "kvgen.problem" (list $s "kubeVersion" (printf "Kubernetes %s is too old: kvgen's native sidecars need %s or newer" $written (first $K.supported)) "use a version kvgen has Kubernetes schemas for") -}}
 {{- else -}}
@@ -64,6 +65,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- if and $given .Values.kubeVersion (not $unsupported) (semverCompare (printf "<%s.0-0" .Values.kubeVersion) $kube) -}}
 {{- include "kvgen.problem" (list $s "kubeVersion" (printf "the spec is written for Kubernetes %s, but the output is for Kubernetes %s, which is older" .Values.kubeVersion (regexFind "[0-9]+\\.[0-9]+" $kube)) (printf "render for %s or newer (kvgen --kube-version, helm template --kube-version; helm install uses the cluster's), or set kubeVersion to the version the cluster runs" .Values.kubeVersion)) -}}
 {{- end -}}
+{{- $_ := set $s "kubeProblems" (len $s.errs) -}}{{/* planning goes on past them (kvgen.plan) */}}
 {{- $_ := set $s "release" (dict "name" .Release.Name "namespace" .Release.Namespace "service" .Release.Service "chart" .Chart.Name "chartLabel" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_") "version" .Chart.Version) -}}
 {{- $_ := set $s "failHere" (hasSuffix "/templates/validate.yaml" .Template.Name) -}}
 {{- include "kvgen.resolveName" $s -}}

@@ -8,8 +8,12 @@ Usage: {{- include "kvgen.plan" $s -}}
 */}}
 {{- define "kvgen.plan" -}}
 {{- $s := . -}}
-{{/* unknown keys and required values (values.schema.json leaves them to the templates, in kvgen's words) */}}
+{{/* unknown keys and required values (values.schema.json leaves them to the templates, in kvgen's words).
+     Planning goes on past an unknown key (nothing reads it: every problem in one run, as kvgen's
+     without_refused), not past a missing or nulled value or a written credential */}}
+{{- $named := sub (len $s.errs) $s.kubeProblems -}}
 {{- include "kvgen.checkKeys" $s -}}
+{{- $keys := len $s.errs -}}
 {{- range $key := list "model" "instance" -}}
 {{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
 {{- end -}}
@@ -18,28 +22,59 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.checkNulledDefaults" $s -}}
 {{/* literal credentials first: kvgen reports them with the spec's schema problems, before planning */}}
 {{- if eq (len $s.errs) $before -}}{{- include "kvgen.checkCredentials" $s -}}{{- end -}}
-{{- if and (hasKey $s.V "model") (hasKey $s.V "instance") (not $s.errs) -}}
+{{- $planning := and (eq $named 0) (eq (len $s.errs) $keys) -}}
+{{- if $planning -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
 {{- include "kvgen.checkApiserver" $s -}}
 {{- include "kvgen.checkRemote" $s -}}
 {{- include "kvgen.checkExtraObjects" $s -}}
 {{- end -}}
+{{- if and $planning (not (and (hasKey $s "model") (hasKey $s "inst"))) -}}
+{{/* what needs neither the model nor the node is checked still: every problem in one run */}}
+{{- include "kvgen.checkExtraArgs" $s -}}
+{{- include "kvgen.checkRouting" $s -}}
+{{- end -}}
 {{- if and (hasKey $s "model") (hasKey $s "inst") -}}
 {{- $before := len $s.errs -}}
 {{- include "kvgen.checkStructure" $s -}}
-{{/* the weights' and KV's bytes as vLLM's dtype flags make them (files/quantization.yaml) */}}
-{{- if eq (len $s.errs) $before -}}{{- include "kvgen.applyDtypes" $s -}}{{- end -}}
+{{/* sizing goes on past the problems above, unless it would size what is wrong: GPUs that do not
+     divide (parallelism), or bytes whose dtype flags it cannot read (kvgen/plan/build.py build) */}}
+{{- $divides := true -}}
+{{- range $i, $e := $s.errs -}}
+{{- if and (ge $i $before) (or (eq $e.path "parallelism") (hasPrefix "parallelism." $e.path)) -}}{{- $divides = false -}}{{- end -}}
 {{- end -}}
-{{- if not $s.errs -}}
+{{- if $divides -}}
+{{- $said := list -}}{{- range $e := $s.errs -}}{{- $said = append $said $e.path -}}{{- end -}}
+{{- $errs := $s.errs -}}
+{{- $_ := set $s "errs" list -}}
+{{/* the weights' and KV's bytes as vLLM's dtype flags make them (files/quantization.yaml); a flag
+     vLLM refuses is reported once, at its index, by kvgen.checkExtraArgs */}}
+{{- include "kvgen.applyDtypes" $s -}}
+{{- $dtype := $s.errs -}}
+{{- $_ := set $s "errs" $errs -}}
+{{- range $e := $dtype -}}{{- if not (has $e.path $said) -}}{{- $_ := set $s "errs" (append $s.errs $e) -}}{{- end -}}{{- end -}}
+{{- if not $dtype -}}{{- $_ := set $s "sizable" true -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $s.sizable -}}
+{{- $before := len $s.errs -}}
 {{- include "kvgen.decide" $s -}}
 {{- include "kvgen.gpuAccess" $s -}}
 {{- include "kvgen.checkPorts" $s -}}
+{{- $sizing := len $s.errs -}}
 {{- include "kvgen.contextLength" $s -}}
 {{- include "kvgen.size" $s -}}
+{{/* a size or length refused above is not sized again: what sizing finds there is its consequence */}}
+{{- $refused := list -}}{{- range $i, $e := $s.errs -}}{{- if lt $i $before -}}{{- $refused = append $refused $e.path -}}{{- end -}}{{- end -}}
+{{- $kept := list -}}
+{{- range $i, $e := $s.errs -}}
+{{- if or (lt $i $sizing) (not (include "kvgen.related" (list $e.path $refused))) -}}{{- $kept = append $kept $e -}}{{- end -}}
+{{- end -}}
+{{- $_ := set $s "errs" $kept -}}
 {{- include "kvgen.warnings" $s -}}
-{{/* strict: every warning is a problem (kvgen/plan/build.py build) */}}
-{{- if $s.V.strict -}}
+{{/* strict: every warning is a problem, where the spec has no other than that its pod does not fit (kvgen/plan/build.py build) */}}
+{{- if and $s.V.strict (eq $before 0) -}}
 {{- range $w := $s.warnings -}}{{- include "kvgen.problem" (list $s "strict" $w "change the spec so that it no longer warns, or remove strict: true to render with the warning") -}}{{- end -}}
 {{- end -}}
 {{- end -}}
@@ -81,6 +116,12 @@ make it. */}}
 {{- $lines = append $lines $line -}}
 {{- end -}}
 {{- fail (join "\n" $lines) -}}
+{{/* reached only in `helm lint`, whose lint mode logs a fail at INFO and renders on (Helm's engine): an
+     error of the template engine itself fails the lint, with the problems in its text. The bare chart
+     (no model, no instance: `helm lint charts/kvgen`) is linted as before */}}
+{{- if or (hasKey $s.V "model") (hasKey $s.V "instance") -}}
+{{- include (join "\n" $lines) $s -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -94,4 +135,13 @@ make it. */}}
 {{- $_ := set $out "ephemeralLimit" (add (int64 (ternary $a.ephemeralLimit $a.ephemeral (hasKey $a "ephemeralLimit"))) (int64 (ternary $b.ephemeralLimit $b.ephemeral (hasKey $b "ephemeralLimit")))) -}}
 {{- end -}}
 {{- toJson $out -}}
+{{- end -}}
+
+{{/* kvgen.related: "true" when PATH is one of PATHS, or above or below one (kvgen/plan/build.py related).
+Usage: {{ include "kvgen.related" (list PATH PATHS) }} */}}
+{{- define "kvgen.related" -}}
+{{- $path := index . 0 -}}
+{{- range $p := index . 1 -}}
+{{- if or (eq $p $path) (hasPrefix (printf "%s." $p) $path) (hasPrefix (printf "%s[" $p) $path) (hasPrefix (printf "%s." $path) $p) (hasPrefix (printf "%s[" $path) $p) -}}true{{- end -}}
+{{- end -}}
 {{- end -}}
