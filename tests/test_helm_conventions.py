@@ -291,6 +291,37 @@ def test_helm_lint_strict_passes_without_values():
     assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
 
 
+LINT_REFUSED = {
+    "unknown-key": (
+        {"kvCacheOffloding": {"cpu": "10Gi"}},
+        "kvCacheOffloding: unknown key 'kvCacheOffloding' (hint: did you mean 'kvCacheOffloading'?)",
+    ),
+    "does-not-fit": (
+        {"model": {"id": "meta-llama/Llama-3.1-70B-Instruct"}},
+        "parallelism.tensor: meta-llama/Llama-3.1-70B-Instruct needs 132.0 GiB of weights per GPU",
+    ),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("change", LINT_REFUSED, ids=list(LINT_REFUSED))
+def test_helm_lint_strict_fails_on_values_kvgen_refuses(change, tmp_path):
+    """Issue 36: people gate on `helm lint --strict -f values.yaml`. Helm's lint mode logs a template's fail at INFO
+    and exits 0; the chart's validate.yaml then raises an error of the template engine, which fails the lint with
+    kvgen's problems in its text."""
+    values, said = LINT_REFUSED[change]
+    spec = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "instance": {"type": "Standard_NC24ads_A100_v4"}}
+    path = tmp_path / "values.yaml"
+    path.write_text(dump({**spec, **values}))
+    result = helm_cli.run("lint", "--strict", str(helm.CHART), "-f", str(path))
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "1 chart(s) failed" in result.stdout + result.stderr
+    assert "[ERROR] templates/" in result.stdout and said in result.stdout.replace("\\n", "\n"), result.stdout
+    template = helm_cli.run("template", "demo", str(helm.CHART), "-f", str(path))
+    assert template.returncode != 0 and said in template.stderr  # helm template as before: Helm's fail
+    assert "no template" not in template.stderr
+
+
 @pytest.mark.heavy
 @pytest.mark.parametrize("values_file", CI, ids=[p.stem for p in CI])
 def test_ci_values_lint_and_render_as_kvgen_renders_them(values_file):

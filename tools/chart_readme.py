@@ -260,8 +260,10 @@ helm test gemma -n llm            # a pod asks vLLM's /health through the Servic
   release named as the spec.
 - **Output.** `helm template` writes block YAML, as `kvgen render` does: labels, arguments and
   resources as YAML mappings and lists, the launcher script as a `|` block.
-- **Tests.** `helm lint charts/kvgen --strict` passes with or without values (without them it
-  reports, as information, that `model` and `instance` are missing). `ci/*-values.yaml` are
+- **Tests.** `helm lint charts/kvgen --strict` passes without values (it reports, as information,
+  that `model` and `instance` are missing); with values (`-f values.yaml`) it fails on every problem
+  `kvgen render` refuses, listed in its error (Helm's lint mode only logs a template's `fail`, so
+  `templates/validate.yaml` raises an error of the template engine after it). `ci/*-values.yaml` are
   chart-testing's (`ct lint`, `ct install`): the `lmcache` backend, the `native` backend and a
   server across two nodes (`ct install` needs the GPU nodes they name). `helm test` runs `templates/tests/test-health.yaml`: curl (the
   `testImage` pin of `files/runtime.yaml`) against `http://<name>:<port>/health`; `kvgen render`
