@@ -392,6 +392,7 @@ def run_action(runner_temp: Path, command: str, specs: str, output_dir: str = ""
         "KVGEN_SPECS": specs,
         "KVGEN_OUTPUT_DIR": output_dir,
         "KVGEN_ARGS": args,
+        "KVGEN_SUMMARY": "false",  # no job summary (tests/test_ci_replay.py replays the one the action writes)
     }
     return run("bash", "-e", "-o", "pipefail", "-c", script, env=env)
 
@@ -455,7 +456,8 @@ def test_gitlab_template_runs_kvgen_in_this_release_cli_image(tmp_path):
     def job(name: str, **variables: str) -> subprocess.CompletedProcess:
         env = {**template[".kvgen"]["variables"], **variables, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
         commands = [*template[".kvgen"]["before_script"], *template[name]["script"]]
-        return run("sh", "-e", "-c", "\n".join(commands), env=env)
+        # in a project directory of its own: the jobs write their code-quality report there
+        return run("sh", "-e", "-c", "\n".join(commands), env=env, cwd=tmp_path)
 
     specs = f"{TP2} {NO_NAMESPACE}"
     assert job(".kvgen-render-check", KVGEN_SPECS=specs, KVGEN_OUTPUT_DIR=str(out)).returncode == 5

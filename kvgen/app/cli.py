@@ -34,7 +34,9 @@ if TYPE_CHECKING:  # for annotations only: the commands import what they use whe
     from rich.progress import Progress, TaskID
 
     from kvgen.app.compiler import Output
+    from kvgen.app.findings import Sink
     from kvgen.input.dialects import Unit
+    from kvgen.output.tree import Changes
 
 EXIT_OK, EXIT_INVALID_INPUT, EXIT_USAGE, EXIT_INVALID_OUTPUT, EXIT_INTERNAL, EXIT_STALE = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
@@ -372,18 +374,34 @@ class _Failed(KvgenError):
         self.errors = errors
 
 
+@dataclass(frozen=True)
+class _Warning:
+    """A warning of the run: as printed, and as an annotation or a finding (its message without the place)."""
+
+    text: str
+    message: str
+    file: str | None = None
+    problem: Problem | None = None
+
+
+def _warnings(output: Output) -> list[_Warning]:
+    """Every warning of the run: the input's, each conversion's, each spec's plan's."""
+    found = [_Warning(w.render(), w.at(None).render(), None, w) for w in output.warnings]
+    for r in output.compiled:
+        if r.conversion is not None:
+            found += [_Warning(w.render(), w.at(None).render(), r.source, w) for w in r.conversion.warnings]
+        found += [_Warning(f"{r.source}: {r.spec.name}: {w}", f"{r.spec.name}: {w}", r.source) for w in r.plan.warnings]
+    return found
+
+
 class _StrictFailed(KvgenError):
-    def __init__(self, warnings: list[str]):
+    def __init__(self, warnings: list[_Warning]):
         self.warnings = warnings
 
 
 def _strict(output: Output) -> None:
     """--strict: every warning of the run (the input's, each conversion's, each spec's) is an error."""
-    found = [w.render() for w in output.warnings]
-    for r in output.compiled:
-        if r.conversion is not None:
-            found += [w.render() for w in r.conversion.warnings]
-        found += [f"{r.source}: {r.spec.name}: {w}" for w in r.plan.warnings]
+    found = _warnings(output)
     if found:
         raise _StrictFailed(found)
 
@@ -402,6 +420,28 @@ Format = Annotated[
     ),
 ]
 _annotate = False  # --format github: set by the command, read where problems and warnings are printed
+CodeQuality = Annotated[
+    str | None,
+    typer.Option(
+        "--codequality",
+        metavar="FILE",
+        help="Also write every problem and warning (and each stale file of render --check) to FILE as a GitLab "
+        "code-quality report, the JSON array artifacts:reports:codequality reads (docs/ci.md), whether or not the "
+        "command passes. '-' writes it to stdout (validate only).",
+        show_default=False,
+    ),
+]
+Summary = Annotated[
+    str | None,
+    typer.Option(
+        "--summary",
+        metavar="FILE",
+        help="Append a Markdown summary of the run to FILE: its outcome and a table of every problem and warning at "
+        'its file:line (in GitHub Actions: --summary "$GITHUB_STEP_SUMMARY", the job summary; docs/ci.md).',
+        show_default=False,
+    ),
+]
+_sink: Sink | None = None  # --codequality, --summary: set by the command, fed where problems and warnings are found
 
 
 def _command_data(text: str) -> str:
@@ -426,6 +466,47 @@ def _annotation(level: str, message: str, file: str | None = None, problem: Prob
     _err(f"::{level} {','.join(props)}::{_command_data(message)}")
 
 
+def _record(
+    level: str,
+    message: str,
+    file: str | None = None,
+    problem: Problem | None = None,
+    check: str = "kvgen/warning",
+    line: int | None = None,
+) -> None:
+    """One finding for --codequality and --summary (at the problem's file:line, else at ``file``)."""
+    if _sink is None:
+        return
+    where = problem.location if problem is not None else None
+    if problem is not None:
+        check = f"kvgen/{problem.code or format_path(problem.path)}"
+    _sink.add(
+        level,
+        message,
+        where.file if where is not None else file,
+        where.line if where is not None else line,
+        format_path(problem.path) if problem is not None else "",
+        check,
+    )
+
+
+def _outcome(line: str) -> None:
+    """The command's last line, for --summary."""
+    if _sink is not None:
+        _sink.outcome = line
+
+
+def _open_sink(specs: list[str]) -> None:
+    """Check that --codequality's and --summary's files can be written before anything runs."""
+    if _sink is None:
+        return
+    _sink.fallback = next((s for s in specs if s != "-"), "")
+    try:
+        _sink.open()
+    except OSError as exc:
+        raise Usage(f"{exc.filename}: cannot write it: {exc.strerror}") from None
+
+
 def _warn(problem: Problem) -> None:
     _err(f"kvgen: warning: {problem.render()}")
     if _annotate:
@@ -433,6 +514,8 @@ def _warn(problem: Problem) -> None:
 
 
 def _report(output: Output, quiet: bool, decisions: bool = True) -> None:
+    for found in _warnings(output):  # --codequality and --summary hold them, --quiet or not
+        _record("warning", found.message, found.file, found.problem)
     if quiet:
         return
     for w in output.warnings:
@@ -457,11 +540,25 @@ def _report(output: Output, quiet: bool, decisions: bool = True) -> None:
 
 
 def _run(action: Callable[[], None]) -> None:
-    global _annotate
+    global _annotate, _sink
+    sink = _sink
     try:
-        _run_reporting(action)
+        try:
+            _run_reporting(action)
+        except typer.Exit as exc:
+            if sink is not None:
+                for m in sink.close(exc.exit_code):
+                    _err(f"error: {m}")
+            raise
+        if sink is not None:
+            failed = sink.close(EXIT_OK)
+            for m in failed:
+                _err(f"error: {m}")
+            if failed:
+                raise typer.Exit(EXIT_USAGE)
     finally:
-        _annotate = False  # --format github is one command's (tests run many in one process)
+        _annotate = False  # --format github, --codequality and --summary are one command's (tests run many in one
+        _sink = None  # process)
 
 
 def _run_reporting(action: Callable[[], None]) -> None:
@@ -469,29 +566,35 @@ def _run_reporting(action: Callable[[], None]) -> None:
         action()
     except Usage as exc:
         _err(f"error: {exc}")
+        _outcome(f"error: {exc}")
         raise typer.Exit(EXIT_USAGE) from None
     except _Failed as exc:
         total = sum(len(e.problems) for e in exc.errors)
         for e in exc.errors:
             _err(f"error: {e}")
-        if _annotate:
-            for e in exc.errors:
-                for p in e.problems:
+        for e in exc.errors:
+            for p in e.problems:
+                if _annotate:
                     _annotation("error", p.at(None).render(), file=e.source, problem=p)
+                _record("error", p.at(None).render(), e.source, p)
         _err(f"kvgen: {total} problem{'s' if total != 1 else ''} found; nothing was written")
+        _outcome(f"{total} problem{'s' if total != 1 else ''} found; nothing was written")
         raise typer.Exit(EXIT_INVALID_INPUT) from None
     except _StrictFailed as exc:
         for w in exc.warnings:
-            _err(f"error: {w}")
+            _err(f"error: {w.text}")
             if _annotate:
-                _annotation("error", w)
+                _annotation("error", w.message, file=w.file, problem=w.problem)
+            _record("error", w.message, w.file, w.problem)
         n = len(exc.warnings)
         _err(f"kvgen: {n} warning{'s' if n != 1 else ''} (errors with --strict); nothing was written")
+        _outcome(f"{n} warning{'s' if n != 1 else ''} (errors with --strict); nothing was written")
         raise typer.Exit(EXIT_INVALID_INPUT) from None
     except OutputInvalidError as exc:
         _err("error: the rendered objects are not valid Kubernetes (this is a kvgen bug, please report it):")
         for m in exc.messages:
             _err(f"  {m}")
+        _outcome("the rendered objects are not valid Kubernetes (a kvgen bug, please report it): see the log")
         raise typer.Exit(EXIT_INVALID_OUTPUT) from None
     except typer.Exit:
         raise
@@ -502,6 +605,7 @@ def _run_reporting(action: Callable[[], None]) -> None:
         if os.environ.get("KVGEN_DEBUG"):
             raise
         _err(f"internal error: {type(exc).__name__}: {exc} (set KVGEN_DEBUG=1 for a traceback)")
+        _outcome(f"internal error: {type(exc).__name__}: {exc}")
         raise typer.Exit(EXIT_INTERNAL) from None
 
 
@@ -550,14 +654,22 @@ def render(
     jobs: Jobs = None,
     strict: Strict = False,
     message_format: Format = MessageFormat.text,
+    codequality: CodeQuality = None,
+    summary: Summary = None,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
+    from kvgen.app.findings import Sink
     from kvgen.output import tree
 
-    global _annotate
+    global _annotate, _sink
     _annotate = message_format is MessageFormat.github
+    if codequality is not None or summary is not None:
+        _sink = Sink("render --check" if check else "render", codequality, summary)
 
     def action() -> None:
+        if codequality == "-":
+            raise Usage("render writes YAML or a diff on stdout: give --codequality a file")
+        _open_sink(specs)
         if output is not None:
             _check_output_dir(output)
         if check and output is None:
@@ -581,6 +693,7 @@ def render(
                 raise Usage("; ".join(same))
             _report(out, quiet)
             sys.stdout.write("".join(r.yaml for r in out.compiled))
+            _outcome(_rendered(len(out.compiled)))
             return
         entries = [
             tree.Entry(subdirs.get(r.source, PurePosixPath(".")), r.spec.object_name, r.yaml, r.source)
@@ -592,8 +705,14 @@ def render(
             raise Usage("; ".join(exc.messages)) from None
         _report(out, quiet, decisions=not check)
         _render_tree(output, files, list(kustomize_resources or ()), check, quiet)
+        if not check:
+            _outcome(f"{_rendered(len(out.compiled))} into {output.as_posix()}")
 
     _run(action)
+
+
+def _rendered(n: int) -> str:
+    return f"{n} spec{'s' if n != 1 else ''} rendered"
 
 
 # kubectl's and helm's -o values: a format (kubectl get -o yaml) is no directory for render -o
@@ -637,12 +756,17 @@ def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str
     except outdir.OutDirError as exc:
         for m in exc.messages:
             _err(f"error: {m}")
+            if _annotate:
+                _annotation("error", m, file=shown)
+            _record("error", m, shown, check="kvgen/output-dir")
         n = len(exc.messages)
-        _err(
-            f"kvgen: {n} problem{'s' if n != 1 else ''} with the output directory {shown}; nothing was written"
+        last = (
+            f"{n} problem{'s' if n != 1 else ''} with the output directory {shown}; nothing was written"
             if exc.code == 1
-            else f"kvgen: {shown} was left as it was"
+            else f"{shown} was left as it was"
         )
+        _err(f"kvgen: {last}")
+        _outcome(last)
         raise typer.Exit(exc.code) from None
     except Interrupted as exc:
         state = "holds the complete new render" if exc.finished else "was left as it was"
@@ -658,10 +782,37 @@ def _render_tree(output: Path, files: dict[PurePosixPath, str], extras: list[str
     if survey.up_to_date:
         if not quiet:
             _err(f"kvgen: {shown} is up to date ({survey.changes.summary()})")
+        _outcome(f"{shown} is up to date ({survey.changes.summary()})")
         return
     sys.stdout.write(tree.unified_diff(output, survey.changes))
-    _err(f"kvgen: {shown} is stale: {survey.changes.summary()}; run kvgen render without --check to update it")
+    last = f"{shown} is stale: {survey.changes.summary()}; run kvgen render without --check to update it"
+    _err(f"kvgen: {last}")
+    _outcome(f"{last}, and commit the result (the unified diff is in the log)")
+    _stale_findings(output, survey.changes)
     raise typer.Exit(EXIT_STALE)
+
+
+def _stale_findings(output: Path, changes: Changes) -> None:
+    """render --check --format github / --codequality: each file that differs, is missing or is no longer
+    produced, at its first line that differs."""
+    if not (_annotate or _sink is not None):
+        return
+    base = output.as_posix().rstrip("/")
+    stale = [(rel, _first_difference(old, new), "differs from what kvgen renders") for rel, old, new in changes.changed]
+    stale += [(rel, 1, "is missing: kvgen renders it") for rel, _new in changes.missing]
+    stale += [(rel, 1, "is no longer produced: kvgen render removes it") for rel, _old in changes.stale]
+    for rel, line, what in stale:
+        file = f"{base}/{rel}"
+        message = f"{file} {what}; run kvgen render without --check and commit the result"
+        if _annotate:
+            _err(f"::error file={_command_property(file)},line={line},title=kvgen%3A stale::{_command_data(message)}")
+        _record("error", message, file, check="kvgen/stale", line=line)
+
+
+def _first_difference(old: str, new: str) -> int:
+    """The 1-based number of the first line where two texts differ."""
+    a, b = old.splitlines(), new.splitlines()
+    return next((i + 1 for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)) + 1)
 
 
 @app.command()
@@ -676,18 +827,29 @@ def validate(
     jobs: Jobs = None,
     strict: Strict = False,
     message_format: Format = MessageFormat.text,
+    codequality: CodeQuality = None,
+    summary: Summary = None,
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
-    global _annotate
+    from kvgen.app.findings import Sink
+
+    global _annotate, _sink
     _annotate = message_format is MessageFormat.github
+    if codequality is not None or summary is not None:
+        _sink = Sink("validate", codequality, summary)
 
     def action() -> None:
+        _open_sink(specs)
         _inputs_, out = _compile_all(specs, kube_version, instance, exclude, quiet, catalogs, namespace, jobs)
         if strict:
             _strict(out)
         _report(out, quiet)
         for r in out.compiled:
             _err(f"ok: {r.source}: {r.spec.name} ({len(r.objects)} objects valid for Kubernetes {r.plan.k8s_version})")
+        n = len(out.compiled)
+        _outcome(
+            f"{n} spec{'s' if n != 1 else ''} and the objects {'they render' if n != 1 else 'it renders'} are valid"
+        )
 
     _run(action)
 
