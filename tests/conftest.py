@@ -249,3 +249,17 @@ def distinct_names(paths: list[Path]) -> list[Path]:
             seen |= names
             out.append(p)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _catalog_rows_of_one_test():
+    """`kvgen --catalog FILE` merges its rows over the catalog for the rest of the process (kvgen.data.catalog
+    use_rows): a test that runs the CLI in-process with it must not hand them to the next test."""
+    from kvgen.data import catalog
+
+    before = {table: dict(rows) for table, rows in catalog._overlay.items()}
+    yield
+    if catalog._overlay != before:
+        catalog._overlay.clear()
+        catalog._overlay.update(before)
+        catalog._merged.clear()

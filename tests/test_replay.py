@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgen.core import paths
+from kvgen.core import paths, reads
 from kvgen.output import replay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,7 +213,19 @@ def test_a_corrupt_or_foreign_record_is_not_replayed(tmp_path, monkeypatch):
     replay.store(k, 4, "x", "")  # an internal error is not recorded
     assert replay.lookup(k) is None
     replay.store(k, 1, "", "problems\n")
-    assert replay.lookup(k) == {"key": k, "exit": 1, "stdout": "", "stderr": "problems\n"}
+    assert replay.lookup(k) == {"key": k, "exit": 1, "stdout": "", "stderr": "problems\n", "reads": {}}
+    # a run that read a file a spec names (model.config) is replayed only while it holds the same bytes
+    read = tmp_path / "config.json"
+    read.write_text("{}")
+    reads.forget()
+    reads.read_bytes(str(read), 1024)
+    replay.store(k, 0, "out", "")
+    reads.forget()
+    assert replay.lookup(k)["stdout"] == "out"
+    read.write_text('{"changed": 1}')
+    assert replay.lookup(k) is None
+    read.unlink()
+    assert replay.lookup(k) is None
 
 
 class _Lenient(io.StringIO):

@@ -19,6 +19,7 @@ from kvgen.context import run as layout
 from kvgen.context.types import Context
 from kvgen.core import parallel
 from kvgen.core.errors import KvgenError, Problem, SpecError
+from kvgen.input import model_config
 from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
 from kvgen.plan import build as planning
@@ -104,7 +105,10 @@ class Progress(Protocol):
 def plan_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None) -> Plan:
     """The plan of one native document; ``namespace`` (kvgen --namespace) for a spec that sets none. A plan
     whose pod does not fit its node carries those problems (``plan.problems``)."""
+    unread = model_config.apply(doc)  # model.config: the row of its config.json is the spec's own
     spec, problems = parse_spec(doc)
+    if unread:
+        raise SpecError(doc.file, problems + unread)
     if spec is None:
         raise SpecError(doc.file, problems + _planning_past(doc, problems, k8s_version, namespace))
     conflict = namespace_conflict(spec.namespace, namespace)  # the spec's namespace and --namespace

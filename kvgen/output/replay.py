@@ -13,7 +13,8 @@ environment variables kvgen, typer or rich read (all `KVGEN_*`, terminal and loc
 variable naming a file, or a ':'-separated list of files as KVGEN_CATALOG may, adds their bytes),
 whether stdout and stderr are terminals, the Python version, the installed distributions (their
 dist-info names, so a dependency upgrade is a new key) and the bytes of kvgen itself (its
-modules, templates, schemas and data files).
+modules, templates, schemas and data files). A run also notes the files its specs name (``model.config``,
+kvgen.core.reads) with their digests: it is replayed only while they hold the same bytes.
 
 Not recorded, always run: a command other than render, validate and explain; `render -o DIR`
 (`--output-dir`; it writes files) and `explain --svg` (it writes a file); a directory or stdin
@@ -36,7 +37,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-FORMAT = "2"  # bump when the meaning of an entry or the derivation of its key changes
+from kvgen.core import reads
+
+FORMAT = "3"  # bump when the meaning of an entry or the derivation of its key changes
 COMMANDS = frozenset({"render", "validate", "explain"})
 RECORDED_EXITS = frozenset({0, 1})
 MAX_ENTRIES = 512  # beyond this, the oldest entries are removed (down to 3/4 of it) when a new one is written
@@ -157,6 +160,8 @@ def lookup(run_key: str) -> dict[str, Any] | None:
         or entry.get("exit") not in RECORDED_EXITS
         or not isinstance(entry.get("stdout"), str)
         or not isinstance(entry.get("stderr"), str)
+        or not isinstance(entry.get("reads", {}), dict)
+        or not reads.unchanged(entry.get("reads", {}))  # a file the spec names (model.config) changed
     ):
         return None
     return entry
@@ -169,7 +174,8 @@ def store(run_key: str, exit_code: int, stdout: str, stderr: str) -> None:
         return
     from kvgen.core import diskcache
 
-    text = json.dumps({"key": run_key, "exit": exit_code, "stdout": stdout, "stderr": stderr}, ensure_ascii=False)
+    entry = {"key": run_key, "exit": exit_code, "stdout": stdout, "stderr": stderr, "reads": reads.noted()}
+    text = json.dumps(entry, ensure_ascii=False)
     try:
         diskcache.write_file(path, text)
         _prune(path.parent)

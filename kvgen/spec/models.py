@@ -257,6 +257,17 @@ class ModelSpec(Model):
         "(--served-model-name) with HF_HUB_OFFLINE=1, and nothing is downloaded: for air-gapped clusters.",
     )
 
+    config: str | None = Field(
+        None,
+        min_length=1,
+        description="A Hugging Face config.json, or the directory of a downloaded snapshot holding one (and a ModelOpt "
+        "checkpoint's hf_quant_config.json beside it), relative to the spec's file: kvgen derives the model's catalog "
+        "row from it as the built-in rows are derived (KV-cache geometry, the sizes tensor parallelism must divide, "
+        "layer kinds, quantization, weights), for a fine-tune or any model the catalog lacks; fields the spec's "
+        "catalog.models sets for model.id win. kvgen render only: the Helm chart cannot read files, so it takes the "
+        "row `kvgen catalog import PATH --id MODEL_ID` prints, as values (-f).",
+    )
+
     @field_validator("uri")
     @classmethod
     def _pvc_uri(cls, value: str | None) -> str | None:

@@ -13,6 +13,10 @@ Usage: {{- include "kvgen.plan" $s -}}
      without_refused), not past a missing or nulled value or a written credential */}}
 {{- $named := sub (len $s.errs) $s.kubeProblems -}}
 {{- include "kvgen.checkKeys" $s -}}
+{{/* model.config names a file beside a spec: kvgen render reads it, a chart cannot (kvgen/input/model_config.py) */}}
+{{- if and (kindIs "map" $s.V.model) (include "kvgen.isSet" (list $s.V.model "config")) -}}
+{{- include "kvgen.problem" (list $s "model.config" "the Helm chart cannot read a file: model.config is for kvgen render, which reads it beside the spec" (printf "run `kvgen catalog import %s --id %s > row.yaml`, pass the row with -f row.yaml and leave model.config out" (toString $s.V.model.config) (toString (default "MODEL_ID" $s.V.model.id)))) -}}
+{{- end -}}
 {{- $keys := len $s.errs -}}
 {{- range $key := list "model" "instance" -}}
 {{- if not (hasKey $s.V $key) -}}{{- include "kvgen.problem" (list $s $key "required key is missing" "") -}}{{- end -}}
