@@ -101,4 +101,4 @@ def test_a_config_kvgen_cannot_size_is_refused_with_the_reason(tmp_path):
     odd.write_text("[1, 2]")
     assert "not a config.json" in kvgen("catalog", "import", str(odd), "--id", "acme/odd").stderr
     missing = kvgen("catalog", "import", str(tmp_path / "nope"), "--id", "acme/odd")
-    assert missing.exit_code == 1 and "config.json: cannot read it" in missing.stderr
+    assert missing.exit_code == 1 and f"config.json: cannot read {tmp_path / 'nope'}: No such file" in missing.stderr

@@ -1243,27 +1243,14 @@ def catalog_import(
     """Print the catalog row of a model from its config.json, derived as kvgen's built-in rows are (KV-cache
     geometry, the sizes tensor parallelism must divide, layer kinds, quantization, weights): a catalog file for
     kvgen --catalog FILE and helm -f FILE. A config kvgen cannot size is refused with the reason."""
-    from kvgen.data import hf_config
+    from kvgen.input import model_config
 
     def action() -> None:
-        config_path = path / "config.json" if path.is_dir() else path
-        quant_path = config_path.parent / "hf_quant_config.json"  # a ModelOpt checkpoint's, beside it
         try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
-            quant = json.loads(quant_path.read_text(encoding="utf-8")) if quant_path.is_file() else None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise _Failed(
-                [SpecError(str(config_path), [Problem(("config.json",), f"cannot read it: {exc}")])]
-            ) from None
-        if not isinstance(config, dict):
-            raise _Failed(
-                [SpecError(str(config_path), [Problem(("config.json",), "not a config.json: it holds a JSON object")])]
-            )
-        try:
-            row, notes = hf_config.derive(config, quant)
-        except hf_config.CatalogError as exc:
-            raise _Failed([SpecError(str(config_path), [Problem(("config.json",), str(exc))])]) from None
-        row["source"] = "; ".join([f"HF config.json: {config_path} (kvgen catalog import)", *notes])
+            row, config_path = model_config.row(path)
+        except model_config.ConfigError as exc:
+            raise _Failed([SpecError(str(path), [Problem(("config.json",), str(exc))])]) from None
+        row["source"] += " (kvgen catalog import)"
         sys.stdout.write(
             f"# {model_id}: kvgen catalog import {config_path}; use it with kvgen --catalog FILE or helm -f FILE\n"
         )
