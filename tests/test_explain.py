@@ -185,6 +185,11 @@ def test_gemma_memory_and_disk_budget():
     disk = r["disk"]
     assert disk["localDiskBytes"] == 960 * GiB  # NVMe, not the kubelet's on a default AKS pool
     assert disk["ephemeralStorageBytes"] == 512 * GiB and disk["ephemeralStorageSource"] == "default OS disk"
+    assert disk["assumption"] == (  # issue 36: the node pool's OS disk, said before it fails
+        "the kubelet's ephemeral storage on Standard_NC24ads_A100_v4 is its default node pool's OS disk, 512Gi (AKS: "
+        "64 GiB temp storage < 128 GiB, so a managed OS disk for 24 vCPUs (P20, 512 GiB)); if your node pool's "
+        "differs, set instance.ephemeralStorage to its size"
+    )
     assert disk["allocatableBytes"] == 512 * GiB - 512 * GiB // 10
     assert disk["items"] == [{"item": "model-cache", "label": "model download cache (emptyDir)", "bytes": 25 * GiB}]
     assert disk["fits"] is True

@@ -48,3 +48,14 @@ def test_the_text_view_names_the_utilization_it_planned_with(tmp_path):
     assert "x --gpu-memory-utilization 0.8 =" in line and "less weights" in line
     data = json.loads(CliRunner().invoke(app, ["explain", str(spec), "-o", "json"]).stdout)
     assert data["kvCache"]["gpuBudget"]["gpuMemoryUtilization"] == 0.8
+
+
+def test_the_node_pool_assumption_is_shown_only_where_the_spec_does_not_say():
+    """Issue 36: the default node pool's OS disk (EKS: 20 GiB) is said in explain, not first in a fit problem."""
+    spec = "name: a\nmodel:\n  id: Qwen/Qwen2-7B-Instruct\nkvCacheOffloading:\n  enabled: false\ninstance:\n  type: g5.xlarge\n"
+    (compiled,) = compile_text(spec, "a.yaml")
+    assumed = explain.report(compiled.plan)["disk"]["assumption"]
+    assert assumed.startswith("the kubelet's ephemeral storage on g5.xlarge is its default node pool's OS disk, 20Gi")
+    assert "EKS managed node group default diskSize 20 GiB" in assumed
+    (told,) = compile_text(spec.replace("g5.xlarge\n", "g5.xlarge\n  ephemeralStorage: 200Gi\n"), "a.yaml")
+    assert explain.report(told.plan)["disk"]["assumption"] is None

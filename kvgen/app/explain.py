@@ -33,14 +33,16 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kvgen.context import run as layout
+from kvgen.core import quantity
 from kvgen.core.errors import Problem, format_path, sorted_problems
 from kvgen.core.quantity import GiB
-from kvgen.data import connector
+from kvgen.data import catalog, connector
 from kvgen.plan import gpu_access, kvcache, model_source, quantization
 from kvgen.plan import sizing as sz
 from kvgen.plan.document import document
 from kvgen.plan.images import lmcache_image, vllm_image
 from kvgen.plan.types import Plan, PlanDocument
+from kvgen.spec.models import own_rows
 
 if TYPE_CHECKING:  # rich is imported where it prints
     from rich.console import Console
@@ -161,6 +163,7 @@ def _disk(plan: Plan) -> dict[str, Any]:
         "ephemeralStorageSource": None
         if not inst.ephemeral_bytes
         else ("instance.ephemeralStorage" if inst.ephemeral_explicit else "default OS disk"),
+        "assumption": _pool_assumption(plan),
         "allocatableBytes": kubelet,
         "localDiskBytes": local,
         "requestBytes": request,
@@ -169,6 +172,23 @@ def _disk(plan: Plan) -> dict[str, Any]:
         "items": items,
         "claims": claims,
     }
+
+
+def _pool_assumption(plan: Plan) -> str | None:
+    """What the disk budget assumes of the node pool when the spec does not say (instance.ephemeralStorage): the
+    kubelet's ephemeral storage is the OS disk of the cloud's default pool for the type, as its catalog row's
+    source gives it (EKS managed node groups: 20 GiB), shown before a pod outgrows it."""
+    inst = plan.instance
+    if not inst.ephemeral_bytes or inst.ephemeral_explicit or inst.type is None:
+        return None
+    row = catalog.instances(own_rows(plan.spec).get("instances")).get(inst.type) or {}
+    basis = re.search(r"ephemeralStorage: ([^;]*)", str(row.get("source") or ""))
+    why = f" ({basis.group(1).strip()})" if basis else ""
+    return (
+        f"the kubelet's ephemeral storage on {inst.type} is its default node pool's OS disk, "
+        f"{quantity.format_bytes(inst.ephemeral_bytes)}{why}; if your node pool's differs, set instance.ephemeralStorage "
+        "to its size"
+    )
 
 
 def _weights(plan: Plan) -> dict[str, Any]:
@@ -852,6 +872,8 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
             what = f"claim {claim['claim']}" if claim["claim"] else "one ephemeral claim per pod"
             dt.add_row(f"disk tier {claim['tier']} ({what}, not local disk)", _size(claim["bytes"]))
         console.print(dt)
+        if disk["assumption"]:
+            console.print(Text(f"assumes: {disk['assumption']}", style="dim"), highlight=False)
         _print_problems(console, disk_unfit)
         segments = [
             (
