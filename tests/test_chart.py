@@ -118,9 +118,32 @@ def test_values_schema_is_the_spec_schema():
 
     k8s = {n: d for n, d in spec["$defs"].items() if n.startswith("io.k8s.")}
     assert {n: values["$defs"][n] for n in k8s} == k8s  # the embedded Kubernetes types: unchanged
-    assert values == closed({k: v for k, v in spec.items() if k != "$defs"}) | {
+    expected = closed({k: v for k, v in spec.items() if k != "$defs"}) | {
         "$defs": {n: d if n in k8s else closed(d) for n, d in spec["$defs"].items()}
     }  # and Helm's global, which a subchart is passed (tests/test_helm_release.py)
+    # a value's own checks are the templates' (files/spec-checks.json): each was a keyword of the spec's schema
+    checks = json.loads((helm.CHART / "files" / "spec-checks.json").read_text())
+    keywords = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"} | {
+        k: k for k in ("minLength", "maxLength", "pattern", "minItems", "maxItems")
+    }
+    moved = 0
+    for name, keys in checks.items():
+        if name == "$independent":
+            continue
+        node = expected if name == "$root" else expected["$defs"][name]
+        for key, entry in keys.items():
+            words = {w for c in entry["checks"] for w in ([keywords[c["check"]]] if c["check"] != "enum" else [])}
+            words |= {"enum", "const"} if any(c["check"] == "enum" for c in entry["checks"]) else set()
+            prop = node["properties"][key]
+            branches = prop.get("anyOf", [prop])
+            had = {w for b in [prop, *branches] for w in b if w in words}
+            assert had, (name, key, "the spec's schema has no such check")
+            for b in [prop, *branches]:
+                for w in words:
+                    b.pop(w, None)
+            moved += 1
+    assert moved > 100
+    assert values == expected
 
 
 @pytest.mark.parametrize("missing", [["model"], ["instance"], ["model", "instance"]])

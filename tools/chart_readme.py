@@ -28,7 +28,9 @@ tests render every example both ways, plus 300 generated specs, and compare them
 `values.schema.json` is the spec's JSON Schema (its top-level required keys, `model` and
 `instance`, are checked by the templates instead): Helm rejects a wrong type with the value's
 path, and the templates fail from `templates/validate.yaml`, listing every problem at once with
-its path and kvgen's hints ("did you mean ..."), for an unknown key (`files/spec-keys.json`) or
+its path and kvgen's hints ("did you mean ..."), for an unknown key (`files/spec-keys.json`), a
+value out of range, too long, not matching its pattern or not one of its literals
+(`files/spec-checks.json`: Helm's schema check would stop the render before the others), or
 when a value cannot be served (an unknown instance
 type, parallelism that does not fit the GPUs, a pod that does not fit its node). NOTES.txt states whether offloading is on and, when it is off, why, and how
 the LMCache server reaches the GPUs with what that requires.

@@ -22,6 +22,7 @@ from kvgen.core.errors import KvgenError, Problem, SpecError
 from kvgen.input import model_config
 from kvgen.input.dialects import NO_OPTIONS, Converted, Options, Unit, foreign, translate
 from kvgen.input.source import YAML11_CODE, SourceDoc, load_documents
+from kvgen.input.spec_errors import problem_of
 from kvgen.plan import build as planning
 from kvgen.plan import credentials, extra_objects, kube_target
 from kvgen.plan.document import document
@@ -137,8 +138,10 @@ def _planning_past(
     data, dropped = repaired
     try:
         spec = Spec.model_validate(data)
-    except ValidationError:
-        return []
+    except ValidationError as exc:  # what only the whole spec can say (exactly one of two keys...), then stop
+        found = [problem_of(e, doc) for e in exc.errors(include_url=False)]
+        seen = {(p.path, p.message) for p in problems}
+        return [p for p in found if not planning.related(p.path, dropped) and (p.path, p.message) not in seen]
     found = namespace_conflict(spec.namespace, namespace)
     if spec.namespace is None and namespace is not None:
         spec = spec.model_copy(update={"namespace": namespace})

@@ -92,6 +92,13 @@ def quoted(value: object) -> str:
     return "'" + text.replace("'", "\\'") + "'"
 
 
+def short_quoted(value: object, limit: int = 40) -> str:
+    """``quoted(value)``, cut after ``limit`` characters with their count: a hostile spec's value may be a
+    megabyte long. The chart's twin is ``kvgen.shortQuoted`` (templates/_keys.tpl)."""
+    text = quoted(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def shown(value: object) -> str:
     """A value the user wrote, in a message: a string quoted (``quoted``), any other value as
     Python writes it (1.5, True, None, [1]), which says it was not a string."""

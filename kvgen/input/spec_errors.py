@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from kvgen.core import quantity
-from kvgen.core.errors import Problem, quoted, suggest
+from kvgen.core.errors import Problem, quoted, short_quoted, suggest
 from kvgen.input.source import SourceDoc
 from kvgen.spec.models import Spec
 
@@ -57,6 +56,9 @@ def allowed_keys(path: tuple[str | int, ...]) -> list[str]:
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
+NAME_HINT = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
+
+
 def problem_of(error: ErrorDetails, doc: SourceDoc) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
@@ -72,9 +74,9 @@ def problem_of(error: ErrorDetails, doc: SourceDoc) -> Problem:
     elif kind == "value_error":
         message = str(error["msg"]).removeprefix("Value error, ")
     elif kind == "string_pattern_mismatch":
-        message = f"{quantity.shorten(error['input'])} is not valid here (must match {error['ctx']['pattern']})"
+        message = f"{short_quoted(error['input'])} is not valid here (must match {error['ctx']['pattern']})"
         if loc == ("name",):  # the spec's name; vllm.env[].name and the like are no DNS labels
-            hint = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
+            hint = NAME_HINT
     else:
         message = str(error["msg"])
     return Problem(loc, message, hint, doc.locate(loc))

@@ -122,7 +122,7 @@ def values_schema() -> dict[str, Any]:
     assert tuple(schema.pop("required")) == CHART_CHECKS_REQUIRED
     assert "global" not in schema["properties"]
     schema["properties"] = {**schema["properties"], "global": HELM_GLOBAL}
-    return _open_kvgen_objects(schema)
+    return _strip_checks(_open_kvgen_objects(schema))
 
 
 def _is_k8s(name: str) -> bool:
@@ -208,6 +208,180 @@ def values_schema_text() -> str:
     return json.dumps(values_schema(), indent=2, sort_keys=False) + "\n"
 
 
+# ------------------------------------------------------------------ the checks the chart's templates make
+#
+# Helm validates values.schema.json before any template runs, and stops there: a value out of range would
+# hide every problem the templates find (the catalog, vLLM's flags, the node fit). So the checks of one value
+# that pydantic makes with its own words (a bound, a length, a pattern, a set of literals) leave the chart's
+# schema for files/spec-checks.json, which the templates' key walk (kvgen.checkKeys) applies in kvgen's words:
+# every problem in one run on both faces (issue 36). Types, required keys, the embedded Kubernetes
+# definitions and the checks of kvgen's own validators stay in the schema, for Helm.
+
+_BOUNDS = (("le", "Le", 1), ("lt", "Lt", 0), ("ge", "Ge", -1), ("gt", "Gt", 0))  # pydantic-core's order
+_SCHEMA_KEYWORDS = {
+    "ge": ("minimum",),
+    "gt": ("exclusiveMinimum",),
+    "le": ("maximum",),
+    "lt": ("exclusiveMaximum",),
+    "minLength": ("minLength",),
+    "maxLength": ("maxLength",),
+    "pattern": ("pattern",),
+    "enum": ("enum", "const"),
+    "minItems": ("minItems",),
+    "maxItems": ("maxItems",),
+}
+
+
+def _pydantic_message(annotation: Any, bad: Any) -> str:
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        TypeAdapter(annotation).validate_python(bad)
+    except ValidationError as exc:
+        return str(exc.errors(include_url=False)[0]["msg"])
+    raise AssertionError(f"{bad!r} passes {annotation}")
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    import types
+    import typing
+
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else None
+    return annotation
+
+
+def _field_checks(name: str, field: Any, root: bool) -> list[dict[str, Any]]:
+    """The checks of one field the templates make, in the order pydantic makes them (the first that fails is
+    the field's one problem), each with pydantic's message (or, for a pattern and a list's length, its form)."""
+    import typing
+    from typing import Annotated
+
+    import annotated_types as at
+
+    from kvgen.input.spec_errors import NAME_HINT
+
+    base = _unwrap_optional(field.annotation)
+    if base is None:
+        return []
+    meta = {type(m).__name__: m for m in field.metadata}
+    pattern = next((m.pattern for m in field.metadata if getattr(m, "pattern", None)), None)
+    out: list[dict[str, Any]] = []
+    if typing.get_origin(base) is typing.Literal:
+        message = _pydantic_message(base, "\x00")
+        out.append({"check": "enum", "values": list(typing.get_args(base)), "message": message})
+    elif base in (int, float):
+        for check, kind, step in _BOUNDS:
+            if kind in meta:
+                bound = getattr(meta[kind], check)
+                message = _pydantic_message(Annotated[base, meta[kind]], bound + step)
+                out.append({"check": check, "bound": bound, "message": message})
+    elif base is str:
+        if "MinLen" in meta:
+            n = meta["MinLen"].min_length
+            message = _pydantic_message(Annotated[str, at.MinLen(n)], "x" * (n - 1))
+            out.append({"check": "minLength", "bound": n, "message": message})
+        if "MaxLen" in meta:
+            n = meta["MaxLen"].max_length
+            message = _pydantic_message(Annotated[str, at.MaxLen(n)], "x" * (n + 1))
+            out.append({"check": "maxLength", "bound": n, "message": message})
+        if pattern:
+            out.append({"check": "pattern", "pattern": pattern, "hint": NAME_HINT if root and name == "name" else ""})
+    elif typing.get_origin(base) is list:
+        for check, kind, attr, size in (
+            ("minItems", "MinLen", "min_length", -1),
+            ("maxItems", "MaxLen", "max_length", 1),
+        ):
+            if kind in meta:
+                n = getattr(meta[kind], attr)
+                message = _pydantic_message(Annotated[list[int], meta[kind]], [0] * (n + size))
+                out.append({"check": check, "bound": n, "format": message.rsplit(" not ", 1)[0] + " not %d"})
+    return out
+
+
+def _models() -> dict[str, type[Any]]:
+    """Spec and every model reachable from its fields, by the name of its schema definition ($root: Spec)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    found: dict[str, type[Any]] = {}
+
+    def visit(annotation: Any) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            name = ROOT_KEYS if annotation is Spec else annotation.__name__
+            if name in found:
+                return
+            found[name] = annotation
+            for field in annotation.model_fields.values():
+                visit(field.annotation)
+        for arg in typing.get_args(annotation):
+            visit(arg)
+
+    visit(Spec)
+    return found
+
+
+def spec_checks() -> dict[str, Any]:
+    """charts/kvgen/files/spec-checks.json: for each of kvgen's closed objects (spec-keys.json's names), the
+    checks of its keys the chart's schema leaves to the templates, each key's default (what kvgen plans with
+    when a refused value is left out), and ``$independent``: the sections planning does without
+    (kvgen.plan.validate INDEPENDENT), where a refused value does not stop it."""
+    from kvgen.plan.validate import INDEPENDENT
+
+    closed = spec_keys()
+    table: dict[str, Any] = {}
+    for name, model in sorted(_models().items()):
+        if name not in closed:
+            continue
+        own: dict[str, Any] = {}
+        decorators = model.__pydantic_decorators__.field_validators.values()
+        shaped = {f for d in decorators if d.info.mode != "after" for f in d.info.fields if f != "*"}
+        for attr, field in model.model_fields.items():
+            checks = [] if attr in shaped else _field_checks(attr, field, model is Spec)
+            if checks:
+                default = None if field.is_required() else field.get_default(call_default_factory=True)
+                own[field.alias or attr] = {"checks": checks, "default": _plain(default)}
+        if own:
+            table[name] = own
+    return {"$independent": sorted(".".join(map(str, p)) for p in INDEPENDENT), **table}
+
+
+def _plain(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return value if value is None or isinstance(value, (bool, int, float, str, list, dict)) else str(value)
+
+
+def spec_checks_text() -> str:
+    return json.dumps(spec_checks(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def _strip_checks(schema: dict[str, Any]) -> dict[str, Any]:
+    """The chart's schema without the keywords of spec_checks (the templates make those checks)."""
+    table = spec_checks()
+
+    def strip(node: Any, keywords: set[str]) -> Any:
+        if not isinstance(node, dict):
+            return node
+        out = {k: v for k, v in node.items() if k not in keywords}
+        if "anyOf" in out:
+            out["anyOf"] = [strip(branch, keywords) for branch in out["anyOf"]]
+        return out
+
+    for name, keys in table.items():
+        if name.startswith("$") and name != ROOT_KEYS:
+            continue
+        node = schema if name == ROOT_KEYS else schema["$defs"][name]
+        for key, entry in keys.items():
+            keywords = {kw for c in entry["checks"] for kw in _SCHEMA_KEYWORDS[c["check"]]}
+            node["properties"][key] = strip(node["properties"][key], keywords)
+    return schema
+
+
 def values_defaults() -> dict[str, Any]:
     """charts/kvgen/files/values-defaults.json: the keys the chart's values.yaml gives a value (not null),
     as a tree (each key's own such keys; {} for a leaf). Helm deletes a key the user sets to null when
@@ -233,5 +407,10 @@ def values_defaults_text() -> str:
 if __name__ == "__main__":
     import sys
 
-    texts = {"values": values_schema_text, "keys": spec_keys_text, "defaults": values_defaults_text}
+    texts = {
+        "values": values_schema_text,
+        "keys": spec_keys_text,
+        "defaults": values_defaults_text,
+        "checks": spec_checks_text,
+    }
     sys.stdout.write(texts.get(sys.argv[1] if sys.argv[1:] else "", schema_text)())

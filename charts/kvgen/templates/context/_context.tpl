@@ -48,7 +48,7 @@ Usage: {{- $json := include "kvgen.buildContext" . -}}
 {{- if not $given -}}
 {{- $kube = printf "v%s.0" (default (.Files.Get "files/kubernetes.json" | fromJson).defaultVersion .Values.kubeVersion) -}}
 {{- end -}}
-{{- $s := dict "V" .Values "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
+{{- $s := dict "V" (deepCopy .Values) "F" .Files "errs" list "kube" $kube "namespace" (default .Release.Namespace .Values.namespace) -}}
 {{/* the spec's kubeVersion is one kvgen has Kubernetes schemas for (files/kubernetes.json supported) */}}
 {{- $K := .Files.Get "files/kubernetes.json" | fromJson -}}
 {{- $written := regexFind "^[0-9]+\\.[0-9]+" (toString (default "" .Values.kubeVersion)) -}}

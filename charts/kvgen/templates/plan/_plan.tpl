@@ -26,7 +26,8 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.checkNulledDefaults" $s -}}
 {{/* literal credentials first: kvgen reports them with the spec's schema problems, before planning */}}
 {{- if eq (len $s.errs) $before -}}{{- include "kvgen.checkCredentials" $s -}}{{- end -}}
-{{- $planning := and (eq $named 0) (eq (len $s.errs) $keys) -}}
+{{- $planning := and (eq $named 0) (eq (len $s.errs) $keys) (not $s.stopped) -}}
+{{- $schemaProblems := len $s.errs -}}
 {{- if $planning -}}
 {{- include "kvgen.resolveModel" $s -}}
 {{- include "kvgen.resolveInstance" $s -}}
@@ -81,6 +82,15 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- if and $s.V.strict (eq $before 0) -}}
 {{- range $w := $s.warnings -}}{{- include "kvgen.problem" (list $s "strict" $w "change the spec so that it no longer warns, or remove strict: true to render with the warning") -}}{{- end -}}
 {{- end -}}
+{{- end -}}
+{{/* a problem planning finds at (or under, or above) a value the checks left out is the default's, not
+     the user's (kvgen/app/compiler.py _planning_past) */}}
+{{- if $s.refused -}}
+{{- $kept := list -}}
+{{- range $i, $e := $s.errs -}}
+{{- if or (lt $i $schemaProblems) (not (include "kvgen.related" (list $e.path $s.refused))) -}}{{- $kept = append $kept $e -}}{{- end -}}
+{{- end -}}
+{{- $_ := set $s "errs" $kept -}}
 {{- end -}}
 {{- include "kvgen.checkRelease" $s -}}
 {{- include "kvgen.failOnProblems" $s -}}
