@@ -105,6 +105,46 @@ def test_the_readme_first_screen_gives_the_two_commands_for_a_fresh_machine() ->
     assert "scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
+def test_the_readme_first_screen_shows_a_spec_then_explain_then_render_as_they_are() -> None:
+    """Issue 36: what kvgen is, a spec, explain, render, in that order; the spec is the example it names and each
+    line of the explain excerpt is a line kvgen explain prints for it (at 100 columns)."""
+    import os
+    import subprocess
+    import sys
+
+    from ruamel.yaml import YAML
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    order = [readme.index(mark) for mark in ("**A spec**", "**`kvgen explain`**", "**`kvgen render`**", "## Install")]
+    assert order == sorted(order)
+    block = re.search(r"```yaml\n(.*?)```", readme[order[0] :], re.S)
+    assert block
+    spec = YAML(typ="safe").load(block[1])
+    example = YAML(typ="safe").load((ROOT / "examples" / "lmcache-tp2.yaml").read_text(encoding="utf-8"))
+    assert spec == example
+    excerpt = re.search(r"```console\n\$ (kvgen explain \S+)\n(.*?)```", readme, re.S)
+    assert excerpt and excerpt[1] == "kvgen explain examples/lmcache-tp2.yaml"
+    run = subprocess.run(
+        [sys.executable, "-m", "kvgen", "explain", "examples/lmcache-tp2.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "100", "KVGEN_REPLAY": "off"},
+        check=True,
+    )
+    printed = " ".join(run.stdout.split())  # the words as printed, whichever line a long one wrapped at
+    assert [line for line in excerpt[2].splitlines() if " ".join(line.split()) not in printed] == []
+    render = subprocess.run(
+        [sys.executable, "-m", "kvgen", "render", "examples/lmcache-tp2.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KVGEN_REPLAY": "off"},
+        check=True,
+    )
+    assert f"`{render.stderr.strip()}`" in readme[order[2] :]
+
+
 # ----------------------------------------------------------------------------- the checker itself
 
 
