@@ -1,6 +1,6 @@
 """Every independent problem of a spec in one run (issue 36): a problem found by the schema, the catalog,
 vLLM's flags or the node fit does not hide the others, on both faces. Planning goes on past an unknown key
-and past a refused value in a section it does without (kvgen.plan.validate INDEPENDENT), with that key left
+and past a refused value in a section it does without (kvgen.spec.sections INDEPENDENT), with that key left
 out; a later stage's problem at a refused path is not reported (it would be the default's)."""
 
 from __future__ import annotations

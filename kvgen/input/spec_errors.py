@@ -15,7 +15,7 @@ from pydantic_core import ErrorDetails
 
 from kvgen.core.errors import Problem, quoted, short_quoted, suggest
 from kvgen.input.source import SourceDoc
-from kvgen.spec.models import Spec
+from kvgen.spec.models import NAME_HINT, Spec
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -54,9 +54,6 @@ def allowed_keys(path: tuple[str | int, ...]) -> list[str]:
     if model is None:
         return []
     return [f.alias or n for n, f in model.model_fields.items()]
-
-
-NAME_HINT = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"
 
 
 def problem_of(error: ErrorDetails, doc: SourceDoc) -> Problem:

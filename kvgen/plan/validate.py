@@ -17,6 +17,7 @@ from kvgen.input.source import SourceDoc
 from kvgen.input.spec_errors import problem_of
 from kvgen.plan import credentials
 from kvgen.spec.models import Spec
+from kvgen.spec.sections import INDEPENDENT
 
 
 def _name_missing(doc: SourceDoc) -> list[Problem]:
@@ -92,43 +93,6 @@ def _under(problem: Problem, nulled: list[Problem]) -> bool:
     return any(problem.path[: len(n.path)] == n.path for n in nulled)
 
 
-# The sections of a spec whose refused values planning can do without: validation goes on past the schema's
-# problems there (issue 36: every problem in one run), planning the spec with them left at their defaults.
-# A refused value anywhere else (the model, the instance, parallelism, the KV cache, resources, the vLLM
-# flags, the catalog) would change what planning decides and sizes, so validation stops at the schema's
-# problems. An unknown key is left out wherever it is: nothing reads it (the chart's templates go on
-# past it too).
-INDEPENDENT: frozenset[Path] = frozenset(
-    {
-        *(
-            (key,)
-            for key in (
-                "name",
-                "fullnameOverride",
-                "nameOverride",
-                "namespace",
-                "replicas",
-                "images",
-                "scheduling",
-                "pod",
-                "deployment",
-                "service",
-                "routing",
-                "probes",
-                "disruptionBudget",
-                "metrics",
-                "autoscaling",
-                "commonLabels",
-                "commonAnnotations",
-                "extraObjects",
-                "strict",
-            )
-        ),
-        ("vllm", "env"),
-        ("vllm", "envFrom"),
-        ("vllm", "volumeMounts"),
-    }
-)
 UNNAMED = "unnamed"  # the name planning gives a spec that has none, or a refused one
 
 

@@ -109,6 +109,7 @@ SizeOrZero = Annotated[
 # 52 characters leaves room for "-headless" and for the revision hash in the label of a
 # StatefulSet's pods; the worker StatefulSet "<name>-worker" allows 45 (kvgen.plan.apiserver).
 NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+NAME_HINT = "use lowercase letters, digits and '-', starting with a letter (a DNS-1035 label)"  # a refused name's
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 MIG_PATTERN = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+me)?$"
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"

@@ -260,7 +260,7 @@ def _field_checks(name: str, field: Any, root: bool) -> list[dict[str, Any]]:
 
     import annotated_types as at
 
-    from kvgen.input.spec_errors import NAME_HINT
+    from kvgen.spec.models import NAME_HINT
 
     base = _unwrap_optional(field.annotation)
     if base is None:
@@ -327,8 +327,8 @@ def spec_checks() -> dict[str, Any]:
     """charts/kvgen/files/spec-checks.json: for each of kvgen's closed objects (spec-keys.json's names), the
     checks of its keys the chart's schema leaves to the templates, each key's default (what kvgen plans with
     when a refused value is left out), and ``$independent``: the sections planning does without
-    (kvgen.plan.validate INDEPENDENT), where a refused value does not stop it."""
-    from kvgen.plan.validate import INDEPENDENT
+    (kvgen.spec.sections INDEPENDENT), where a refused value does not stop it."""
+    from kvgen.spec.sections import INDEPENDENT
 
     closed = spec_keys()
     table: dict[str, Any] = {}

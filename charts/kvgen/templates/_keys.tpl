@@ -54,7 +54,7 @@ Usage: {{- include "kvgen.checkKeys" $s -}}
 {{- end -}}
 
 {{/* kvgen.checkValue: one value's checks (files/spec-checks.json), the first that fails reported in pydantic's
-     words (kvgen/input/spec_errors.py for a pattern), and the value then left out as kvgen leaves it out.
+     words (a pattern as kvgen/input/spec_errors.py problem_of words it), and the value then left out as kvgen leaves it out.
      Usage: (list $s ENTRY PARENT KEY PATH OWNER) */}}
 {{- define "kvgen.checkValue" -}}
 {{- $s := index . 0 -}}{{- $entry := index . 1 -}}{{- $parent := index . 2 -}}{{- $k := index . 3 -}}{{- $path := index . 4 -}}{{- $owner := index . 5 -}}
