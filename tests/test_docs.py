@@ -142,7 +142,10 @@ def test_the_readme_first_screen_shows_a_spec_then_explain_then_render_as_they_a
         env={**os.environ, "KVGEN_REPLAY": "off"},
         check=True,
     )
-    assert f"`{render.stderr.strip()}`" in readme[order[2] :]
+    decision, warning = render.stderr.splitlines()
+    assert f"`{decision}`" in readme[order[2] :]
+    said = re.search(r"`(warning: [^`]*?) \.\.\.`", readme[order[2] :])
+    assert said and " ".join(said[1].split()) in warning
 
 
 # ----------------------------------------------------------------------------- the checker itself

@@ -480,6 +480,7 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
     )
     sizing.problems = unsized + _check_fit(spec, model, instance, sizing, decision)
     _advise(spec, sizing, decision, tiers)
+    sizing.warnings += _pool_disk_warning(instance, sizing)
     unchecked = [
         what
         for what, known in (("memory", instance.node_known), ("GPU memory", instance.gpu_memory_known))
@@ -661,6 +662,23 @@ def _weights_hint(spec: Spec, model: ModelInfo, instance: InstanceInfo, usable: 
             f"leave room for a KV cache), or pick an instance with larger GPUs"
         )
     return "raise parallelism.tensor or parallelism.pipeline, or pick an instance with larger GPUs"
+
+
+def _pool_disk_warning(instance: InstanceInfo, s: Sizing) -> list[str]:
+    """Issue 36: the kubelet's disk of a catalog type is the OS disk of the cloud's default node pool (EKS: 20
+    GiB), which the spec did not state: said on the render that relies on it for more than half of its room,
+    before a smaller disk leaves the pod Pending. (A pod it does not hold is a problem, FIT_DISK.)"""
+    if not instance.ephemeral_bytes or instance.ephemeral_explicit:
+        return []
+    room = ephemeral_allocatable(instance.ephemeral_bytes) * s.gpu_share
+    if not room / 2 < s.pod_ephemeral <= room:
+        return []
+    return [
+        f"the pod's {gib(s.pod_ephemeral)} of ephemeral storage is {s.pod_ephemeral / room:.0%} of what the kubelet of "
+        f"{instance.type or 'the instance'} has for it ({gib(s.ephemeral_allocatable)}), taken from the OS disk of a "
+        f"default node pool ({gib(instance.ephemeral_bytes)}); on a node pool with a smaller OS disk the pod stays "
+        "Pending: set instance.ephemeralStorage to your node pool's"
+    ]
 
 
 def _advise(spec: Spec, s: Sizing, decision: Decision, tiers: list[FileSystemTier]) -> None:

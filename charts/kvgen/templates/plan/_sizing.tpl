@@ -320,6 +320,11 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- $warnings = append $warnings "vLLM's fs tier has no size bound: when it outgrows an emptyDir's sizeLimit the kubelet evicts the pod; size the emptyDir generously or use a pvc tier" -}}
 {{- end -}}
 {{- end -}}
+{{/* the OS disk of a default node pool, relied on for more than half of its room (kvgen/plan/sizing.py _pool_disk_warning) */}}
+{{- $room := mulf $ephAlloc $share -}}
+{{- if and (gt $i.ephemeral 0) (not $i.ephemeralExplicit) (lt (divf $room 2.0) (float64 $podEph)) (le (float64 $podEph) $room) -}}
+{{- $warnings = append $warnings (printf "the pod's %.1f GiB of ephemeral storage is %.0f%% of what the kubelet of %s has for it (%.1f GiB), taken from the OS disk of a default node pool (%.1f GiB); on a node pool with a smaller OS disk the pod stays Pending: set instance.ephemeralStorage to your node pool's" (divf $podEph 1073741824.0) (mulf (divf (float64 $podEph) $room) 100.0) $where (divf ($room | int64) 1073741824.0) (divf $i.ephemeral 1073741824.0)) -}}
+{{- end -}}
 {{/* an unknown node: the fit checks above were skipped (kvgen/plan/sizing.py size) */}}
 {{- $unchecked := list -}}
 {{- if not $nodeKnown -}}{{- $unchecked = append $unchecked "memory" -}}{{- end -}}
