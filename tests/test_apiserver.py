@@ -993,6 +993,7 @@ def test_an_int32_field_above_its_bound_is_refused_by_the_spec_schema(field):
     assert helm.by_identity(helm.objects(ok)) == helm.by_identity(_objects(dump(ok)))
 
 
+@pytest.mark.heavy
 def test_a_server_spans_at_most_1024_nodes_on_both_faces():
     """One LMCache server per node, each named in every rank's --kv-transfer-config: the nodes are
     bounded so that the workload stays within the API server's request limit (and kvgen never

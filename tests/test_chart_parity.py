@@ -661,6 +661,7 @@ def test_global_image_registry_is_checked_as_images_registry():
     }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "values",
     [
@@ -696,6 +697,7 @@ def test_each_knobs_schema_bounds_refuse_alike(values):
         assert f"at '{parent}" in str(err), (path, str(err))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("values", "expected"),
     [

@@ -105,6 +105,7 @@ def test_the_readme_first_screen_gives_the_two_commands_for_a_fresh_machine() ->
     assert "scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
+@pytest.mark.heavy
 def test_the_readme_first_screen_shows_a_spec_then_explain_then_render_as_they_are() -> None:
     """Issue 36: what kvgen is, a spec, explain, render, in that order; the spec is the example it names and each
     line of the explain excerpt is a line kvgen explain prints for it (at 100 columns)."""

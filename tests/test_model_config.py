@@ -44,7 +44,6 @@ def failed(spec_path, command: str = "validate") -> str:
     return result.stderr
 
 
-@pytest.mark.heavy
 def test_a_fine_tune_from_its_config_renders_as_its_base_model(tmp_path):
     snapshot(tmp_path)
     tuned = tmp_path / "tuned.yaml"
@@ -61,7 +60,6 @@ def test_a_fine_tune_from_its_config_renders_as_its_base_model(tmp_path):
     assert "acme/llama-3.1-8b-support" in result.stdout
 
 
-@pytest.mark.heavy
 def test_the_path_is_the_spec_files_and_a_config_json_file_is_taken_too(tmp_path, monkeypatch):
     (tmp_path / "models").mkdir()
     directory = snapshot(tmp_path / "models")
@@ -79,7 +77,6 @@ def explain_base(tmp_path) -> dict:
     return explain(base)
 
 
-@pytest.mark.heavy
 def test_the_specs_own_catalog_row_wins_field_by_field(tmp_path):
     snapshot(tmp_path)
     spec = tmp_path / "tuned.yaml"

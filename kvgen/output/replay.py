@@ -264,6 +264,7 @@ def _isatty(stream: TextIO | None) -> bool:
 def run(main: Any, argv: list[str]) -> None:
     """Replay the recorded run of ``kvgen *argv`` if there is one, else run ``main()`` and record it."""
     run_key = key(argv, dict(os.environ), _isatty(sys.stdout), _isatty(sys.stderr))
+    reads.forget()  # the files this run reads, from here
     if run_key is None:
         main()
         return
