@@ -658,12 +658,13 @@ def render(
     summary: Summary = None,
 ) -> None:
     """Render specs to Kubernetes YAML (multi-document on stdout, or a tree of files with -o)."""
-    from kvgen.app.findings import Sink
     from kvgen.output import tree
 
     global _annotate, _sink
     _annotate = message_format is MessageFormat.github
     if codequality is not None or summary is not None:
+        from kvgen.app.findings import Sink  # only for the reports: a plain render does not import it
+
         _sink = Sink("render --check" if check else "render", codequality, summary)
 
     def action() -> None:
@@ -831,11 +832,11 @@ def validate(
     summary: Summary = None,
 ) -> None:
     """Check specs and the objects they render, without writing anything."""
-    from kvgen.app.findings import Sink
-
     global _annotate, _sink
     _annotate = message_format is MessageFormat.github
     if codequality is not None or summary is not None:
+        from kvgen.app.findings import Sink  # only for the reports: a plain validate does not import it
+
         _sink = Sink("validate", codequality, summary)
 
     def action() -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 from kvgen.core import reads
 from kvgen.core.errors import KvgenError, Problem
-from kvgen.data import hf_config
 from kvgen.input.source import SourceDoc
 
 STDIN = "<stdin>"  # the file name of a spec read from stdin: model.config is relative to the working directory
@@ -46,6 +45,8 @@ def row(path: Path) -> tuple[dict[str, Any], Path]:
     quant = _json(quant_path) if quant_path.is_file() else None
     if not isinstance(config, dict):
         raise ConfigError(f"{config_path} is not a config.json: it holds a JSON object")
+    from kvgen.data import hf_config  # a spec that names a config only
+
     try:
         found, notes = hf_config.derive(config, quant)
     except hf_config.CatalogError as exc:
