@@ -54,6 +54,11 @@ CASES = {
         # a Qwen3 (not hybrid) model stays on, as in KAITO
         spec(model={"id": "Qwen/Qwen3-8B"}),
     ),
+    "lora-adapters": (
+        spec(vllm={"extraArgs": ["--enable_lora", "--max-loras=2"]}),
+        # LoRA switched on, then off again: the last of the switches decides, as in vLLM's parser
+        spec(vllm={"extraArgs": ["--enable-lora", "--no-enable-lora", "--max-loras=2"]}),
+    ),
 }
 
 
@@ -385,3 +390,40 @@ def test_a_new_warning_row_is_a_new_warning_on_both_faces(monkeypatch):
     chart = helm.context_chart(replaced=(("files/rules.yaml", dump(table)),))
     notes = [t for name, t in helm.render(values, chart_=chart).items() if name.endswith("NOTES.txt")]
     assert expected in helm.notes_warnings(notes[0])
+
+
+def test_lora_with_the_native_backend_keeps_offloading_on():
+    """vLLM's OffloadingConnector keys blocks by their hashes, which carry the LoRA adapter (vLLM 0.33
+    _gen_lora_extra_hash_keys): LoRA is LMCache's problem only."""
+    c = compile_spec(
+        spec(kvCacheOffloading={"backend": "native", "cpu": "10Gi"}, vllm={"extraArgs": ["--enable-lora"]})
+    )
+    assert workload(c)["metadata"]["annotations"]["kvgen.dev/kv-cache-offloading"] == "enabled"
+    assert kv_transfer_config(c)["kv_connector"] == "OffloadingConnector"
+
+
+@pytest.mark.parametrize(
+    ("args", "on"),
+    [
+        (["--enable-lora"], True),
+        (["--enable_lora"], True),
+        (["--enable-lora", "--disable-lora"], False),
+        (["--no-enable-lora", "--enable-lora"], True),
+        (["--enable-lora-bias"], False),
+        ([], False),
+    ],
+)
+def test_lora_enabled_reads_the_last_switch(args, on):
+    assert rules.lora_enabled(args) is on
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_the_chart_decides_each_case_and_its_neighbour_as_kvgen_does(code):
+    import helm
+
+    for values, off in zip(CASES[code], (True, False), strict=True):
+        theirs = next(o for o in helm.objects(values) if o["kind"] in ("Deployment", "StatefulSet"))
+        annotations = theirs["metadata"]["annotations"]
+        assert annotations["kvgen.dev/kv-cache-offloading"] == ("disabled" if off else "enabled"), values
+        assert annotations.get("kvgen.dev/kv-cache-offloading-reason") == (code if off else None), values

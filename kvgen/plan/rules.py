@@ -113,9 +113,28 @@ class Decision:
     checked: tuple[RuleResult, ...]
 
 
+LORA_ON, LORA_OFF = ("--enable-lora",), ("--no-enable-lora", "--disable-lora")
+
+
+def lora_enabled(extra_args: list[str]) -> bool:
+    """Whether vllm.extraArgs switch LoRA on: the last of --enable-lora and its negations, in any spelling vLLM
+    reads (underscores for dashes). The chart's kvgen.loraEnabled reads the same."""
+    on = False
+    for token in extra_args:
+        name = token.split("=", 1)[0].replace("_", "-")
+        if name in LORA_ON or name in LORA_OFF:
+            on = name in LORA_ON
+    return on
+
+
 def decide(facts: Facts) -> Decision:
     """Evaluate every rule in table order; the first match gives the reason."""
-    known = {"spec": facts.spec, "model": facts.model, "instance": facts.instance}
+    known = {
+        "spec": facts.spec,
+        "model": facts.model,
+        "instance": facts.instance,
+        "vllm": {"lora": lora_enabled(list(facts.spec.vllm.extra_args))},
+    }
     checked = tuple(RuleResult(r["code"], holds(r["when"], known), r["reason"]) for r in catalog.rules())
     first = next((r for r in checked if r.matched), None)
     if first is None:

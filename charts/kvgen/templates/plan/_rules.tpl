@@ -5,7 +5,7 @@ the first that matches switches offloading off and gives the reason; a rule neve
 */}}
 {{- define "kvgen.decide" -}}
 {{- $s := . -}}
-{{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst -}}
+{{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst "vllm" (dict "lora" (eq (include "kvgen.loraEnabled" $s.V) "true")) -}}
 {{- $decision := dict "enabled" true "code" "" "reason" "" -}}
 {{- $checked := list -}}
 {{- range $rule := ($s.F.Get "files/rules.yaml" | fromYaml).rules -}}
@@ -22,6 +22,17 @@ the first that matches switches offloading off and gives the reason; a rule neve
 {{- $backend := "" -}}
 {{- if $decision.enabled -}}{{- $backend = $s.V.kvCacheOffloading.backend -}}{{- end -}}
 {{- $_ := set $s "backend" $backend -}}
+{{- end -}}
+
+{{/* kvgen.loraEnabled: "true" when vllm.extraArgs switch LoRA on: the last of --enable-lora, --no-enable-lora and
+     --disable-lora, underscores read as dashes (kvgen/plan/rules.py lora_enabled). Usage: include "kvgen.loraEnabled" $s.V */}}
+{{- define "kvgen.loraEnabled" -}}
+{{- $on := false -}}
+{{- range $token := default list .vllm.extraArgs -}}
+{{- $name := (splitn "=" 2 (toString $token))._0 | replace "_" "-" -}}
+{{- if eq $name "--enable-lora" -}}{{- $on = true -}}{{- else if has $name (list "--no-enable-lora" "--disable-lora") -}}{{- $on = false -}}{{- end -}}
+{{- end -}}
+{{- if $on -}}true{{- end -}}
 {{- end -}}
 
 {{/* kvgen.holds: "true" when a condition of the tables holds (rules.holds): all/any/not of
