@@ -112,11 +112,7 @@ def plan_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str
         raise SpecError(doc.file, problems + unread)
     if spec is None:
         raise SpecError(doc.file, problems + _planning_past(doc, problems, k8s_version, namespace))
-    conflict = namespace_conflict(spec.namespace, namespace)  # the spec's namespace and --namespace
-    if spec.namespace is None and namespace is not None:
-        spec = spec.model_copy(update={"namespace": namespace})
-    version, too_old = kube_target.resolve(spec.kube_version, k8s_version)  # --kube-version and kubeVersion
-    conflict += too_old
+    spec, version, conflict = _target(spec, k8s_version, namespace)
     try:
         plan = planning.build(spec, version)
     except SpecError as exc:
@@ -140,23 +136,28 @@ def _planning_past(
         spec = Spec.model_validate(data)
     except ValidationError as exc:  # what only the whole spec can say (exactly one of two keys...), then stop
         found = [problem_of(e, doc) for e in exc.errors(include_url=False)]
-        seen = {(p.path, p.message) for p in problems}
-        return [p for p in found if not planning.related(p.path, dropped) and (p.path, p.message) not in seen]
-    found = namespace_conflict(spec.namespace, namespace)
-    if spec.namespace is None and namespace is not None:
-        spec = spec.model_copy(update={"namespace": namespace})
-    version, too_old = kube_target.resolve(spec.kube_version, k8s_version)
-    found += too_old
-    try:
-        found += planning.build(spec, version).problems
-    except SpecError as exc:
-        found += exc.problems
+    else:
+        spec, version, found = _target(spec, k8s_version, namespace)
+        try:
+            found += planning.build(spec, version).problems
+        except SpecError as exc:
+            found += exc.problems
     seen = {(p.path, p.message) for p in problems}
     return [
         p.at(doc.locate(p.path))
         for p in found
         if not planning.related(p.path, dropped) and (p.path, p.message) not in seen
     ]
+
+
+def _target(spec: Spec, k8s_version: str | None, namespace: str | None) -> tuple[Spec, str, list[Problem]]:
+    """The spec in the namespace it is installed into, the Kubernetes version it is planned for, and the
+    conflicts: the spec's namespace against --namespace, its kubeVersion against --kube-version."""
+    conflict = namespace_conflict(spec.namespace, namespace)
+    if spec.namespace is None and namespace is not None:
+        spec = spec.model_copy(update={"namespace": namespace})
+    version, too_old = kube_target.resolve(spec.kube_version, k8s_version)
+    return spec, version, conflict + too_old
 
 
 def compile_document(doc: SourceDoc, k8s_version: str | None = None, namespace: str | None = None) -> Compiled:

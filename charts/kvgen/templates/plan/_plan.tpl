@@ -72,11 +72,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- include "kvgen.size" $s -}}
 {{/* a size or length refused above is not sized again: what sizing finds there is its consequence */}}
 {{- $refused := list -}}{{- range $i, $e := $s.errs -}}{{- if lt $i $before -}}{{- $refused = append $refused $e.path -}}{{- end -}}{{- end -}}
-{{- $kept := list -}}
-{{- range $i, $e := $s.errs -}}
-{{- if or (lt $i $sizing) (not (include "kvgen.related" (list $e.path $refused))) -}}{{- $kept = append $kept $e -}}{{- end -}}
-{{- end -}}
-{{- $_ := set $s "errs" $kept -}}
+{{- include "kvgen.dropRelated" (list $s $sizing $refused) -}}
 {{- include "kvgen.warnings" $s -}}
 {{/* strict: every warning is a problem, where the spec has no other than that its pod does not fit (kvgen/plan/build.py build) */}}
 {{- if and $s.V.strict (eq $before 0) -}}
@@ -85,13 +81,7 @@ Usage: {{- include "kvgen.plan" $s -}}
 {{- end -}}
 {{/* a problem planning finds at (or under, or above) a value the checks left out is the default's, not
      the user's (kvgen/app/compiler.py _planning_past) */}}
-{{- if $s.refused -}}
-{{- $kept := list -}}
-{{- range $i, $e := $s.errs -}}
-{{- if or (lt $i $schemaProblems) (not (include "kvgen.related" (list $e.path $s.refused))) -}}{{- $kept = append $kept $e -}}{{- end -}}
-{{- end -}}
-{{- $_ := set $s "errs" $kept -}}
-{{- end -}}
+{{- include "kvgen.dropRelated" (list $s $schemaProblems $s.refused) -}}
 {{- include "kvgen.checkRelease" $s -}}
 {{- include "kvgen.failOnProblems" $s -}}
 {{- end -}}
@@ -149,6 +139,20 @@ make it. */}}
 {{- $_ := set $out "ephemeralLimit" (add (int64 (ternary $a.ephemeralLimit $a.ephemeral (hasKey $a "ephemeralLimit"))) (int64 (ternary $b.ephemeralLimit $b.ephemeral (hasKey $b "ephemeralLimit")))) -}}
 {{- end -}}
 {{- toJson $out -}}
+{{- end -}}
+
+{{/* kvgen.dropRelated: drop the problems from index FROM on whose path is related to one of PATHS
+(kvgen.related): a later stage's problem at a refused path is the refusal's consequence.
+Usage: {{- include "kvgen.dropRelated" (list $s FROM PATHS) -}} */}}
+{{- define "kvgen.dropRelated" -}}
+{{- $s := index . 0 -}}{{- $from := index . 1 -}}{{- $paths := index . 2 -}}
+{{- if $paths -}}
+{{- $kept := list -}}
+{{- range $i, $e := $s.errs -}}
+{{- if or (lt $i $from) (not (include "kvgen.related" (list $e.path $paths))) -}}{{- $kept = append $kept $e -}}{{- end -}}
+{{- end -}}
+{{- $_ := set $s "errs" $kept -}}
+{{- end -}}
 {{- end -}}
 
 {{/* kvgen.related: "true" when PATH is one of PATHS, or above or below one (kvgen/plan/build.py related).
