@@ -238,6 +238,57 @@ class ModelCache(Model):
         return self
 
 
+# vLLM 0.33 --max-lora-rank's choices (vllm/config/lora.py MaxLoRARanks)
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+LORA_NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._/-]{0,126}[A-Za-z0-9])?$"
+LORA_URI_PATTERN = r"^(hf://[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?|pvc://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/[^\s]*)?)$"
+
+
+class LoRAAdapter(Model):
+    """A LoRA adapter vLLM loads at start (--lora-modules) and serves under its name."""
+
+    name: str = Field(
+        pattern=LORA_NAME_PATTERN,
+        max_length=128,
+        description="The name clients send as the request's model (vLLM --lora-modules NAME); letters, digits, '.', "
+        "'_', '-' and '/', starting and ending with a letter or digit. Not the base model's id.",
+    )
+    uri: str = Field(
+        pattern=LORA_URI_PATTERN,
+        description="Where the adapter's files (adapter_config.json and adapter_model.safetensors) are: hf://ORG/REPO, "
+        "a Hugging Face repository, fetched the way the weights are (by vLLM at start, or by model.cache's download "
+        "into the claim); or pvc://CLAIM/PATH, an existing PersistentVolumeClaim mounted read-only at "
+        "/mnt/lora/NAME.",
+    )
+
+
+class LoRA(Model):
+    """LoRA adapters served beside the base model (vLLM --enable-lora). docs/lora.md."""
+
+    adapters: list[LoRAAdapter] = Field(
+        min_length=1, max_length=32, description="The adapters, each loaded at start under its name."
+    )
+    max_rank: Literal[1, 8, 16, 32, 64, 128, 256, 320, 512] = Field(
+        16,
+        description="vLLM --max-lora-rank: the largest adapter rank (vLLM refuses an adapter above it); the GPU buffers "
+        "are sized for it. vLLM 0.33 takes 1, 8, 16, 32, 64, 128, 256, 320 or 512.",
+    )
+    max_loras: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="vLLM --max-loras: adapters one batch can use at once, each a GPU slot of maxRank buffers over "
+        "every adapted layer, taken from the KV cache. Default: the number of adapters.",
+    )
+    max_cpu_loras: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="vLLM --max-cpu-loras: adapters each vLLM worker keeps in host memory (at least maxLoras). "
+        "Default: maxLoras.",
+    )
+
+
 class ModelSpec(Model):
     """The model to serve: looked up in the catalog by id, or described inline."""
 
@@ -284,6 +335,12 @@ class ModelSpec(Model):
         description="Weights that survive a pod's re-creation: a PersistentVolumeClaim (one per pod, or an existing "
         "one) filled once by an init container (`hf download`, HF_TOKEN from hfTokenSecret), mounted read-only at "
         "/mnt/models and served under model.id with HF_HUB_OFFLINE=1. Default: an emptyDir vLLM downloads into.",
+    )
+
+    lora: LoRA | None = Field(
+        None,
+        description="LoRA adapters served beside the model (vLLM --enable-lora, --max-lora-rank, --max-loras, "
+        "--max-cpu-loras and --lora-modules); their GPU buffers come out of the KV cache. docs/lora.md.",
     )
 
     max_model_len: int | None = Field(
