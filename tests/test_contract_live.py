@@ -15,6 +15,7 @@ import contract_support as cs
 import pytest
 
 from kvgen.data import catalog, connector
+from kvgen.plan import lora as kvgen_lora
 from kvgen.plan import model_source
 from kvgen.plan import remote as kvgen_remote
 
@@ -37,7 +38,15 @@ def live():
         {"id": f"extra-args:{k}", "kind": "vllm", "argv": base + list(v)}
         for k, (v, _c) in cs.EXTRA_ARGS_REFUSED.items()
     ]
+    lines += [{"id": f"lora:{k}", "kind": "vllm", "argv": base + list(v)} for k, v in LORA_LIMITS.items()]
     return cs.run_live(python, lines, capture=True)
+
+
+# what vLLM's LoRAConfig refuses though the parser takes it (vllm/config/lora.py): the live tier builds it
+LORA_LIMITS = {
+    "cpu-below-slots": ("--enable-lora", "--max-loras=4", "--max-cpu-loras=2"),
+    "no-slots": ("--enable-lora", "--max-loras=0"),
+}
 
 
 def test_the_real_packages_are_the_pinned_versions(live):
@@ -172,3 +181,23 @@ def test_extra_args_kvgen_refuses_vllm_refuses(live, case):
     (a prefix could hide a flag kvgen owns), and says which one."""
     result = live["results"][f"extra-args:{case}"]
     assert result["ok"] == (case == "abbreviation"), result
+
+
+@pytest.mark.parametrize("case", sorted(LORA_LIMITS))
+def test_lora_limits_vllm_refuses_at_start_are_caught_by_the_live_tier(live, case):
+    """The parser takes --max-cpu-loras below --max-loras and --max-loras 0; vLLM refuses them when it builds
+    its LoRAConfig at start (engine/arg_utils.py create_engine_config), so the live tier builds it too; kvgen
+    refuses the first itself (model.lora.maxCpuLoras) and its schema the second (maxLoras >= 1)."""
+    result = live["results"][f"lora:{case}"]
+    assert not result["ok"] and result["stage"] == "lora_config", result
+
+
+@pytest.mark.parametrize(
+    "r", [r for r in RENDERED if r.line.kind == "vllm" and r.compiled.spec.model.lora], ids=lambda r: r.id
+)
+def test_the_real_parser_reads_every_adapter_kvgen_renders(live, r):
+    """model.lora: vLLM's own parser (LoRAParserAction) reads exactly kvgen's adapters from the one
+    --lora-modules, LoRA is on, and vLLM's LoRAConfig takes the limits."""
+    facts = _ok(live, r.id)
+    assert facts["enable_lora"] is True
+    assert facts["lora_modules"] == kvgen_lora.adapters(r.compiled.spec)

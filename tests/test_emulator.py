@@ -287,6 +287,11 @@ def _start(
             for volume, claim in pod.claims.items():
                 if volume == "model-weights":
                     stage_model(cluster.claim(claim), spec.model.id)
+    if staged and spec.model.lora is not None:  # pvc:// adapters: the user staged their files beforehand
+        for a in spec.model.lora.adapters:
+            if a.uri.startswith("pvc://"):
+                claim, _, path = a.uri.removeprefix("pvc://").partition("/")
+                stage_adapter(cluster.claim(claim) / path.strip("/"))
     return cluster.start(
         objects,
         node=kubelet.node_for(compiled.plan.instance),
@@ -303,6 +308,13 @@ def stage_model(directory: Path, model_id: str) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps({"_name_or_path": model_id}))
     (directory / "tokenizer.json").write_text("{}")
+
+
+def stage_adapter(directory: Path) -> None:
+    """A LoRA adapter directory as PEFT saves it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8}))
+    (directory / "adapter_model.safetensors").write_text("\0" * 64)
 
 
 def assert_runs(group: Group, compiled: Compiled) -> None:
@@ -601,3 +613,43 @@ def test_an_empty_claim_is_not_a_model_and_vllm_does_not_start(cluster):
     group = _start(cluster, _objects(compiled.yaml), compiled, staged=False, timeout=20)
     assert not group.ready
     assert "holds no config.json" in group.describe()
+
+
+# -- model.lora: adapters served beside the model (issue 37) ----------------------------------------
+
+LORA = ROOT / "examples" / "lora-adapters.yaml"
+
+
+@emulator
+@pytest.mark.parametrize("face", ["cli", "chart"])
+def test_lora_adapters_are_fetched_and_served_under_their_names(face, cluster):
+    """The two adapters of examples/lora-adapters.yaml: the hf:// one downloaded by its own init container
+    (its adapter files only) onto the weights' claim, the pvc:// one read from its claim's mount; vLLM's
+    stand-in parses the flags with the real parser, loads each adapter directory as vLLM does at start
+    (adapter_config.json and the tensors) and lists the adapters in /v1/models under their names, the
+    base model their parent (vllm/entrypoints/openai/models/serving.py)."""
+    (compiled,) = _compile(LORA)
+    objects = _objects(compiled.yaml) if face == "cli" else helm.objects(load(LORA.read_text()))
+    group = _start(cluster, objects, compiled)
+    assert_runs(group, compiled)
+    (server,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
+    report = server.report("lora-download-0", "hf")
+    assert report is not None  # the claim outlives a pod: a second start finds the files (skipped)
+    assert sorted(report["downloaded"] + report["skipped"]) == ["adapter_config.json", "adapter_model.safetensors"]
+    served = server.report("vllm", "vllm")  # the pods are gone once started: what GET /v1/models answered
+    assert served is not None, group.describe()
+    models = {m["id"]: m for m in served["models"]["data"]}
+    assert set(models) == {"meta-llama/Llama-3.1-8B-Instruct", "sql", "support-tone"}
+    assert models["sql"]["root"] == "/mnt/models/meta-llama--Llama-3.1-8B-Instruct/lora/sql"
+    assert models["support-tone"]["root"] == "/mnt/lora/support-tone"
+    assert {models[a]["parent"] for a in ("sql", "support-tone")} == {"meta-llama/Llama-3.1-8B-Instruct"}
+
+
+@emulator
+def test_an_adapter_missing_from_its_claim_stops_vllm(cluster):
+    """The check bites: a pvc:// adapter whose claim does not hold it (not staged) stops vLLM at start, as
+    init_static_loras does."""
+    (compiled,) = _compile(LORA)
+    group = _start(cluster, _objects(compiled.yaml), compiled, staged=False, timeout=30)
+    assert not group.ready
+    assert "support-tone" in group.describe() and "adapter_config.json" in group.describe()

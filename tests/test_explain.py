@@ -273,6 +273,7 @@ TOP_LEVEL_KEYS = {
     "memory",
     "disk",
     "kvCache",
+    "lora",
     "warnings",
     "fits",
     "problems",
@@ -594,6 +595,6 @@ def test_docs_plan_md_names_every_key_of_the_plan_document():
     text = (ROOT / "docs" / "plan.md").read_text(encoding="utf-8")
     parts = [types.PlanDocument, types.ModelRow, types.InstanceRow, types.DecisionDoc, types.GpuAccessDoc]
     parts += [types.ContextLengthDoc, types.ContainerSizeDoc, types.Sizes, types.Images, types.Weights]
-    parts += [types.RoutingDoc, types.RemoteDoc]
+    parts += [types.RoutingDoc, types.RemoteDoc, types.LoraDoc, types.LoraDownloadDoc]
     missing = sorted({k for t in parts for k in get_type_hints(t)} - set(re.findall(r"`(\w+)(?:\[\])?`", text)))
     assert missing == []

@@ -37,7 +37,7 @@ from kvgen.core import quantity
 from kvgen.core.errors import Problem, format_path, sorted_problems
 from kvgen.core.quantity import GiB
 from kvgen.data import catalog, connector
-from kvgen.plan import gpu_access, kvcache, model_source, quantization
+from kvgen.plan import gpu_access, kvcache, lora, model_source, quantization
 from kvgen.plan import sizing as sz
 from kvgen.plan.document import document
 from kvgen.plan.images import lmcache_image, vllm_image
@@ -61,6 +61,7 @@ _MEMORY_LABELS = {
     ("vllm", "model-loading"): "model loading: page cache of the weights (soft: reclaimable, not requested)",
     ("vllm", "cpu-backend-kv"): "KV cache of vLLM's CPU backend",
     ("vllm", "mm-processor-cache"): "multimodal processor cache (--mm-processor-cache-gb, in each process holding one)",
+    ("vllm", "lora-adapters"): "LoRA adapters in host memory (--max-cpu-loras in each worker, at maxRank)",
     ("vllm", "shm"): "/dev/shm for NCCL and vLLM's queues",
     ("vllm", "cpu-tier"): "CPU tier (native, in /dev/shm)",
     ("lmcache-mp-server", "cpu-tier"): "CPU tier (LMCache L1)",
@@ -225,6 +226,21 @@ def _weights(plan: Plan) -> dict[str, Any]:
         "downloadSeconds": seconds if c.download else 0,
         "warmRestartDownloads": False,
     }
+
+
+def _lora_line(lo: dict[str, Any]) -> str:
+    names = ", ".join(a["name"] for a in lo["adapters"])
+    head = (
+        f"LoRA: {len(lo['adapters'])} adapter{'s' if len(lo['adapters']) != 1 else ''} ({names}), "
+        f"--max-lora-rank={lo['maxRank']} --max-loras={lo['maxLoras']} --max-cpu-loras={lo['maxCpuLoras']}"
+    )
+    if not lo["sized"]:
+        return head + "; their memory is not sized for this model (see the warnings)"
+    return (
+        f"{head}: GPU buffers {_size(lo['gpuBytesPerGpu'])} per GPU (preallocated, out of the KV cache above); "
+        f"host {_size(lo['hostBytes'])} ({lo['maxCpuLoras']} per worker x {lo['workers']}); "
+        f"downloads {_size(lo['downloadBytes'])}"
+    )
 
 
 def _weights_line(w: dict[str, Any]) -> str:
@@ -557,11 +573,32 @@ def report(
         "disk": _disk(plan),
         "kvCache": kv,
         "routing": _routing(plan, doc, kv),
+        "lora": _lora(plan),
         "warnings": list(doc["warnings"]),  # the same as kvgen render prints, and the chart's NOTES.txt
         "fits": not problems,
         "problems": _problems(problems or []),  # why the pod does not fit its node (kvgen explain exits 1)
         "plan": doc,  # every decision, as the chart's plan writes it too (kvgen.plan.document)
     } | (_trace(plan, kv, trace) if trace is not None else {})
+
+
+def _lora(plan: Plan) -> dict[str, Any] | None:
+    """model.lora: the adapters and what they take (kvgen.plan.lora): the GPU buffers on the busiest GPU (out
+    of the KV cache; None: not sized), the host cache of the pod's workers, the downloads."""
+    spec = plan.spec
+    if spec.model.lora is None:
+        return None
+    workers = max(1, plan.sizing.gpus_per_pod)
+    return {
+        "adapters": lora.adapters(spec),
+        "maxRank": spec.model.lora.max_rank,
+        "maxLoras": lora.max_loras(spec),
+        "maxCpuLoras": lora.max_cpu_loras(spec),
+        "sized": lora.sized(plan.model),
+        "gpuBytesPerGpu": lora.gpu_bytes(spec, plan.model),
+        "workers": workers,
+        "hostBytes": lora.host_bytes(spec, plan.model, workers),
+        "downloadBytes": lora.download_bytes(spec, plan.model),
+    }
 
 
 def _trace(plan: Plan, kv: dict[str, Any], trace: Replayer) -> dict[str, Any]:
@@ -644,6 +681,7 @@ _STYLES = {
     "model-loading": "magenta",
     "shm": "yellow",
     "mm-processor-cache": "red",
+    "lora-adapters": "bright_red",
     "cpu-tier": "green",
     "rounding": "grey50",
     "cpu-backend-kv": "green",
@@ -654,6 +692,7 @@ _SHORT = {  # legend names of the bar segments
     ("vllm", "gpu-workers"): "GPU workers",
     ("vllm", "model-loading"): "model",
     ("vllm", "mm-processor-cache"): "MM cache",
+    ("vllm", "lora-adapters"): "LoRA",
     ("vllm", "shm"): "/dev/shm",
     ("vllm", "cpu-tier"): "CPU tier",
     ("vllm", "cpu-backend-kv"): "CPU-backend KV",
@@ -924,6 +963,8 @@ def render(reports: list[dict[str, Any]], console: Console) -> None:
                 f"= {_size(g['kvBytes'])}",
                 highlight=False,
             )
+        if r.get("lora"):
+            console.print(_lora_line(r["lora"]), highlight=False)
         _print_problems(console, weights_unfit)
         ctx = kv["context"]
         context_unfit = _unfit(r, kvcache.FIT_CONTEXT)

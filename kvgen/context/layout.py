@@ -92,6 +92,15 @@ def t_kvgen_context_download(dot0):
         _ = f_set(v_c, 'volumeMounts', (f_list((f_dict('name', 'model-cache', 'mountPath', field(field(v_s, 'W'), 'modelCacheMount'))), (f_omit(field(field(field(v_s, 'plan'), 'weights'), 'mount'), 'readOnly')))))
         _ = f_set(v_c, 'securityContext', (f_deepCopy(field(field(v_s, 'plan'), 'containerSecurityContext'))))
         _ = f_set(v_s, 'download', v_c)
+        v_lora = f_list()
+        items6 = list(gt.range_items(field((f_default(f_dict(), field(field(v_s, 'plan'), 'lora'))), 'downloads'), False))
+        for v_d_7 in items6:
+            v_one = f_deepCopy(v_c)
+            _ = f_set(v_one, 'name', field(v_d_7, 'name'))
+            _ = f_set(v_one, 'args', field(v_d_7, 'args'))
+            v_lora = f_append(v_lora, v_one)
+        if truth(v_lora):
+            _ = f_set(v_s, 'loraDownloads', v_lora)
     return "".join(o)
 
 
@@ -450,21 +459,26 @@ def t_kvgen_context_vllm(dot0):
     w1 = field(field(field(v_s, 'plan'), 'weights'), 'mount')
     if truth(w1):
         v_mounts = f_append(v_mounts, (f_deepCopy(w1)))
+    w2 = field(field(v_s, 'plan'), 'lora')
+    if truth(w2):
+        items3 = list(gt.range_items(field(w2, 'mounts'), False))
+        for v_m in items3:
+            v_mounts = f_append(v_mounts, (f_deepCopy(v_m)))
     v_mounts = f_concat(v_mounts, (f_default(f_list(), field(field(v_v, 'vllm'), 'volumeMounts'))))
     v_size = field(field(field(v_s, 'plan'), 'sizes'), 'vllm')
     if truth(f_eq(field(v_s, 'backend'), 'native')):
-        items2 = list(gt.range_items(field(v_s, 'tiers'), False))
-        for v_t in items2:
+        items4 = list(gt.range_items(field(v_s, 'tiers'), False))
+        for v_t in items4:
             v_mounts = f_append(v_mounts, field(v_t, 'mount'))
     v_c = f_dict('name', 'vllm', 'image', field(field(field(v_s, 'plan'), 'images'), 'vllm'))
-    w3 = field(field(field(v_s, 'plan'), 'images'), 'vllmPullPolicy')
-    if truth(w3):
-        _ = f_set(v_c, 'imagePullPolicy', w3)
+    w5 = field(field(field(v_s, 'plan'), 'images'), 'vllmPullPolicy')
+    if truth(w5):
+        _ = f_set(v_c, 'imagePullPolicy', w5)
     v_prefix = f_list()
     if truth((field(v_s, 'lmcache') and (f_eq(field(field(v_s, 'gpuAccess'), 'mode'), 'in-container')))):
         v_mounts = f_append(v_mounts, (f_dict('name', field(field(field(v_s, 'W'), 'launcher'), 'volume'), 'mountPath', field(field(field(v_s, 'W'), 'launcher'), 'dir'), 'readOnly', True)))
-        items4 = list(gt.range_items(field(v_s, 'tiers'), False))
-        for v_t in items4:
+        items6 = list(gt.range_items(field(v_s, 'tiers'), False))
+        for v_t in items6:
             v_mounts = f_append(v_mounts, field(v_t, 'mount'))
         _ = f_set(v_c, 'command', field(field(v_s, 'lmcache'), 'command'))
         v_prefix = field(field(v_s, 'lmcache'), 'args')
@@ -472,9 +486,9 @@ def t_kvgen_context_vllm(dot0):
     v_env = field(v_s, 'env')
     if truth((field(v_s, 'lmcache') and (f_eq(field(field(v_s, 'gpuAccess'), 'mode'), 'in-container')))):
         v_env = f_concat((f_default(f_list(), v_env)), (f_default(f_list(), field((f_default(f_dict(), field(field(v_s, 'plan'), 'remote'))), 'env'))))
-    w5 = field(field(v_v, 'vllm'), 'envFrom')
-    if truth(w5):
-        _ = f_set(v_c, 'envFrom', w5)
+    w7 = field(field(v_v, 'vllm'), 'envFrom')
+    if truth(w7):
+        _ = f_set(v_c, 'envFrom', w7)
     if truth(v_env):
         _ = f_set(v_c, 'env', v_env)
     v_ports = f_list((f_dict('name', 'http', 'containerPort', (f_int64(field(field(field(v_s, 'V'), 'service'), 'port'))), 'protocol', 'TCP')))
@@ -484,8 +498,8 @@ def t_kvgen_context_vllm(dot0):
     v_extended = f_merge((f_deepCopy((f_default(f_dict(), field((f_default(f_dict(), field(v_v, 'resources'))), 'extra'))))), (f_default(f_dict(), field(field(v_s, 'gpus'), 'resources'))))
     _ = f_set(v_c, 'resources', (f_fromJson(t_kvgen_resources((f_list(v_size, v_extended, (f_default(f_list(), field(field(v_s, 'gpus'), 'claims')))))))))
     v_probes = f_dict()
-    items6 = list(gt.range_items(f_list('startup', 'readiness', 'liveness'), False))
-    for v_name in items6:
+    items8 = list(gt.range_items(f_list('startup', 'readiness', 'liveness'), False))
+    for v_name in items8:
         v_t = f_index(field(field(v_s, 'V'), 'probes'), v_name)
         v_threshold = f_int64(0)
         if truth(f_eq(v_name, 'startup')):
@@ -573,6 +587,9 @@ def t_kvgen_context_vllmArgs(dot0):
         v_tail = f_append(v_tail, (f_printf('--kv-transfer-config=%s', (f_toJson(v_kv)))))
     if truth(((f_eq(field(v_s, 'backend'), 'native')) and field(field(field(v_s, 'plan'), 'model'), 'hybrid'))):
         v_tail = f_append(v_tail, '--enable-prefix-caching')
+    w5 = field(field(v_s, 'plan'), 'lora')
+    if truth(w5):
+        v_tail = f_concat(v_tail, field(w5, 'args'))
     v_tail = f_concat(v_tail, field(field(field(v_s, 'plan'), 'weights'), 'extraArgs'))
     _ = f_set(v_s, 'vllmArgs', (f_dict('head', v_head, 'tail', v_tail)))
     return "".join(o)
@@ -586,10 +603,15 @@ def t_kvgen_context_volumes(dot0):
     w1 = field(field(field(v_s, 'plan'), 'weights'), 'volume')
     if truth(w1):
         v_volumes = f_append(v_volumes, (f_deepCopy(w1)))
+    w2 = field(field(v_s, 'plan'), 'lora')
+    if truth(w2):
+        items3 = list(gt.range_items(field(w2, 'volumes'), False))
+        for v_vol in items3:
+            v_volumes = f_append(v_volumes, (f_deepCopy(v_vol)))
     if truth(field(v_s, 'lmcache')):
         v_volumes = f_append(v_volumes, (f_dict('name', field(field(field(v_s, 'W'), 'launcher'), 'volume'), 'configMap', (f_dict('name', field(field(field(v_s, 'lmcache'), 'launcher'), 'name'), 'defaultMode', (f_int64(field(field(field(v_s, 'W'), 'launcher'), 'mode'))))))))
-    items2 = list(gt.range_items(field(v_s, 'tiers'), False))
-    for v_t in items2:
+    items4 = list(gt.range_items(field(v_s, 'tiers'), False))
+    for v_t in items4:
         v_volumes = f_append(v_volumes, field(v_t, 'volume'))
     v_volumes = f_concat(v_volumes, (f_default(f_list(), field((f_default(f_dict(), field(field(v_s, 'V'), 'pod'))), 'volumes'))))
     _ = f_set(v_s, 'volumes', v_volumes)
@@ -653,6 +675,8 @@ def t_kvgen_context_workloads(dot0):
         _ = f_set(v_base, 'resourceClaims', (f_list((f_dict('name', 'gpus', 'resourceClaimTemplateName', field(w10, 'name'))))))
     if truth(field(v_s, 'download')):
         _ = f_set(v_base, 'download', field(v_s, 'download'))
+    if truth(field(v_s, 'loraDownloads')):
+        _ = f_set(v_base, 'loraDownloads', field(v_s, 'loraDownloads'))
     if truth(field(v_s, 'sidecar')):
         _ = f_set(v_base, 'sidecar', field(v_s, 'sidecar'))
     v_claims = f_dict()

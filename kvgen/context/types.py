@@ -116,6 +116,7 @@ class Pod(TypedDict):
     securityContext: KubeObject  # files/runtime.yaml securityContext.pod merged with the spec's
     resourceClaims: NotRequired[list[dict[str, str]]]
     download: NotRequired[DownloadContainer]  # model.cache with download: the first init container
+    loraDownloads: NotRequired[list[DownloadContainer]]  # model.lora's hf:// adapters with it, one each
     sidecar: NotRequired[Sidecar]
     vllm: VllmContainer
     volumes: list[KubeObject]

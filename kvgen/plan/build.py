@@ -19,6 +19,7 @@ from kvgen.plan import (
     gpu_access,
     images,
     kvcache,
+    lora,
     model_source,
     pod_settings,
     ports,
@@ -101,6 +102,7 @@ def _check_structure(
             )
         )
     problems += model_source.check(spec, model.download_bytes)  # model.cache
+    problems += lora.check(spec)  # model.lora
     # flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse
     problems += extra_args.check_extra_args(list(spec.vllm.extra_args))
     problems += routing.check(spec)  # routing: its fields against its mode (docs/routing.md)
@@ -315,6 +317,7 @@ def build(spec: Spec, k8s_version: str = kube.DEFAULT_VERSION) -> Plan:
     if lws and access is not None and access.mode != "in-container" and not model_source.local(spec):
         warnings.append(lws_sidecar_restart_warning())
     warnings += model_source.warnings(spec)
+    warnings += lora.warnings(spec, model)
     warnings += shared_tier_revision_warning(spec, decision.enabled)
     gated = gated_warning(spec)
     if gated:
@@ -348,6 +351,24 @@ def _tier_capacities(plan: Plan) -> list[int | None]:
         else:
             out.append(None)
     return out
+
+
+def _lora_doc(plan: Plan) -> dict[str, Any] | None:
+    """model.lora as the layout reads it (kvgen.plan.lora)."""
+    spec = plan.spec
+    if spec.model.lora is None:
+        return None
+    doc: dict[str, Any] = {
+        "args": lora.args(spec),
+        "volumes": lora.volumes(spec),
+        "mounts": lora.mounts(spec),
+        "downloads": lora.downloads(spec),
+        "hostBytes": lora.host_bytes(spec, plan.model, max(1, plan.gpus_per_pod)),
+    }
+    gpu = lora.gpu_bytes(spec, plan.model)
+    if gpu is not None:
+        doc["gpuBytes"] = gpu
+    return doc
 
 
 def layout_facts(plan: Plan) -> Facts:
@@ -399,6 +420,7 @@ def layout_facts(plan: Plan) -> Facts:
         lmcache_l1_init_gib=sizing.LMCACHE_L1_INIT_GIB,
         download_cpu=sizing.DOWNLOAD_CPU,
         download_memory=sizing.DOWNLOAD_MEMORY,
+        lora=_lora_doc(plan),
         block_size_tokens=routing.block_size_tokens(plan) if prefix else None,
         lru_capacity=routing.lru_capacity(plan, sum(c or 0 for c in capacities)) if prefix else None,
     )

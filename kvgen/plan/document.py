@@ -152,6 +152,8 @@ def document(plan: Plan) -> PlanDocument:
         out["gpuAccess"] = access
     if f.block_size_tokens is not None and f.lru_capacity is not None:
         out["routing"] = {"blockSizeTokens": f.block_size_tokens, "lruCapacityPerServer": f.lru_capacity}
+    if f.lora is not None:
+        out["lora"] = f.lora
     if f.remote_adapter is not None:
         out["remote"] = {"adapter": dict(f.remote_adapter), "env": list(f.remote_env)}
     _present(out, backend=plan.backend, serviceAccountName=f.service_account_name)

@@ -133,7 +133,7 @@ def decide(facts: Facts) -> Decision:
         "spec": facts.spec,
         "model": facts.model,
         "instance": facts.instance,
-        "vllm": {"lora": lora_enabled(list(facts.spec.vllm.extra_args))},
+        "vllm": {"lora": facts.spec.model.lora is not None or lora_enabled(list(facts.spec.vllm.extra_args))},
     }
     checked = tuple(RuleResult(r["code"], holds(r["when"], known), r["reason"]) for r in catalog.rules())
     first = next((r for r in checked if r.matched), None)

@@ -19,6 +19,7 @@ from kvgen.core.errors import Problem
 from kvgen.core.quantity import GiB, MiB
 from kvgen.data import catalog
 from kvgen.data.catalog import InstanceInfo, ModelInfo
+from kvgen.plan import lora
 from kvgen.plan.rules import Decision
 from kvgen.spec.models import ContainerResources, FileSystemTier, Spec, own_rows
 
@@ -69,9 +70,12 @@ STARTUP_FLOOR_SECONDS = _C["startup"]["floorSeconds"]
 
 
 def downloaded_by_vllm(spec: Spec, model: ModelInfo) -> int:
-    """The bytes vLLM downloads at start into the model-cache emptyDir: none when the weights are
-    on a claim (model.uri, or model.cache, which an init container fills before vLLM starts)."""
-    return 0 if spec.model.uri or spec.model.cache is not None else model.download_bytes
+    """The bytes vLLM downloads at start into the model-cache emptyDir, its hf:// LoRA adapters with it:
+    none when the weights are on a claim (model.uri, or model.cache, which an init container fills before
+    vLLM starts)."""
+    if spec.model.uri or spec.model.cache is not None:
+        return 0
+    return model.download_bytes + lora.download_bytes(spec, model)
 
 
 def download_seconds(model: ModelInfo) -> int:
@@ -85,7 +89,7 @@ def weights_claim_size(spec: Spec, model: ModelInfo) -> int:
     c = spec.model.cache
     if c is not None and c.claim_template is not None and c.claim_template.size is not None:
         return c.claim_template.size.bytes
-    slacked = -(-model.download_bytes * (100 + CLAIM_SLACK_PERCENT) // 100)
+    slacked = -(-(model.download_bytes + lora.download_bytes(spec, model)) * (100 + CLAIM_SLACK_PERCENT) // 100)
     return round_up_gib(slacked + MODEL_CACHE_HEADROOM)
 
 
@@ -230,13 +234,17 @@ def gpu_non_kv(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> dict[str
     persistent = seqs * v * _P["penaltyBytesPerLogit"] + (2 * n * h * b if pp > 1 else 0)
     eager = "--enforce-eager" in {a.partition("=")[0].replace("_", "-") for a in spec.vllm.extra_args}
     graphs = 0 if eager else CUDA_GRAPH_BASE + CUDA_GRAPH_PER_LAYER * (-(-model.layers // pp))
-    return {
+    out = {
         "weights": weights,
         "activations": max(layer, sampler),
         "persistent": persistent,
         "nonTorch": NON_TORCH,
         "cudaGraphs": graphs,
     }
+    buffers = lora.gpu_bytes(spec, model)
+    if buffers is not None:  # model.lora: preallocated with the weights, inside the profiled memory
+        out["lora"] = buffers
+    return out
 
 
 def gpu_kv_inputs(spec: Spec, model: ModelInfo, instance: InstanceInfo) -> tuple[int, dict[str, int]] | None:
@@ -295,7 +303,8 @@ class MemoryItem:
     """One part of a container's computed memory (``kvgen explain`` shows them)."""
 
     container: str  # vllm | lmcache-mp-server
-    item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, mm-processor-cache, shm, cpu-tier, rounding
+    item: str  # runtime, gpu-workers, model-loading, cpu-backend-kv, mm-processor-cache, lora-adapters, shm, cpu-tier,
+    # rounding
     bytes: float
     soft: bool = False  # reclaimable page cache: shown by explain, not requested
 
@@ -434,6 +443,9 @@ def size(spec: Spec, model: ModelInfo, instance: InstanceInfo, decision: Decisio
         ]
     if mm.total:  # the multimodal processor cache, in each process that holds one (or once, in /dev/shm)
         items.append(MemoryItem("vllm", "mm-processor-cache", mm.total))
+    adapters = lora.host_bytes(spec, model, max(1, gpus_per_pod))
+    if adapters:  # model.lora: maxCpuLoras adapters in every worker's pinned memory
+        items.append(MemoryItem("vllm", "lora-adapters", adapters))
     items.append(MemoryItem("vllm", "shm", shm_base))
     if backend == "native":
         items.append(MemoryItem("vllm", "cpu-tier", cpu_tier * factor))

@@ -68,6 +68,7 @@ class Facts:
     download_memory: int
     block_size_tokens: int | None
     lru_capacity: int | None
+    lora: dict[str, Any] | None  # model.lora: kvgen.plan.lora's flags, volumes, mounts and downloads
 
 
 @dataclass
@@ -296,6 +297,24 @@ class RoutingDoc(TypedDict):
 
 
 @with_config(_STRICT)
+class LoraDownloadDoc(TypedDict):
+    name: str  # the init container's
+    args: list[str]  # `hf download`'s
+
+
+@with_config(_STRICT)
+class LoraDoc(TypedDict):
+    """model.lora (kvgen.plan.lora): what vLLM gets and where the adapters are."""
+
+    args: list[str]  # --enable-lora ... --lora-modules ITEM...
+    volumes: list[KubeObject]  # pvc:// adapters' claims
+    mounts: list[KubeObject]  # their read-only mounts in the vLLM container
+    downloads: list[LoraDownloadDoc]  # model.cache with download: an init container per hf:// adapter
+    gpuBytes: NotRequired[int]  # the buffers on the busiest GPU (absent: not sized)
+    hostBytes: int  # the adapters the pod's workers keep in host memory (0: not sized)
+
+
+@with_config(_STRICT)
 class RemoteDoc(TypedDict):
     adapter: KubeObject  # the --l2-adapter object (the password stays in the environment)
     env: list[KubeObject]
@@ -328,6 +347,7 @@ class PlanDocument(TypedDict):
     containerSecurityContext: KubeObject
     serviceAccountName: NotRequired[str]
     routing: NotRequired[RoutingDoc]
+    lora: NotRequired[LoraDoc]
     remote: NotRequired[RemoteDoc]
     warnings: list[str]
     problems: list[ProblemDoc]  # why the pod does not fit its node (render refuses; explain shows)

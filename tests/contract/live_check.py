@@ -98,6 +98,7 @@ class VllmChecker:
             ea = self.engine_args.from_cli_args(ns)
         except Exception as exc:
             return _fail("engine_args", _error(exc))
+        lora_modules = [{"name": m.name, "path": m.path} for m in (getattr(ns, "lora_modules", None) or [])]
         kv = ea.kv_transfer_config
         facts = {
             "model": ea.model,
@@ -117,7 +118,14 @@ class VllmChecker:
             "kv_connector": kv.kv_connector if kv else None,
             "kv_role": kv.kv_role if kv else None,
             "kv_connector_extra_config": dict(kv.kv_connector_extra_config) if kv else None,
+            "enable_lora": bool(ea.enable_lora),
+            "lora_modules": lora_modules,
         }
+        if ea.enable_lora:
+            try:
+                self._lora(ea)
+            except Exception as exc:
+                return _fail("lora_config", _error(exc), facts)
         if kv is None or kv.kv_connector is None:
             return {"ok": True, "stage": None, "error": None, "facts": facts}
         if kv.kv_connector_module_path is None and kv.kv_connector not in self.registry:
@@ -127,6 +135,21 @@ class VllmChecker:
         except Exception as exc:
             return _fail("connector_config", _error(exc), facts)
         return {"ok": True, "stage": None, "error": None, "facts": facts}
+
+    @staticmethod
+    def _lora(ea: Any) -> None:
+        """The LoRAConfig vLLM builds from the flags when it creates the engine config (engine/arg_utils.py
+        create_engine_config), which the parser alone does not: max_loras >= 1, max_cpu_loras >= max_loras."""
+        from vllm.config.lora import LoRAConfig
+
+        LoRAConfig(
+            max_lora_rank=ea.max_lora_rank,
+            max_loras=ea.max_loras,
+            fully_sharded_loras=ea.fully_sharded_loras,
+            lora_dtype=ea.lora_dtype,
+            target_modules=ea.lora_target_modules,
+            max_cpu_loras=ea.max_cpu_loras if ea.max_cpu_loras and ea.max_cpu_loras > 0 else None,
+        )
 
     def _connector(self, kv: Any) -> None:
         """The lookups vLLM makes when it builds the connector; a MultiConnector builds each child

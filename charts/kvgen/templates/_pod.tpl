@@ -59,7 +59,7 @@ spec:
   resourceClaims:
     {{- toYaml $pod.resourceClaims | nindent 4 }}
   {{- end }}
-  {{- if or $pod.download $pod.sidecar }}
+  {{- if or $pod.download $pod.loraDownloads $pod.sidecar }}
   initContainers:
   {{- end }}
   {{- if $pod.download }}
@@ -86,6 +86,33 @@ spec:
       terminationMessagePolicy: FallbackToLogsOnError
       volumeMounts:
         {{- toYaml $pod.download.volumeMounts | nindent 8 }}
+  {{- end }}
+  {{- if $pod.loraDownloads }}
+  {{- range $d := $pod.loraDownloads }}
+    # model.lora: fills an hf:// adapter's directory on the weights' claim once, after the weights
+    - name: {{ toJson $d.name }}
+      image: {{ toJson $d.image }}
+      {{- if $d.imagePullPolicy }}
+      imagePullPolicy: {{ toJson $d.imagePullPolicy }}
+      {{- end }}
+      command:
+        {{- toYaml $d.command | nindent 8 }}
+      args:
+        {{- toYaml $d.args | nindent 8 }}
+      {{- if $d.envFrom }}
+      envFrom:
+        {{- toYaml $d.envFrom | nindent 8 }}
+      {{- end }}
+      env:
+        {{- toYaml $d.env | nindent 8 }}
+      resources:
+        {{- toYaml $d.resources | nindent 8 }}
+      securityContext:
+        {{- toYaml $d.securityContext | nindent 8 }}
+      terminationMessagePolicy: FallbackToLogsOnError
+      volumeMounts:
+        {{- toYaml $d.volumeMounts | nindent 8 }}
+  {{- end }}
   {{- end }}
   {{- if $pod.sidecar }}
     # LMCache MP server as a native sidecar: starts (and must answer its health check) before vLLM

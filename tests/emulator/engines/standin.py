@@ -475,6 +475,32 @@ def model_source(model: str) -> None:
             )
 
 
+def lora_adapters(facts: dict) -> list[dict]:
+    """--lora-modules as vLLM 0.33 loads them at start (entrypoints/openai/models/serving.py init_static_loras:
+    any failure stops the server): LoRA must be enabled (worker's _ensure_lora_enabled), an absolute path
+    must be an adapter directory (vllm/lora/lora_model.py from_local_checkpoint: adapter_config.json and
+    adapter_model.safetensors, .bin or .pt), any other path is a Hugging Face repo id (lora/utils.py
+    get_adapter_absolute_path), which under HF_HUB_OFFLINE must be in the cache already."""
+    modules = facts.get("lora_modules") or []
+    if modules and not facts.get("enable_lora"):
+        raise Refused("RuntimeError: LoRA is not enabled. Use --enable-lora to enable LoRA.")
+    for m in modules:
+        path = m["path"]
+        if path.startswith("/"):
+            if not os.path.isfile(os.path.join(path, "adapter_config.json")):
+                raise Refused(f"LoRAAdapterNotFoundError: adapter {m['name']}: {path} holds no adapter_config.json")
+            if not any(os.path.isfile(os.path.join(path, f"adapter_model.{x}")) for x in ("safetensors", "bin", "pt")):
+                raise Refused(f"ValueError: {path} doesn't contain tensors")
+        elif (os.environ.get("HF_HUB_OFFLINE") or "").upper() in TRUE_VALUES:
+            cached = os.path.join(hub_cache(), "models--" + path.replace("/", "--"), "snapshots")
+            if not os.path.isdir(cached):
+                raise Refused(
+                    f"LoRAAdapterNotFoundError: adapter {m['name']}: {path} is not in the Hugging Face cache (HF_HUB_OFFLINE)"
+                )
+        record("checked", {"what": "lora adapter", "name": m["name"], "path": path})
+    return modules
+
+
 def vllm_serve(argv: list[str]) -> None:
     if argv[:1] != ["serve"]:
         raise Refused(f"the stand-in runs only `vllm serve`, not {argv[:1]}", 2)
@@ -495,6 +521,7 @@ def vllm_serve(argv: list[str]) -> None:
         if name == "LMCacheMPConnector":
             for url in lmcache_targets(facts, extra):
                 reach_lmcache(url)
+    adapters = lora_adapters(facts)
     if facts["headless"]:
         return
     api = endpoints("vllm")
@@ -502,8 +529,13 @@ def vllm_serve(argv: list[str]) -> None:
     names = [names] if isinstance(names, str) else names
     models = {
         "object": "list",
-        "data": [{"id": n, "object": "model", "owned_by": "vllm", "root": model} for n in names],
+        "data": [{"id": n, "object": "model", "owned_by": "vllm", "root": model} for n in names]
+        + [
+            {"id": a["name"], "object": "model", "owned_by": "vllm", "root": a["path"], "parent": names[0]}
+            for a in adapters
+        ],
     }
+    REPORT["models"] = models  # what GET /v1/models answers
     labels = f'model_name="{names[0]}",engine="0"'
     metrics = (
         "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
@@ -624,7 +656,22 @@ def epp(argv: list[str]) -> None:
 SHARD = "model-00001-of-00001.safetensors"
 
 
+# An adapter repository (the stand-in's convention: an id naming "lora" or "adapter"): what PEFT saves
+# (adapter_config.json, adapter_model.safetensors) and a README.
+ADAPTER_FILES = {
+    "adapter_config.json": json.dumps({"peft_type": "LORA", "r": 16, "target_modules": ["q_proj", "v_proj"]}) + "\n",
+    "adapter_model.safetensors": "\0" * 4096,
+    "README.md": "# adapter\n",
+}
+
+
+def is_adapter_repo(repo: str) -> bool:
+    return "lora" in repo.lower() or "adapter" in repo.lower()
+
+
 def hf_files(repo: str) -> dict[str, str]:
+    if is_adapter_repo(repo):
+        return dict(ADAPTER_FILES)
     return {
         "config.json": json.dumps({"_name_or_path": repo, "architectures": ["LlamaForCausalLM"]}) + "\n",
         "generation_config.json": "{}\n",
@@ -653,14 +700,25 @@ def hf_download(argv: list[str]) -> None:
     local = facts.get("local_dir")
     if not local:
         raise Refused("the stand-in downloads only into --local-dir (the layout vLLM serves as a directory)", 2)
+    if not os.path.isdir(local):  # huggingface_hub makes a missing --local-dir (_local_folder.py: mkdir parents)
+        parent = local
+        while parent not in ("", "/") and not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if parent in ("", "/") or os.stat(parent).st_dev == os.stat("/").st_dev:
+            raise Refused(f"--local-dir: {local} is not on a volume (no volume mounted there?)")
+        writable_dir("--local-dir (its parent)", parent)
+        os.makedirs(local)
     writable_dir("--local-dir", local)
     repo, revision = facts["repo_id"], facts.get("revision") or "main"
     commit = hashlib.sha1(f"{repo}@{revision}".encode()).hexdigest()
     meta_dir = os.path.join(local, ".cache", "huggingface", "download")
     downloaded: list[str] = []
     skipped: list[str] = []
+    include = facts.get("include") or []
     for name, text in hf_files(repo).items():
         if any(fnmatch.fnmatch(name, g) for g in facts.get("exclude") or []):
+            continue
+        if include and not any(fnmatch.fnmatch(name, g) for g in include):  # huggingface_hub allow_patterns
             continue
         path, meta = os.path.join(local, name), os.path.join(meta_dir, name + ".metadata")
         if os.path.isfile(path) and os.path.isfile(meta) and Path(meta).read_text().split("\n", 1)[0] == commit:

@@ -73,6 +73,8 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- end -}}
 {{- if $kv -}}{{- $tail = append $tail (printf "--kv-transfer-config=%s" (toJson $kv)) -}}{{- end -}}
 {{- if and (eq $s.backend "native") $s.plan.model.hybrid -}}{{- $tail = append $tail "--enable-prefix-caching" -}}{{- end -}}
+{{/* model.lora: the LoRA limits and every adapter in one --lora-modules (kvgen.planLora) */}}
+{{- with $s.plan.lora -}}{{- $tail = concat $tail .args -}}{{- end -}}
 {{/* vllm.extraArgs as vLLM gets them (model.cache: without --revision, which the download takes) */}}
 {{- $tail = concat $tail $s.plan.weights.extraArgs -}}
 {{- $_ := set $s "vllmArgs" (dict "head" $head "tail" $tail) -}}

@@ -112,6 +112,8 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- $v := $s.V -}}
 {{- $mounts := list (dict "name" "dshm" "mountPath" "/dev/shm") (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) -}}
 {{- with $s.plan.weights.mount -}}{{- $mounts = append $mounts (deepCopy .) -}}{{- end -}}
+{{/* model.lora: the pvc:// adapters' claims, read-only */}}
+{{- with $s.plan.lora -}}{{- range $m := .mounts -}}{{- $mounts = append $mounts (deepCopy $m) -}}{{- end -}}{{- end -}}
 {{/* the spec's, after kvgen's own */}}
 {{- $mounts = concat $mounts (default list $v.vllm.volumeMounts) -}}
 {{/* the plan's size of this container (in-container: with the LMCache server's share) */}}
@@ -158,7 +160,8 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 kvgen.context.download: model.cache with download: the init container that fills the claim with
 `hf download` (files already there are skipped): the vLLM image's huggingface_hub CLI, HF_TOKEN
 from model.hfTokenSecret (never --token), HF_HOME on the model-cache emptyDir, then vllm.envFrom
-and vllm.env. Sets $s.download; leaves it out otherwise.
+and vllm.env. Sets $s.download, and $s.loraDownloads (model.lora's hf:// adapters, one each);
+leaves them out otherwise.
 Usage: {{- include "kvgen.context.download" $s -}}
 */}}
 {{- define "kvgen.context.download" -}}
@@ -187,6 +190,15 @@ Usage: {{- include "kvgen.context.download" $s -}}
 {{- $_ := set $c "volumeMounts" (list (dict "name" "model-cache" "mountPath" $s.W.modelCacheMount) (omit $s.plan.weights.mount "readOnly")) -}}
 {{- $_ := set $c "securityContext" (deepCopy $s.plan.containerSecurityContext) -}}
 {{- $_ := set $s "download" $c -}}
+{{/* model.lora: an init container per hf:// adapter, the same one with its own name and `hf download` arguments */}}
+{{- $lora := list -}}
+{{- range $d := (default dict $s.plan.lora).downloads -}}
+{{- $one := deepCopy $c -}}
+{{- $_ := set $one "name" $d.name -}}
+{{- $_ := set $one "args" $d.args -}}
+{{- $lora = append $lora $one -}}
+{{- end -}}
+{{- if $lora -}}{{- $_ := set $s "loraDownloads" $lora -}}{{- end -}}
 {{- end -}}
 {{- end -}}
 

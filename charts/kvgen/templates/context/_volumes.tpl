@@ -9,6 +9,8 @@ Usage: {{- include "kvgen.context.volumes" $s -}} (after tiers, lmcache)
 {{- $volumes := list (dict "name" "dshm" "emptyDir" (dict "medium" "Memory" "sizeLimit" (include "kvgen.formatBytes" $s.plan.sizes.shm))) (dict "name" "model-cache" "emptyDir" (dict "sizeLimit" (include "kvgen.formatBytes" $s.plan.sizes.modelCache))) -}}
 {{/* the weights' claim (a claim template's volume is the StatefulSet's volumeClaimTemplates) */}}
 {{- with $s.plan.weights.volume -}}{{- $volumes = append $volumes (deepCopy .) -}}{{- end -}}
+{{/* model.lora: the pvc:// adapters' claims */}}
+{{- with $s.plan.lora -}}{{- range $vol := .volumes -}}{{- $volumes = append $volumes (deepCopy $vol) -}}{{- end -}}{{- end -}}
 {{- if $s.lmcache -}}
 {{- $volumes = append $volumes (dict "name" $s.W.launcher.volume "configMap" (dict "name" $s.lmcache.launcher.name "defaultMode" (int64 $s.W.launcher.mode))) -}}
 {{- end -}}

@@ -39,6 +39,7 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- $_ := set $base "securityContext" (deepCopy $s.plan.podSecurityContext) -}}
 {{- with $s.gpus.claimTemplate -}}{{- $_ := set $base "resourceClaims" (list (dict "name" "gpus" "resourceClaimTemplateName" .name)) -}}{{- end -}}
 {{- if $s.download -}}{{- $_ := set $base "download" $s.download -}}{{- end -}}
+{{- if $s.loraDownloads -}}{{- $_ := set $base "loraDownloads" $s.loraDownloads -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
 {{/* model.cache.claimTemplate: every pod's own claim of the weights, and its retention */}}
 {{- $claims := dict -}}

@@ -112,6 +112,7 @@ $s.modelCache and $s.modelDir)
 {{- if and (eq (default "none" $r.mode) "gateway") (gt (include "kvgen.routingValue" (list (default dict (default dict $r.picker).scorers) "prefixCache" 3) | int64) 0) -}}
 {{- $_ := set $doc "routing" (include "kvgen.pickerIndex" (list $s $sizes) | fromJson) -}}
 {{- end -}}
+{{- if kindIs "map" $v.model.lora -}}{{- $_ := set $doc "lora" (include "kvgen.planLora" $s | fromJson) -}}{{- end -}}
 {{- if include "kvgen.isSet" (list $v.kvCacheOffloading "remote") -}}
 {{- $_ := set $doc "remote" (dict "adapter" (include "kvgen.remoteAdapter" $s | fromJson) "env" (include "kvgen.remoteEnv" $s | fromJsonArray)) -}}
 {{- end -}}

@@ -287,6 +287,7 @@ the values' own gpuMemory included (a marketed size), unless a MIG profile: what
 {{- end -}}
 {{- end -}}
 {{- include "kvgen.checkModelCache" $s -}}
+{{- include "kvgen.checkLora" $s -}}
 {{/* flags kvgen owns (files/managed-flags.yaml), and anything vLLM itself would refuse */}}
 {{- include "kvgen.checkExtraArgs" $s -}}
 {{/* routing: its fields against its mode (docs/routing.md) */}}

@@ -5,7 +5,7 @@ the first that matches switches offloading off and gives the reason; a rule neve
 */}}
 {{- define "kvgen.decide" -}}
 {{- $s := . -}}
-{{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst "vllm" (dict "lora" (eq (include "kvgen.loraEnabled" $s.V) "true")) -}}
+{{- $facts := dict "spec" $s.V "model" $s.model "instance" $s.inst "vllm" (dict "lora" (or (kindIs "map" $s.V.model.lora) (eq (include "kvgen.loraEnabled" $s.V) "true"))) -}}
 {{- $decision := dict "enabled" true "code" "" "reason" "" -}}
 {{- $checked := list -}}
 {{- range $rule := ($s.F.Get "files/rules.yaml" | fromYaml).rules -}}

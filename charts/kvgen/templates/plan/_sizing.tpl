@@ -175,7 +175,7 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- if include "kvgen.isSet" (list $res "shm") -}}{{- $shm = include "kvgen.bytes" $res.shm | int64 -}}{{- end -}}
 
 {{/* model cache: every node downloads the whole checkpoint; nothing is downloaded from a claim (model.uri, model.cache) */}}
-{{- $downloaded := ternary 0 $m.downloadWeights (or (not (empty $v.model.uri)) (kindIs "map" $v.model.cache)) -}}
+{{- $downloaded := ternary 0 (add $m.downloadWeights (include "kvgen.loraDownloadBytes" (list $v $m $C) | int64)) (or (not (empty $v.model.uri)) (kindIs "map" $v.model.cache)) -}}
 {{- $modelCache := include "kvgen.roundUpGiB" (add $downloaded (mul (int64 $C.modelCache.headroomGiB) $GiB)) | int64 -}}
 {{- if include "kvgen.isSet" (list $res "modelCache") -}}{{- $modelCache = include "kvgen.bytes" $res.modelCache | int64 -}}{{- end -}}
 
@@ -189,6 +189,9 @@ and no data parallelism let vLLM share it. Usage: include "kvgen.mmCache" (list 
 {{- end -}}
 {{/* the multimodal processor cache, in each process holding one, or once in /dev/shm (kvgen/plan/sizing.py mm_processor_cache) */}}
 {{- if gt (int64 $mm.total) 0 -}}{{- $vllmMem = addf $vllmMem (int64 $mm.total) -}}{{- end -}}
+{{/* model.lora: maxCpuLoras adapters in every worker's pinned memory (kvgen.loraHostBytes) */}}
+{{- $loraHost := include "kvgen.loraHostBytes" (list $v $m $C (max 1 $gpus)) | int64 -}}
+{{- if gt $loraHost 0 -}}{{- $vllmMem = addf $vllmMem $loraHost -}}{{- end -}}
 {{- $vllmMem = addf $vllmMem $shmBase -}}
 {{- if eq $backend "native" -}}{{- $vllmMem = addf $vllmMem (mulf $cpuTier $factor) -}}{{- end -}}
 {{- $vllmMem = include "kvgen.roundUpGiB" $vllmMem | int64 -}}
@@ -406,7 +409,10 @@ gpu_non_kv, from files/sizing.yaml gpu.vllmProfile.
 {{- range $a := default list $v.vllm.extraArgs -}}{{- if eq (first (splitList "=" (toString $a)) | replace "_" "-") "--enforce-eager" -}}{{- $eager = true -}}{{- end -}}{{- end -}}
 {{- $graphs := int64 0 -}}
 {{- if not $eager -}}{{- $graphs = add (mulf $P.cudaGraphBaseGiB 1073741824.0 | int64) (mul (mulf $P.cudaGraphPerLayerGiB 1073741824.0 | int64) (div (add (int64 $m.layers) (sub $pp 1)) $pp)) -}}{{- end -}}
-{{- dict "weights" $weights "activations" (max $layer $sampler) "persistent" $persistent "nonTorch" (mulf $P.nonTorchGiB 1073741824.0 | int64) "cudaGraphs" $graphs | toJson -}}
+{{- $items := dict "weights" $weights "activations" (max $layer $sampler) "persistent" $persistent "nonTorch" (mulf $P.nonTorchGiB 1073741824.0 | int64) "cudaGraphs" $graphs -}}
+{{/* model.lora: preallocated with the weights, inside the profiled memory (kvgen.loraGpuBytes) */}}
+{{- with include "kvgen.loraGpuBytes" (list $v $m $C) -}}{{- $_ := set $items "lora" (int64 .) -}}{{- end -}}
+{{- $items | toJson -}}
 {{- else -}}{}{{- end -}}
 {{- end -}}
 
@@ -565,7 +571,8 @@ Usage: {{- $bytes := include "kvgen.weightsClaimSize" $s | int64 -}}
 {{- include "kvgen.bytes" $t.size -}}
 {{- else -}}
 {{- $mc := $s.C.modelCache -}}
-{{- $slacked := div (add (mul (int64 $s.model.downloadWeights) (add 100 (int64 $mc.claimSlackPercent))) 99) 100 -}}
+{{- $bytes := add (int64 $s.model.downloadWeights) (include "kvgen.loraDownloadBytes" (list $s.V $s.model $s.C) | int64) -}}
+{{- $slacked := div (add (mul $bytes (add 100 (int64 $mc.claimSlackPercent))) 99) 100 -}}
 {{- include "kvgen.roundUpGiB" (add $slacked (mul (int64 $mc.headroomGiB) 1073741824)) -}}
 {{- end -}}
 {{- end -}}

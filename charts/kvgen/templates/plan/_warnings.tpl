@@ -36,6 +36,8 @@ Usage: {{- include "kvgen.warnings" $s -}} (after kvgen.size)
 {{- $out = append $out (printf "model.cache.claim %s is mounted by up to %d pods: it must be ReadWriteMany (kvgen cannot read the claim; a ReadWriteOnce claim keeps the pods on other nodes Pending), and every pod that starts while the files are missing downloads them too" .claim.name $pods) -}}
 {{- end -}}
 {{- end -}}{{- end -}}
+{{/* LoRA whose memory kvgen cannot size (kvgen/plan/lora.py warnings) */}}
+{{- $out = concat $out (include "kvgen.loraWarnings" $s | fromJsonArray) -}}
 {{/* a shared tier and a model vLLM downloads by id at a --revision (kvgen/plan/build.py shared_tier_revision_warning) */}}
 {{- $rev := include "kvgen.extraArg" (list $v (list "--revision")) -}}
 {{- if and $s.decision.enabled (eq $o.backend "lmcache") (include "kvgen.isSet" (list $o "remote")) (not $v.model.uri) (not $v.model.cache) $rev -}}
