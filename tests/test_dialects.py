@@ -361,9 +361,10 @@ def test_kaito_own_nodes_without_instance_type_require_the_labels_and_take_insta
 
 
 def test_kaito_fields_that_change_behaviour_are_errors():
+    # an adapter without a source KAITO can fetch (tests/test_dialect_lora.py has the rest)
     text = inference_set(extra="  adapters: [{source: {name: a}}]\n")
     assert problems_of(("is.yaml", text)) == {
-        ("spec.template.inference.adapters", "LoRA adapters are not supported by kvgen")
+        ("spec.template.inference.adapters[0].source", "Either Image or Volume must be specified for adapter source")
     }
     annotated = inference_set().replace(
         "      name: llama\n", "      name: llama\n      annotations: {kaito.sh/runtime: transformers}\n"

@@ -32,7 +32,7 @@ from typing import Any
 from kvgen.core import quantity
 from kvgen.core.errors import Location, Path, Problem, SpecError, quoted, shown
 from kvgen.data import catalog
-from kvgen.input.dialects import kaito_names, kaito_sizing, shape, vllm_args
+from kvgen.input.dialects import kaito_names, kaito_sizing, lora, shape, vllm_args
 from kvgen.input.dialects.core import Converted, SpecBuilder, Tracker, embedded_at, embedded_location, integer, mapping
 from kvgen.input.dialects.kaito_sizing import KaitoError
 from kvgen.input.source import SourceDoc, load_documents
@@ -44,6 +44,8 @@ CONFIG_KEY = "inference_config.yaml"
 UTILIZATION_KEY = "kv_cache_cpu_memory_utilization"
 DEFAULT_UTILIZATION = 0.5  # KAITO's default when the key (or the ConfigMap) is absent
 HF_TOKEN_KEY = "HF_TOKEN"  # the key KAITO reads from presetOptions.modelAccessSecret
+MAX_ADAPTERS = 10  # api/v1beta1/workspace_validation.go:59 MaxAdaptersNumber
+ADAPTER_ROOT = "/mnt/adapter"  # pkg/utils/common_preset.go:27 DefaultAdapterVolumePath
 KAITO_SYSTEM_DISK_GIB = 80  # KAITO generator.go SystemFileDiskSizeGiB: DiskStorageRequirement = modelFileSize + 80
 
 REASONS = {
@@ -274,6 +276,91 @@ def _role(t: Tracker, b: SpecBuilder, labels: Labels) -> None:
         )
 
 
+def _adapters(t: Tracker, b: SpecBuilder, inference: dict[str, Any], inf_path: Path) -> list[lora.Adapter]:
+    """inference.adapters (api/v1beta1/workspace_types.go:145-180) as KAITO serves them with vLLM: each under
+    its source.name, the directory it gets below /mnt/adapter, which KAITO's launcher lists into --lora-modules
+    (presets/workspace/inference/vllm/inference_api.py:417-429, :551-553), with --enable-lora and vLLM's
+    default limits (pkg/model/interface.go:448-450). A volume source is mounted at /mnt/adapter/NAME
+    (pkg/workspace/inference/preset_inferences.go:928-953): a persistentVolumeClaim becomes pvc://CLAIM. An
+    image is pulled into it by an init container (:914-926, pkg/workspace/manifests/manifests.go:241-275):
+    kvgen has no such source."""
+    path = (*inf_path, "adapters")
+    items = inference.get("adapters") or []
+    if not items:
+        if "adapters" in inference:
+            t.use(path)
+        return []
+    if len(items) > MAX_ADAPTERS:  # workspace_validation.go:876-878
+        t.error(path, f"Number of Adapters exceeds the maximum limit, maximum of {MAX_ADAPTERS} allowed")
+    seen: set[str] = set()
+    out = []
+    for i, item in enumerate(items):
+        apath = (*path, i)
+        item = mapping(t, apath, item)
+        if item.get("source") is None:  # workspace_validation.go:248-250
+            t.error(apath, "missing field(s): Source")
+            continue
+        spath = (*apath, "source")
+        source = mapping(t, spath, item["source"])
+        name = source.get("name")
+        if not name:  # workspace_validation.go:254-255
+            t.error(spath, "Name of Adapter field must be specified")
+            continue
+        name = str(name)
+        if name in seen:  # workspace_validation.go:917-925
+            t.error((*spath, "name"), f"Duplicate adapter source name found: {name}")
+        seen.add(name)
+        if "strength" in item:  # workspace_validation.go:849-866 with pkg/model/interface.go:711-712
+            t.error(
+                (*apath, "strength"),
+                "vLLM does not support adapter strength (KAITO's webhook refuses it for the vLLM runtime)",
+                "remove strength: vLLM applies each adapter as trained",
+            )
+        if source.get("urls"):  # workspace_validation.go:263-265
+            t.error((*spath, "urls"), "URLs are not supported as adapter source")
+            continue
+        image, volume = source.get("image"), source.get("volumeSource")
+        if image and volume is not None:  # workspace_validation.go:375-378
+            t.error(spath, "Exactly one of URLs, Volume, or Image must be specified")
+            continue
+        if image:
+            t.error(
+                (*spath, "image"),
+                "adapters in container images are not supported: kvgen has no image source for adapters (KAITO "
+                f"copies the image's files to {ADAPTER_ROOT}/{name} with an init container)",
+                "copy adapter_config.json and adapter_model.safetensors onto a PersistentVolumeClaim and name it in "
+                "source.volumeSource.persistentVolumeClaim.claimName, or publish the adapter on Hugging Face and write "
+                "a kvgen spec with model.lora.adapters[].uri hf://ORG/REPO",
+            )
+            continue
+        if volume is None:  # workspace_validation.go:259-262
+            t.error(spath, "Either Image or Volume must be specified for adapter source")
+            continue
+        vpath = (*spath, "volumeSource")
+        volume = mapping(t, vpath, volume)
+        claim = mapping(t, (*vpath, "persistentVolumeClaim"), volume.get("persistentVolumeClaim"))
+        if set(volume) != {"persistentVolumeClaim"} or not claim.get("claimName"):
+            t.error(
+                vpath,
+                "kvgen mounts an adapter only from a PersistentVolumeClaim (or fetches it from Hugging Face); "
+                "this volume source has no equivalent",
+                "put the adapter's files on a PersistentVolumeClaim and give persistentVolumeClaim.claimName, or write a "
+                "kvgen spec with model.lora.adapters[].uri hf://ORG/REPO",
+            )
+            continue
+        if "readOnly" in claim:
+            t.use((*vpath, "persistentVolumeClaim", "readOnly"))  # kvgen mounts adapters read-only
+        claim_path = (*vpath, "persistentVolumeClaim", "claimName")
+        out.append(lora.Adapter(name, f"pvc://{claim['claimName']}", apath, (*spath, "name"), claim_path))
+        t.use(vpath)
+        # the adapters' pull secrets are the pod's (preset_inferences.go:138-150, :634)
+        for j, secret in enumerate(source.get("imagePullSecrets") or []):
+            b.append(("pod", "imagePullSecrets"), {"name": secret}, (*spath, "imagePullSecrets", j))
+        if "imagePullSecrets" in source:
+            t.use((*spath, "imagePullSecrets"))
+    return out
+
+
 def _node(
     t: Tracker,
     b: SpecBuilder,
@@ -482,10 +569,7 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
             "a custom pod template replaces KAITO's preset; kvgen cannot convert it",
             "use inference.preset, or write a native spec",
         )
-    if inference.get("adapters"):
-        t.error(
-            (*inf_path, "adapters"), "LoRA adapters are not supported by kvgen", "remove them, or serve a merged model"
-        )
+    adapters = _adapters(t, b, inference, inf_path)
     preset = mapping(t, (*inf_path, "preset"), inference.get("preset"))
     name_path = (*inf_path, "preset", "name")
     model_id, name = None, str(preset.get("name") or "")
@@ -603,6 +687,8 @@ def convert(doc: SourceDoc, configmaps: ConfigMaps, instance_option: str | None 
             f"kvCacheOffloading.cpuMemoryUtilization {DEFAULT_UTILIZATION}: KAITO's default "
             f"({UTILIZATION_KEY} is not set)"
         )
+    # after the ConfigMap's vllm section: a --lora-modules there stops KAITO's own (inference_api.py:551-553)
+    lora.apply(t, b, adapters, {}, (*inf_path, "adapters"), (*inf_path, "adapters"), "KAITO", ADAPTER_ROOT)
     if model_id and b.get(("model", "maxModelLen")) is None:
         b.note(
             "model.maxModelLen: KAITO passes --max-model-len=auto (vLLM fits the length at start-up); kvgen plans "

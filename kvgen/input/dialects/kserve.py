@@ -36,7 +36,7 @@ from typing import Any
 
 from kvgen.core import quantity
 from kvgen.core.errors import Path, quoted, shown
-from kvgen.input.dialects import kserve_router, shape, vllm_args
+from kvgen.input.dialects import kserve_router, lora, shape, vllm_args
 from kvgen.input.dialects.core import Converted, SpecBuilder, Tracker, integer, mapping
 from kvgen.input.source import SourceDoc
 
@@ -51,6 +51,8 @@ ARCH_LABEL = "kubernetes.io/arch"
 TIERING_SPEC = "TieringOffloadingSpec"  # what KServe's kvTransferConfig always renders (config_merge.go)
 SHM_PATH = "/dev/shm"
 PREFILL_SUFFIX = "-prefill"
+LORA_ROOT = "/mnt/lora"  # where KServe mounts each adapter (workload_lora.go:38-41, :95)
+LORA_LIMITS = (("maxRank", "maxRank"), ("maxAdapters", "maxLoras"), ("maxCpuAdapters", "maxCpuLoras"))
 
 
 def _reasons() -> dict[str, str]:
@@ -464,6 +466,134 @@ class _Workload:
             )
 
 
+def _lora(
+    t: Tracker,
+    model: dict[str, Any],
+    mpath: Path,
+    fields: dict[str, tuple[Any, Path]],
+    base_name: str,
+    namespace: str,
+    api: str,
+) -> tuple[list[lora.Adapter], dict[str, tuple[int, Path]]]:
+    """spec.model.lora as KServe reads it: the webhook's checks (llm_inference_service_validation.go:436-499),
+    then the reconciler's URI schemes (workload_lora.go:68-123). Each adapter is served under two names,
+    NAME and publishers/NAMESPACE/models/NAME, in name order (workload_lora.go:79-83, :152-175)."""
+    if "lora" not in model or model["lora"] is None:
+        return [], {}
+    lpath = (*mpath, "lora")
+    spec = mapping(t, lpath, model["lora"])
+    limits: dict[str, tuple[int, Path]] = {}
+    for key, native in LORA_LIMITS:
+        if spec.get(key) is None:
+            continue
+        value = integer(t, (*lpath, key), spec[key])
+        if value is not None and value < 1:
+            t.error((*lpath, key), f"{key} must be at least 1")
+        elif value is not None:
+            limits[native] = (value, (*lpath, key))
+    items = spec.get("adapters") or []
+    if not items:
+        t.warn(
+            lpath,
+            "not honoured: no adapters, so KServe adds no LoRA flags (workload_lora.go:71-73, :148-150)",
+            covers=True,
+        )
+        return [], {}
+    seen: dict[str, int] = {}
+    found: list[tuple[str, str, Path]] = []
+    for i, item in enumerate(items):
+        apath = (*lpath, "adapters", i)
+        item = mapping(t, apath, item)
+        name, uri = item.get("name"), item.get("uri")
+        if "criticality" in item:
+            if api.endswith("/v1alpha1"):
+                t.warn(
+                    (*apath, "criticality"),
+                    "not honoured: kvgen renders no inference scheduler to act on a criticality",
+                )
+        if not name:
+            t.error((*apath, "name"), "adapter name is required")
+            continue
+        name = str(name)
+        if name in (".", ".."):
+            t.error((*apath, "name"), 'adapter name must not include "." or ".." (path traversal risk)')
+            continue
+        if name in seen:
+            t.error((*apath, "name"), f"duplicate name (same as adapters[{seen[name]}])")
+        else:
+            seen[name] = i
+        if name == base_name:
+            t.error((*apath, "name"), f'adapter name must differ from base model name "{base_name}"')
+        if _lora_uri(t, name, uri, (*apath, "uri")):
+            found.append((name, str(uri), apath))
+    if 2 * len(items) > 32:
+        t.error(
+            (*lpath, "adapters"),
+            f"{len(items)} adapters are {2 * len(items)} served names (KServe serves each as NAME and "
+            "publishers/NAMESPACE/models/NAME); kvgen serves at most 32",
+            "serve at most 16 adapters per LLMInferenceService",
+        )
+    adapters = []
+    for name, uri, apath in sorted(found, key=lambda f: f[0]):
+        for served in (name, f"publishers/{namespace}/models/{name}"):
+            adapters.append(lora.Adapter(served, uri, apath, (*apath, "name"), (*apath, "uri")))
+    storage, spath = fields.get("storageInitializer", (None, ("spec", "storageInitializer")))
+    if adapters and isinstance(storage, dict) and storage.get("enabled") is False:
+        # workload_lora.go:75-77, :98-105: hf://, s3:// and pvc:// adapters all need the storage initializer
+        t.error(
+            (*spath, "enabled"),
+            "KServe refuses LoRA adapters without the storage initializer (hf:// and s3:// are downloaded by it, "
+            "pvc:// mounted by the same step)",
+            "remove storageInitializer.enabled: false",
+        )
+    return adapters, limits
+
+
+def _lora_uri(t: Tracker, name: str, uri: Any, path: Path) -> bool:
+    """Whether an adapter's uri has a kvgen equivalent (hf://ORG/REPO, pvc://CLAIM[/PATH]); else an error."""
+    if not uri:
+        t.error(path, "an adapter needs a uri (hf://ORG/REPO or pvc://CLAIM/PATH)")
+        return False
+    text = str(uri)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        t.error(path, f'LoRA adapter "{name}": invalid URI "{text}"')
+        return False
+    if scheme == "hf":
+        if ":" in rest:  # KServe's storage initializer reads hf://OWNER/MODEL[:REVISION] (kserve_storage.py:811)
+            t.error(
+                path,
+                f"{quoted(text)}: kvgen fetches an adapter's default branch from Hugging Face; it takes no :REVISION",
+                "remove the revision, or copy that revision's files to a PersistentVolumeClaim and use pvc://CLAIM/PATH",
+            )
+            return False
+        return True
+    if scheme == "pvc":
+        return True
+    if scheme == "s3":
+        t.error(
+            path,
+            f"{quoted(text)}: kvgen fetches adapters only from Hugging Face (hf://) or a PersistentVolumeClaim "
+            "(pvc://); it has no S3 download (KServe's storage initializer)",
+            "copy the adapter's files (adapter_config.json, adapter_model.safetensors) to a PersistentVolumeClaim and "
+            "use pvc://CLAIM/PATH, or publish it on Hugging Face and use hf://ORG/REPO",
+        )
+        return False
+    if scheme == "oci":  # workload_lora.go:106-110
+        t.error(
+            path,
+            f'LoRA adapter "{name}": oci:// is not supported for LoRA adapters; use hf://, s3://, or pvc:// instead',
+            "package the adapter on a PersistentVolumeClaim and use pvc://CLAIM/PATH",
+        )
+        return False
+    t.error(  # workload_lora.go:111-112
+        path,
+        f'LoRA adapter "{name}": unsupported URI scheme "{scheme}://"; supported schemes are hf://, s3://, pvc://',
+        "use hf://ORG/REPO or pvc://CLAIM/PATH",
+    )
+    return False
+
+
 def _unknown_node(w: _Workload, base: Path) -> None:
     """No instance type: the node KServe's pod lands on is unknown. Its GPUs are what ``main``
     asks for (none: vLLM's CPU backend), its architecture the pod's nodeSelector's."""
@@ -577,8 +707,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
         namespace = str(meta.get("namespace") or "default")
         alias = f"publishers/{namespace}/models/{served_name}"
         extra[:0] = [("--served-model-name", name_src), (served_name, name_src), (alias, name_src)]
-    if model.get("lora"):
-        t.error((*mpath, "lora"), "LoRA adapters are not supported by kvgen", "remove them, or serve a merged model")
+    adapters, limits = _lora(t, model, mpath, fields, served_name, str(meta.get("namespace") or "default"), api)
     annotation = (meta.get("annotations") or {}).get(INSTANCE_ANNOTATION)
     if annotation is not None:
         t.use(("metadata", "annotations", INSTANCE_ANNOTATION))
@@ -611,6 +740,8 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             b.append(("vllm", "extraArgs"), arg, src)
         w = _Workload(t, b, wfields, base)
         w.read()
+        # KServe attaches the adapters to the prefill pods too (workload_single_node.go:275)
+        lora.apply(t, b, adapters, limits, (*mpath, "lora"), (*mpath, "lora", "adapters"), "KServe", LORA_ROOT)
         if prefill_value is not None:
             b.set(("disaggregation", "role"), "prefill" if role == "prefill" else "decode", base, use=False)
         workloads.append(w)

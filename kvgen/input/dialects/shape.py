@@ -48,6 +48,7 @@ STRING = _t("string")
 COUNT = _t("integer", "string")  # a whole number, or a string holding one (read by core.integer)
 SCALAR = _t("string", "number", "boolean")
 BOOL = _t("boolean")
+INT = _t("integer")
 
 METADATA = obj(name=STRING, namespace=STRING, labels=map_of(STRING), annotations=map_of(STRING))
 LABEL_SELECTOR = obj(matchLabels=map_of(STRING), matchExpressions=list_of(obj()))
@@ -73,7 +74,18 @@ KAITO_INFERENCE = obj(
     ),
     config=STRING,
     template=obj(),
-    adapters=list_of(ANY),
+    adapters=list_of(
+        obj(
+            source=obj(
+                name=STRING,
+                image=STRING,
+                imagePullSecrets=list_of(STRING),
+                urls=list_of(STRING),
+                volumeSource=obj(persistentVolumeClaim=obj(claimName=STRING, readOnly=BOOL)),
+            ),
+            strength=SCALAR,
+        )
+    ),
 )
 KAITO = {
     "InferenceSet": obj(
@@ -124,7 +136,16 @@ KSERVE_WORKLOAD = dict(
 KSERVE = obj(
     metadata=METADATA,
     spec=obj(
-        model=obj(uri=STRING, name=STRING),
+        model=obj(
+            uri=STRING,
+            name=STRING,
+            lora=obj(
+                adapters=list_of(obj(uri=STRING, name=STRING, criticality=STRING)),
+                maxRank=INT,
+                maxAdapters=INT,
+                maxCpuAdapters=INT,
+            ),
+        ),
         workload=obj(**KSERVE_WORKLOAD),
         prefill=obj(**KSERVE_WORKLOAD),
         **KSERVE_WORKLOAD,
