@@ -586,3 +586,36 @@ def test_kaito_lora_modules_in_the_configmap_stop_kaitos_scan():
     found = problems(bad)
     (p,) = found.values()
     assert "/mnt/adapter/adapter-1 is where KAITO mounts its adapters" in p.message
+
+
+def test_kserve_lora_renders_the_vllm_flags_kserve_injects():
+    """L/workload_lora_internal_test.go:45-73 TestAddLoRAVLLMArgs "all params set with model-routing aliases", on the
+    rendered Deployment: --enable-lora --max-lora-rank=64 --max-loras=2 --max-cpu-loras=4 --lora-modules, then a
+    JSON item per name in KServe's order (a, publishers/ns/models/a, b, publishers/ns/models/b), each alias at its
+    adapter's path. The pvc:// adapter is mounted at /mnt/lora/b as KServe mounts it (L/workload_lora.go:155-158);
+    the hf:// one is the repo id vLLM downloads at start (KServe's storage initializer puts it at /mnt/lora/a)."""
+    import json
+
+    from kvgen.app.compiler import compile_text
+
+    (compiled,) = compile_text(kserve(ALL_PARAMS), "input.yaml", options=Options(INSTANCE))
+    (deployment,) = [o for o in compiled.objects if o["kind"] == "Deployment"]
+    (vllm,) = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "vllm"]
+    args = vllm["args"]
+    start = args.index("--enable-lora")
+    items = [json.loads(a) for a in args[start + 5 : start + 9]]
+    assert args[start : start + 5] == [
+        "--enable-lora",
+        "--max-lora-rank=64",
+        "--max-loras=2",
+        "--max-cpu-loras=4",
+        "--lora-modules",
+    ]
+    assert items == [
+        {"name": "a", "path": "org/a"},
+        {"name": "publishers/ns/models/a", "path": "org/a"},
+        {"name": "b", "path": "/mnt/lora/b"},
+        {"name": "publishers/ns/models/b", "path": "/mnt/lora/b"},
+    ]
+    mounts = [m for m in vllm["volumeMounts"] if m["mountPath"].startswith("/mnt/lora/")]
+    assert mounts == [{"name": "lora-adapter-0", "mountPath": "/mnt/lora/b", "readOnly": True, "subPath": "path/b"}]
