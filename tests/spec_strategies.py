@@ -366,6 +366,21 @@ def draws(draw):
                 ]
             )
         )
+    if draw(st.integers(0, 5)) == 0:  # issue 37: LoRA adapters (model.lora)
+        pvc = [{"name": "tone", "uri": "pvc://adapters/tone/"}, {"name": "org/legal.v2", "uri": "pvc://adapters"}]
+        hf = [
+            {"name": "sql", "uri": "hf://acme/sql-lora"},
+            {"name": "publishers/ns/models/sql", "uri": "hf://acme/sql-lora"},
+        ]
+        adapters = draw(st.sampled_from([pvc, pvc[:1]] + ([] if "uri" in model else [hf, hf + pvc])))
+        lora: dict = {"adapters": adapters}
+        if draw(st.booleans()):
+            lora["maxRank"] = draw(st.sampled_from([8, 64, 320]))
+        if draw(st.booleans()):
+            lora["maxLoras"] = draw(st.integers(1, 4))
+        if draw(st.booleans()):
+            lora["maxCpuLoras"] = draw(st.integers(lora.get("maxLoras", len(adapters)), 8))
+        model["lora"] = lora
     if draw(st.integers(0, 4)) == 0:
         spec.setdefault("resources", {})["extra"] = {"vpc.amazonaws.com/efa": draw(st.sampled_from([1, 4, 32]))}
     if draw(st.integers(0, 2)) == 0:  # issue 23: metadata of every object, the Service's load-balancer fields
@@ -637,6 +652,7 @@ def _parallelism_on_a_cpu_node(spec: dict[str, Any]) -> None:
 
 def _lmcache_on_its_http_port(spec: dict[str, Any]) -> None:
     _on_a_gpu_node(spec)
+    spec["model"].pop("lora", None)  # LoRA turns the lmcache backend off (rule lora-adapters): no server, no clash
     spec["kvCacheOffloading"]["backend"] = "lmcache"
     spec["service"]["port"] = 8080
 

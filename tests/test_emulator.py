@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import Compiled, compile_text
-from kvgen.plan import model_source
+from kvgen.plan import lora, model_source
 
 load = YAML(typ="safe", pure=True).load
 REQUIRE_ENV = "KVGEN_REQUIRE_EMULATOR"
@@ -292,6 +292,8 @@ def _start(
             if a.uri.startswith("pvc://"):
                 claim, _, path = a.uri.removeprefix("pvc://").partition("/")
                 stage_adapter(cluster.claim(claim) / path.strip("/"))
+            elif cache is not None and not cache.download and cache.claim is not None:  # hf:// beside the weights
+                stage_adapter(cluster.claim(cache.claim.name) / model_source.cache_path(spec) / "lora" / lora.dir_name(a.name))
     return cluster.start(
         objects,
         node=kubelet.node_for(compiled.plan.instance),
@@ -653,3 +655,51 @@ def test_an_adapter_missing_from_its_claim_stops_vllm(cluster):
     group = _start(cluster, _objects(compiled.yaml), compiled, staged=False, timeout=30)
     assert not group.ready
     assert "support-tone" in group.describe() and "adapter_config.json" in group.describe()
+
+
+KSERVE_LORA = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata: {name: lora-multiple-adapters-test, namespace: default}
+spec:
+  model:
+    uri: hf://Qwen/Qwen2.5-7B-Instruct
+    name: Qwen/Qwen2.5-7B-Instruct
+    lora:
+      adapters:
+        - {name: lora-adapter-1, uri: "hf://edbeeching/opt-125m-lora"}
+        - {name: lora-adapter-2, uri: "hf://edbeeching/opt-125m-lora"}
+      maxRank: 64
+      maxAdapters: 2
+      maxCpuAdapters: 4
+  template:
+    containers:
+      - name: main
+        resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+@emulator
+def test_a_kserve_service_with_two_adapters_serves_them(cluster):
+    """kserve/kserve@aaac4e29 test/e2e/llmisvc/test_llm_lora_adapters.py:210-250 "multiple-lora-adapters"
+    (fixture model-fb-opt-125m-with-multiple-lora, test/e2e/llmisvc/fixtures.py:451-468, on a catalog model):
+    the converted service starts and its vLLM serves both adapters under their names and KServe's
+    publishers/<namespace>/models/<name> aliases (pkg/controller/v1alpha2/llmisvc/workload_lora.go:152-175),
+    beside the base model's two names."""
+    from kvgen.input.dialects import Options
+
+    (compiled,) = compile_text(KSERVE_LORA, "kserve.yaml", options=Options("Standard_NC24ads_A100_v4"))
+    group = _start(cluster, _objects(compiled.yaml), compiled)
+    assert_runs(group, compiled)
+    (server,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
+    served = server.report("vllm", "vllm")
+    assert served is not None, group.describe()
+    ids = [m["id"] for m in served["models"]["data"]]
+    assert ids == [
+        "Qwen/Qwen2.5-7B-Instruct",
+        "publishers/default/models/Qwen/Qwen2.5-7B-Instruct",
+        "lora-adapter-1",
+        "publishers/default/models/lora-adapter-1",
+        "lora-adapter-2",
+        "publishers/default/models/lora-adapter-2",
+    ]
