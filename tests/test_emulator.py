@@ -293,7 +293,9 @@ def _start(
                 claim, _, path = a.uri.removeprefix("pvc://").partition("/")
                 stage_adapter(cluster.claim(claim) / path.strip("/"))
             elif cache is not None and not cache.download and cache.claim is not None:  # hf:// beside the weights
-                stage_adapter(cluster.claim(cache.claim.name) / model_source.cache_path(spec) / "lora" / lora.dir_name(a.name))
+                stage_adapter(
+                    cluster.claim(cache.claim.name) / model_source.cache_path(spec) / "lora" / lora.dir_name(a.name)
+                )
     return cluster.start(
         objects,
         node=kubelet.node_for(compiled.plan.instance),
