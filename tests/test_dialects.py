@@ -28,6 +28,7 @@ TWINS = {
     "kserve-mixed-tiers.yaml": ("kserve-mixed-tiers.yaml", None),
     "kserve-pvc-spec-nvme.yaml": ("kserve-pvc-spec-nvme.yaml", None),
     "kserve-pvc-ref-path.yaml": ("kserve-pvc-ref-path.yaml", None),
+    "kserve-router.yaml": ("kserve-router.yaml", None),
 }
 
 
