@@ -1,16 +1,21 @@
-"""KServe ``spec.router`` (kserve v0.20.0, pkg/apis/serving/v1alpha2/llm_inference_service_types.go
-RouterSpec :359) read into kvgen's ``routing`` section.
+"""KServe ``spec.router`` (kserve aaac4e29, pkg/apis/serving/v1alpha2/llm_inference_service_types.go
+RouterSpec; the controller in pkg/controller/v1alpha2/llmisvc/) read into kvgen's ``routing`` section, so
+that kvgen renders what KServe's controller renders (tests/test_kserve_router_parity.py, test by test).
 
-- ``gateway`` + ``route`` + ``scheduler`` (KServe's managed Gateway route, HTTPRoute and scheduler)
-  become ``routing.mode: gateway``: ``gateway.parentRefs`` from ``gateway.refs``, or KServe's
-  default Gateway ``kserve/kserve-ingress-gateway`` for ``gateway: {}``
-  (config/configmap/inferenceservice.yaml:307); ``picker.replicas`` from ``scheduler.replicas``;
-  ``picker.failureMode`` FailOpen as KServe's ``kserve-config-llm-scheduler`` sets it (or the
-  pool spec's ``endpointPickerRef.failureMode``); the scorer weights are kvgen's defaults, which
-  are KServe's default profile (scheduler.go:554-588).
-- What kvgen cannot carry (a scheduler config, template, labels or annotations, an existing pool,
-  the user's own HTTPRoute, a custom route spec, traffic groups, an Ingress) is warned at its path
-  with what kvgen renders instead.
+- KServe input gets KServe's object names (``routing.naming: kserve``, :func:`naming`), where they fit in
+  63 characters unhashed.
+- A managed route (``route`` without ``http.refs``), with or without ``gateway`` and ``scheduler``, is
+  ``routing.mode: gateway`` with KServe's route preset's rules (``gateway.rules: kserve``, ``modelName``
+  from ``spec.model.name``; kvgen's own rule without ``metadata.namespace``, which its paths name).
+  ``gateway.refs`` are the ``parentRefs`` (sectionName kept), else KServe's default Gateway
+  ``kserve/kserve-ingress-gateway`` (config/configmap/inferenceservice.yaml) behind Istio.
+- The backend: no ``scheduler``, the workload Service (``gateway.backend: service``, config_merge.go:429-444);
+  ``scheduler.pool.ref``, that pool (``gateway.poolRef``, config_merge.go:446-459); else kvgen's pool and
+  picker with ``scheduler.replicas`` and the pool spec's failure mode (a v1alpha1 pool spec converted as
+  KServe's webhook converts it: FailClose when its extensionRef sets none).
+- What kvgen does not render (a scheduler config, template, labels, annotations, the tokenizer, the user's
+  own HTTPRoute, a custom route spec, traffic groups, an Ingress, a prefill/decode profile) is warned at
+  its path with what kvgen renders instead.
 - The combinations KServe's webhook rejects (llm_inference_service_validation.go) are errors.
 """
 
@@ -24,7 +29,7 @@ from kvgen.input.dialects.core import SpecBuilder, Tracker, integer, mapping
 # KServe's default Gateway: GlobalConfig.IngressGatewayName/Namespace (pkg/constants/constants.go:193)
 DEFAULT_GATEWAY = {"name": "kserve-ingress-gateway", "namespace": "kserve"}
 FAIL_MODES = ("FailOpen", "FailClose")
-INSTEAD = "kvgen renders its own InferencePool, Endpoint Picker and HTTPRoute (routing.mode gateway, docs/routing.md)"
+INSTEAD = "kvgen renders KServe's managed HTTPRoute only (routing.mode gateway, docs/routing.md)"
 
 
 def _refs(t: Tracker, path: Path, value: Any) -> list[tuple[dict[str, Any], Path]]:
