@@ -16,7 +16,7 @@ from typing import Any
 
 import helm
 import pytest
-from conftest import compile_spec, problem_set, spec
+from conftest import compile_spec, problem_set, run_kvgen, spec
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import InputErrors, compile_inputs
@@ -671,3 +671,21 @@ def test_what_cannot_render_is_the_same_problem_on_both_faces(case):
     ((where, message, _h),) = ours
     assert where == path and words in message
     assert helm.problems(values) == ours
+
+
+@pytest.mark.heavy
+def test_explain_names_the_routes_backend(tmp_path):
+    """kvgen's own: `kvgen explain` follows the route to the backend it renders (the Service, or the pool
+    poolRef names), and with the Service the cache hit path has no prefix routing."""
+
+    path = tmp_path / "svc.yaml"
+    path.write_text(llmisvc("route: {}\n"))
+    result = run_kvgen("explain", str(path), "--instance", INSTANCE)
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"HTTPRoute {N}-kserve-route -> Service {N}-kserve-workload-svc: kube-proxy spreads requests" in result.stdout
+    )
+    assert "cache hit path: none: each replica holds a 1/N share" in result.stdout
+    path.write_text(llmisvc("route: {}\nscheduler: {pool: {ref: {name: shared-pool}}}\n"))
+    result = run_kvgen("explain", str(path), "--instance", INSTANCE)
+    assert "-> InferencePool shared-pool: its own Endpoint Picker (routing.gateway.poolRef)" in result.stdout

@@ -413,7 +413,7 @@ def _routing(plan: Plan, doc: PlanDocument, kv: dict[str, Any]) -> dict[str, Any
         "gateway": "the picker sends a prompt to the server it last sent the prefix to (prefix-cache scorer)",
         "sessionAffinity": "a client's requests reach the server that served it before",
         "none": "none: each replica holds a 1/N share of the hot prefixes",
-    }[r.mode]
+    }["none" if r.mode == "gateway" and r.gateway is not None and r.gateway.backend == "service" else r.mode]
     hits = [{"step": "routing", "where": affinity}]
     names = {"gpu": "GPU prefix cache (vLLM)", "cpu-backend": "CPU-backend KV (vLLM)"}
     for t in kv["tiers"]:
