@@ -345,7 +345,7 @@ def t_kvgen_context_routing(dot0):
         v_port = f_int64(field(field(v_v, 'service'), 'port'))
         v_target = f_dict('group', 'inference.networking.k8s.io', 'kind', 'InferencePool', 'name', v_pool, 'port', v_port)
         if truth(f_eq(v_backend, 'service')):
-            v_target = f_dict('group', '', 'kind', 'Service', 'name', v_svcName, 'port', v_port)
+            v_target = f_dict('kind', 'Service', 'name', v_svcName, 'port', v_port)
         v_parents = f_list()
         items1 = list(gt.range_items(field(v_g, 'parentRefs'), False))
         for v_p in items1:
@@ -373,8 +373,10 @@ def t_kvgen_context_routing(dot0):
             v_ns = field(v_v, 'namespace')
             v_model = f_default(field(v_v, 'name'), field(v_g, 'modelName'))
             v_value = f_printf('publishers/%s/models/%s', v_ns, v_model)
-            v_b = f_dict('group', field(v_target, 'group'), 'kind', field(v_target, 'kind'), 'name', field(v_target, 'name'), 'port', v_port, 'weight', 1)
-            v_svc = f_dict('group', '', 'kind', 'Service', 'name', v_svcName, 'port', v_port, 'weight', 1)
+            v_b = f_dict('kind', field(v_target, 'kind'), 'name', field(v_target, 'name'), 'port', v_port, 'weight', 1)
+            if truth(f_hasKey(v_target, 'group')):
+                v_b = f_dict('group', field(v_target, 'group'), 'kind', field(v_target, 'kind'), 'name', field(v_target, 'name'), 'port', v_port, 'weight', 1)
+            v_svc = f_dict('kind', 'Service', 'name', v_svcName, 'port', v_port, 'weight', 1)
             v_timeouts = f_dict('backendRequest', '0s', 'request', '0s')
             if truth(t_kvgen_isSet((f_list(v_g, 'requestTimeout')))):
                 v_timeouts = f_dict('request', field(v_g, 'requestTimeout'))

@@ -37,7 +37,8 @@ or the Service (backend service: neither rendered) */}}
 {{- if include "kvgen.isSet" (list $g "poolRef") -}}{{- $pool = $g.poolRef -}}{{- end -}}
 {{- $port := int64 $v.service.port -}}
 {{- $target := dict "group" "inference.networking.k8s.io" "kind" "InferencePool" "name" $pool "port" $port -}}
-{{- if eq $backend "service" -}}{{- $target = dict "group" "" "kind" "Service" "name" $svcName "port" $port -}}{{- end -}}
+{{/* a Service backendRef leaves group out: the core group, the API server's default (as KServe's route preset writes it) */}}
+{{- if eq $backend "service" -}}{{- $target = dict "kind" "Service" "name" $svcName "port" $port -}}{{- end -}}
 {{- $parents := list -}}
 {{- range $p := $g.parentRefs -}}
 {{- $parent := dict "group" "gateway.networking.k8s.io" "kind" "Gateway" "name" $p.name -}}
@@ -64,8 +65,9 @@ Service. Every backendRef weight 1, every rule's timeouts 0s (none), as there. *
 {{- $ns := $v.namespace -}}
 {{- $model := default $v.name $g.modelName -}}
 {{- $value := printf "publishers/%s/models/%s" $ns $model -}}
-{{- $b := dict "group" $target.group "kind" $target.kind "name" $target.name "port" $port "weight" 1 -}}
-{{- $svc := dict "group" "" "kind" "Service" "name" $svcName "port" $port "weight" 1 -}}
+{{- $b := dict "kind" $target.kind "name" $target.name "port" $port "weight" 1 -}}
+{{- if hasKey $target "group" -}}{{- $b = dict "group" $target.group "kind" $target.kind "name" $target.name "port" $port "weight" 1 -}}{{- end -}}
+{{- $svc := dict "kind" "Service" "name" $svcName "port" $port "weight" 1 -}}
 {{- $timeouts := dict "backendRequest" "0s" "request" "0s" -}}
 {{- if include "kvgen.isSet" (list $g "requestTimeout") -}}{{- $timeouts = dict "request" $g.requestTimeout -}}{{- end -}}
 {{- $endpoints := list (list "completions" "/v1/completions") (list "chat-completions" "/v1/chat/completions") (list "responses" "/v1/responses") (list "messages" "/v1/messages") -}}
