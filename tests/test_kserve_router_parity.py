@@ -529,6 +529,20 @@ def test_the_pool_selects_the_workloads_pods():
     assert selector.items() <= of_kind(objs, "Deployment", N)["spec"]["template"]["metadata"]["labels"].items()
 
 
+def test_the_scheduler_gets_the_workloads_pull_secrets():
+    """kserve/kserve@aaac4e29 controller_int_scheduler_config_test.go:1380-1573 "Scheduler SA credential
+    propagation": the scheduler's ServiceAccount <n>-epp-sa gets the main workload's imagePullSecrets. kvgen
+    gives the picker's pod the spec's pod.imagePullSecrets (what the KServe dialect reads from the pod
+    template), its image coming from the same registry (images.registry); the SA's annotations (a cloud
+    workload identity) are not propagated: kvgen's picker needs no cloud credentials."""
+    values = kserve_like()
+    values["pod"] = {"imagePullSecrets": [{"name": "regcred"}]}
+    c = compile_spec(values)
+    picker = of_kind(c.objects, "Deployment", "base-model-kserve-router-scheduler")
+    assert picker["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
+    assert helm.by_identity(helm.objects_and_context(values)[0]) == helm.by_identity(c.objects)
+
+
 @pytest.mark.parametrize("replicas", [0, -1])
 def test_scheduler_replicas_below_one_are_refused(replicas):
     """kserve/kserve@aaac4e29 validation_int_test.go:582-645 "scheduler replicas validation": 0 and -1

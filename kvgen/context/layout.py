@@ -444,6 +444,14 @@ def t_kvgen_context_routing(dot0):
             v_profile = f_append(v_profile, (f_dict('pluginRef', 'max-score-picker')))
             v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'default', 'plugins', v_profile)))))
             v_pick = f_dict('names', v_names, 'replicas', v_replicas, 'image', v_image, 'labels', v_labels, 'podLabels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'commonLabels'))), v_selector)), 'selector', v_selector, 'args', v_args, 'config', (f_toPrettyJson(v_config)), 'leaderElection', ((v_replicas > 1)), 'leases', ((((v_replicas > 1)) or v_kserve)), 'grpcPort', (f_int64(field(v_rt, 'grpcPort'))), 'grpcHealthPort', (f_int64(field(v_rt, 'grpcHealthPort'))), 'metricsPort', (f_int64(field(v_rt, 'metricsPort'))), 'resources', (f_deepCopy(field(v_rt, 'resources'))))
+            o.append('\n')
+            w12 = field((f_default(f_dict(), field(v_v, 'pod'))), 'imagePullSecrets')
+            if truth(w12):
+                v_secrets = f_list()
+                items13 = list(gt.range_items(w12, False))
+                for v_p in items13:
+                    v_secrets = f_append(v_secrets, (f_dict('name', field(v_p, 'name'))))
+                _ = f_set(v_pick, 'imagePullSecrets', v_secrets)
             if truth(v_kserve):
                 _ = f_set(v_pick, 'servicePorts', (f_list((f_dict('name', 'grpc', 'port', (f_int64(field(v_rt, 'grpcPort'))), 'targetPort', 'grpc', 'protocol', 'TCP')), (f_dict('name', 'grpc-health', 'port', (f_int64(field(v_rt, 'grpcHealthPort'))), 'targetPort', 'grpc-health', 'protocol', 'TCP')), (f_dict('name', 'metrics', 'port', (f_int64(field(v_rt, 'metricsPort'))), 'targetPort', 'metrics', 'protocol', 'TCP')))))
             _ = f_set(v_routing, 'picker', v_pick)

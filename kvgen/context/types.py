@@ -296,6 +296,7 @@ class Picker(TypedDict):
     grpcHealthPort: int
     metricsPort: int
     resources: KubeObject
+    imagePullSecrets: NotRequired[list[KubeObject]]  # pod.imagePullSecrets: the picker's image's registry too
     servicePorts: NotRequired[
         list[KubeObject]
     ]  # routing.naming kserve: KServe's port names (grpc, grpc-health, metrics)

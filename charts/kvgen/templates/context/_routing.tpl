@@ -142,6 +142,12 @@ router sets it): a route that names the adapters wins over another route on the 
 {{- $pick := dict "names" $names "replicas" $replicas "image" $image "labels" $labels "podLabels" (mergeOverwrite (deepCopy $s.meta.commonLabels) $selector) "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "leases" (or (gt $replicas 1) $kserve) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
 {{/* KServe's EPP Service: the container's ports by their names, sorted (scheduler.go:294-324); the picker serves
 no zmq port (KV events) in kvgen's approximate prefix mode */}}
+{{/* pod.imagePullSecrets: the picker's image comes from the same registry (images.registry); KServe gives
+the scheduler's ServiceAccount the workload's pull secrets (scheduler.go, controller_int_scheduler_config_test.go:1380-1573) */}}
+{{- with (default dict $v.pod).imagePullSecrets -}}
+{{- $secrets := list -}}{{- range $p := . -}}{{- $secrets = append $secrets (dict "name" $p.name) -}}{{- end -}}
+{{- $_ := set $pick "imagePullSecrets" $secrets -}}
+{{- end -}}
 {{- if $kserve -}}{{- $_ := set $pick "servicePorts" (list (dict "name" "grpc" "port" (int64 $rt.grpcPort) "targetPort" "grpc" "protocol" "TCP") (dict "name" "grpc-health" "port" (int64 $rt.grpcHealthPort) "targetPort" "grpc-health" "protocol" "TCP") (dict "name" "metrics" "port" (int64 $rt.metricsPort) "targetPort" "metrics" "protocol" "TCP")) -}}{{- end -}}
 {{- $_ := set $routing "picker" $pick -}}
 {{- $_ := set $routing "pool" (dict "name" $pool "selector" (index $s.workloads 0).pod.selector "targetPort" $port "failureMode" (default "FailOpen" $picker.failureMode)) -}}
