@@ -80,7 +80,7 @@ def test_managed_gateway_route_and_scheduler_render_the_pool_picker_and_route_on
     ]
     pool = of_kind(objs, "InferencePool")
     assert pool["spec"]["endpointPickerRef"]["failureMode"] == "FailOpen"
-    config = json.loads(of_kind(objs, "ConfigMap", "qwen-epp")["data"]["config.json"])
+    config = json.loads(of_kind(objs, "ConfigMap", "qwen-epp-config")["data"]["config.json"])
     (profile,) = config["schedulingProfiles"]
     assert [(p["pluginRef"], p.get("weight")) for p in profile["plugins"]] == KSERVE_DEFAULT_PROFILE
     for o in (route, pool):
@@ -101,7 +101,7 @@ def test_scheduler_replicas_above_one_elect_a_leader():
     """controller_int_scheduler_config_test.go:749 "should inject --ha-enable-leader-election when
     replicas > 1" (scheduler.go:407-414)."""
     objs = objects("router: {gateway: {}, route: {}, scheduler: {replicas: 2}}\n")
-    picker = of_kind(objs, "Deployment", "qwen-epp")
+    picker = of_kind(objs, "Deployment", "qwen-kserve-router-scheduler")
     assert picker["spec"]["replicas"] == 2
     (c,) = picker["spec"]["template"]["spec"]["containers"]
     assert "--ha-enable-leader-election" in c["args"]
@@ -114,9 +114,9 @@ def test_the_pool_specs_failure_mode_is_kept():
 
 
 def test_what_kvgen_cannot_carry_is_named_at_its_path_all_at_once():
-    """controller_int_scheduler_config_test.go:46 (inline config), controller_int_test.go:871 (an
-    external InferencePool), :1043 (a defined HTTPRoute spec), :1088 (route.http.refs): kvgen renders
-    its own picker config, pool and route instead, and says so for each field."""
+    """controller_int_scheduler_config_test.go:46 (inline config), controller_int_test.go:1088
+    (route.http.refs): kvgen renders its own picker config, and no route for your own HTTPRoute, and says
+    so for each field."""
     body = """\
     router:
       gateway: {refs: [{name: my-gw, namespace: infra}]}
@@ -124,14 +124,13 @@ def test_what_kvgen_cannot_carry_is_named_at_its_path_all_at_once():
       scheduler:
         config: {inline: {apiVersion: x}}
         template: {containers: [{name: main}]}
-        pool: {ref: {name: my-pool}}
     """
     got = warnings(body)
     for expected in (
         "svc.yaml:12:20: spec.router.route.http.refs: not carried over: kvgen does not attach to your own HTTPRoute",
         "svc.yaml:14:7: spec.router.scheduler.config: not carried over: the scheduler config",
         "svc.yaml:15:7: spec.router.scheduler.template: not carried over: the scheduler pod template",
-        "svc.yaml:16:14: spec.router.scheduler.pool.ref: not carried over: kvgen does not use an existing InferencePool",
+        "svc.yaml:10:3: spec.router: not carried over: with route.http.refs KServe renders no managed HTTPRoute",
     ):
         assert sum(w.startswith(expected) for w in got) == 1, (expected, got)
     assert len(got) == 4, got
@@ -174,13 +173,15 @@ def test_combinations_kserves_webhook_rejects_are_errors_at_their_path(router, p
     assert any(f": {path}: " in p and message in p for p in got), got
 
 
-def test_without_a_scheduler_kserve_routes_to_the_workload_service_and_kvgen_says_it_renders_none():
+def test_without_a_scheduler_kserve_routes_to_the_workload_service():
     """controller_int_test.go:984 "should create routes pointing to workload service when no scheduler
-    is configured": kvgen renders no InferencePool then, and warns at spec.router."""
+    is configured": the route, and no InferencePool (issue 37; tests/test_kserve_router_parity.py holds
+    the rest)."""
     body = "router: {gateway: {}, route: {}}\n"
-    assert not [o for o in objects(body) if o["kind"] in ("InferencePool", "HTTPRoute")]
-    (w,) = warnings(body)
-    assert w.startswith("svc.yaml:10:3: spec.router: not carried over: without spec.router.scheduler")
+    objs = objects(body)
+    assert not [o for o in objs if o["kind"] == "InferencePool"]
+    assert of_kind(objs, "HTTPRoute")["metadata"]["name"] == "qwen-kserve-route"
+    assert warnings(body) == []
 
 
 def test_prefill_decode_router_is_not_carried_over():
@@ -201,13 +202,16 @@ def test_convert_names_the_objects_kserves_controller_would_create(tmp_path):
     (tmp_path / "svc.yaml").write_text(text(MANAGED))
     result = run_kvgen("convert", str(tmp_path / "svc.yaml"), "--instance", "Standard_NC24ads_A100_v4")
     assert result.returncode == 0, result.stderr
-    for name in ("qwen-inference-pool", "qwen-kserve-router-scheduler", "qwen-epp-service", "qwen-kserve-route"):
-        assert name in result.stdout
-    assert "kvgen names its objects qwen-pool (InferencePool), qwen-epp" in result.stdout
-    assert "tokenizer sidecar" in result.stdout and "system:auth-delegator" in result.stdout
+    assert "ConfigMap qwen-epp-config (KServe passes it inline" in result.stdout
+    assert "the picker's tokenizer" in result.stdout and "system:auth-delegator" in result.stdout
     (doc,) = [d for d in YAML(typ="safe").load_all(result.stdout) if d]
     assert doc["routing"] == {
+        "naming": "kserve",
         "mode": "gateway",
-        "gateway": {"parentRefs": [{"name": "kserve-ingress-gateway", "namespace": "kserve"}], "provider": "istio"},
+        "gateway": {
+            "parentRefs": [{"name": "kserve-ingress-gateway", "namespace": "kserve"}],
+            "provider": "istio",
+            "rules": "kserve",
+        },
         "picker": {"failureMode": "FailOpen"},
     }

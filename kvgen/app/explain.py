@@ -385,29 +385,41 @@ def _routing(plan: Plan, doc: PlanDocument, kv: dict[str, Any]) -> dict[str, Any
     r = spec.routing
     most = spec.autoscaling.max_replicas if spec.autoscaling is not None else spec.replicas
     out: dict[str, Any] = {"mode": r.mode, "replicas": most, "picker": None}
-    service = f"Service {spec.object_name}"
+    built = layout.build(doc, spec)
+    service = f"Service {built['service']['name']}"
     if r.mode == "gateway":
-        c = layout.build(doc, spec)["routing"]
-        config = json.loads(c["picker"]["config"])
-        (profile,) = config["schedulingProfiles"]
-        (prefix,) = [p["parameters"] for p in config["plugins"] if p["type"] == "approx-prefix-cache-producer"] or [{}]
+        c = built["routing"]
         parents = ", ".join(p["name"] for p in c["route"]["parentRefs"])
-        out["path"] = (
-            f"Gateway {parents} -> HTTPRoute {c['route']['name']} -> InferencePool {c['pool']['name']}: the Endpoint "
-            f"Picker {c['picker']['name']} chooses one of {most} server(s) per request"
-        )
-        out["picker"] = {
-            "name": c["picker"]["name"],
-            "image": c["picker"]["image"],
-            "replicas": c["picker"]["replicas"],
-            "failureMode": c["pool"]["failureMode"],
-            "scorers": {p["pluginRef"]: p["weight"] for p in profile["plugins"] if "weight" in p},
-            "blockSizeTokens": prefix.get("blockSizeTokens"),
-            "lruCapacityPerServer": prefix.get("lruCapacityPerServer"),
-            "scrapes": ["vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"],
-            # --metrics-endpoint-auth=false: its /metrics needs no TokenReview, so no ClusterRoleBinding
-            "clusterScopedObjects": [],
-        }
+        route = f"Gateway {parents} -> HTTPRoute {c['route']['name']}"
+        if "picker" not in c:
+            (backend,) = c["route"]["backendRefs"]
+            out["path"] = f"{route} -> {backend['kind']} {backend['name']}: " + (
+                f"kube-proxy spreads requests over {most} server(s), whatever their prefix"
+                if backend["kind"] == "Service"
+                else "its own Endpoint Picker (routing.gateway.poolRef) chooses a server per request"
+            )
+        else:
+            config = json.loads(c["picker"]["config"])
+            (profile,) = config["schedulingProfiles"]
+            (prefix,) = [p["parameters"] for p in config["plugins"] if p["type"] == "approx-prefix-cache-producer"] or [
+                {}
+            ]
+            out["path"] = (
+                f"{route} -> InferencePool {c['pool']['name']}: the Endpoint "
+                f"Picker {c['picker']['names']['deployment']} chooses one of {most} server(s) per request"
+            )
+            out["picker"] = {
+                "name": c["picker"]["names"]["deployment"],
+                "image": c["picker"]["image"],
+                "replicas": c["picker"]["replicas"],
+                "failureMode": c["pool"]["failureMode"],
+                "scorers": {p["pluginRef"]: p["weight"] for p in profile["plugins"] if "weight" in p},
+                "blockSizeTokens": prefix.get("blockSizeTokens"),
+                "lruCapacityPerServer": prefix.get("lruCapacityPerServer"),
+                "scrapes": ["vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"],
+                # --metrics-endpoint-auth=false: its /metrics needs no TokenReview, so no ClusterRoleBinding
+                "clusterScopedObjects": [],
+            }
     elif r.mode == "sessionAffinity":
         timeout = r.session_affinity.timeout_seconds if r.session_affinity is not None else 10800
         out["path"] = f"{service} (sessionAffinity ClientIP, {timeout} s): a client IP stays on one of {most} server(s)"
@@ -417,7 +429,7 @@ def _routing(plan: Plan, doc: PlanDocument, kv: dict[str, Any]) -> dict[str, Any
         "gateway": "the picker sends a prompt to the server it last sent the prefix to (prefix-cache scorer)",
         "sessionAffinity": "a client's requests reach the server that served it before",
         "none": "none: each replica holds a 1/N share of the hot prefixes",
-    }[r.mode]
+    }["none" if r.mode == "gateway" and r.gateway is not None and r.gateway.backend == "service" else r.mode]
     hits = [{"step": "routing", "where": affinity}]
     names = {"gpu": "GPU prefix cache (vLLM)", "cpu-backend": "CPU-backend KV (vLLM)"}
     for t in kv["tiers"]:

@@ -335,42 +335,36 @@ def t_kvgen_context_routing(dot0):
         v_key = field(field(v_s, 'W'), 'labels')
         v_picker = f_default(f_dict(), field(v_r, 'picker'))
         v_replicas = f_int64(t_kvgen_routingValue((f_list(v_picker, 'replicas', 1))))
+        v_g = field(v_r, 'gateway')
+        v_kserve = f_eq((f_default('kvgen', field(v_r, 'naming'))), 'kserve')
         v_name = f_printf('%s-epp', field(v_v, 'name'))
         v_pool = f_printf('%s-pool', field(v_v, 'name'))
-        v_image = field(field(field(v_s, 'plan'), 'images'), 'picker')
-        v_selector = f_dict(field(v_key, 'name'), 'endpoint-picker', field(v_key, 'instance'), field(field(v_s, 'release'), 'name'))
-        v_labels = f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'labels'))), v_selector, (f_dict(field(v_key, 'component'), 'router', field(v_key, 'version'), field(field(v_rt, 'image'), 'tag'))))
-        v_args = f_list((f_printf('--pool-name=%s', v_pool)), (f_printf('--grpc-port=%d', (f_int64(field(v_rt, 'grpcPort'))))), (f_printf('--grpc-health-port=%d', (f_int64(field(v_rt, 'grpcHealthPort'))))), (f_printf('--metrics-port=%d', (f_int64(field(v_rt, 'metricsPort'))))), '--metrics-endpoint-auth=false', '--tracing=false', '--config-file=/config/config.json')
-        if truth((v_replicas > 1)):
-            v_args = f_append(v_args, '--ha-enable-leader-election')
-        v_sc = f_default(f_dict(), field(v_picker, 'scorers'))
-        v_plugins = f_list((f_dict('type', 'single-profile-handler')), (f_dict('type', 'metrics-data-source', 'parameters', (f_dict('scheme', 'http', 'path', field(field(v_s, 'W'), 'vllmMetricsPath'))))), (f_dict('type', 'core-metrics-extractor')))
-        v_profile = f_list()
-        items1 = list(gt.range_items(f_list((f_list('queue-scorer', 'queue', 2)), (f_list('kv-cache-utilization-scorer', 'kvCacheUtilization', 2)), (f_list('prefix-cache-scorer', 'prefixCache', 3)), (f_list('no-hit-lru-scorer', 'noHitLru', 2))), False))
-        for v_pair in items1:
-            v_kind = f_index(v_pair, 0)
-            v_weight = f_int64(t_kvgen_routingValue((f_list(v_sc, (f_index(v_pair, 1)), (f_index(v_pair, 2))))))
-            if truth((v_weight > 0)):
-                if truth(f_eq(v_kind, 'prefix-cache-scorer')):
-                    v_index = field(field(v_s, 'plan'), 'routing')
-                    v_plugins = f_append(v_plugins, (f_dict('type', 'approx-prefix-cache-producer', 'parameters', (f_dict('autoTune', False, 'blockSizeTokens', (f_int64(field(v_index, 'blockSizeTokens'))), 'maxPrefixTokensToMatch', (f_int64(field(v_rt, 'maxPrefixTokensToMatch'))), 'lruCapacityPerServer', (f_int64(field(v_index, 'lruCapacityPerServer'))))))))
-                v_plugins = f_append(v_plugins, (f_dict('type', v_kind)))
-                v_profile = f_append(v_profile, (f_dict('pluginRef', v_kind, 'weight', v_weight)))
-        v_plugins = f_append(v_plugins, (f_dict('type', 'max-score-picker')))
-        v_profile = f_append(v_profile, (f_dict('pluginRef', 'max-score-picker')))
-        v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'default', 'plugins', v_profile)))))
-        v_pick = f_dict('name', v_name, 'replicas', v_replicas, 'image', v_image, 'labels', v_labels, 'podLabels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'commonLabels'))), v_selector)), 'selector', v_selector, 'args', v_args, 'config', (f_toPrettyJson(v_config)), 'leaderElection', ((v_replicas > 1)), 'grpcPort', (f_int64(field(v_rt, 'grpcPort'))), 'grpcHealthPort', (f_int64(field(v_rt, 'grpcHealthPort'))), 'metricsPort', (f_int64(field(v_rt, 'metricsPort'))), 'resources', (f_deepCopy(field(v_rt, 'resources'))))
-        v_g = field(v_r, 'gateway')
+        v_names = f_dict('deployment', v_name, 'service', v_name, 'serviceAccount', v_name, 'role', v_name, 'roleBinding', v_name, 'configMap', v_name)
+        v_routeName = field(v_v, 'name')
+        v_svcName = field(v_v, 'name')
+        if truth(v_kserve):
+            v_pool = f_printf('%s-inference-pool', field(v_v, 'name'))
+            v_names = f_dict('deployment', (f_printf('%s-kserve-router-scheduler', field(v_v, 'name'))), 'service', (f_printf('%s-epp-service', field(v_v, 'name'))), 'serviceAccount', (f_printf('%s-epp-sa', field(v_v, 'name'))), 'role', (f_printf('%s-epp-role', field(v_v, 'name'))), 'roleBinding', (f_printf('%s-epp-rb', field(v_v, 'name'))), 'configMap', (f_printf('%s-epp-config', field(v_v, 'name'))))
+            v_routeName = f_printf('%s-kserve-route', field(v_v, 'name'))
+            v_svcName = f_printf('%s-kserve-workload-svc', field(v_v, 'name'))
+        v_backend = f_default('pool', field(v_g, 'backend'))
+        v_ownPool = ((f_eq(v_backend, 'pool')) and ((not truth((t_kvgen_isSet((f_list(v_g, 'poolRef'))))))))
+        if truth(t_kvgen_isSet((f_list(v_g, 'poolRef')))):
+            v_pool = field(v_g, 'poolRef')
+        v_port = f_int64(field(field(v_v, 'service'), 'port'))
+        v_target = f_dict('group', 'inference.networking.k8s.io', 'kind', 'InferencePool', 'name', v_pool, 'port', v_port)
+        if truth(f_eq(v_backend, 'service')):
+            v_target = f_dict('kind', 'Service', 'name', v_svcName, 'port', v_port)
         v_parents = f_list()
-        items2 = list(gt.range_items(field(v_g, 'parentRefs'), False))
-        for v_p in items2:
+        items1 = list(gt.range_items(field(v_g, 'parentRefs'), False))
+        for v_p in items1:
             v_parent = f_dict('group', 'gateway.networking.k8s.io', 'kind', 'Gateway', 'name', field(v_p, 'name'))
             if truth(t_kvgen_isSet((f_list(v_p, 'namespace')))):
                 _ = f_set(v_parent, 'namespace', field(v_p, 'namespace'))
             if truth(t_kvgen_isSet((f_list(v_p, 'sectionName')))):
                 _ = f_set(v_parent, 'sectionName', field(v_p, 'sectionName'))
             v_parents = f_append(v_parents, v_parent)
-        v_route = f_dict('name', field(v_v, 'name'), 'parentRefs', v_parents, 'pathPrefix', (f_default('/', field(v_g, 'pathPrefix'))), 'port', (f_int64(field(field(v_v, 'service'), 'port'))))
+        v_route = f_dict('name', v_routeName, 'parentRefs', v_parents, 'pathPrefix', (f_default('/', field(v_g, 'pathPrefix'))), 'port', v_port, 'backendRefs', (f_list(v_target)))
         if truth(field(v_g, 'hostnames')):
             _ = f_set(v_route, 'hostnames', field(v_g, 'hostnames'))
         v_provider = f_default('none', field(v_g, 'provider'))
@@ -378,15 +372,106 @@ def t_kvgen_context_routing(dot0):
             _ = f_set(v_route, 'requestTimeout', field(v_g, 'requestTimeout'))
         elif truth(f_ne(v_provider, 'gke')):
             _ = f_set(v_route, 'requestTimeout', field(v_rt, 'defaultRequestTimeout'))
-        v_poolCtx = f_dict('name', v_pool, 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'targetPort', (f_int64(field(field(v_v, 'service'), 'port'))), 'failureMode', (f_default('FailOpen', field(v_picker, 'failureMode'))))
-        v_routing = f_dict('pool', v_poolCtx, 'picker', v_pick, 'route', v_route, 'provider', v_provider)
-        if truth(f_eq(v_provider, 'istio')):
-            v_host = v_name
-            if truth(field(v_v, 'namespace')):
-                v_host = f_printf('%s.%s.svc.cluster.local', v_name, field(v_v, 'namespace'))
-            _ = f_set(v_routing, 'destinationRule', (f_dict('name', v_name, 'host', v_host)))
-        if truth(f_eq(v_provider, 'gke')):
-            _ = f_set(v_routing, 'gke', (f_dict('healthPath', field(field(v_rt, 'gke'), 'healthPath'), 'backendTimeoutSec', (f_int64(field(field(v_rt, 'gke'), 'backendTimeoutSec'))))))
+        v_adapters = f_list()
+        items2 = list(gt.range_items(f_default(f_list(), field((f_default(f_dict(), field(field(v_v, 'model'), 'lora'))), 'adapters')), False))
+        for v_a in items2:
+            v_adapters = f_append(v_adapters, field(v_a, 'name'))
+        v_adapters = f_sortAlpha(v_adapters)
+        v_header = field(v_rt, 'modelNameHeader')
+        if truth(f_eq((f_default('prefix', field(v_g, 'rules'))), 'kserve')):
+            v_ns = field(v_v, 'namespace')
+            v_model = f_default(field(v_v, 'name'), field(v_g, 'modelName'))
+            v_value = f_printf('publishers/%s/models/%s', v_ns, v_model)
+            v_b = f_dict('kind', field(v_target, 'kind'), 'name', field(v_target, 'name'), 'port', v_port, 'weight', 1)
+            if truth(f_hasKey(v_target, 'group')):
+                v_b = f_dict('group', field(v_target, 'group'), 'kind', field(v_target, 'kind'), 'name', field(v_target, 'name'), 'port', v_port, 'weight', 1)
+            v_svc = f_dict('kind', 'Service', 'name', v_svcName, 'port', v_port, 'weight', 1)
+            v_timeouts = f_dict('backendRequest', '0s', 'request', '0s')
+            if truth(t_kvgen_isSet((f_list(v_g, 'requestTimeout')))):
+                v_timeouts = f_dict('request', field(v_g, 'requestTimeout'))
+            v_endpoints = f_list((f_list('completions', '/v1/completions')), (f_list('chat-completions', '/v1/chat/completions')), (f_list('responses', '/v1/responses')), (f_list('messages', '/v1/messages')))
+            v_rules = f_list()
+            items3 = list(gt.range_items(v_endpoints, False))
+            for v_e in items3:
+                v_rules = f_append(v_rules, (f_dict('name', (f_printf('v1-%s-path', (f_index(v_e, 0)))), 'backendRefs', (f_list(v_b)), 'matches', (f_list((f_dict('path', (f_dict('type', 'PathPrefix', 'value', (f_printf('/%s/%s%s', v_ns, field(v_v, 'name'), (f_index(v_e, 1)))))))))), 'filters', (f_list((f_dict('type', 'URLRewrite', 'urlRewrite', (f_dict('path', (f_dict('type', 'ReplacePrefixMatch', 'replacePrefixMatch', (f_index(v_e, 1)))))))))), 'timeouts', v_timeouts)))
+            v_base = f_list()
+            items4 = list(gt.range_items(v_endpoints, False))
+            for v_e in items4:
+                items5 = list(gt.range_items(f_list((f_index(v_e, 1)), (f_printf('%s/', (f_index(v_e, 1))))), False))
+                for v_path in items5:
+                    v_base = f_append(v_base, (f_dict('path', (f_dict('type', 'Exact', 'value', v_path)), 'headers', (f_list((f_dict('type', 'Exact', 'name', v_header, 'value', v_value)))))))
+            v_matches = v_base
+            items6 = list(gt.range_items(v_base, False))
+            for v_m in items6:
+                items7 = list(gt.range_items(v_adapters, False))
+                for v_a in items7:
+                    v_matches = f_append(v_matches, (f_dict('path', field(v_m, 'path'), 'headers', (f_list((f_dict('type', 'Exact', 'name', v_header, 'value', (f_printf('publishers/%s/models/%s', v_ns, v_a)))))))))
+            v_rules = f_append(v_rules, (f_dict('name', 'v1-model-routing', 'backendRefs', (f_list(v_b)), 'matches', v_matches, 'timeouts', v_timeouts)))
+            items8 = list(gt.range_items(v_endpoints, False))
+            for v_e in items8:
+                v_rules = f_append(v_rules, (f_dict('name', (f_printf('v1-%s-publisher-path', (f_index(v_e, 0)))), 'backendRefs', (f_list(v_b)), 'matches', (f_list((f_dict('path', (f_dict('type', 'PathPrefix', 'value', (f_printf('/publishers/%s/models/%s%s', v_ns, v_model, (f_index(v_e, 1)))))))))), 'filters', (f_list((f_dict('type', 'URLRewrite', 'urlRewrite', (f_dict('path', (f_dict('type', 'ReplacePrefixMatch', 'replacePrefixMatch', (f_index(v_e, 1)))))))))), 'timeouts', v_timeouts)))
+            v_root = f_list((f_dict('type', 'URLRewrite', 'urlRewrite', (f_dict('path', (f_dict('type', 'ReplacePrefixMatch', 'replacePrefixMatch', '/')))))))
+            v_rules = f_append(v_rules, (f_dict('name', 'v1-publisher-path-catch-all', 'backendRefs', (f_list(v_svc)), 'matches', (f_list((f_dict('path', (f_dict('type', 'PathPrefix', 'value', (f_printf('/publishers/%s/models/%s', v_ns, v_model)))))))), 'filters', v_root, 'timeouts', v_timeouts)))
+            v_rules = f_append(v_rules, (f_dict('name', 'v1-catch-all-path', 'backendRefs', (f_list(v_svc)), 'matches', (f_list((f_dict('path', (f_dict('type', 'PathPrefix', 'value', (f_printf('/%s/%s', v_ns, field(v_v, 'name'))))))))), 'filters', v_root, 'timeouts', v_timeouts)))
+            v_headerOnly = f_list((f_dict('headers', (f_list((f_dict('type', 'Exact', 'name', v_header, 'value', v_value)))))))
+            items9 = list(gt.range_items(v_adapters, False))
+            for v_a in items9:
+                v_headerOnly = f_append(v_headerOnly, (f_dict('headers', (f_list((f_dict('type', 'Exact', 'name', v_header, 'value', (f_printf('publishers/%s/models/%s', v_ns, v_a)))))))))
+            v_rules = f_append(v_rules, (f_dict('name', 'v1-catch-all-model-routing', 'backendRefs', (f_list(v_svc)), 'matches', v_headerOnly, 'timeouts', v_timeouts)))
+            _ = f_set(v_route, 'rules', v_rules)
+        elif truth(v_adapters):
+            v_matches = f_list()
+            items10 = list(gt.range_items(v_adapters, False))
+            for v_a in items10:
+                v_matches = f_append(v_matches, (f_dict('path', (f_dict('type', 'PathPrefix', 'value', (f_default('/', field(v_g, 'pathPrefix'))))), 'headers', (f_list((f_dict('type', 'Exact', 'name', v_header, 'value', v_a)))))))
+            _ = f_set(v_route, 'modelMatches', v_matches)
+        v_routing = f_dict('route', v_route, 'provider', v_provider)
+        if truth(v_ownPool):
+            v_image = field(field(field(v_s, 'plan'), 'images'), 'picker')
+            v_selector = f_dict(field(v_key, 'name'), 'endpoint-picker', field(v_key, 'instance'), field(field(v_s, 'release'), 'name'))
+            v_labels = f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'labels'))), v_selector, (f_dict(field(v_key, 'component'), 'router', field(v_key, 'version'), field(field(v_rt, 'image'), 'tag'))))
+            v_args = f_list((f_printf('--pool-name=%s', v_pool)), (f_printf('--grpc-port=%d', (f_int64(field(v_rt, 'grpcPort'))))), (f_printf('--grpc-health-port=%d', (f_int64(field(v_rt, 'grpcHealthPort'))))), (f_printf('--metrics-port=%d', (f_int64(field(v_rt, 'metricsPort'))))), '--metrics-endpoint-auth=false', '--tracing=false', '--config-file=/config/config.json')
+            if truth((v_replicas > 1)):
+                v_args = f_append(v_args, '--ha-enable-leader-election')
+            v_sc = f_default(f_dict(), field(v_picker, 'scorers'))
+            v_plugins = f_list((f_dict('type', 'single-profile-handler')), (f_dict('type', 'metrics-data-source', 'parameters', (f_dict('scheme', 'http', 'path', field(field(v_s, 'W'), 'vllmMetricsPath'))))), (f_dict('type', 'core-metrics-extractor')))
+            v_profile = f_list()
+            if truth(v_adapters):
+                v_plugins = f_append(v_plugins, (f_dict('type', 'lora-affinity-scorer')))
+                v_profile = f_append(v_profile, (f_dict('pluginRef', 'lora-affinity-scorer', 'weight', (f_int64(field(v_rt, 'loraAffinityWeight'))))))
+            items11 = list(gt.range_items(f_list((f_list('queue-scorer', 'queue', 2)), (f_list('kv-cache-utilization-scorer', 'kvCacheUtilization', 2)), (f_list('prefix-cache-scorer', 'prefixCache', 3)), (f_list('no-hit-lru-scorer', 'noHitLru', 2))), False))
+            for v_pair in items11:
+                v_kind = f_index(v_pair, 0)
+                v_weight = f_int64(t_kvgen_routingValue((f_list(v_sc, (f_index(v_pair, 1)), (f_index(v_pair, 2))))))
+                if truth((v_weight > 0)):
+                    if truth(f_eq(v_kind, 'prefix-cache-scorer')):
+                        v_index = field(field(v_s, 'plan'), 'routing')
+                        v_plugins = f_append(v_plugins, (f_dict('type', 'approx-prefix-cache-producer', 'parameters', (f_dict('autoTune', False, 'blockSizeTokens', (f_int64(field(v_index, 'blockSizeTokens'))), 'maxPrefixTokensToMatch', (f_int64(field(v_rt, 'maxPrefixTokensToMatch'))), 'lruCapacityPerServer', (f_int64(field(v_index, 'lruCapacityPerServer'))))))))
+                    v_plugins = f_append(v_plugins, (f_dict('type', v_kind)))
+                    v_profile = f_append(v_profile, (f_dict('pluginRef', v_kind, 'weight', v_weight)))
+            v_plugins = f_append(v_plugins, (f_dict('type', 'max-score-picker')))
+            v_profile = f_append(v_profile, (f_dict('pluginRef', 'max-score-picker')))
+            v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'default', 'plugins', v_profile)))))
+            v_pick = f_dict('names', v_names, 'replicas', v_replicas, 'image', v_image, 'labels', v_labels, 'podLabels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'commonLabels'))), v_selector)), 'selector', v_selector, 'args', v_args, 'config', (f_toPrettyJson(v_config)), 'leaderElection', ((v_replicas > 1)), 'leases', ((((v_replicas > 1)) or v_kserve)), 'grpcPort', (f_int64(field(v_rt, 'grpcPort'))), 'grpcHealthPort', (f_int64(field(v_rt, 'grpcHealthPort'))), 'metricsPort', (f_int64(field(v_rt, 'metricsPort'))), 'resources', (f_deepCopy(field(v_rt, 'resources'))))
+            o.append('\n')
+            w12 = field((f_default(f_dict(), field(v_v, 'pod'))), 'imagePullSecrets')
+            if truth(w12):
+                v_secrets = f_list()
+                items13 = list(gt.range_items(w12, False))
+                for v_p in items13:
+                    v_secrets = f_append(v_secrets, (f_dict('name', field(v_p, 'name'))))
+                _ = f_set(v_pick, 'imagePullSecrets', v_secrets)
+            if truth(v_kserve):
+                _ = f_set(v_pick, 'servicePorts', (f_list((f_dict('name', 'grpc', 'port', (f_int64(field(v_rt, 'grpcPort'))), 'targetPort', 'grpc', 'protocol', 'TCP')), (f_dict('name', 'grpc-health', 'port', (f_int64(field(v_rt, 'grpcHealthPort'))), 'targetPort', 'grpc-health', 'protocol', 'TCP')), (f_dict('name', 'metrics', 'port', (f_int64(field(v_rt, 'metricsPort'))), 'targetPort', 'metrics', 'protocol', 'TCP')))))
+            _ = f_set(v_routing, 'picker', v_pick)
+            _ = f_set(v_routing, 'pool', (f_dict('name', v_pool, 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'targetPort', v_port, 'failureMode', (f_default('FailOpen', field(v_picker, 'failureMode'))))))
+            if truth(f_eq(v_provider, 'istio')):
+                v_host = field(v_names, 'service')
+                if truth(field(v_v, 'namespace')):
+                    v_host = f_printf('%s.%s.svc.cluster.local', field(v_names, 'service'), field(v_v, 'namespace'))
+                _ = f_set(v_routing, 'destinationRule', (f_dict('name', field(v_names, 'service'), 'host', v_host)))
+            if truth(f_eq(v_provider, 'gke')):
+                _ = f_set(v_routing, 'gke', (f_dict('healthPath', field(field(v_rt, 'gke'), 'healthPath'), 'backendTimeoutSec', (f_int64(field(field(v_rt, 'gke'), 'backendTimeoutSec'))))))
         _ = f_set(v_out, 'routing', v_routing)
     _ = f_set(v_s, 'routing', v_out)
     return "".join(o)
@@ -796,7 +881,10 @@ def t_kvgen_layout(dot0):
     if truth(v_commonNotes):
         _ = f_set(v_c, 'commonAnnotations', v_commonNotes)
     v_svc = field(v_v, 'service')
-    v_service = f_dict('type', field(v_svc, 'type'), 'port', (f_int64(field(v_svc, 'port'))), 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'labels', (f_mergeOverwrite((f_dict()), field(field(v_s, 'meta'), 'labels'), (f_default(f_dict(), field(v_svc, 'labels'))))))
+    v_svcName = field(v_v, 'name')
+    if truth(f_eq((f_default('kvgen', field((f_default(f_dict(), field(v_v, 'routing'))), 'naming'))), 'kserve')):
+        v_svcName = f_printf('%s-kserve-workload-svc', field(v_v, 'name'))
+    v_service = f_dict('name', v_svcName, 'type', field(v_svc, 'type'), 'port', (f_int64(field(v_svc, 'port'))), 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'labels', (f_mergeOverwrite((f_dict()), field(field(v_s, 'meta'), 'labels'), (f_default(f_dict(), field(v_svc, 'labels'))))))
     v_ports = f_list((f_dict('name', 'http', 'port', (f_int64(field(v_svc, 'port'))), 'targetPort', 'http', 'protocol', 'TCP')))
     items2 = list(gt.range_items(f_default(f_list(), field(v_svc, 'extraPorts')), False))
     for v_p_3 in items2:

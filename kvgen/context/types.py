@@ -163,6 +163,7 @@ class ServiceAccount(TypedDict):
 
 @with_config(_STRICT)
 class Service(TypedDict):
+    name: str  # the spec's name; routing.naming kserve: NAME-kserve-workload-svc
     type: str
     port: int
     selector: dict[str, str]
@@ -267,10 +268,22 @@ class InferencePool(TypedDict):
 
 
 @with_config(_STRICT)
+class PickerNames(TypedDict):
+    """The picker's objects' names: NAME-epp each (routing.naming kvgen), or KServe's controller's (kserve)."""
+
+    deployment: str
+    service: str
+    serviceAccount: str
+    role: str
+    roleBinding: str
+    configMap: str
+
+
+@with_config(_STRICT)
 class Picker(TypedDict):
     """routing.mode gateway: the Endpoint Picker's Deployment, Service, ServiceAccount, Role, RoleBinding and ConfigMap."""
 
-    name: str
+    names: PickerNames
     replicas: int
     image: str
     labels: dict[str, str]
@@ -279,15 +292,20 @@ class Picker(TypedDict):
     args: list[str]
     config: str  # the EndpointPickerConfig, as JSON text
     leaderElection: bool
+    leases: bool  # the Role's leases: with leader election, and always with routing.naming kserve (as KServe's Role)
     grpcPort: int
     grpcHealthPort: int
     metricsPort: int
     resources: KubeObject
+    imagePullSecrets: NotRequired[list[KubeObject]]  # pod.imagePullSecrets: the picker's image's registry too
+    servicePorts: NotRequired[
+        list[KubeObject]
+    ]  # routing.naming kserve: KServe's port names (grpc, grpc-health, metrics)
 
 
 @with_config(_STRICT)
 class Route(TypedDict):
-    """routing.mode gateway: the HTTPRoute (gateway.networking.k8s.io/v1) to the InferencePool."""
+    """routing.mode gateway: the HTTPRoute (gateway.networking.k8s.io/v1) to the InferencePool or the Service."""
 
     name: str
     parentRefs: list[KubeObject]
@@ -295,6 +313,9 @@ class Route(TypedDict):
     pathPrefix: str
     requestTimeout: NotRequired[str]
     port: int
+    backendRefs: list[KubeObject]  # the InferencePool (kvgen's or routing.gateway.poolRef), or the Service
+    modelMatches: NotRequired[list[KubeObject]]  # rules prefix with model.lora: a match per adapter's name header
+    rules: NotRequired[list[KubeObject]]  # rules kserve: KServe's route's twelve rules, whole
 
 
 @with_config(_STRICT)
@@ -315,8 +336,8 @@ class GkePolicies(TypedDict):
 
 @with_config(_STRICT)
 class Routing(TypedDict):
-    pool: InferencePool
-    picker: Picker
+    pool: NotRequired[InferencePool]  # absent with routing.gateway.backend service or poolRef
+    picker: NotRequired[Picker]  # likewise
     route: Route
     provider: str
     destinationRule: NotRequired[DestinationRule]

@@ -129,6 +129,125 @@ def gateway_problems(g: RoutingGateway) -> list[Problem]:
     return out
 
 
+# KServe's kserve-config-llm-router-route (config/llmisvcconfig/config-llm-router-route.yaml at kserve
+# aaac4e29): its model-routing rule holds 8 path matches per model name (4 endpoints, with and without a
+# trailing '/'), its route 19 matches for the base model and 9 more per LoRA adapter (8 in v1-model-routing,
+# 1 in v1-catch-all-model-routing; config_merge.go expandLoRAAdapterMatches :603-642)
+KSERVE_MODEL_ROUTING_MATCHES = 8
+KSERVE_ROUTE_MATCHES = 19
+# Gateway API v1.5.1 HTTPRoute (apis/v1/httproute_types.go): at most 64 matches in a rule, 128 in a route
+MAX_RULE_MATCHES = 64
+MAX_ROUTE_MATCHES = 128
+
+
+def route_matches(spec: Spec) -> tuple[int, int]:
+    """The HTTPRoute's largest rule's matches and all its matches, as the layout renders the route."""
+    g = spec.routing.gateway
+    lora = spec.model.lora
+    adapters = len(lora.adapters) if lora is not None else 0
+    if g is not None and g.rules == "kserve":
+        per_rule = KSERVE_MODEL_ROUTING_MATCHES * (1 + adapters)
+        return per_rule, KSERVE_ROUTE_MATCHES + (KSERVE_MODEL_ROUTING_MATCHES + 1) * adapters
+    return max(1, adapters), 1 + adapters
+
+
+def backend_problems(spec: Spec, g: RoutingGateway) -> list[Problem]:
+    """routing.gateway's backend, existing pool and rules against what they leave out or need."""
+    r, out = spec.routing, []
+    if r.picker is not None and (g.backend == "service" or g.pool_ref is not None):
+        why = (
+            "routing.gateway.backend service renders none (the route goes to the Service)"
+            if g.backend == "service"
+            else "with routing.gateway.poolRef kvgen renders none (the existing pool has its own)"
+        )
+        out.append(
+            Problem(
+                ("routing", "picker"),
+                f"routing.picker configures the Endpoint Picker kvgen renders, and {why}",
+                "leave routing.picker out, or routing.gateway.backend and poolRef",
+            )
+        )
+    if g.pool_ref is not None and g.backend == "service":
+        out.append(
+            Problem(
+                ("routing", "gateway", "poolRef"),
+                "an existing InferencePool is a backend of routing.gateway.backend pool, and the backend is service",
+                "set routing.gateway.backend: pool, or leave poolRef out",
+            )
+        )
+    if g.rules == "kserve":
+        if spec.namespace is None:
+            out.append(
+                Problem(
+                    ("routing", "gateway", "rules"),
+                    "rules kserve's paths name the namespace (/NAMESPACE/NAME/v1/..., /publishers/NAMESPACE/models/...), "
+                    "and the spec has none",
+                    "set namespace, or routing.gateway.rules: prefix",
+                )
+            )
+        if g.path_prefix != "/":
+            out.append(
+                Problem(
+                    ("routing", "gateway", "pathPrefix"),
+                    "routing.gateway.pathPrefix is the path of rules prefix; rules kserve has KServe's paths",
+                    "leave pathPrefix out, or set routing.gateway.rules: prefix",
+                )
+            )
+    elif g.model_name is not None:
+        out.append(
+            Problem(
+                ("routing", "gateway", "modelName"),
+                "routing.gateway.modelName names the model in rules kserve's paths and headers, and the rules are prefix",
+                "set routing.gateway.rules: kserve, or leave modelName out",
+            )
+        )
+    per_rule, per_route = route_matches(spec)
+    lora = spec.model.lora
+    adapters = len(lora.adapters) if lora is not None else 0
+    for count, limit, where in ((per_rule, MAX_RULE_MATCHES, "rule"), (per_route, MAX_ROUTE_MATCHES, "route")):
+        if count > limit:
+            out.append(
+                Problem(
+                    ("model", "lora", "adapters"),
+                    f"with {adapters} adapters the HTTPRoute of routing.gateway.rules {g.rules} holds {count} matches "
+                    f"in one {where}, and Gateway API's HTTPRoute takes at most {limit} matches per {where}",
+                    "serve at most 7 adapters with rules kserve (8 matches each in its model-routing rule), or set "
+                    "routing.gateway.rules: prefix",
+                )
+            )
+    return out
+
+
+# routing.naming kserve: KServe's controller's names (kmeta.ChildName, kserve aaac4e29 workload.go:178-180,
+# scheduler.go:392 schedulerDeploymentName): the longest suffix of the objects rendered; knative's ChildName
+# shortens a name over 63 characters with an MD5 hash, which the chart (Sprig has no MD5) cannot reproduce
+KSERVE_NAME_MAX = 63
+KSERVE_SERVICE_SUFFIX = "-kserve-workload-svc"
+KSERVE_PICKER_SUFFIX = "-kserve-router-scheduler"
+
+
+def naming_problems(spec: Spec) -> list[Problem]:
+    """routing.naming kserve with a name KServe's controller would shorten with a hash."""
+    r = spec.routing
+    if r.naming != "kserve":
+        return []
+    suffix = KSERVE_SERVICE_SUFFIX
+    g = r.gateway
+    if r.mode == "gateway" and g is not None and g.backend == "pool" and g.pool_ref is None:
+        suffix = KSERVE_PICKER_SUFFIX
+    longest = (spec.name or "") + suffix
+    if len(longest) <= KSERVE_NAME_MAX:
+        return []
+    return [
+        Problem(
+            ("routing", "naming"),
+            f"KServe's controller names an object {longest} ({len(longest)} characters); over {KSERVE_NAME_MAX} it "
+            "shortens the name with an MD5 hash (knative kmeta.ChildName), which kvgen does not reproduce",
+            f"shorten name to at most {KSERVE_NAME_MAX - len(suffix)} characters, or set routing.naming: kvgen",
+        )
+    ]
+
+
 def check(spec: Spec) -> list[Problem]:
     """The section's fields against its mode, and what the gateway mode cannot work with."""
     r, out = spec.routing, []
@@ -145,6 +264,7 @@ def check(spec: Spec) -> list[Problem]:
                     f"set routing.mode: {mode}, or leave routing.{key} out",
                 )
             )
+    out += naming_problems(spec)
     if r.mode != "gateway":
         return out
     if r.gateway is None:
@@ -157,6 +277,7 @@ def check(spec: Spec) -> list[Problem]:
         )
     else:
         out += gateway_problems(r.gateway)
+        out += backend_problems(spec, r.gateway)
     if spec.disaggregation.role != "none":
         out.append(
             Problem(

@@ -1375,6 +1375,35 @@ class RoutingGateway(Model):
         "Gateway's own default, 15s, cuts long generations), and none with provider gke (its GCPBackendPolicy's "
         "timeoutSec: 300).",
     )
+    backend: Literal["pool", "service"] = Field(
+        "pool",
+        description="Where the HTTPRoute sends requests: pool (an InferencePool and its Endpoint Picker, or the "
+        "existing pool poolRef names) or service (the server's Service, no pool and no picker: what KServe renders "
+        "for spec.router.route without a scheduler).",
+    )
+    pool_ref: str | None = Field(
+        None,
+        pattern=NAME_PATTERN.replace("[a-z]", "[a-z0-9]", 1),
+        max_length=253,
+        description="An existing InferencePool (inference.networking.k8s.io/v1) in the route's namespace: the "
+        "HTTPRoute's backend, and kvgen renders no pool and no picker (KServe's scheduler.pool.ref). Only with "
+        "backend pool.",
+    )
+    rules: Literal["prefix", "kserve"] = Field(
+        "prefix",
+        description="The HTTPRoute's rules: prefix (one PathPrefix pathPrefix rule, and with model.lora a rule "
+        "matching each adapter's name in the X-Gateway-Model-Name header) or kserve (the twelve rules of KServe's "
+        "kserve-config-llm-router-route: /NAMESPACE/NAME/v1/... and /publishers/NAMESPACE/models/MODEL/... paths "
+        "rewritten to /v1/..., the model-routing header rules with one match per adapter, the catch-alls to the "
+        "Service). kserve needs the spec's namespace.",
+    )
+    model_name: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)*$",
+        max_length=128,
+        description="rules kserve: MODEL in its /publishers/NAMESPACE/models/MODEL paths and header values "
+        "(KServe's spec.model.name). Unset: the spec's name, as KServe defaults it to metadata.name.",
+    )
     provider: Literal["none", "istio", "gke"] = Field(
         "none",
         description="The Gateway's implementation, where the objects differ (the GIE chart's provider.name): istio "
@@ -1390,6 +1419,16 @@ class Routing(Model):
     (an InferencePool, its Endpoint Picker and an HTTPRoute). docs/routing.md."""
 
     mode: Literal["none", "sessionAffinity", "gateway"] = Field("none", description="The routing mode.")
+    naming: Literal["kvgen", "kserve"] = Field(
+        "kvgen",
+        description="Object names: kvgen (the Service NAME, the InferencePool NAME-pool, the picker's objects NAME-epp, "
+        "the HTTPRoute NAME) or kserve, as KServe's controller names them (kmeta.ChildName): the Service "
+        "NAME-kserve-workload-svc, the InferencePool NAME-inference-pool, the picker's Deployment "
+        "NAME-kserve-router-scheduler, Service NAME-epp-service (ports grpc, grpc-health, metrics), ServiceAccount "
+        "NAME-epp-sa, Role NAME-epp-role (leases always), RoleBinding NAME-epp-rb, its config NAME-epp-config, the "
+        "HTTPRoute NAME-kserve-route. KServe input sets kserve, so that NetworkPolicies, dashboards and alerts "
+        "written for KServe's objects still find them.",
+    )
     session_affinity: SessionAffinity | None = Field(None, description="mode sessionAffinity: its timeout.")
     picker: RoutingPicker | None = Field(None, description="mode gateway: the Endpoint Picker.")
     gateway: RoutingGateway | None = Field(None, description="mode gateway: the HTTPRoute (required).")

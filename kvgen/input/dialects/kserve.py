@@ -25,7 +25,9 @@
   ``NAME-prefill`` as role ``prefill``, each with its own ``kvCacheOffloading`` as KServe keeps
   them; NIXL (which KServe leaves to the user) and the OffloadingConnector share a MultiConnector.
   The inference scheduler that routes between them (``spec.router``) is not rendered.
-- ``spec.router`` (gateway, route and scheduler) is ``routing.mode: gateway`` (kserve_router.py).
+- ``spec.router`` (a managed route, with or without a gateway and scheduler) is ``routing.mode: gateway``
+  with KServe's route rules, and the objects get KServe's controller's names (``routing.naming: kserve``,
+  kserve_router.py).
 """
 
 from __future__ import annotations
@@ -801,10 +803,23 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             f"{INSTANCE_LABELS[0]}: TYPE",
             covers=False,
         )
+    # KServe's controller's object names for the main workload's objects (routing.naming kserve)
+    kserve_router.naming(t, workloads[0].b, str(name or ""))
     if "router" in fields:
         router, rpath = fields["router"]
         namespace = str(meta.get("namespace") or "default")
-        kserve_router.convert(t, workloads[0].b, router, rpath, str(name or ""), namespace, prefill_value is not None)
+        kserve_router.convert(
+            t,
+            workloads[0].b,
+            router,
+            rpath,
+            str(name or ""),
+            namespace,
+            prefill_value is not None,
+            model_name=str(served) if served and served != name else None,
+            namespace_given=bool(meta.get("namespace")),
+            v1alpha1=str(api).endswith("/v1alpha1"),
+        )
     t.use(("metadata", "name"))
     t.use(("metadata", "namespace"))
     t.report_unused(REASONS)

@@ -126,7 +126,10 @@ Usage: {{- include "kvgen.layout" $L -}}
 {{- if $commonNotes -}}{{- $_ := set $c "commonAnnotations" $commonNotes -}}{{- end -}}
 {{/* the Service of the API (rank 0 serves it): service.labels and service.annotations over the common ones */}}
 {{- $svc := $v.service -}}
-{{- $service := dict "type" $svc.type "port" (int64 $svc.port) "selector" (index $s.workloads 0).pod.selector "labels" (mergeOverwrite (dict) $s.meta.labels (default dict $svc.labels)) -}}
+{{/* routing.naming kserve: KServe's workload Service name (kserve aaac4e29 workload.go:178-180) */}}
+{{- $svcName := $v.name -}}
+{{- if eq (default "kvgen" (default dict $v.routing).naming) "kserve" -}}{{- $svcName = printf "%s-kserve-workload-svc" $v.name -}}{{- end -}}
+{{- $service := dict "name" $svcName "type" $svc.type "port" (int64 $svc.port) "selector" (index $s.workloads 0).pod.selector "labels" (mergeOverwrite (dict) $s.meta.labels (default dict $svc.labels)) -}}
 {{- $ports := list (dict "name" "http" "port" (int64 $svc.port) "targetPort" "http" "protocol" "TCP") -}}
 {{- range $p := default list $svc.extraPorts -}}
 {{- $target := $p.port -}}{{- if include "kvgen.isSet" (list $p "targetPort") -}}{{- $target = $p.targetPort -}}{{- end -}}

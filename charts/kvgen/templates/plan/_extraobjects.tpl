@@ -407,7 +407,7 @@ JSON list of {apiVersion, kind, name} (kvgen compares the rendered objects thems
 {{- if $c.serviceAccount -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "ServiceAccount" "name" $c.serviceAccount.name) -}}{{- end -}}
 {{- if $c.launcher -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "ConfigMap" "name" $c.launcher.name) -}}{{- end -}}
 {{- if $c.claimTemplate -}}{{- $out = append $out (dict "apiVersion" "resource.k8s.io/v1" "kind" "ResourceClaimTemplate" "name" $c.claimTemplate.name) -}}{{- end -}}
-{{- if $c.service -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "Service" "name" $c.name) -}}{{- end -}}
+{{- if $c.service -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "Service" "name" $c.service.name) -}}{{- end -}}
 {{- if $c.headless -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "Service" "name" $c.headless.name) -}}{{- end -}}
 {{- $workloadApis := dict "Deployment" "apps/v1" "StatefulSet" "apps/v1" "LeaderWorkerSet" "leaderworkerset.x-k8s.io/v1" -}}
 {{- range $kind := list "Deployment" "StatefulSet" "LeaderWorkerSet" -}}
@@ -423,11 +423,13 @@ JSON list of {apiVersion, kind, name} (kvgen compares the rendered objects thems
 {{- if $c.scaledObject -}}{{- $out = append $out (dict "apiVersion" "keda.sh/v1alpha1" "kind" "ScaledObject" "name" $c.scaledObject.name) -}}{{- end -}}
 {{- if $c.hpa -}}{{- $out = append $out (dict "apiVersion" "autoscaling/v2" "kind" "HorizontalPodAutoscaler" "name" $c.hpa.name) -}}{{- end -}}
 {{- if $c.routing -}}
-{{- $p := $c.routing.picker.name -}}
-{{- range $kind := list "ServiceAccount" "ConfigMap" "Service" -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" $kind "name" $p) -}}{{- end -}}
-{{- range $kind := list "Role" "RoleBinding" -}}{{- $out = append $out (dict "apiVersion" "rbac.authorization.k8s.io/v1" "kind" $kind "name" $p) -}}{{- end -}}
-{{- $out = append $out (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" $p) -}}
-{{- $out = append $out (dict "apiVersion" "inference.networking.k8s.io/v1" "kind" "InferencePool" "name" $c.routing.pool.name) -}}
+{{- with $c.routing.picker -}}
+{{- $p := .names -}}
+{{- range $pair := list (list "ServiceAccount" $p.serviceAccount) (list "ConfigMap" $p.configMap) (list "Service" $p.service) -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" (index $pair 0) "name" (index $pair 1)) -}}{{- end -}}
+{{- range $pair := list (list "Role" $p.role) (list "RoleBinding" $p.roleBinding) -}}{{- $out = append $out (dict "apiVersion" "rbac.authorization.k8s.io/v1" "kind" (index $pair 0) "name" (index $pair 1)) -}}{{- end -}}
+{{- $out = append $out (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" $p.deployment) -}}
+{{- end -}}
+{{- with $c.routing.pool -}}{{- $out = append $out (dict "apiVersion" "inference.networking.k8s.io/v1" "kind" "InferencePool" "name" .name) -}}{{- end -}}
 {{- $out = append $out (dict "apiVersion" "gateway.networking.k8s.io/v1" "kind" "HTTPRoute" "name" $c.routing.route.name) -}}
 {{- with $c.routing.destinationRule -}}{{- $out = append $out (dict "apiVersion" "networking.istio.io/v1" "kind" "DestinationRule" "name" .name) -}}{{- end -}}
 {{- if $c.routing.gke -}}

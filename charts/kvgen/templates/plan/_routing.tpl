@@ -1,6 +1,6 @@
 {{/*
-routing (docs/routing.md): the chart's counterpart of kvgen/plan/routing.py check, warnings and
-lru_capacity; its context piece, kvgen.context.routing, is in context/_context.tpl.
+routing (docs/routing.md): the chart's counterpart of kvgen/plan/routing.py check (and gateway_problems,
+backend_problems, route_matches), warnings and lru_capacity; its context piece, kvgen.context.routing, is in context/_context.tpl.
 */}}
 
 {{/* kvgen.checkRouting: the section's fields against its mode, and what the gateway mode cannot work with. */}}
@@ -14,11 +14,21 @@ lru_capacity; its context piece, kvgen.context.routing, is in context/_context.t
 {{- include "kvgen.problem" (list $s (printf "routing.%s" $key) (printf "routing.%s applies to routing.mode %s, but the mode is %s" $key $want $mode) (printf "set routing.mode: %s, or leave routing.%s out" $want $key)) -}}
 {{- end -}}
 {{- end -}}
+{{- if eq (default "kvgen" $r.naming) "kserve" -}}
+{{- $suffix := "-kserve-workload-svc" -}}
+{{- $g := default dict $r.gateway -}}
+{{- if and (eq $mode "gateway") (include "kvgen.isSet" (list $r "gateway")) (eq (default "pool" $g.backend) "pool") (not (include "kvgen.isSet" (list $g "poolRef"))) -}}{{- $suffix = "-kserve-router-scheduler" -}}{{- end -}}
+{{- $longest := printf "%s%s" (toString $s.V.name) $suffix -}}
+{{- if gt (len $longest) 63 -}}
+{{- include "kvgen.problem" (list $s "routing.naming" (printf "KServe's controller names an object %s (%d characters); over 63 it shortens the name with an MD5 hash (knative kmeta.ChildName), which kvgen does not reproduce" $longest (len $longest)) (printf "shorten name to at most %d characters, or set routing.naming: kvgen" (sub 63 (len $suffix)))) -}}
+{{- end -}}
+{{- end -}}
 {{- if eq $mode "gateway" -}}
 {{- if not (include "kvgen.isSet" (list $r "gateway")) -}}
 {{- include "kvgen.problem" (list $s "routing.gateway.parentRefs" "required with routing.mode gateway: the Gateway the HTTPRoute attaches to" "name your Gateway, e.g. routing.gateway.parentRefs: [{name: inference-gateway}]") -}}
 {{- else -}}
 {{- include "kvgen.checkGatewayRoute" (list $s $r.gateway) -}}
+{{- include "kvgen.checkGatewayBackend" (list $s $r.gateway) -}}
 {{- end -}}
 {{- $role := $s.V.disaggregation.role -}}
 {{- if ne $role "none" -}}
@@ -95,6 +105,54 @@ parentRefs rules refuse. */}}
 {{- include "kvgen.problem" (list $s (printf "routing.gateway.parentRefs[%d]" $j) (printf "names the Gateway %s as parentRefs[%d] does, and Gateway API's HTTPRoute says: %s" $gateway $i $message) $hint) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.routeMatches: the HTTPRoute's largest rule's matches and all its matches, as the layout renders the
+route (kvgen/plan/routing.py route_matches: KServe's route 8 per model name in v1-model-routing, 19 for the
+base model and 9 per adapter; kvgen's prefix rule and one match per adapter). A JSON list of two. */}}
+{{- define "kvgen.routeMatches" -}}
+{{- $s := index . 0 -}}{{- $g := index . 1 -}}
+{{- $n := len (default list (default dict $s.V.model.lora).adapters) -}}
+{{- if eq (default "prefix" $g.rules) "kserve" -}}
+{{- toJson (list (mul 8 (add 1 $n)) (add 19 (mul 9 $n))) -}}
+{{- else -}}
+{{- toJson (list (max 1 $n) (add 1 $n)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.checkGatewayBackend: routing.gateway's backend, existing pool and rules against what they leave out
+or need, and Gateway API's 64 matches per rule and 128 per route (kvgen/plan/routing.py backend_problems). */}}
+{{- define "kvgen.checkGatewayBackend" -}}
+{{- $s := index . 0 -}}{{- $g := index . 1 -}}
+{{- $r := $s.V.routing -}}
+{{- $backend := default "pool" $g.backend -}}
+{{- $ref := include "kvgen.isSet" (list $g "poolRef") -}}
+{{- if and (include "kvgen.isSet" (list $r "picker")) (or (eq $backend "service") $ref) -}}
+{{- $why := "with routing.gateway.poolRef kvgen renders none (the existing pool has its own)" -}}
+{{- if eq $backend "service" -}}{{- $why = "routing.gateway.backend service renders none (the route goes to the Service)" -}}{{- end -}}
+{{- include "kvgen.problem" (list $s "routing.picker" (printf "routing.picker configures the Endpoint Picker kvgen renders, and %s" $why) "leave routing.picker out, or routing.gateway.backend and poolRef") -}}
+{{- end -}}
+{{- if and $ref (eq $backend "service") -}}
+{{- include "kvgen.problem" (list $s "routing.gateway.poolRef" "an existing InferencePool is a backend of routing.gateway.backend pool, and the backend is service" "set routing.gateway.backend: pool, or leave poolRef out") -}}
+{{- end -}}
+{{- $rules := default "prefix" $g.rules -}}
+{{- if eq $rules "kserve" -}}
+{{- if not (include "kvgen.isSet" (list $s.V "namespace")) -}}
+{{- include "kvgen.problem" (list $s "routing.gateway.rules" "rules kserve's paths name the namespace (/NAMESPACE/NAME/v1/..., /publishers/NAMESPACE/models/...), and the spec has none" "set namespace, or routing.gateway.rules: prefix") -}}
+{{- end -}}
+{{- if ne (default "/" $g.pathPrefix) "/" -}}
+{{- include "kvgen.problem" (list $s "routing.gateway.pathPrefix" "routing.gateway.pathPrefix is the path of rules prefix; rules kserve has KServe's paths" "leave pathPrefix out, or set routing.gateway.rules: prefix") -}}
+{{- end -}}
+{{- else if include "kvgen.isSet" (list $g "modelName") -}}
+{{- include "kvgen.problem" (list $s "routing.gateway.modelName" "routing.gateway.modelName names the model in rules kserve's paths and headers, and the rules are prefix" "set routing.gateway.rules: kserve, or leave modelName out") -}}
+{{- end -}}
+{{- $counts := include "kvgen.routeMatches" (list $s $g) | fromJsonArray -}}
+{{- $n := len (default list (default dict $s.V.model.lora).adapters) -}}
+{{- range $c := list (list (index $counts 0) 64 "rule") (list (index $counts 1) 128 "route") -}}
+{{- if gt (int64 (index $c 0)) (int64 (index $c 1)) -}}
+{{- include "kvgen.problem" (list $s "model.lora.adapters" (printf "with %d adapters the HTTPRoute of routing.gateway.rules %s holds %d matches in one %s, and Gateway API's HTTPRoute takes at most %d matches per %s" $n $rules (int64 (index $c 0)) (index $c 2) (int64 (index $c 1)) (index $c 2)) "serve at most 7 adapters with rules kserve (8 matches each in its model-routing rule), or set routing.gateway.rules: prefix") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
