@@ -36,8 +36,8 @@ The oracles, each on every case of its test:
 - strict (EXAMPLES / 5): every accepted object also passes strict kubernetes-validate; a native spec
   kvgen accepts, the Helm chart renders with the same objects; one kvgen refuses, the chart refuses (a
   problem of kvgen.context, or values.schema.json), where the chart reads the same values (not an
-  input kvgen refuses as YAML or reads otherwise than YAML 1.1 does, nor one without a name: Helm
-  names it after the release) and checks the same (not extraObjects' strict schema check, which the
+  input kvgen refuses as YAML or reads otherwise than YAML 1.1 does, nor one without a name or with an
+  empty one: Helm names it after the release) and checks the same (not extraObjects' strict schema check, which the
   chart leaves to the API server by design).
 - commands (EXAMPLES / 5): ``validate``, ``explain`` (text, ``-o json``), ``convert`` and ``render -o DIR``
   on the same cases: exit 0 or 1, validate and explain exit as render does, explain's JSON parses, what
@@ -1180,8 +1180,9 @@ def test_accepted_specs_are_valid_kubernetes_and_the_chart_agrees_both_ways(case
     _exits_0_or_1(result, "render", case)
     values = _values(case.data)
     if result.exit_code != 0:
-        # a spec without a name: kvgen has no release to name it after, Helm names it after the release
-        if values is not None and values.get("name") is not None and not _chart_refuses(values):
+        # a spec without a name (or an empty one, which Helm's templates read as unset, as its charts read
+        # fullnameOverride: ""): kvgen has no release to name it after, Helm names it after the release
+        if values is not None and values.get("name") not in (None, "") and not _chart_refuses(values):
             assert _only_kvgens_schema_check(case.data, values), (
                 f"kvgen refused it, the chart rendered it:\n{result.stderr}\n{case!r}"
             )

@@ -456,15 +456,20 @@ def test_kvgens_own_route_names_each_adapter_in_a_rule_of_its_own():
 
 def test_kserve_lora_input_routes_its_adapters():
     """kserve/kserve@aaac4e29 controller_int_test.go:1220-1259 through the KServe dialect: spec.model.lora
-    read by kserve.py (its LoRA mapping, another change), routed here."""
-    extra = "model:\n  uri: hf://Qwen/Qwen2.5-7B-Instruct\n  lora:\n    adapters:\n      - {name: lora-adapter-a, uri: hf://org/a}\n"
+    read by kserve.py, its adapters matched in the route under KServe's names (publishers/<ns>/models/<name>,
+    which vLLM serves: the dialect adds each alias), and the picker scoring by adapter."""
+    extra = (
+        "model:\n  uri: hf://Qwen/Qwen2.5-7B-Instruct\n  lora:\n    adapters:\n"
+        "      - {name: lora-adapter-b, uri: hf://org/b}\n      - {name: lora-adapter-a, uri: hf://org/a}\n"
+    )
     text = llmisvc(MANAGED).replace("  model:\n    uri: hf://Qwen/Qwen2.5-7B-Instruct\n", textwrap.indent(extra, "  "))
-    try:
-        (c,) = compile_svc(text).compiled
-    except InputErrors as e:
-        pytest.skip(f"the KServe dialect does not read spec.model.lora yet: {e}")
+    (c,) = compile_svc(text).compiled
     route = of_kind(c.objects, "HTTPRoute")
-    assert f"publishers/{NS}/models/lora-adapter-a" in header_values(route)
+    values = header_values(route)
+    for name in ("lora-adapter-a", "lora-adapter-b"):
+        assert f"publishers/{NS}/models/{name}" in values
+        assert f"publishers/{NS}/models/{name}" in [a.name for a in c.spec.model.lora.adapters]
+    assert picker_profile(c.objects, f"{N}-epp-config")[0] == ("lora-affinity-scorer", 4)
 
 
 # ------------------------------------------------------------------ the scheduler
