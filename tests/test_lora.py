@@ -255,3 +255,23 @@ def test_explain_shows_the_lora_memory():
     assert host["bytes"] == lo["hostBytes"] == 4 * 16 * 32 * 81_920 * 2
     with pytest.raises(SpecError):
         compile_spec(lora_spec({"maxCpuLoras": 1}))
+
+
+def test_the_explain_line_docs_lora_quotes_is_what_explain_prints():
+    """docs/lora.md quotes explain's LoRA line for examples/lora-adapters.yaml; the text view prints it."""
+    import io
+    from pathlib import Path
+
+    from conftest import ROOT
+
+    from kvgen.app import explain
+    from kvgen.app.compiler import compile_text
+
+    example = ROOT / "examples" / "lora-adapters.yaml"
+    (compiled,) = compile_text(example.read_text(), str(example))
+    out = io.StringIO()
+    explain.render([explain.report(compiled.plan)], explain.text_console(out))
+    docs = Path(ROOT / "docs" / "lora.md").read_text()
+    (quoted,) = [x for x in docs.splitlines() if x.startswith("LoRA: ")]
+    # the console wraps long lines: compare with runs of whitespace made one space
+    assert " ".join(quoted.split()) in " ".join(out.getvalue().split()), out.getvalue()
