@@ -654,6 +654,7 @@ def test_an_adapter_missing_from_its_claim_stops_vllm(cluster):
     """The check bites: a pvc:// adapter whose claim does not hold it (not staged) stops vLLM at start, as
     init_static_loras does."""
     (compiled,) = _compile(LORA)
+    cluster.wipe_claims("lora-adapters")  # a claim outlives the pods: an earlier start may have staged it
     group = _start(cluster, _objects(compiled.yaml), compiled, staged=False, timeout=30)
     assert not group.ready
     assert "support-tone" in group.describe() and "adapter_config.json" in group.describe()
