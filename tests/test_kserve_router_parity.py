@@ -470,6 +470,10 @@ def test_kserve_lora_input_routes_its_adapters():
         assert f"publishers/{NS}/models/{name}" in values
         assert f"publishers/{NS}/models/{name}" in [a.name for a in c.spec.model.lora.adapters]
     assert picker_profile(c.objects, f"{N}-epp-config")[0] == ("lora-affinity-scorer", 4)
+    # each adapter once, as KServe expands its adapters: the alias vLLM also serves is that match, not another
+    assert not [v for v in values if v.count("publishers/") > 1]
+    (rule,) = [r for r in route["spec"]["rules"] if r.get("name") == "v1-model-routing"]
+    assert len(rule["matches"]) == 8 * 3  # 8 endpoint paths x (the model + 2 adapters)
 
 
 # ------------------------------------------------------------------ the scheduler

@@ -373,9 +373,11 @@ def t_kvgen_context_routing(dot0):
         elif truth(f_ne(v_provider, 'gke')):
             _ = f_set(v_route, 'requestTimeout', field(v_rt, 'defaultRequestTimeout'))
         v_adapters = f_list()
+        v_alias = f_printf('publishers/%s/models/', (f_toString(field(v_v, 'namespace'))))
         items2 = list(gt.range_items(f_default(f_list(), field((f_default(f_dict(), field(field(v_v, 'model'), 'lora'))), 'adapters')), False))
         for v_a in items2:
-            v_adapters = f_append(v_adapters, field(v_a, 'name'))
+            if truth(((f_ne((f_default('prefix', field(v_g, 'rules'))), 'kserve')) or (f_ne((f_trunc((f_len(v_alias)), (f_toString(field(v_a, 'name'))))), v_alias)))):
+                v_adapters = f_append(v_adapters, field(v_a, 'name'))
         v_adapters = f_sortAlpha(v_adapters)
         v_header = field(v_rt, 'modelNameHeader')
         if truth(f_eq((f_default('prefix', field(v_g, 'rules'))), 'kserve')):

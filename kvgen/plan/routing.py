@@ -140,12 +140,22 @@ MAX_RULE_MATCHES = 64
 MAX_ROUTE_MATCHES = 128
 
 
+def kserve_adapters(spec: Spec) -> list[str]:
+    """rules kserve: the adapters KServe's route matches, each as publishers/<namespace>/models/<name>; an adapter
+    already named so is that alias of another (KServe input serves both names, as KServe's --lora-modules
+    does), matched with it."""
+    lora = spec.model.lora
+    alias = f"publishers/{spec.namespace}/models/"
+    return [a.name for a in lora.adapters if not a.name.startswith(alias)] if lora is not None else []
+
+
 def route_matches(spec: Spec) -> tuple[int, int]:
     """The HTTPRoute's largest rule's matches and all its matches, as the layout renders the route."""
     g = spec.routing.gateway
     lora = spec.model.lora
     adapters = len(lora.adapters) if lora is not None else 0
     if g is not None and g.rules == "kserve":
+        adapters = len(kserve_adapters(spec))
         per_rule = KSERVE_MODEL_ROUTING_MATCHES * (1 + adapters)
         return per_rule, KSERVE_ROUTE_MATCHES + (KSERVE_MODEL_ROUTING_MATCHES + 1) * adapters
     return max(1, adapters), 1 + adapters
@@ -204,6 +214,8 @@ def backend_problems(spec: Spec, g: RoutingGateway) -> list[Problem]:
     per_rule, per_route = route_matches(spec)
     lora = spec.model.lora
     adapters = len(lora.adapters) if lora is not None else 0
+    if g.rules == "kserve":
+        adapters = len(kserve_adapters(spec))
     for count, limit, where in ((per_rule, MAX_RULE_MATCHES, "rule"), (per_route, MAX_ROUTE_MATCHES, "route")):
         if count > limit:
             out.append(

@@ -54,7 +54,11 @@ or the Service (backend service: neither rendered) */}}
 {{- else if ne $provider "gke" -}}{{- $_ := set $route "requestTimeout" $rt.defaultRequestTimeout -}}{{- end -}}
 {{/* model.lora: the adapters' names, in byte order as KServe sorts them (config_merge.go:615-619) */}}
 {{- $adapters := list -}}
-{{- range $a := default list (default dict $v.model.lora).adapters -}}{{- $adapters = append $adapters $a.name -}}{{- end -}}
+{{/* rules kserve: an adapter named publishers/<namespace>/models/... is the alias of another, matched with it */}}
+{{- $alias := printf "publishers/%s/models/" (toString $v.namespace) -}}
+{{- range $a := default list (default dict $v.model.lora).adapters -}}
+{{- if or (ne (default "prefix" $g.rules) "kserve") (ne (trunc (len $alias) (toString $a.name)) $alias) -}}{{- $adapters = append $adapters $a.name -}}{{- end -}}
+{{- end -}}
 {{- $adapters = sortAlpha $adapters -}}
 {{- $header := $rt.modelNameHeader -}}
 {{- if eq (default "prefix" $g.rules) "kserve" -}}

@@ -114,12 +114,25 @@ route (kvgen/plan/routing.py route_matches: KServe's route 8 per model name in v
 base model and 9 per adapter; kvgen's prefix rule and one match per adapter). A JSON list of two. */}}
 {{- define "kvgen.routeMatches" -}}
 {{- $s := index . 0 -}}{{- $g := index . 1 -}}
-{{- $n := len (default list (default dict $s.V.model.lora).adapters) -}}
+{{- $n := include "kvgen.routedAdapters" (list $s $g) | int -}}
 {{- if eq (default "prefix" $g.rules) "kserve" -}}
 {{- toJson (list (mul 8 (add 1 $n)) (add 19 (mul 9 $n))) -}}
 {{- else -}}
 {{- toJson (list (max 1 $n) (add 1 $n)) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* kvgen.routedAdapters: the adapters the route matches: every one with rules prefix; with rules kserve those
+not named publishers/<namespace>/models/... (an alias KServe input serves beside its adapter, matched with it;
+kvgen/plan/routing.py kserve_adapters). */}}
+{{- define "kvgen.routedAdapters" -}}
+{{- $s := index . 0 -}}{{- $g := index . 1 -}}
+{{- $n := 0 -}}
+{{- $alias := printf "publishers/%s/models/" (toString $s.V.namespace) -}}
+{{- range $a := default list (default dict $s.V.model.lora).adapters -}}
+{{- if or (ne (default "prefix" $g.rules) "kserve") (not (hasPrefix $alias (toString $a.name))) -}}{{- $n = add1 $n -}}{{- end -}}
+{{- end -}}
+{{- $n -}}
 {{- end -}}
 
 {{/* kvgen.checkGatewayBackend: routing.gateway's backend, existing pool and rules against what they leave out
@@ -149,7 +162,7 @@ or need, and Gateway API's 64 matches per rule and 128 per route (kvgen/plan/rou
 {{- include "kvgen.problem" (list $s "routing.gateway.modelName" "routing.gateway.modelName names the model in rules kserve's paths and headers, and the rules are prefix" "set routing.gateway.rules: kserve, or leave modelName out") -}}
 {{- end -}}
 {{- $counts := include "kvgen.routeMatches" (list $s $g) | fromJsonArray -}}
-{{- $n := len (default list (default dict $s.V.model.lora).adapters) -}}
+{{- $n := include "kvgen.routedAdapters" (list $s $g) | int -}}
 {{- range $c := list (list (index $counts 0) 64 "rule") (list (index $counts 1) 128 "route") -}}
 {{- if gt (int64 (index $c 0)) (int64 (index $c 1)) -}}
 {{- include "kvgen.problem" (list $s "model.lora.adapters" (printf "with %d adapters the HTTPRoute of routing.gateway.rules %s holds %d matches in one %s, and Gateway API's HTTPRoute takes at most %d matches per %s" $n $rules (int64 (index $c 0)) (index $c 2) (int64 (index $c 1)) (index $c 2)) "serve at most 7 adapters with rules kserve (8 matches each in its model-routing rule), or set routing.gateway.rules: prefix") -}}
