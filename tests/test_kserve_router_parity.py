@@ -17,6 +17,7 @@ from typing import Any
 import helm
 import pytest
 from conftest import compile_spec, problem_set, run_kvgen, spec
+from kserve_inputs import kserve_pd_config
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import InputErrors, compile_inputs
@@ -578,6 +579,64 @@ def test_the_scheduler_config_and_an_explicit_picker_port_are_named_not_carried(
         "spec.router.scheduler.pool.spec.endpointPickerRef.port: not carried over",
     ):
         assert sum(f": {path}" in w for w in got) == 1, (path, got)
+
+
+# kvgen's data plugins beside KServe's (the picker's metrics source and extractor, the approximate prefix index)
+KVGEN_DATA_PLUGINS = {"metrics-data-source", "core-metrics-extractor", "approx-prefix-cache-producer"}
+
+
+def decode_pair_config(monkeypatch: pytest.MonkeyPatch, lora: bool) -> dict[str, Any]:
+    """The picker config the layout lays out for a decode server in gateway mode. The plan still refuses the
+    pair (the routing sidecar is not rendered yet): the refusal is taken out here to reach the layout."""
+    from kvgen.plan import routing
+
+    real = routing.check
+
+    def without_the_pair_refusal(s: Any) -> list[Any]:
+        return [p for p in real(s) if "prefill/decode pair" not in p.message]
+
+    monkeypatch.setattr(routing, "check", without_the_pair_refusal)
+    values = spec(replicas=2, routing={"mode": "gateway", "gateway": {"parentRefs": [{"name": "gw"}]}})
+    values["disaggregation"] = {"role": "decode"}
+    if lora:
+        values["model"] = {**values["model"], "lora": {"adapters": [{"name": "a", "uri": "hf://org/a"}]}}
+    objs = compile_spec(values).objects
+    return json.loads(of_kind(objs, "ConfigMap", "demo-epp")["data"]["config.json"])
+
+
+def test_the_prefill_decode_profiles_are_kserves(monkeypatch):
+    """kserve/kserve@aaac4e29 scheduler_test.go:564-610 TestSchedulerConfigTextPD: with spec.prefill the
+    config declares disagg-headers-handler, prefill-filter, decode-filter, the queue, kv-cache-utilization,
+    active-request and prefix-cache scorers, max-score-picker, always-disagg-pd-decider and
+    disagg-profile-handler (deciders.prefill always-disagg-pd-decider); profile prefill is [prefill-filter,
+    prefix-cache 3, queue 2, kv-cache-utilization 2, max-score-picker], profile decode [decode-filter,
+    active-request 2, prefix-cache 3, max-score-picker]. kvgen's config is KServe's plus its data plugins."""
+    config = decode_pair_config(monkeypatch, lora=False)
+    want = kserve_pd_config()
+    got_plugins = [p for p in config["plugins"] if p["type"] not in KVGEN_DATA_PLUGINS]
+    assert got_plugins == want["plugins"]
+    assert config["schedulingProfiles"] == want["schedulingProfiles"]
+    assert {p["type"] for p in config["plugins"]} - {p["type"] for p in want["plugins"]} == KVGEN_DATA_PLUGINS
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_with_adapters_the_lora_scorer_follows_each_profiles_filter(monkeypatch, lora):
+    """kserve/kserve@aaac4e29 scheduler_test.go:114-184 TestSchedulerConfigTextPDLoRA: two profiles; with
+    adapters lora-affinity-scorer is declared and second in each profile (after its filter) at weight 4;
+    without them it is nowhere."""
+    config = decode_pair_config(monkeypatch, lora=lora)
+    types = [p["type"] for p in config["plugins"]]
+    profiles = config["schedulingProfiles"]
+    assert len(profiles) == 2
+    for profile in profiles:
+        refs = profile["plugins"]
+        if lora:
+            assert "lora-affinity-scorer" in types
+            assert refs[1] == {"pluginRef": "lora-affinity-scorer", "weight": 4}
+        else:
+            assert "lora-affinity-scorer" not in [r["pluginRef"] for r in refs]
+    assert ("lora-affinity-scorer" in types) == lora
+    assert config["schedulingProfiles"] == kserve_pd_config(lora)["schedulingProfiles"]
 
 
 def test_prefill_decode_is_refused_with_the_sidecar_it_needs_named():

@@ -452,6 +452,17 @@ def t_kvgen_context_routing(dot0):
             v_plugins = f_append(v_plugins, (f_dict('type', 'max-score-picker')))
             v_profile = f_append(v_profile, (f_dict('pluginRef', 'max-score-picker')))
             v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'default', 'plugins', v_profile)))))
+            if truth(f_eq((f_toString(field((f_default(f_dict(), field(v_v, 'disaggregation'))), 'role'))), 'decode')):
+                v_index = field(field(v_s, 'plan'), 'routing')
+                v_producer = f_dict('type', 'approx-prefix-cache-producer', 'parameters', (f_dict('autoTune', False, 'blockSizeTokens', (f_int64(field(v_index, 'blockSizeTokens'))), 'maxPrefixTokensToMatch', (f_int64(field(v_rt, 'maxPrefixTokensToMatch'))), 'lruCapacityPerServer', (f_int64(field(v_index, 'lruCapacityPerServer'))))))
+                v_plugins = f_list((f_dict('type', 'disagg-headers-handler')), (f_dict('type', 'metrics-data-source', 'parameters', (f_dict('scheme', 'http', 'path', field(field(v_s, 'W'), 'vllmMetricsPath'))))), (f_dict('type', 'core-metrics-extractor')), (f_dict('type', 'prefill-filter')), (f_dict('type', 'decode-filter')), (f_dict('type', 'queue-scorer')), (f_dict('type', 'kv-cache-utilization-scorer')), (f_dict('type', 'active-request-scorer')), v_producer, (f_dict('type', 'prefix-cache-scorer')), (f_dict('type', 'max-score-picker')), (f_dict('type', 'always-disagg-pd-decider')), (f_dict('type', 'disagg-profile-handler', 'parameters', (f_dict('deciders', (f_dict('prefill', 'always-disagg-pd-decider')))))))
+                v_lora = f_list()
+                if truth(v_adapters):
+                    v_plugins = f_append(v_plugins, (f_dict('type', 'lora-affinity-scorer')))
+                    v_lora = f_list((f_dict('pluginRef', 'lora-affinity-scorer', 'weight', (f_int64(field(v_rt, 'loraAffinityWeight'))))))
+                v_prefill = f_concat((f_list((f_dict('pluginRef', 'prefill-filter')))), v_lora, (f_list((f_dict('pluginRef', 'prefix-cache-scorer', 'weight', 3)), (f_dict('pluginRef', 'queue-scorer', 'weight', 2)), (f_dict('pluginRef', 'kv-cache-utilization-scorer', 'weight', 2)), (f_dict('pluginRef', 'max-score-picker')))))
+                v_decode = f_concat((f_list((f_dict('pluginRef', 'decode-filter')))), v_lora, (f_list((f_dict('pluginRef', 'active-request-scorer', 'weight', 2)), (f_dict('pluginRef', 'prefix-cache-scorer', 'weight', 3)), (f_dict('pluginRef', 'max-score-picker')))))
+                v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'prefill', 'plugins', v_prefill)), (f_dict('name', 'decode', 'plugins', v_decode)))))
             v_pick = f_dict('names', v_names, 'replicas', v_replicas, 'image', v_image, 'labels', v_labels, 'podLabels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'commonLabels'))), v_selector)), 'selector', v_selector, 'args', v_args, 'config', (f_toPrettyJson(v_config)), 'leaderElection', ((v_replicas > 1)), 'leases', ((((v_replicas > 1)) or v_kserve)), 'grpcPort', (f_int64(field(v_rt, 'grpcPort'))), 'grpcHealthPort', (f_int64(field(v_rt, 'grpcHealthPort'))), 'metricsPort', (f_int64(field(v_rt, 'metricsPort'))), 'resources', (f_deepCopy(field(v_rt, 'resources'))))
             o.append('\n')
             w12 = field((f_default(f_dict(), field(v_v, 'pod'))), 'imagePullSecrets')
