@@ -167,7 +167,11 @@ the scheduler's ServiceAccount the workload's pull secrets (scheduler.go, contro
 {{- end -}}
 {{- if $kserve -}}{{- $_ := set $pick "servicePorts" (list (dict "name" "grpc" "port" (int64 $rt.grpcPort) "targetPort" "grpc" "protocol" "TCP") (dict "name" "grpc-health" "port" (int64 $rt.grpcHealthPort) "targetPort" "grpc-health" "protocol" "TCP") (dict "name" "metrics" "port" (int64 $rt.metricsPort) "targetPort" "metrics" "protocol" "TCP")) -}}{{- end -}}
 {{- $_ := set $routing "picker" $pick -}}
-{{- $_ := set $routing "pool" (dict "name" $pool "selector" (index $s.workloads 0).pod.selector "targetPort" $port "failureMode" (default "FailOpen" $picker.failureMode)) -}}
+{{/* a decode server: the pool selects both servers' pods of the pair by the pool label (kvgen.context.meta) */}}
+{{- $poolSelector := (index $s.workloads 0).pod.selector -}}
+{{- if $s.routingSidecar -}}{{- $poolSelector = dict $s.W.pairLabels.pool $v.name -}}{{- end -}}
+{{- $_ := set $routing "pool" (dict "name" $pool "selector" $poolSelector "targetPort" $port "failureMode" (default "FailOpen" $picker.failureMode)) -}}
+{{- with $s.routingAccess -}}{{- $_ := set $routing "sidecarAccess" (merge (dict "labels" $s.meta.labels) .) -}}{{- end -}}
 {{- if eq $provider "istio" -}}
 {{- $host := $names.service -}}
 {{- if $v.namespace -}}{{- $host = printf "%s.%s.svc.cluster.local" $names.service $v.namespace -}}{{- end -}}
