@@ -48,3 +48,74 @@ KSERVE_DEFAULT_PROFILE = [
     ("no-hit-lru-scorer", 2),
     ("max-score-picker", None),
 ]
+
+
+# KServe v0.20's prefill/decode scheduler config (pkg/controller/v1alpha2/llmisvc/scheduler.go:540-591
+# schedulerConfigText, the spec.prefill branch, without LoRA adapters; asserted by its
+# TestSchedulerConfigTextPD, scheduler_test.go:564-610): the plugins declared, in order, and each profile's
+# (pluginRef, weight). With adapters lora-affinity-scorer is declared last and heads both profiles at weight 4
+# (TestSchedulerConfigTextPDLoRA, scheduler_test.go:114-184).
+KSERVE_PD_PLUGINS = [
+    "disagg-headers-handler",
+    "prefill-filter",
+    "decode-filter",
+    "queue-scorer",
+    "kv-cache-utilization-scorer",
+    "active-request-scorer",
+    "prefix-cache-scorer",
+    "max-score-picker",
+    "always-disagg-pd-decider",
+    "disagg-profile-handler",
+]
+KSERVE_PD_HANDLER_PARAMETERS = {"deciders": {"prefill": "always-disagg-pd-decider"}}
+KSERVE_PD_PROFILES = {
+    "prefill": [
+        ("prefill-filter", None),
+        ("prefix-cache-scorer", 3),
+        ("queue-scorer", 2),
+        ("kv-cache-utilization-scorer", 2),
+        ("max-score-picker", None),
+    ],
+    "decode": [
+        ("decode-filter", None),
+        ("active-request-scorer", 2),
+        ("prefix-cache-scorer", 3),
+        ("max-score-picker", None),
+    ],
+}
+
+
+def kserve_pd_config(lora: bool = False) -> dict:
+    """KServe's P/D EndpointPickerConfig as a mapping, as scheduler.go:554-591 writes it."""
+    lead = [{"pluginRef": "lora-affinity-scorer", "weight": 4}] if lora else []
+
+    def ref(name: str, weight: int | None) -> dict:
+        return {"pluginRef": name} if weight is None else {"pluginRef": name, "weight": weight}
+
+    plugins = [
+        {"type": t, "parameters": KSERVE_PD_HANDLER_PARAMETERS} if t == "disagg-profile-handler" else {"type": t}
+        for t in KSERVE_PD_PLUGINS
+    ] + ([{"type": "lora-affinity-scorer"}] if lora else [])
+    return {
+        "apiVersion": "llm-d.ai/v1alpha1",
+        "kind": "EndpointPickerConfig",
+        "plugins": plugins,
+        "schedulingProfiles": [
+            {"name": name, "plugins": [ref(*profile[0]), *lead, *(ref(*r) for r in profile[1:])]}
+            for name, profile in KSERVE_PD_PROFILES.items()
+        ],
+    }
+
+
+# KServe's routing sidecar in its decode pods (config/llmisvcconfig/config-llm-decode-template.yaml:240-285):
+# an init container restartPolicy Always, its command (the pool named by the controller, :284)
+KSERVE_PD_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0"
+KSERVE_PD_SIDECAR_COMMAND = [
+    "/app/pd-sidecar",
+    "--port=8000",
+    "--vllm-port=8001",
+    "--kv-connector=nixlv2",
+    "--enable-ssrf-protection=true",
+    "--pool-group=inference.networking.x-k8s.io",
+    "--inference-pool=NAMESPACE/NAME-inference-pool",
+]

@@ -763,6 +763,7 @@ METADATA_CASES = {
     "dra": ("lmcache-dra.yaml", {}, "1.34"),
     "routing-gateway": ("routing-gateway.yaml", {}, "1.33"),
     "routing-istio": ("kserve-qwen2-7b.yaml", {}, "1.33"),
+    "routing-prefill-decode": ("routing-prefill-decode.yaml", {}, "1.33"),
     "routing-gke": (
         "routing-gateway.yaml",
         {"routing": {"mode": "gateway", "gateway": {"parentRefs": [{"name": "gke-gateway"}], "provider": "gke"}}},

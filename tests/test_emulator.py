@@ -541,6 +541,43 @@ def test_a_pool_on_a_port_no_server_serves_keeps_the_picker_unready(cluster):
     assert "cannot read the pool's metrics" in picker.log("epp"), group.describe()
 
 
+PD_DECODE = ROOT / "examples" / "routing-prefill-decode.yaml"
+
+
+@emulator
+def test_the_picker_reaches_a_decode_server_through_its_routing_sidecar(cluster):
+    """A prefill/decode pair's decode server: the pool's target port is the routing sidecar's (the stand-in
+    takes the pinned pd-sidecar's flags, finds its token, CA and namespace, and proxies to vLLM on 8001), and
+    the picker reads vLLM's metrics through it."""
+    (compiled,) = _compile(PD_DECODE)
+    group = _start(cluster, _objects(compiled.yaml), compiled)
+    assert_runs(group, compiled)
+    (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
+    report = picker.report("epp", "epp")
+    assert report is not None and report["started"], group.describe()
+    servers = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
+    assert servers
+    assert sorted(r["endpoint"] for r in report["reached"]) == sorted(f"{p.pod.ip}:8000" for p in servers)
+    sidecar = servers[0].report("llm-d-routing-sidecar", "pd-sidecar")
+    assert sidecar is not None and sidecar["started"], group.describe()
+    assert sidecar["checked"][0]["pool"] == "llm/qwen-pd-pool" and sidecar["checked"][0]["vllmPort"] == 8001
+
+
+@emulator
+def test_a_sidecar_flag_the_pinned_release_lacks_keeps_the_decode_pod_down(cluster):
+    """The check bites: a flag llm-d-router v0.9.0's pd-sidecar does not define stops the sidecar (pflag's
+    unknown flag), and the pod never becomes ready."""
+    (compiled,) = _compile(PD_DECODE)
+    objects = _objects(compiled.yaml)
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "qwen-pd"]
+    (sidecar,) = deployment["spec"]["template"]["spec"]["initContainers"]
+    sidecar["args"].append("--enable-prefiller-tls=true")
+    group = _start(cluster, objects, compiled, timeout=45)
+    server = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"][0]
+    assert not server.ready
+    assert "unknown flag: --enable-prefiller-tls" in server.log("llm-d-routing-sidecar"), group.describe()
+
+
 # -- model.cache: weights that survive a restart (issue 24) -----------------------------------------
 WEIGHTS_CACHE = ROOT / "examples" / "weights-cache.yaml"
 HF_FILES = [  # what the hf stand-in fetches into --local-dir: less original/, metal/, consolidated* (--exclude)

@@ -578,6 +578,12 @@ def test_explain_shows_how_requests_reach_the_replicas_and_the_hit_path():
         "no-hit-lru-scorer": 2,
     }
     assert r["picker"]["blockSizeTokens"] == 256 and r["picker"]["clusterScopedObjects"] == []
+    assert r["picker"]["prefillScorers"] is None
+    pair = json.loads(run_kvgen("explain", "-o", "json", str(ROOT / "examples" / "routing-prefill-decode.yaml")).stdout)
+    picker = pair["routing"]["picker"]  # a prefill/decode pair: KServe's decode and prefill profiles
+    assert picker["scorers"] == {"active-request-scorer": 2, "prefix-cache-scorer": 3}
+    assert picker["prefillScorers"] == {"prefix-cache-scorer": 3, "queue-scorer": 2, "kv-cache-utilization-scorer": 2}
+    assert "a prefill server of the pair" in pair["routing"]["path"]
     assert [h["step"] for h in r["hitPath"]] == ["routing", "gpu", "cpu", "disk-0", "recompute"]
     shared = json.loads(run_kvgen("explain", "-o", "json", str(ROOT / "examples" / "shared-valkey-tier.yaml")).stdout)
     assert shared["routing"]["picker"] is None and shared["routing"]["hitPath"][-2]["step"] == "remote"

@@ -184,15 +184,15 @@ def test_without_a_scheduler_kserve_routes_to_the_workload_service():
     assert warnings(body) == []
 
 
-def test_prefill_decode_router_is_not_carried_over():
-    """scheduler.go:502-553: with spec.prefill KServe's scheduler runs a P/D profile; kvgen refuses
-    routing.mode gateway for a prefill/decode pair, so it says so and renders a Service per role."""
+def test_prefill_decode_router_routes_the_pair():
+    """scheduler.go:540-591: with spec.prefill KServe's scheduler runs its P/D profiles; kvgen renders them in
+    the decode server's picker, and the prefill server (NAME-prefill) joins its pool (disaggregation.decodeServer)."""
     out = compile_svc(MANAGED + "prefill: {replicas: 1}\n")
-    assert all(o["kind"] != "InferencePool" for c in out.compiled for o in c.objects)
-    assert any(
-        w.render().startswith("svc.yaml:10:3: spec.router: not carried over: with spec.prefill")
-        for w in out.input_warnings
-    )
+    decode, prefill = out.compiled
+    assert [o["kind"] for o in decode.objects].count("InferencePool") == 1
+    assert all(o["kind"] != "InferencePool" for o in prefill.objects)
+    assert prefill.spec.disaggregation.decode_server == "qwen"
+    assert not any(": spec.router: not carried over" in w.render() for w in out.input_warnings)
 
 
 @pytest.mark.heavy

@@ -17,6 +17,7 @@ from typing import Any
 import helm
 import pytest
 from conftest import compile_spec, problem_set, run_kvgen, spec
+from kserve_inputs import kserve_pd_config
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import InputErrors, compile_inputs
@@ -584,21 +585,207 @@ def test_the_scheduler_config_and_an_explicit_picker_port_are_named_not_carried(
         assert sum(f": {path}" in w for w in got) == 1, (path, got)
 
 
-def test_prefill_decode_is_refused_with_the_sidecar_it_needs_named():
-    """kserve/kserve@aaac4e29 scheduler_test.go:564-610 TestSchedulerConfigTextPD, :114-184
-    TestSchedulerConfigTextPDLoRA and controller_int_scheduler_config_test.go:446-497 "should use
-    prefill/decode scheduler config when prefill is configured": KServe's P/D profiles work only with the
-    decode pod's routing sidecar (config-llm-decode-template.yaml:241-285: pd-sidecar on 8000 in front of
-    vLLM on 8001), which kvgen does not render. kvgen refuses routing.mode gateway for a prefill/decode
-    server rather than render profiles nothing would act on, and the KServe input says so at spec.router."""
-    out = compile_svc(llmisvc(MANAGED, extra="prefill: {replicas: 1}\n"))
-    assert all(o["kind"] not in ("InferencePool", "HTTPRoute") for c in out.compiled for o in c.objects)
-    (w,) = [w.render() for w in out.input_warnings if ": spec.router: " in w.render()]
-    assert "prefill/decode scheduler profile and a routing sidecar" in w
-    values = spec(replicas=2, routing={"mode": "gateway", "gateway": {"parentRefs": [{"name": "gw"}]}})
+# kvgen's data plugins beside KServe's (the picker's metrics source and extractor, the approximate prefix index)
+KVGEN_DATA_PLUGINS = {"metrics-data-source", "core-metrics-extractor", "approx-prefix-cache-producer"}
+GATEWAY = {"mode": "gateway", "gateway": {"parentRefs": [{"name": "gw"}]}}
+
+
+def decode_server(lora: bool = False, **extra: Any) -> dict[str, Any]:
+    """A decode server of a prefill/decode pair in routing.mode gateway (its prefill server: prefill_server())."""
+    values = spec(replicas=2, **{"routing": GATEWAY, **extra})
     values["disaggregation"] = {"role": "decode"}
-    ((path, message, _h),) = problem_set(values)
-    assert path == "routing.mode" and "needs a picker profile that pairs them" in message
+    if lora:
+        values["model"] = {**values["model"], "lora": {"adapters": [{"name": "a", "uri": "hf://org/a"}]}}
+    return values
+
+
+def prefill_server() -> dict[str, Any]:
+    values = spec(replicas=2, name="demo-prefill")
+    values["disaggregation"] = {"role": "prefill", "decodeServer": "demo"}
+    return values
+
+
+def decode_pair_config(lora: bool) -> dict[str, Any]:
+    objs = compile_spec(decode_server(lora)).objects
+    return json.loads(of_kind(objs, "ConfigMap", "demo-epp")["data"]["config.json"])
+
+
+def test_the_prefill_decode_profiles_are_kserves():
+    """kserve/kserve@aaac4e29 scheduler_test.go:564-610 TestSchedulerConfigTextPD: with spec.prefill the
+    config declares disagg-headers-handler, prefill-filter, decode-filter, the queue, kv-cache-utilization,
+    active-request and prefix-cache scorers, max-score-picker, always-disagg-pd-decider and
+    disagg-profile-handler (deciders.prefill always-disagg-pd-decider); profile prefill is [prefill-filter,
+    prefix-cache 3, queue 2, kv-cache-utilization 2, max-score-picker], profile decode [decode-filter,
+    active-request 2, prefix-cache 3, max-score-picker]. kvgen's config is KServe's plus its data plugins."""
+    config = decode_pair_config(lora=False)
+    want = kserve_pd_config()
+    got_plugins = [p for p in config["plugins"] if p["type"] not in KVGEN_DATA_PLUGINS]
+    assert got_plugins == want["plugins"]
+    assert config["schedulingProfiles"] == want["schedulingProfiles"]
+    assert {p["type"] for p in config["plugins"]} - {p["type"] for p in want["plugins"]} == KVGEN_DATA_PLUGINS
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_with_adapters_the_lora_scorer_follows_each_profiles_filter(lora):
+    """kserve/kserve@aaac4e29 scheduler_test.go:114-184 TestSchedulerConfigTextPDLoRA: two profiles; with
+    adapters lora-affinity-scorer is declared and second in each profile (after its filter) at weight 4;
+    without them it is nowhere."""
+    config = decode_pair_config(lora=lora)
+    types = [p["type"] for p in config["plugins"]]
+    profiles = config["schedulingProfiles"]
+    assert len(profiles) == 2
+    for profile in profiles:
+        refs = profile["plugins"]
+        if lora:
+            assert "lora-affinity-scorer" in types
+            assert refs[1] == {"pluginRef": "lora-affinity-scorer", "weight": 4}
+        else:
+            assert "lora-affinity-scorer" not in [r["pluginRef"] for r in refs]
+    assert ("lora-affinity-scorer" in types) == lora
+    assert config["schedulingProfiles"] == kserve_pd_config(lora)["schedulingProfiles"]
+
+
+PD_SVC = "prefill:\n  replicas: 1\n"
+
+
+def test_kserve_prefill_with_a_managed_scheduler_renders_the_prefill_decode_config():
+    """kserve/kserve@aaac4e29 controller_int_scheduler_config_test.go:446-497 "should use prefill/decode scheduler
+    config when prefill is configured": managed route, gateway and scheduler with spec.prefill; the scheduler
+    <n>-kserve-router-scheduler's config has disagg-headers-handler, prefill-filter, decode-filter,
+    disagg-profile-handler, the profiles prefill and decode, kv-cache-utilization-scorer and active-request-scorer.
+    Through the KServe dialect: the decode spec (NAME) has the picker, the prefill spec (NAME-prefill) joins its
+    pool."""
+    out = compile_svc(llmisvc(MANAGED, extra=PD_SVC))
+    decode, prefill = out.compiled
+    assert of_kind(decode.objects, "Deployment", f"{N}-kserve-router-scheduler")
+    config = json.loads(of_kind(decode.objects, "ConfigMap", f"{N}-epp-config")["data"]["config.json"])
+    types = {p["type"] for p in config["plugins"]}
+    assert {"disagg-headers-handler", "prefill-filter", "decode-filter", "disagg-profile-handler"} <= types
+    assert {"kv-cache-utilization-scorer", "active-request-scorer"} <= types
+    assert [p["name"] for p in config["schedulingProfiles"]] == ["prefill", "decode"]
+    assert prefill.spec.disaggregation.decode_server == N
+    assert not [w for w in out.input_warnings if ": spec.router: " in w.render()]
+    # the pool selects both roles' pods, each labelled with its role (llm-d.ai/role, the picker's filters)
+    pool = of_kind(decode.objects, "InferencePool")
+    for c, role in ((decode, "decode"), (prefill, "prefill")):
+        labels = [
+            o
+            for o in c.objects
+            if o["kind"] == "Deployment" and o["metadata"]["name"] != f"{N}-kserve-router-scheduler"
+        ][0]["spec"]["template"]["metadata"]["labels"]
+        assert pool["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        assert labels["llm-d.ai/role"] == role
+
+
+def test_kserve_prefill_without_kvgens_picker_is_not_routed_and_says_so():
+    """A prefill/decode pair routed without kvgen's picker (no scheduler: every rule to the Service; pool.ref: an
+    existing pool's picker) would leave the prefill servers out: not carried over, warned at spec.router."""
+    for router in ("gateway: {}\nroute: {}\n", "gateway: {}\nroute: {}\nscheduler: {pool: {ref: {name: p}}}\n"):
+        out = compile_svc(llmisvc(router, extra=PD_SVC))
+        assert all(o["kind"] not in ("InferencePool", "HTTPRoute") for c in out.compiled for o in c.objects)
+        (w,) = [w.render() for w in out.input_warnings if ": spec.router: " in w.render()]
+        assert "only through the picker it renders" in w
+        assert out.compiled[1].spec.disaggregation.decode_server is None
+
+
+def test_the_decode_pod_has_kserves_routing_sidecar():
+    """kserve/kserve@aaac4e29 config/llmisvcconfig/config-llm-decode-template.yaml:240-300: the init container
+    llm-d-routing-sidecar, restartPolicy Always, /app/pd-sidecar on 8000 with --vllm-port=8001
+    --kv-connector=nixlv2 --enable-ssrf-protection=true --inference-pool=<ns>/<n>-inference-pool, vLLM on 8001
+    (:168), GET /health probes on 8000; its Role on pods and InferencePools (workload.go:40-45) under KServe's names
+    (workload_single_node.go:430,471,486). kvgen's pinned sidecar (llm-d-router v0.9.0) takes every flag given."""
+    (decode, _prefill) = compile_svc(llmisvc(MANAGED, extra=PD_SVC)).compiled
+    pod = of_kind(decode.objects, "Deployment", N)["spec"]["template"]["spec"]
+    (sidecar,) = pod["initContainers"]
+    assert sidecar["name"] == "llm-d-routing-sidecar" and sidecar["restartPolicy"] == "Always"
+    assert sidecar["image"] == "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.9.0"
+    assert sidecar["command"] == ["/app/pd-sidecar"]
+    args = sidecar["args"]
+    for flag in ("--port=8000", "--vllm-port=8001", "--kv-connector=nixlv2", "--enable-ssrf-protection=true"):
+        assert flag in args
+    assert f"--inference-pool=$(POD_NAMESPACE)/{N}-inference-pool" in args
+    facts = json.loads((Path(__file__).parent / "data" / "routing" / "llm-d-router-v0.9.0-pd-sidecar.json").read_text())
+    names = [a.split("=", 1)[0] for a in args]
+    assert set(names) <= set(facts["flags"]) and not set(names) & set(facts["deprecatedFlags"])
+    assert sidecar["ports"] == [{"name": "routing", "containerPort": 8000, "protocol": "TCP"}]
+    assert sidecar["livenessProbe"]["httpGet"] == {"path": "/health", "port": "routing"}
+    (vllm,) = pod["containers"]
+    assert "--port=8001" in vllm["args"] and vllm["ports"][0]["containerPort"] == 8001
+    # the token in the sidecar only
+    assert pod["automountServiceAccountToken"] is False and pod["serviceAccountName"] == f"{N}-kserve"
+    assert {m["mountPath"] for m in sidecar["volumeMounts"]} == {"/var/run/secrets/kubernetes.io/serviceaccount"}
+    assert not [m for m in vllm["volumeMounts"] if "serviceaccount" in m["mountPath"]]
+    role = of_kind(decode.objects, "Role", f"{N}-kserve-role")
+    assert [(r["apiGroups"], r["resources"], r["verbs"]) for r in role["rules"]] == [
+        ([""], ["pods"], ["get", "list", "watch"]),
+        (["inference.networking.k8s.io"], ["inferencepools"], ["get", "list", "watch"]),
+    ]
+    binding = of_kind(decode.objects, "RoleBinding", f"{N}-kserve-rb")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": f"{N}-kserve"}]
+    assert of_kind(decode.objects, "ServiceAccount", f"{N}-kserve")
+
+
+PAIR_CASES = {
+    "decode": decode_server(),
+    "decode-lora": decode_server(lora=True),
+    "decode-kserve-names": decode_server(routing={**GATEWAY, "naming": "kserve"}, namespace="llm"),
+    "decode-own-service-account": decode_server(pod={"serviceAccount": {"name": "mine"}}),
+    "decode-picker-replicas": decode_server(routing={**GATEWAY, "picker": {"replicas": 2}}),
+    "prefill": prefill_server(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIR_CASES))
+def test_both_faces_render_a_prefill_decode_pair_alike(case):
+    """kvgen and the chart render a native prefill/decode pair in gateway mode object for object: the routing
+    sidecar's RBAC bound to the pods' own ServiceAccount when pod.serviceAccount names one (none rendered)."""
+    values = PAIR_CASES[case]
+    c = compile_spec(values)
+    assert helm.by_identity(helm.objects_and_context(values)[0]) == helm.by_identity(c.objects)
+    accounts = [o["metadata"]["name"] for o in c.objects if o["kind"] == "ServiceAccount"]
+    if case == "decode-own-service-account":
+        assert "mine" not in accounts
+        (binding,) = [
+            o for o in c.objects if o["kind"] == "RoleBinding" and o["metadata"]["name"] == "demo-routing-sidecar"
+        ]
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "mine"}]
+    elif case.startswith("decode"):
+        assert {"demo-routing-sidecar", "demo-kserve"} & set(accounts)
+
+
+PAIR_BAD = {
+    "prefill-in-gateway-mode": ({**prefill_server(), "routing": GATEWAY}, "routing.mode"),
+    "decode-to-the-service": (
+        decode_server(routing={"mode": "gateway", "gateway": {"parentRefs": [{"name": "gw"}], "backend": "service"}}),
+        "routing.gateway.backend",
+    ),
+    "decode-to-an-existing-pool": (
+        decode_server(routing={"mode": "gateway", "gateway": {"parentRefs": [{"name": "gw"}], "poolRef": "p"}}),
+        "routing.gateway.poolRef",
+    ),
+    "decode-scorers": (
+        decode_server(routing={**GATEWAY, "picker": {"scorers": {"queue": 1}}}),
+        "routing.picker.scorers",
+    ),
+    "decode-on-vllms-port": (decode_server(service={"port": 8001}), "service.port"),
+    "decode-role-label": (decode_server(pod={"labels": {"llm-d.ai/role": "both"}}), "pod.labels.llm-d.ai/role"),
+    "prefill-pool-label": (
+        {**prefill_server(), "pod": {"labels": {"kvgen.dev/inference-pool": "x"}}},
+        "pod.labels.kvgen.dev/inference-pool",
+    ),
+    "decode-server-without-prefill": (
+        {**spec(replicas=2), "disaggregation": {"role": "decode", "decodeServer": "x"}},
+        "disaggregation.decodeServer",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIR_BAD))
+def test_what_a_pair_cannot_render_is_refused_alike_on_both_faces(case):
+    values, path = PAIR_BAD[case]
+    found = problem_set(values)
+    assert path in {p for p, _m, _h in found}, found
+    assert helm.problems(values) == found
 
 
 # ------------------------------------------------------------------ v1alpha1

@@ -13,7 +13,7 @@ from typing import Any
 import helm
 import pytest
 from conftest import ROOT, compile_spec, problem_set, spec
-from kserve_inputs import KSERVE_DEFAULT_PROFILE
+from kserve_inputs import KSERVE_DEFAULT_PROFILE, KSERVE_PD_SIDECAR_COMMAND, kserve_pd_config
 from ruamel.yaml import YAML
 
 from kvgen.data import catalog, kube
@@ -21,6 +21,7 @@ from kvgen.data import catalog, kube
 DATA = Path(__file__).parent / "data" / "routing"
 FACTS = json.loads((DATA / "llm-d-router-v0.9.0.json").read_text(encoding="utf-8"))
 SAMPLES = sorted((DATA / "llm-d-router-v0.9.0").glob("*.yaml"))
+SIDECAR = json.loads((DATA / "llm-d-router-v0.9.0-pd-sidecar.json").read_text(encoding="utf-8"))
 load = YAML(typ="safe", pure=True).load
 
 GATEWAY: dict[str, Any] = {"mode": "gateway", "gateway": {"parentRefs": [{"name": "inference-gateway"}]}}
@@ -158,6 +159,41 @@ def test_the_index_grows_with_the_servers_tiers():
     big = producer(spec(replicas=2, kvCacheOffloading=LMCACHE_TIERS, routing=GATEWAY))["lruCapacityPerServer"]
     assert 0 < small < big
     assert producer(routed(picker={"lruCapacityPerServer": 5000}))["lruCapacityPerServer"] == 5000
+
+
+def test_the_sidecar_facts_are_of_the_pinned_sidecar_of_the_pickers_release():
+    """runtime.yaml picker.sidecar: llm-d's pd-sidecar from the picker's own release (the prefill header both
+    read is one constant of that release), its entrypoint and KV connector as the facts read them."""
+    rt = catalog.runtime()["picker"]
+    pin = rt["sidecar"]
+    assert pin["image"]["repository"] == SIDECAR["image"] == "ghcr.io/llm-d/llm-d-router-disagg-sidecar"
+    assert pin["image"]["tag"] == SIDECAR["tag"] == rt["image"]["tag"] == FACTS["tag"]
+    assert SIDECAR["commit"] == FACTS["commit"] and SIDECAR["repository"] == FACTS["repository"]
+    assert pin["command"] == SIDECAR["entrypoint"]
+    assert pin["kvConnector"] in SIDECAR["kvConnectors"]["values"]
+    assert set(SIDECAR["deprecatedFlags"]) <= set(SIDECAR["flags"])
+
+
+def test_kserves_sidecar_command_names_flags_the_pinned_sidecar_defines():
+    """KServe's decode template (config-llm-decode-template.yaml:278-284) passes only flags v0.9.0's pd-sidecar
+    defines, none deprecated, and its ports are the sidecar's defaults (options.go:91-92): the flags a
+    rendered sidecar would take."""
+    names = [a.split("=", 1)[0] for a in KSERVE_PD_SIDECAR_COMMAND[1:]]
+    assert [n for n in names if n not in SIDECAR["flags"]] == []
+    assert not set(names) & set(SIDECAR["deprecatedFlags"])
+    assert "--port=" + SIDECAR["defaults"]["--port"][0] in KSERVE_PD_SIDECAR_COMMAND
+    assert "--vllm-port=" + SIDECAR["defaults"]["--vllm-port"][0] in KSERVE_PD_SIDECAR_COMMAND
+    # KServe names the v1alpha2 pool group; the sidecar reads either (allowlist.go:46-49)
+    assert "inference.networking.x-k8s.io" in SIDECAR["poolGroups"]
+    assert "inference.networking.k8s.io" in SIDECAR["poolGroups"]
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_kserves_prefill_decode_profiles_load_in_the_pinned_picker(lora):
+    """KServe's P/D EndpointPickerConfig (scheduler.go:540-591) as the pinned picker's loader reads it: every
+    plugin type registered in llm-d-router v0.9.0, every pluginRef declared, the profile handler's
+    parameters fields of its config struct."""
+    assert config_problems(kserve_pd_config(lora)) == []
 
 
 # ----------------------------------------------------------------------------- objects

@@ -400,7 +400,10 @@ def _routing(plan: Plan, doc: PlanDocument, kv: dict[str, Any]) -> dict[str, Any
             )
         else:
             config = json.loads(c["picker"]["config"])
-            (profile,) = config["schedulingProfiles"]
+            profiles = {p["name"]: p for p in config["schedulingProfiles"]}
+            # a decode server of a prefill/decode pair: the decode profile picks the server, the prefill profile
+            # the prefill server its routing sidecar sends the prompt to first
+            profile = profiles.get("decode") or next(iter(profiles.values()))
             (prefix,) = [p["parameters"] for p in config["plugins"] if p["type"] == "approx-prefix-cache-producer"] or [
                 {}
             ]
@@ -408,12 +411,21 @@ def _routing(plan: Plan, doc: PlanDocument, kv: dict[str, Any]) -> dict[str, Any
                 f"{route} -> InferencePool {c['pool']['name']}: the Endpoint "
                 f"Picker {c['picker']['names']['deployment']} chooses one of {most} server(s) per request"
             )
+            if "prefill" in profiles:
+                out["path"] += (
+                    " and a prefill server of the pair, to which the server's routing sidecar sends the prompt first"
+                )
             out["picker"] = {
                 "name": c["picker"]["names"]["deployment"],
                 "image": c["picker"]["image"],
                 "replicas": c["picker"]["replicas"],
                 "failureMode": c["pool"]["failureMode"],
                 "scorers": {p["pluginRef"]: p["weight"] for p in profile["plugins"] if "weight" in p},
+                "prefillScorers": (
+                    {p["pluginRef"]: p["weight"] for p in profiles["prefill"]["plugins"] if "weight" in p}
+                    if "prefill" in profiles
+                    else None
+                ),
                 "blockSizeTokens": prefix.get("blockSizeTokens"),
                 "lruCapacityPerServer": prefix.get("lruCapacityPerServer"),
                 "scrapes": ["vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"],

@@ -214,6 +214,13 @@ def t_kvgen_context_meta(dot0):
     v_objectLabels = f_mergeOverwrite((f_dict()), v_common, v_labels)
     if truth(field(field(v_s, 'release'), 'chartLabel')):
         _ = f_set(v_objectLabels, field(v_key, 'chart'), field(field(v_s, 'release'), 'chartLabel'))
+    v_pair = ''
+    if truth(((f_eq(v_role, 'decode')) and (f_eq((f_default('none', field((f_default(f_dict(), field(field(v_s, 'V'), 'routing'))), 'mode'))), 'gateway')))):
+        v_pair = field(field(v_s, 'V'), 'name')
+    elif truth(f_eq(v_role, 'prefill')):
+        v_pair = f_default('', field(field(field(v_s, 'V'), 'disaggregation'), 'decodeServer'))
+    if truth(v_pair):
+        v_labels = f_merge((f_dict()), v_labels, (f_dict(field(field(field(v_s, 'W'), 'pairLabels'), 'pool'), v_pair, field(field(field(v_s, 'W'), 'pairLabels'), 'role'), v_role)))
     v_annotations = f_dict(field(v_note, 'offloading'), (f_ternary('enabled', 'disabled', field(field(field(v_s, 'plan'), 'decision'), 'enabled'))))
     if truth(field(field(field(v_s, 'plan'), 'decision'), 'enabled')):
         _ = f_set(v_annotations, field(v_note, 'backend'), field(v_s, 'backend'))
@@ -454,6 +461,17 @@ def t_kvgen_context_routing(dot0):
             v_plugins = f_append(v_plugins, (f_dict('type', 'max-score-picker')))
             v_profile = f_append(v_profile, (f_dict('pluginRef', 'max-score-picker')))
             v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'default', 'plugins', v_profile)))))
+            if truth(f_eq((f_toString(field((f_default(f_dict(), field(v_v, 'disaggregation'))), 'role'))), 'decode')):
+                v_index = field(field(v_s, 'plan'), 'routing')
+                v_producer = f_dict('type', 'approx-prefix-cache-producer', 'parameters', (f_dict('autoTune', False, 'blockSizeTokens', (f_int64(field(v_index, 'blockSizeTokens'))), 'maxPrefixTokensToMatch', (f_int64(field(v_rt, 'maxPrefixTokensToMatch'))), 'lruCapacityPerServer', (f_int64(field(v_index, 'lruCapacityPerServer'))))))
+                v_plugins = f_list((f_dict('type', 'disagg-headers-handler')), (f_dict('type', 'metrics-data-source', 'parameters', (f_dict('scheme', 'http', 'path', field(field(v_s, 'W'), 'vllmMetricsPath'))))), (f_dict('type', 'core-metrics-extractor')), (f_dict('type', 'prefill-filter')), (f_dict('type', 'decode-filter')), (f_dict('type', 'queue-scorer')), (f_dict('type', 'kv-cache-utilization-scorer')), (f_dict('type', 'active-request-scorer')), v_producer, (f_dict('type', 'prefix-cache-scorer')), (f_dict('type', 'max-score-picker')), (f_dict('type', 'always-disagg-pd-decider')), (f_dict('type', 'disagg-profile-handler', 'parameters', (f_dict('deciders', (f_dict('prefill', 'always-disagg-pd-decider')))))))
+                v_lora = f_list()
+                if truth(v_adapters):
+                    v_plugins = f_append(v_plugins, (f_dict('type', 'lora-affinity-scorer')))
+                    v_lora = f_list((f_dict('pluginRef', 'lora-affinity-scorer', 'weight', (f_int64(field(v_rt, 'loraAffinityWeight'))))))
+                v_prefill = f_concat((f_list((f_dict('pluginRef', 'prefill-filter')))), v_lora, (f_list((f_dict('pluginRef', 'prefix-cache-scorer', 'weight', 3)), (f_dict('pluginRef', 'queue-scorer', 'weight', 2)), (f_dict('pluginRef', 'kv-cache-utilization-scorer', 'weight', 2)), (f_dict('pluginRef', 'max-score-picker')))))
+                v_decode = f_concat((f_list((f_dict('pluginRef', 'decode-filter')))), v_lora, (f_list((f_dict('pluginRef', 'active-request-scorer', 'weight', 2)), (f_dict('pluginRef', 'prefix-cache-scorer', 'weight', 3)), (f_dict('pluginRef', 'max-score-picker')))))
+                v_config = f_dict('apiVersion', field(v_rt, 'configApiVersion'), 'kind', 'EndpointPickerConfig', 'plugins', v_plugins, 'schedulingProfiles', (f_list((f_dict('name', 'prefill', 'plugins', v_prefill)), (f_dict('name', 'decode', 'plugins', v_decode)))))
             v_pick = f_dict('names', v_names, 'replicas', v_replicas, 'image', v_image, 'labels', v_labels, 'podLabels', (f_mergeOverwrite((f_deepCopy(field(field(v_s, 'meta'), 'commonLabels'))), v_selector)), 'selector', v_selector, 'args', v_args, 'config', (f_toPrettyJson(v_config)), 'leaderElection', ((v_replicas > 1)), 'leases', ((((v_replicas > 1)) or v_kserve)), 'grpcPort', (f_int64(field(v_rt, 'grpcPort'))), 'grpcHealthPort', (f_int64(field(v_rt, 'grpcHealthPort'))), 'metricsPort', (f_int64(field(v_rt, 'metricsPort'))), 'resources', (f_deepCopy(field(v_rt, 'resources'))))
             o.append('\n')
             w12 = field((f_default(f_dict(), field(v_v, 'pod'))), 'imagePullSecrets')
@@ -466,7 +484,13 @@ def t_kvgen_context_routing(dot0):
             if truth(v_kserve):
                 _ = f_set(v_pick, 'servicePorts', (f_list((f_dict('name', 'grpc', 'port', (f_int64(field(v_rt, 'grpcPort'))), 'targetPort', 'grpc', 'protocol', 'TCP')), (f_dict('name', 'grpc-health', 'port', (f_int64(field(v_rt, 'grpcHealthPort'))), 'targetPort', 'grpc-health', 'protocol', 'TCP')), (f_dict('name', 'metrics', 'port', (f_int64(field(v_rt, 'metricsPort'))), 'targetPort', 'metrics', 'protocol', 'TCP')))))
             _ = f_set(v_routing, 'picker', v_pick)
-            _ = f_set(v_routing, 'pool', (f_dict('name', v_pool, 'selector', field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector'), 'targetPort', v_port, 'failureMode', (f_default('FailOpen', field(v_picker, 'failureMode'))))))
+            v_poolSelector = field(field((f_index(field(v_s, 'workloads'), 0)), 'pod'), 'selector')
+            if truth(field(v_s, 'routingSidecar')):
+                v_poolSelector = f_dict(field(field(field(v_s, 'W'), 'pairLabels'), 'pool'), field(v_v, 'name'))
+            _ = f_set(v_routing, 'pool', (f_dict('name', v_pool, 'selector', v_poolSelector, 'targetPort', v_port, 'failureMode', (f_default('FailOpen', field(v_picker, 'failureMode'))))))
+            w14 = field(v_s, 'routingAccess')
+            if truth(w14):
+                _ = f_set(v_routing, 'sidecarAccess', (f_merge((f_dict('labels', field(field(v_s, 'meta'), 'labels'))), w14)))
             if truth(f_eq(v_provider, 'istio')):
                 v_host = field(v_names, 'service')
                 if truth(field(v_v, 'namespace')):
@@ -476,6 +500,34 @@ def t_kvgen_context_routing(dot0):
                 _ = f_set(v_routing, 'gke', (f_dict('healthPath', field(field(v_rt, 'gke'), 'healthPath'), 'backendTimeoutSec', (f_int64(field(field(v_rt, 'gke'), 'backendTimeoutSec'))))))
         _ = f_set(v_out, 'routing', v_routing)
     _ = f_set(v_s, 'routing', v_out)
+    return "".join(o)
+
+
+def t_kvgen_context_routingSidecar(dot0):
+    """charts/kvgen/templates/context/_containers.tpl: define 'kvgen.context.routingSidecar'."""
+    o: list[str] = []
+    v_s = dot0
+    v_v = field(v_s, 'V')
+    if truth(((f_eq((f_toString(field(field(v_v, 'disaggregation'), 'role'))), 'decode')) and (f_eq((f_default('none', field((f_default(f_dict(), field(v_v, 'routing'))), 'mode'))), 'gateway')))):
+        v_rt = field(field(field(v_s, 'rt'), 'picker'), 'sidecar')
+        v_kserve = f_eq((f_default('kvgen', field(field(v_v, 'routing'), 'naming'))), 'kserve')
+        v_pool = f_ternary((f_printf('%s-inference-pool', field(v_v, 'name'))), (f_printf('%s-pool', field(v_v, 'name'))), v_kserve)
+        v_port = f_int64(field(field(v_v, 'service'), 'port'))
+        v_args = f_list((f_printf('--port=%d', v_port)), (f_printf('--vllm-port=%d', (f_int64(field(v_rt, 'vllmPort'))))), (f_printf('--kv-connector=%s', field(v_rt, 'kvConnector'))), '--enable-ssrf-protection=true', (f_printf('--pool-group=%s', field(v_rt, 'poolGroup'))), (f_printf('--inference-pool=$(POD_NAMESPACE)/%s', v_pool)), '--secure-proxy=false')
+        v_probe = f_dict('path', field(v_rt, 'healthPath'), 'port', 'routing')
+        v_c = f_dict('name', 'llm-d-routing-sidecar', 'image', field(field(field(v_s, 'plan'), 'images'), 'routingSidecar'), 'command', field(v_rt, 'command'), 'args', v_args)
+        _ = f_set(v_c, 'env', (f_list((f_dict('name', 'POD_NAMESPACE', 'valueFrom', (f_dict('fieldRef', (f_dict('fieldPath', 'metadata.namespace')))))))))
+        _ = f_set(v_c, 'ports', (f_list((f_dict('name', 'routing', 'containerPort', v_port, 'protocol', 'TCP')))))
+        _ = f_set(v_c, 'probePath', field(v_rt, 'healthPath'))
+        _ = f_set(v_c, 'liveness', (f_deepCopy(field(v_rt, 'liveness'))))
+        _ = f_set(v_c, 'readiness', (f_deepCopy(field(v_rt, 'readiness'))))
+        _ = f_set(v_c, 'resources', (f_deepCopy(field(v_rt, 'resources'))))
+        _ = f_set(v_c, 'securityContext', (f_deepCopy(field(field(v_s, 'plan'), 'containerSecurityContext'))))
+        _ = f_set(v_c, 'volumeMounts', (f_list((f_dict('name', 'routing-sidecar-token', 'mountPath', '/var/run/secrets/kubernetes.io/serviceaccount', 'readOnly', True)))))
+        _ = f_set(v_s, 'routingSidecar', v_c)
+        v_base = f_ternary((f_printf('%s-kserve', field(v_v, 'name'))), (f_printf('%s-routing-sidecar', field(v_v, 'name'))), v_kserve)
+        v_access = f_dict('serviceAccount', (f_default(v_base, field(field(v_s, 'plan'), 'serviceAccountName'))), 'createServiceAccount', ((not truth(field(field(v_s, 'plan'), 'serviceAccountName')))), 'role', (f_ternary((f_printf('%s-role', v_base)), v_base, v_kserve)), 'roleBinding', (f_ternary((f_printf('%s-rb', v_base)), v_base, v_kserve)))
+        _ = f_set(v_s, 'routingAccess', v_access)
     return "".join(o)
 
 
@@ -578,7 +630,7 @@ def t_kvgen_context_vllm(dot0):
         _ = f_set(v_c, 'envFrom', w7)
     if truth(v_env):
         _ = f_set(v_c, 'env', v_env)
-    v_ports = f_list((f_dict('name', 'http', 'containerPort', (f_int64(field(field(field(v_s, 'V'), 'service'), 'port'))), 'protocol', 'TCP')))
+    v_ports = f_list((f_dict('name', 'http', 'containerPort', (f_int64(field(v_s, 'vllmPort'))), 'protocol', 'TCP')))
     if truth((field(v_s, 'lmcache') and (f_eq(field(field(v_s, 'gpuAccess'), 'mode'), 'in-container')) and field(v_s, 'lmcacheScraped'))):
         v_ports = f_append(v_ports, (f_dict('name', field(field(field(v_s, 'W'), 'lmcache'), 'httpPortName'), 'containerPort', (f_int64(field(field(field(v_s, 'W'), 'lmcache'), 'httpPort'))), 'protocol', 'TCP')))
     _ = f_set(v_c, 'ports', v_ports)
@@ -610,7 +662,11 @@ def t_kvgen_context_vllmArgs(dot0):
     v_v = field(v_s, 'V')
     v_p = field(v_v, 'parallelism')
     v_o = field(v_v, 'kvCacheOffloading')
-    v_head = f_list(field(field(v_v, 'model'), 'id'), (f_printf('--port=%d', (f_int64(field(field(v_v, 'service'), 'port'))))), (f_printf('--tensor-parallel-size=%d', (f_int64(field(v_p, 'tensor'))))))
+    v_port = f_int64(field(field(v_v, 'service'), 'port'))
+    if truth(((f_eq((f_toString(field(field(v_v, 'disaggregation'), 'role'))), 'decode')) and (f_eq((f_default('none', field((f_default(f_dict(), field(v_v, 'routing'))), 'mode'))), 'gateway')))):
+        v_port = f_int64(field(field(field(field(v_s, 'rt'), 'picker'), 'sidecar'), 'vllmPort'))
+    _ = f_set(v_s, 'vllmPort', v_port)
+    v_head = f_list(field(field(v_v, 'model'), 'id'), (f_printf('--port=%d', v_port)), (f_printf('--tensor-parallel-size=%d', (f_int64(field(v_p, 'tensor'))))))
     if truth(field(field(field(v_s, 'plan'), 'weights'), 'local')):
         v_named = False
         items1 = list(gt.range_items(f_default(f_list(), field(field(v_v, 'vllm'), 'extraArgs')), False))
@@ -700,6 +756,8 @@ def t_kvgen_context_volumes(dot0):
     items4 = list(gt.range_items(field(v_s, 'tiers'), False))
     for v_t in items4:
         v_volumes = f_append(v_volumes, field(v_t, 'volume'))
+    if truth(field(v_s, 'routingSidecar')):
+        v_volumes = f_append(v_volumes, (f_dict('name', 'routing-sidecar-token', 'projected', (f_dict('defaultMode', 420, 'sources', (f_list((f_dict('serviceAccountToken', (f_dict('path', 'token', 'expirationSeconds', 3607)))), (f_dict('configMap', (f_dict('name', 'kube-root-ca.crt', 'items', (f_list((f_dict('key', 'ca.crt', 'path', 'ca.crt')))))))), (f_dict('downwardAPI', (f_dict('items', (f_list((f_dict('path', 'namespace', 'fieldRef', (f_dict('apiVersion', 'v1', 'fieldPath', 'metadata.namespace')))))))))))))))))
     v_volumes = f_concat(v_volumes, (f_default(f_list(), field((f_default(f_dict(), field(field(v_s, 'V'), 'pod'))), 'volumes'))))
     _ = f_set(v_s, 'volumes', v_volumes)
     return "".join(o)
@@ -766,6 +824,9 @@ def t_kvgen_context_workloads(dot0):
         _ = f_set(v_base, 'loraDownloads', field(v_s, 'loraDownloads'))
     if truth(field(v_s, 'sidecar')):
         _ = f_set(v_base, 'sidecar', field(v_s, 'sidecar'))
+    if truth(field(v_s, 'routingSidecar')):
+        _ = f_set(v_base, 'routingSidecar', field(v_s, 'routingSidecar'))
+        _ = f_set(v_base, 'serviceAccountName', field(field(v_s, 'routingAccess'), 'serviceAccount'))
     v_claims = f_dict()
     if truth(field(field(field(v_s, 'plan'), 'weights'), 'claimTemplate')):
         v_t = field(field(field(v_v, 'model'), 'cache'), 'claimTemplate')
@@ -870,7 +931,7 @@ def t_kvgen_layout(dot0):
     v_p = field(v_s, 'plan')
     _ = f_set(v_s, 'backend', (f_default('', field(v_p, 'backend'))))
     _ = f_set(v_s, 'gpuAccess', (f_default(f_dict(), field(v_p, 'gpuAccess'))))
-    items1 = list(gt.range_items(f_list('meta', 'vllmArgs', 'env', 'gpus', 'tiers', 'lmcache', 'vllm', 'download', 'sidecar', 'volumes', 'workloads', 'operations', 'routing'), False))
+    items1 = list(gt.range_items(f_list('meta', 'vllmArgs', 'env', 'gpus', 'tiers', 'lmcache', 'vllm', 'download', 'sidecar', 'routingSidecar', 'volumes', 'workloads', 'operations', 'routing'), False))
     for v_piece in items1:
         o.append(gt.output(include((f_printf('kvgen.context.%s', v_piece)), v_s)))
     v_commonNotes = f_default(f_dict(), field(v_v, 'commonAnnotations'))
@@ -1036,6 +1097,7 @@ DEFINES = {
     'kvgen.context.meta': t_kvgen_context_meta,
     'kvgen.context.operations': t_kvgen_context_operations,
     'kvgen.context.routing': t_kvgen_context_routing,
+    'kvgen.context.routingSidecar': t_kvgen_context_routingSidecar,
     'kvgen.context.sidecar': t_kvgen_context_sidecar,
     'kvgen.context.tiers': t_kvgen_context_tiers,
     'kvgen.context.vllm': t_kvgen_context_vllm,

@@ -82,6 +82,32 @@ class Sidecar(TypedDict):
 
 
 @with_config(_STRICT)
+class SidecarProbe(TypedDict):
+    initialDelaySeconds: int
+    periodSeconds: int
+    timeoutSeconds: int
+    failureThreshold: int
+
+
+@with_config(_STRICT)
+class RoutingSidecar(TypedDict):
+    """A decode server in routing.mode gateway: llm-d's routing sidecar (pd-sidecar) in front of vLLM."""
+
+    name: str
+    image: str
+    command: list[str]
+    args: list[str]
+    env: list[KubeObject]
+    ports: list[KubeObject]
+    probePath: str
+    liveness: SidecarProbe
+    readiness: SidecarProbe
+    resources: KubeObject
+    securityContext: KubeObject
+    volumeMounts: list[KubeObject]  # its ServiceAccount token (the pool's pods and the InferencePool it reads)
+
+
+@with_config(_STRICT)
 class DownloadContainer(TypedDict):
     """model.cache with download: the init container that fills the weights' claim (`hf download`)."""
 
@@ -118,6 +144,7 @@ class Pod(TypedDict):
     download: NotRequired[DownloadContainer]  # model.cache with download: the first init container
     loraDownloads: NotRequired[list[DownloadContainer]]  # model.lora's hf:// adapters with it, one each
     sidecar: NotRequired[Sidecar]
+    routingSidecar: NotRequired[RoutingSidecar]  # a decode server in routing.mode gateway
     vllm: VllmContainer
     volumes: list[KubeObject]
 
@@ -335,9 +362,21 @@ class GkePolicies(TypedDict):
 
 
 @with_config(_STRICT)
+class SidecarAccess(TypedDict):
+    """The routing sidecar's ServiceAccount (the pods' own when pod.serviceAccount names one), Role and RoleBinding."""
+
+    serviceAccount: str
+    createServiceAccount: bool
+    role: str
+    roleBinding: str
+    labels: dict[str, str]
+
+
+@with_config(_STRICT)
 class Routing(TypedDict):
     pool: NotRequired[InferencePool]  # absent with routing.gateway.backend service or poolRef
     picker: NotRequired[Picker]  # likewise
+    sidecarAccess: NotRequired[SidecarAccess]  # a decode server: its routing sidecar's RBAC
     route: Route
     provider: str
     destinationRule: NotRequired[DestinationRule]

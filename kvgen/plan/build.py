@@ -386,6 +386,11 @@ def layout_facts(plan: Plan) -> Facts:
         pin = catalog.runtime()["picker"]["image"]
         reference = f"{pin['repository']}@{pin['digest']}" if pin["digest"] else f"{pin['repository']}:{pin['tag']}"
         picker_image = images.relocate(reference, spec.images.registry)
+    routing_sidecar_image = None
+    if r.mode == "gateway" and spec.disaggregation.role == "decode":
+        pin = catalog.runtime()["picker"]["sidecar"]["image"]
+        reference = f"{pin['repository']}@{pin['digest']}" if pin["digest"] else f"{pin['repository']}:{pin['tag']}"
+        routing_sidecar_image = images.relocate(reference, spec.images.registry)
     return Facts(
         vllm_image=images.vllm_image(plan),
         vllm_tag=images.vllm_tag(plan),
@@ -393,6 +398,7 @@ def layout_facts(plan: Plan) -> Facts:
         lmcache_image=images.lmcache_image(plan) if plan.sidecar else None,
         lmcache_pull_policy=images.lmcache_pull_policy(plan) if plan.sidecar else None,
         picker_image=picker_image,
+        routing_sidecar_image=routing_sidecar_image,
         model_local=model_source.local(spec),
         model_dir=model_source.model_dir(spec),
         model_mount=model_source.mount(spec),

@@ -103,6 +103,7 @@ def document(plan: Plan) -> PlanDocument:
         lmcache=f.lmcache_image,
         lmcachePullPolicy=f.lmcache_pull_policy,
         picker=f.picker_image,
+        routingSidecar=f.routing_sidecar_image,
     )
     weights: dict[str, Any] = {
         "local": f.model_local,

@@ -1,7 +1,7 @@
-"""routing (docs/routing.md): how requests reach the replicas. The checks of the section, its warning,
-and the prefix scorer's parameters the picker's config carries. The chart's counterpart is
-templates/plan/_routing.tpl (kvgen.checkRouting, kvgen.checkGatewayRoute, kvgen.routingWarnings,
-kvgen.routingPrefix).
+"""routing (docs/routing.md): how requests reach the replicas. The checks of the section (a prefill/decode
+pair's among them), its warning, and the prefix scorer's parameters the picker's config carries. The chart's
+counterpart is templates/plan/_routing.tpl (kvgen.checkRouting, kvgen.checkDecodePair, kvgen.checkGatewayRoute,
+kvgen.routingWarnings, kvgen.routingPrefix).
 """
 
 from __future__ import annotations
@@ -260,9 +260,65 @@ def naming_problems(spec: Spec) -> list[Problem]:
     ]
 
 
+def pair_problems(spec: Spec) -> list[Problem]:
+    """A decode server in routing.mode gateway (a prefill/decode pair): its picker's prefill/decode profiles
+    and the routing sidecar in front of vLLM need kvgen's own picker, a single-node pod and a free port."""
+    r, out = spec.routing, []
+    g = r.gateway
+    if g is not None and (g.backend == "service" or g.pool_ref is not None):
+        key = "backend" if g.backend == "service" else "poolRef"
+        out.append(
+            Problem(
+                ("routing", "gateway", key),
+                "a decode server routes through the picker kvgen renders, whose prefill/decode profiles send each "
+                "request's prefill to a prefill server; "
+                + ("the Service" if key == "backend" else "an existing InferencePool's picker")
+                + " would leave the prefill servers out",
+                "set routing.gateway.backend: pool and leave poolRef out",
+            )
+        )
+    if r.picker is not None and "scorers" in r.picker.model_fields_set:
+        out.append(
+            Problem(
+                ("routing", "picker", "scorers"),
+                "a decode server's picker has KServe's prefill/decode profiles, whose scorers and weights are fixed",
+                "leave routing.picker.scorers out",
+            )
+        )
+    if spec.parallelism.nodes > 1:
+        out.append(
+            Problem(
+                ("parallelism", "nodes"),
+                "the routing sidecar of a decode server in routing.mode gateway runs in a single-node pod; kvgen "
+                "does not render it for a server spanning several nodes",
+                "serve the decode server on one node, or set routing.mode none",
+            )
+        )
+    vllm_port = int(catalog.runtime()["picker"]["sidecar"]["vllmPort"])
+    if spec.service.port == vllm_port:
+        out.append(
+            Problem(
+                ("service", "port"),
+                f"a decode server in routing.mode gateway moves vLLM to port {vllm_port}, behind the routing sidecar "
+                "that listens on service.port",
+                f"set service.port to another port than {vllm_port}, e.g. 8000",
+            )
+        )
+    return out
+
+
 def check(spec: Spec) -> list[Problem]:
     """The section's fields against its mode, and what the gateway mode cannot work with."""
     r, out = spec.routing, []
+    role = spec.disaggregation.role
+    if spec.disaggregation.decode_server is not None and role != "prefill":
+        out.append(
+            Problem(
+                ("disaggregation", "decodeServer"),
+                f"names the decode server a prefill server joins, and disaggregation.role is {role}",
+                "set disaggregation.role: prefill, or leave decodeServer out",
+            )
+        )
     for key, field, mode in (
         ("sessionAffinity", r.session_affinity, "sessionAffinity"),
         ("picker", r.picker, "gateway"),
@@ -276,6 +332,18 @@ def check(spec: Spec) -> list[Problem]:
                     f"set routing.mode: {mode}, or leave routing.{key} out",
                 )
             )
+    if (role == "decode" and r.mode == "gateway") or (role == "prefill" and spec.disaggregation.decode_server):
+        # pod.labels win over kvgen's on the pod template: the pair's labels must be kvgen's
+        for key in catalog.runtime()["wiring"]["pairLabels"].values():
+            if key in spec.pod.labels:
+                out.append(
+                    Problem(
+                        ("pod", "labels", key),
+                        f"{quoted(key)} is a label kvgen sets on the pods of a prefill/decode pair in routing.mode "
+                        "gateway (the pool's selector, the picker's role filters)",
+                        "remove it from pod.labels",
+                    )
+                )
     out += naming_problems(spec)
     if r.mode != "gateway":
         return out
@@ -290,15 +358,18 @@ def check(spec: Spec) -> list[Problem]:
     else:
         out += gateway_problems(r.gateway)
         out += backend_problems(spec, r.gateway)
-    if spec.disaggregation.role != "none":
+    if spec.disaggregation.role == "prefill":
         out.append(
             Problem(
                 ("routing", "mode"),
-                f"routing.mode gateway picks among equal servers; a {spec.disaggregation.role} server of a "
-                "prefill/decode pair needs a picker profile that pairs them, which kvgen does not render",
-                "set routing.mode none (or sessionAffinity) for a prefill/decode pair",
+                "a prefill server of a prefill/decode pair is picked by its decode server's picker (the prefill "
+                "profile); it has no route or picker of its own",
+                "set routing.mode none here and disaggregation.decodeServer to the decode server's name, whose spec "
+                "has routing.mode gateway",
             )
         )
+    elif spec.disaggregation.role == "decode":
+        out += pair_problems(spec)
     for i, arg in enumerate(spec.vllm.extra_args):
         if flags.flag_name(arg) == NO_PREFIX_CACHING:
             out.append(

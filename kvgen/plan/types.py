@@ -37,6 +37,7 @@ class Facts:
     lmcache_image: str | None
     lmcache_pull_policy: str | None
     picker_image: str | None
+    routing_sidecar_image: str | None  # a decode server in routing.mode gateway: llm-d's pd-sidecar
     # the weights: served from a mounted directory, downloaded into a claim by an init container
     model_local: bool
     model_dir: str
@@ -273,6 +274,7 @@ class Images(TypedDict):
     lmcache: NotRequired[str]  # the LMCache sidecar's (gpuAccess other than in-container)
     lmcachePullPolicy: NotRequired[str]
     picker: NotRequired[str]  # routing.mode gateway
+    routingSidecar: NotRequired[str]  # a decode server in routing.mode gateway: the prefill/decode sidecar
 
 
 @with_config(_STRICT)

@@ -43,6 +43,10 @@ TEMPLATES = (
     "scaledobject.yaml.j2",
     "horizontalpodautoscaler.yaml.j2",
     # routing.mode gateway: the Endpoint Picker, its InferencePool and the HTTPRoute
+    # a decode server in gateway mode: its routing sidecar's ServiceAccount, Role and RoleBinding
+    "routing-sidecar-serviceaccount.yaml.j2",
+    "routing-sidecar-role.yaml.j2",
+    "routing-sidecar-rolebinding.yaml.j2",
     "picker-serviceaccount.yaml.j2",
     "picker-role.yaml.j2",
     "picker-rolebinding.yaml.j2",

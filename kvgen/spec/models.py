@@ -710,6 +710,14 @@ class Disaggregation(Model):
         description="Prefill/decode disaggregation role: NixlConnector hands the KV cache over. The lmcache backend is then "
         "off (no local cache server); the native backend keeps its tiers, NIXL and its OffloadingConnector in a MultiConnector.",
     )
+    decode_server: str | None = Field(
+        None,
+        max_length=63,
+        pattern=NAME_PATTERN,
+        description="Role prefill: the name of the decode server of the pair whose routing.mode gateway sends each "
+        "request's prefill here (its picker's prefill profile). The pods carry that server's pool label; both specs "
+        "need the same namespace and service.port.",
+    )
 
 
 # ---------------------------------------------------------------- images, runtime, resources

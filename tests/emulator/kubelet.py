@@ -843,6 +843,9 @@ class Cluster:
         self, pod: Pod, ref: dict[str, Any], path: Path, world: World, default: int | None = None
     ) -> None:
         cm = world.configmaps.get((pod.namespace, ref["name"]))
+        if cm is None and ref["name"] == "kube-root-ca.crt":
+            # every namespace has it: kube-controller-manager's root-ca-cert-publisher writes the cluster's CA
+            cm = {"data": {"ca.crt": "-----BEGIN CERTIFICATE-----\nkvgen-emulator\n-----END CERTIFICATE-----\n"}}
         if cm is None:
             if ref.get("optional"):
                 return
@@ -875,6 +878,8 @@ class Cluster:
 
 # the pinned Endpoint Picker's flags and plugin types, read from its source (tests/data/routing/)
 PICKER_FACTS = ROOT / "tests" / "data" / "routing" / "llm-d-router-v0.9.0.json"
+# the pinned routing sidecar's flags, likewise
+SIDECAR_FACTS = ROOT / "tests" / "data" / "routing" / "llm-d-router-v0.9.0-pd-sidecar.json"
 
 
 def _wrapper(engine: str, pools: dict[str, list[str]] | None = None) -> str:
@@ -893,6 +898,9 @@ def _wrapper(engine: str, pools: dict[str, list[str]] | None = None) -> str:
         env["KVGEN_EMU_EPP_FLAGS"] = json.dumps(sorted(set(facts["flags"]) - set(facts["deprecatedFlags"])))
         env["KVGEN_EMU_EPP_PLUGINS"] = json.dumps(sorted(facts["pluginTypes"]))
         env["KVGEN_EMU_POOLS"] = json.dumps(pools or {}, sort_keys=True)
+    if engine == "pd-sidecar":
+        facts = json.loads(SIDECAR_FACTS.read_text(encoding="utf-8"))
+        env["KVGEN_EMU_PDSIDECAR_FLAGS"] = json.dumps(sorted(set(facts["flags"]) - set(facts["deprecatedFlags"])))
     return wrappers.script(engine, env, HOST_PYTHON, "/opt/kvgen-emulator/engines/standin.py")
 
 

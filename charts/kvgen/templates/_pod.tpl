@@ -59,7 +59,7 @@ spec:
   resourceClaims:
     {{- toYaml $pod.resourceClaims | nindent 4 }}
   {{- end }}
-  {{- if or $pod.download $pod.loraDownloads $pod.sidecar }}
+  {{- if or $pod.download $pod.loraDownloads $pod.sidecar $pod.routingSidecar }}
   initContainers:
   {{- end }}
   {{- if $pod.download }}
@@ -159,6 +159,44 @@ spec:
         failureThreshold: 6
       volumeMounts:
         {{- toYaml $pod.sidecar.volumeMounts | nindent 8 }}
+  {{- end }}
+  {{- if $pod.routingSidecar }}
+    # a decode server in routing.mode gateway: llm-d's routing sidecar on the pod's API port, in front of vLLM;
+    # a request the picker gave a prefill server (its prefill header) is prefilled there first
+    - name: {{ toJson $pod.routingSidecar.name }}
+      image: {{ toJson $pod.routingSidecar.image }}
+      restartPolicy: Always
+      command:
+        {{- toYaml $pod.routingSidecar.command | nindent 8 }}
+      args:
+        {{- toYaml $pod.routingSidecar.args | nindent 8 }}
+      env:
+        {{- toYaml $pod.routingSidecar.env | nindent 8 }}
+      ports:
+        {{- toYaml $pod.routingSidecar.ports | nindent 8 }}
+      resources:
+        {{- toYaml $pod.routingSidecar.resources | nindent 8 }}
+      securityContext:
+        {{- toYaml $pod.routingSidecar.securityContext | nindent 8 }}
+      terminationMessagePolicy: FallbackToLogsOnError
+      livenessProbe:
+        httpGet:
+          path: {{ toJson $pod.routingSidecar.probePath }}
+          port: routing
+        initialDelaySeconds: {{ toJson $pod.routingSidecar.liveness.initialDelaySeconds }}
+        periodSeconds: {{ toJson $pod.routingSidecar.liveness.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.routingSidecar.liveness.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.routingSidecar.liveness.failureThreshold }}
+      readinessProbe:
+        httpGet:
+          path: {{ toJson $pod.routingSidecar.probePath }}
+          port: routing
+        initialDelaySeconds: {{ toJson $pod.routingSidecar.readiness.initialDelaySeconds }}
+        periodSeconds: {{ toJson $pod.routingSidecar.readiness.periodSeconds }}
+        timeoutSeconds: {{ toJson $pod.routingSidecar.readiness.timeoutSeconds }}
+        failureThreshold: {{ toJson $pod.routingSidecar.readiness.failureThreshold }}
+      volumeMounts:
+        {{- toYaml $pod.routingSidecar.volumeMounts | nindent 8 }}
   {{- end }}
   containers:
     - name: {{ toJson $pod.vllm.name }}

@@ -726,8 +726,8 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             f"prefill/decode: kvgen renders the prefill workload as {name}{PREFILL_SUFFIX} (role prefill) "
             "and the main one as role decode, each with its own Deployment and Service and its own kvCacheOffloading, "
             "as KServe keeps them; KServe passes only the OffloadingConnector (NIXL is yours to configure), kvgen adds "
-            "NixlConnector before it in a MultiConnector so that the prefill/decode hand-off works; the inference "
-            "scheduler that routes between them (spec.router) is not rendered",
+            "NixlConnector before it in a MultiConnector so that the prefill/decode hand-off works; with a managed "
+            "route and scheduler (spec.router) the decode server's picker routes between them",
             covers=False,
         )
 
@@ -808,7 +808,7 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
     if "router" in fields:
         router, rpath = fields["router"]
         namespace = str(meta.get("namespace") or "default")
-        kserve_router.convert(
+        paired = kserve_router.convert(
             t,
             workloads[0].b,
             router,
@@ -820,6 +820,9 @@ def convert(doc: SourceDoc, instance_option: str | None = None) -> list[Converte
             namespace_given=bool(meta.get("namespace")),
             v1alpha1=str(api).endswith("/v1alpha1"),
         )
+        if paired and len(workloads) > 1:
+            # the prefill pods join the decode server's pool (its picker's prefill profile picks them)
+            workloads[1].b.set(("disaggregation", "decodeServer"), str(name or ""), prefill_path, use=False)
     t.use(("metadata", "name"))
     t.use(("metadata", "namespace"))
     t.report_unused(REASONS)

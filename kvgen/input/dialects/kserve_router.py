@@ -14,8 +14,11 @@ that kvgen renders what KServe's controller renders (tests/test_kserve_router_pa
   picker with ``scheduler.replicas`` and the pool spec's failure mode (a v1alpha1 pool spec converted as
   KServe's webhook converts it: FailClose when its extensionRef sets none).
 - What kvgen does not render (a scheduler config, template, labels, annotations, the tokenizer, the user's
-  own HTTPRoute, a custom route spec, traffic groups, an Ingress, a prefill/decode profile) is warned at
-  its path with what kvgen renders instead.
+  own HTTPRoute, a custom route spec, traffic groups, an Ingress, a prefill/decode pair routed without kvgen's
+  picker) is warned at its path with what kvgen renders instead.
+- With ``spec.prefill`` and kvgen's picker: the decode spec's picker has KServe's prefill/decode profiles and its
+  pods llm-d's routing sidecar (the layout's, docs/routing.md); the prefill spec joins its pool
+  (``disaggregation.decodeServer``, set by kserve.py).
 - The combinations KServe's webhook rejects (llm_inference_service_validation.go) are errors.
 """
 
@@ -128,10 +131,11 @@ def convert(
     model_name: str | None = None,
     namespace_given: bool = True,
     v1alpha1: bool = False,
-) -> None:
+) -> bool:
     """Read ``spec.router`` at ``path`` into ``b``'s routing section (or warn why not). ``model_name``: KServe's
     spec.model.name when it is not metadata.name; ``namespace_given``: metadata.namespace is set (KServe's route
-    names it in its paths); ``v1alpha1``: the resource is serving.kserve.io/v1alpha1 (its pool spec's shape)."""
+    names it in its paths); ``v1alpha1``: the resource is serving.kserve.io/v1alpha1 (its pool spec's shape).
+    True when kvgen's picker is rendered (a prefill/decode pair is then routed by its prefill/decode profiles)."""
     router = mapping(t, path, value)
     route_v, gateway_v, sched_v = router.get("route"), router.get("gateway"), router.get("scheduler")
     route = mapping(t, (*path, "route"), route_v) if route_v is not None else None
@@ -206,18 +210,18 @@ def convert(
         ok = ok and valid
 
     if not ok:
-        return
-    if prefill:
+        return False
+    if prefill and (route is None or http.get("refs") is not None or sched is None or pool_ref is not None):
         t.warn(
             path,
-            "not carried over: with spec.prefill KServe renders a prefill/decode scheduler profile and a routing "
-            "sidecar (pd-sidecar, port 8000 before vLLM on 8001) in the decode pod, which kvgen does not render "
-            "(routing.mode gateway is refused for a prefill/decode pair); kvgen renders a ClusterIP Service per role",
+            "not carried over: kvgen routes a prefill/decode pair only through the picker it renders (a managed "
+            "route with a scheduler, no pool.ref), with KServe's prefill/decode profiles and the decode pod's "
+            "routing sidecar; kvgen renders a ClusterIP Service per role",
         )
-        return
+        return False
     if route is None or http.get("refs") is not None:
         if "ingress" in router and route is None and gateway is None:
-            return
+            return False
         why = (
             "without spec.router.route KServe renders no managed HTTPRoute"
             if route is None
@@ -228,7 +232,7 @@ def convert(
             f"not carried over: {why}; kvgen renders a ClusterIP Service (routing.mode gateway needs the route: it "
             "renders no InferencePool or picker without one)",
         )
-        return
+        return False
 
     b.set(("routing", "mode"), "gateway", path, use=False)
     t.use((*path, "route"))
@@ -275,7 +279,7 @@ def convert(
     if sched_v is None:
         # config_merge.go:429-444: without a scheduler every rule goes to the workload Service
         b.set(("routing", "gateway", "backend"), "service", (*path, "route"), use=False)
-        return
+        return False
     t.use((*path, "scheduler"))
     if pool_ref is not None:
         # config_merge.go:446-459: the route's InferencePool backends name the pool; no scheduler is rendered
@@ -286,7 +290,7 @@ def convert(
                 "not carried over: with pool.ref KServe (and kvgen) render no scheduler; the existing pool's picker "
                 "has its own replicas",
             )
-        return
+        return False
     replicas = integer(t, (*path, "scheduler", "replicas"), sched["replicas"]) if "replicas" in sched else None
     if replicas is not None:
         b.set(("routing", "picker", "replicas"), replicas, (*path, "scheduler", "replicas"))
@@ -305,6 +309,15 @@ def convert(
         "5557 (KV events of the precise prefix index, which kvgen's approximate index does not use), the TLS "
         "between the Gateway and the picker's certificate Secret, and the scheduler config migrations"
     )
+    if prefill:
+        b.note(
+            "routing: prefill/decode as KServe renders it (its P/D scheduler profiles, the decode pod's routing sidecar "
+            "with vLLM on 8001, the sidecar's Role on pods and InferencePools); kvgen pins the sidecar of its picker's "
+            "llm-d-router release (v0.9.0; KServe deploys v0.10.0), names the v1 InferencePool group kvgen renders "
+            "(KServe: inference.networking.x-k8s.io) and serves it without TLS (--secure-proxy=false), its token "
+            "mounted in the sidecar only"
+        )
+    return True
 
 
 def _validate(

@@ -57,6 +57,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
@@ -734,6 +735,72 @@ def hf_download(argv: list[str]) -> None:
     REPORT["downloaded"], REPORT["skipped"] = downloaded, skipped
 
 
+# ----------------------------------------------------------------------------- the routing sidecar
+
+
+# where client-go's in-cluster config reads the ServiceAccount's token, CA and namespace
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def pd_sidecar(argv: list[str]) -> None:
+    """llm-d's routing sidecar (pd-sidecar), as far as the pod shows it: its flags are the pinned release's
+    (KVGEN_EMU_PDSIDECAR_FLAGS, from tests/data/routing/), --inference-pool names NAMESPACE/NAME (its SSRF
+    protection lists that pool and its pods: the in-cluster token, CA and namespace are there), and it listens
+    on --port: GET /health itself, every other request proxied to vLLM on 127.0.0.1:--vllm-port."""
+    known = set(json.loads(env("KVGEN_EMU_PDSIDECAR_FLAGS")))
+    opts: dict[str, str] = {}
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if not name.startswith("--") or not eq:
+            raise Refused(f"unexpected argument {arg!r} (the stand-in reads --flag=value)", 2)
+        if name not in known:
+            raise Refused(f"Error: unknown flag: {name}", 2, verbatim=True)
+        opts[name] = value
+    pool = opts.get("--inference-pool", "")
+    namespace, _, name = pool.partition("/")
+    if not namespace or not name or "$(" in pool:
+        raise Refused(f"--inference-pool={pool!r}: not NAMESPACE/NAME")
+    if opts.get("--enable-ssrf-protection") == "true":
+        missing = [f for f in ("token", "ca.crt", "namespace") if not (Path(SERVICE_ACCOUNT_DIR) / f).is_file()]
+        if missing:
+            raise Refused(f"SSRF protection lists the InferencePool, and {SERVICE_ACCOUNT_DIR} lacks {missing}")
+    port, upstream = int(opts.get("--port", "8000")), int(opts.get("--vllm-port", "8001"))
+    record("checked", {"pool": pool, "port": port, "vllmPort": upstream})
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            if self.command == "GET" and urllib.parse.urlsplit(self.path).path == "/health":
+                status, ctype, data = 200, "text/plain", b""
+            else:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{upstream}{self.path}", data=body, method=self.command
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as response:
+                        status, ctype, data = response.status, response.headers.get("Content-Type", ""), response.read()
+                except urllib.error.HTTPError as exc:
+                    status, ctype, data = exc.code, exc.headers.get("Content-Type", ""), exc.read()
+                except OSError as exc:
+                    status, ctype, data = 502, "text/plain", str(exc).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = bind(None, port, Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    record("listening", {"what": "routing sidecar", "host": None, "port": port})
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -758,10 +825,12 @@ def main(argv: list[str]) -> int:
             lmcache_server(argv[1:])
         elif ENGINE == "epp":
             epp(argv[1:])
+        elif ENGINE == "pd-sidecar":
+            pd_sidecar(argv[1:])
         elif ENGINE == "hf":
             hf_download(argv[1:])
         else:
-            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache, epp or hf)", 2)
+            raise Refused(f"unknown engine {ENGINE!r} (vllm, lmcache, epp, pd-sidecar or hf)", 2)
         REPORT["started"] = True
         write_report()
     except Refused as exc:

@@ -10,7 +10,11 @@ Usage: {{- include "kvgen.context.vllmArgs" $s -}}
 {{- $v := $s.V -}}
 {{- $p := $v.parallelism -}}
 {{- $o := $v.kvCacheOffloading -}}
-{{- $head := list $v.model.id (printf "--port=%d" (int64 $v.service.port)) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
+{{/* a decode server in routing.mode gateway: vLLM behind the routing sidecar, on the sidecar's --vllm-port */}}
+{{- $port := int64 $v.service.port -}}
+{{- if and (eq (toString $v.disaggregation.role) "decode") (eq (default "none" (default dict $v.routing).mode) "gateway") -}}{{- $port = int64 $s.rt.picker.sidecar.vllmPort -}}{{- end -}}
+{{- $_ := set $s "vllmPort" $port -}}
+{{- $head := list $v.model.id (printf "--port=%d" $port) (printf "--tensor-parallel-size=%d" (int64 $p.tensor)) -}}
 {{/* model.uri: vLLM serves the mounted directory, under the model's id */}}
 {{- if $s.plan.weights.local -}}
 {{- $named := false -}}

@@ -134,7 +134,7 @@ Usage: {{- include "kvgen.context.vllm" $s -}} (after vllmArgs, env, gpus, tiers
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") -}}{{- $env = concat (default list $env) (default list (default dict $s.plan.remote).env) -}}{{- end -}}
 {{- with $v.vllm.envFrom -}}{{- $_ := set $c "envFrom" . -}}{{- end -}}
 {{- if $env -}}{{- $_ := set $c "env" $env -}}{{- end -}}
-{{- $ports := list (dict "name" "http" "containerPort" (int64 $s.V.service.port) "protocol" "TCP") -}}
+{{- $ports := list (dict "name" "http" "containerPort" (int64 $s.vllmPort) "protocol" "TCP") -}}
 {{- if and $s.lmcache (eq $s.gpuAccess.mode "in-container") $s.lmcacheScraped -}}
 {{- $ports = append $ports (dict "name" $s.W.lmcache.httpPortName "containerPort" (int64 $s.W.lmcache.httpPort) "protocol" "TCP") -}}
 {{- end -}}
@@ -234,5 +234,42 @@ Usage: {{- include "kvgen.context.sidecar" $s -}} (after gpus, tiers, lmcache)
 {{- $_ := set $c "volumeMounts" $mounts -}}
 {{- $_ := set $c "securityContext" (deepCopy $s.plan.containerSecurityContext) -}}
 {{- $_ := set $s "sidecar" $c -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kvgen.context.routingSidecar: a decode server in routing.mode gateway: llm-d's routing sidecar (pd-sidecar,
+files/runtime.yaml picker.sidecar) as a native sidecar in front of vLLM, as KServe's decode template has it
+(kserve aaac4e29 config/llmisvcconfig/config-llm-decode-template.yaml:240-300): on service.port it sends each
+request carrying the picker's prefill header to that prefill server first, then to vLLM on picker.sidecar.vllmPort.
+Its SSRF protection reads the pool and its pods: a ServiceAccount token in this container only. Sets
+$s.routingSidecar (RoutingSidecar) and $s.routingAccess (its ServiceAccount, Role and RoleBinding); leaves them out
+otherwise.
+Usage: {{- include "kvgen.context.routingSidecar" $s -}} (after vllmArgs, meta)
+*/}}
+{{- define "kvgen.context.routingSidecar" -}}
+{{- $s := . -}}
+{{- $v := $s.V -}}
+{{- if and (eq (toString $v.disaggregation.role) "decode") (eq (default "none" (default dict $v.routing).mode) "gateway") -}}
+{{- $rt := $s.rt.picker.sidecar -}}
+{{- $kserve := eq (default "kvgen" $v.routing.naming) "kserve" -}}
+{{- $pool := ternary (printf "%s-inference-pool" $v.name) (printf "%s-pool" $v.name) $kserve -}}
+{{- $port := int64 $v.service.port -}}
+{{- $args := list (printf "--port=%d" $port) (printf "--vllm-port=%d" (int64 $rt.vllmPort)) (printf "--kv-connector=%s" $rt.kvConnector) "--enable-ssrf-protection=true" (printf "--pool-group=%s" $rt.poolGroup) (printf "--inference-pool=$(POD_NAMESPACE)/%s" $pool) "--secure-proxy=false" -}}
+{{- $probe := dict "path" $rt.healthPath "port" "routing" -}}
+{{- $c := dict "name" "llm-d-routing-sidecar" "image" $s.plan.images.routingSidecar "command" $rt.command "args" $args -}}
+{{- $_ := set $c "env" (list (dict "name" "POD_NAMESPACE" "valueFrom" (dict "fieldRef" (dict "fieldPath" "metadata.namespace")))) -}}
+{{- $_ := set $c "ports" (list (dict "name" "routing" "containerPort" $port "protocol" "TCP")) -}}
+{{- $_ := set $c "probePath" $rt.healthPath -}}
+{{- $_ := set $c "liveness" (deepCopy $rt.liveness) -}}
+{{- $_ := set $c "readiness" (deepCopy $rt.readiness) -}}
+{{- $_ := set $c "resources" (deepCopy $rt.resources) -}}
+{{- $_ := set $c "securityContext" (deepCopy $s.plan.containerSecurityContext) -}}
+{{- $_ := set $c "volumeMounts" (list (dict "name" "routing-sidecar-token" "mountPath" "/var/run/secrets/kubernetes.io/serviceaccount" "readOnly" true)) -}}
+{{- $_ := set $s "routingSidecar" $c -}}
+{{/* its ServiceAccount: the pods' own (pod.serviceAccount), else one rendered for it; KServe's names with routing.naming kserve (workload_single_node.go:430,471,486) */}}
+{{- $base := ternary (printf "%s-kserve" $v.name) (printf "%s-routing-sidecar" $v.name) $kserve -}}
+{{- $access := dict "serviceAccount" (default $base $s.plan.serviceAccountName) "createServiceAccount" (not $s.plan.serviceAccountName) "role" (ternary (printf "%s-role" $base) $base $kserve) "roleBinding" (ternary (printf "%s-rb" $base) $base $kserve) -}}
+{{- $_ := set $s "routingAccess" $access -}}
 {{- end -}}
 {{- end -}}

@@ -114,7 +114,7 @@ Usage: {{- include "kvgen.layout" $L -}}
 {{- $p := $s.plan -}}
 {{- $_ := set $s "backend" (default "" $p.backend) -}}
 {{- $_ := set $s "gpuAccess" (default dict $p.gpuAccess) -}}
-{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "download" "sidecar" "volumes" "workloads" "operations" "routing" -}}
+{{- range $piece := list "meta" "vllmArgs" "env" "gpus" "tiers" "lmcache" "vllm" "download" "sidecar" "routingSidecar" "volumes" "workloads" "operations" "routing" -}}
 {{- include (printf "kvgen.context.%s" $piece) $s -}}
 {{- end -}}
 {{/* every warning, one a line, on the workloads' own metadata (not their pod templates): Argo CD and Flux show it */}}

@@ -18,6 +18,12 @@ Usage: {{- include "kvgen.context.meta" $s -}}
 {{/* commonLabels: on every object and pod template, never in a selector (kvgen's own keys are refused there) */}}
 {{- $objectLabels := mergeOverwrite (dict) $common $labels -}}
 {{- if $s.release.chartLabel -}}{{- $_ := set $objectLabels $key.chart $s.release.chartLabel -}}{{- end -}}
+{{/* a prefill/decode pair in routing.mode gateway: the pods of both servers carry the decode server's pool label
+     (its name) and their role, which the picker's prefill and decode filters read */}}
+{{- $pair := "" -}}
+{{- if and (eq $role "decode") (eq (default "none" (default dict $s.V.routing).mode) "gateway") -}}{{- $pair = $s.V.name -}}
+{{- else if eq $role "prefill" -}}{{- $pair = default "" $s.V.disaggregation.decodeServer -}}{{- end -}}
+{{- if $pair -}}{{- $labels = merge (dict) $labels (dict $s.W.pairLabels.pool $pair $s.W.pairLabels.role $role) -}}{{- end -}}
 {{- $annotations := dict $note.offloading (ternary "enabled" "disabled" $s.plan.decision.enabled) -}}
 {{- if $s.plan.decision.enabled -}}
 {{- $_ := set $annotations $note.backend $s.backend -}}

@@ -143,6 +143,23 @@ router sets it): a route that names the adapters wins over another route on the 
 {{- $plugins = append $plugins (dict "type" "max-score-picker") -}}
 {{- $profile = append $profile (dict "pluginRef" "max-score-picker") -}}
 {{- $config := dict "apiVersion" $rt.configApiVersion "kind" "EndpointPickerConfig" "plugins" $plugins "schedulingProfiles" (list (dict "name" "default" "plugins" $profile)) -}}
+{{- if eq (toString (default dict $v.disaggregation).role) "decode" -}}
+{{/* a prefill/decode pair: KServe's P/D profiles (kserve aaac4e29 scheduler.go:540-591): every request
+prefilled on a prefill server (always-disagg-pd-decider), the decode pod's routing sidecar sending it there
+(the picker's prefill header); with LoRA adapters lora-affinity-scorer heads both profiles, weight 4. Beside
+KServe's plugins, kvgen's data plugins (the metrics source and extractor, the approximate prefix index). */}}
+{{- $index := $s.plan.routing -}}
+{{- $producer := dict "type" "approx-prefix-cache-producer" "parameters" (dict "autoTune" false "blockSizeTokens" (int64 $index.blockSizeTokens) "maxPrefixTokensToMatch" (int64 $rt.maxPrefixTokensToMatch) "lruCapacityPerServer" (int64 $index.lruCapacityPerServer)) -}}
+{{- $plugins = list (dict "type" "disagg-headers-handler") (dict "type" "metrics-data-source" "parameters" (dict "scheme" "http" "path" $s.W.vllmMetricsPath)) (dict "type" "core-metrics-extractor") (dict "type" "prefill-filter") (dict "type" "decode-filter") (dict "type" "queue-scorer") (dict "type" "kv-cache-utilization-scorer") (dict "type" "active-request-scorer") $producer (dict "type" "prefix-cache-scorer") (dict "type" "max-score-picker") (dict "type" "always-disagg-pd-decider") (dict "type" "disagg-profile-handler" "parameters" (dict "deciders" (dict "prefill" "always-disagg-pd-decider"))) -}}
+{{- $lora := list -}}
+{{- if $adapters -}}
+{{- $plugins = append $plugins (dict "type" "lora-affinity-scorer") -}}
+{{- $lora = list (dict "pluginRef" "lora-affinity-scorer" "weight" (int64 $rt.loraAffinityWeight)) -}}
+{{- end -}}
+{{- $prefill := concat (list (dict "pluginRef" "prefill-filter")) $lora (list (dict "pluginRef" "prefix-cache-scorer" "weight" 3) (dict "pluginRef" "queue-scorer" "weight" 2) (dict "pluginRef" "kv-cache-utilization-scorer" "weight" 2) (dict "pluginRef" "max-score-picker")) -}}
+{{- $decode := concat (list (dict "pluginRef" "decode-filter")) $lora (list (dict "pluginRef" "active-request-scorer" "weight" 2) (dict "pluginRef" "prefix-cache-scorer" "weight" 3) (dict "pluginRef" "max-score-picker")) -}}
+{{- $config = dict "apiVersion" $rt.configApiVersion "kind" "EndpointPickerConfig" "plugins" $plugins "schedulingProfiles" (list (dict "name" "prefill" "plugins" $prefill) (dict "name" "decode" "plugins" $decode)) -}}
+{{- end -}}
 {{- $pick := dict "names" $names "replicas" $replicas "image" $image "labels" $labels "podLabels" (mergeOverwrite (deepCopy $s.meta.commonLabels) $selector) "selector" $selector "args" $args "config" (toPrettyJson $config) "leaderElection" (gt $replicas 1) "leases" (or (gt $replicas 1) $kserve) "grpcPort" (int64 $rt.grpcPort) "grpcHealthPort" (int64 $rt.grpcHealthPort) "metricsPort" (int64 $rt.metricsPort) "resources" (deepCopy $rt.resources) -}}
 {{/* KServe's EPP Service: the container's ports by their names, sorted (scheduler.go:294-324); the picker serves
 no zmq port (KV events) in kvgen's approximate prefix mode */}}
@@ -154,7 +171,11 @@ the scheduler's ServiceAccount the workload's pull secrets (scheduler.go, contro
 {{- end -}}
 {{- if $kserve -}}{{- $_ := set $pick "servicePorts" (list (dict "name" "grpc" "port" (int64 $rt.grpcPort) "targetPort" "grpc" "protocol" "TCP") (dict "name" "grpc-health" "port" (int64 $rt.grpcHealthPort) "targetPort" "grpc-health" "protocol" "TCP") (dict "name" "metrics" "port" (int64 $rt.metricsPort) "targetPort" "metrics" "protocol" "TCP")) -}}{{- end -}}
 {{- $_ := set $routing "picker" $pick -}}
-{{- $_ := set $routing "pool" (dict "name" $pool "selector" (index $s.workloads 0).pod.selector "targetPort" $port "failureMode" (default "FailOpen" $picker.failureMode)) -}}
+{{/* a decode server: the pool selects both servers' pods of the pair by the pool label (kvgen.context.meta) */}}
+{{- $poolSelector := (index $s.workloads 0).pod.selector -}}
+{{- if $s.routingSidecar -}}{{- $poolSelector = dict $s.W.pairLabels.pool $v.name -}}{{- end -}}
+{{- $_ := set $routing "pool" (dict "name" $pool "selector" $poolSelector "targetPort" $port "failureMode" (default "FailOpen" $picker.failureMode)) -}}
+{{- with $s.routingAccess -}}{{- $_ := set $routing "sidecarAccess" (merge (dict "labels" $s.meta.labels) .) -}}{{- end -}}
 {{- if eq $provider "istio" -}}
 {{- $host := $names.service -}}
 {{- if $v.namespace -}}{{- $host = printf "%s.%s.svc.cluster.local" $names.service $v.namespace -}}{{- end -}}

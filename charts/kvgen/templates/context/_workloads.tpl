@@ -41,6 +41,10 @@ Usage: {{- include "kvgen.context.workloads" $s -}} (after every other piece)
 {{- if $s.download -}}{{- $_ := set $base "download" $s.download -}}{{- end -}}
 {{- if $s.loraDownloads -}}{{- $_ := set $base "loraDownloads" $s.loraDownloads -}}{{- end -}}
 {{- if $s.sidecar -}}{{- $_ := set $base "sidecar" $s.sidecar -}}{{- end -}}
+{{- if $s.routingSidecar -}}
+{{- $_ := set $base "routingSidecar" $s.routingSidecar -}}
+{{- $_ := set $base "serviceAccountName" $s.routingAccess.serviceAccount -}}
+{{- end -}}
 {{/* model.cache.claimTemplate: every pod's own claim of the weights, and its retention */}}
 {{- $claims := dict -}}
 {{- if $s.plan.weights.claimTemplate -}}

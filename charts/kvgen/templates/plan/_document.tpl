@@ -63,6 +63,12 @@ $s.modelCache and $s.modelDir)
 {{- $ref := printf "%s:%s" $pin.repository $pin.tag -}}
 {{- if $pin.digest -}}{{- $ref = printf "%s@%s" $pin.repository $pin.digest -}}{{- end -}}
 {{- $_ := set $images "picker" (include "kvgen.relocate" (list $ref (include "kvgen.imageRegistry" $v))) -}}
+{{- if eq (toString (default dict $v.disaggregation).role) "decode" -}}
+{{- $pin = $s.rt.picker.sidecar.image -}}
+{{- $ref = printf "%s:%s" $pin.repository $pin.tag -}}
+{{- if $pin.digest -}}{{- $ref = printf "%s@%s" $pin.repository $pin.digest -}}{{- end -}}
+{{- $_ := set $images "routingSidecar" (include "kvgen.relocate" (list $ref (include "kvgen.imageRegistry" $v))) -}}
+{{- end -}}
 {{- end -}}
 {{/* the weights: a mounted directory (model.uri, model.cache), downloaded by an init container into a claim */}}
 {{- $local := not (not (or $v.model.uri $s.modelCache.on)) -}}

@@ -423,6 +423,11 @@ JSON list of {apiVersion, kind, name} (kvgen compares the rendered objects thems
 {{- if $c.scaledObject -}}{{- $out = append $out (dict "apiVersion" "keda.sh/v1alpha1" "kind" "ScaledObject" "name" $c.scaledObject.name) -}}{{- end -}}
 {{- if $c.hpa -}}{{- $out = append $out (dict "apiVersion" "autoscaling/v2" "kind" "HorizontalPodAutoscaler" "name" $c.hpa.name) -}}{{- end -}}
 {{- if $c.routing -}}
+{{- with $c.routing.sidecarAccess -}}
+{{- if .createServiceAccount -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" "ServiceAccount" "name" .serviceAccount) -}}{{- end -}}
+{{- $out = append $out (dict "apiVersion" "rbac.authorization.k8s.io/v1" "kind" "Role" "name" .role) -}}
+{{- $out = append $out (dict "apiVersion" "rbac.authorization.k8s.io/v1" "kind" "RoleBinding" "name" .roleBinding) -}}
+{{- end -}}
 {{- with $c.routing.picker -}}
 {{- $p := .names -}}
 {{- range $pair := list (list "ServiceAccount" $p.serviceAccount) (list "ConfigMap" $p.configMap) (list "Service" $p.service) -}}{{- $out = append $out (dict "apiVersion" "v1" "kind" (index $pair 0) "name" (index $pair 1)) -}}{{- end -}}

@@ -1,6 +1,6 @@
 {{/*
-routing (docs/routing.md): the chart's counterpart of kvgen/plan/routing.py check (and gateway_problems,
-backend_problems, route_matches), warnings and lru_capacity; its context piece, kvgen.context.routing, is in context/_context.tpl.
+routing (docs/routing.md): the chart's counterpart of kvgen/plan/routing.py check (and pair_problems,
+gateway_problems, backend_problems, route_matches), warnings and lru_capacity; its context piece, kvgen.context.routing, is in context/_context.tpl.
 */}}
 
 {{/* kvgen.checkRouting: the section's fields against its mode, and what the gateway mode cannot work with. */}}
@@ -8,6 +8,20 @@ backend_problems, route_matches), warnings and lru_capacity; its context piece, 
 {{- $s := . -}}
 {{- $r := default dict $s.V.routing -}}
 {{- $mode := default "none" $r.mode -}}
+{{- $d := default dict $s.V.disaggregation -}}
+{{- if and (include "kvgen.isSet" (list $d "decodeServer")) (ne (toString $d.role) "prefill") -}}
+{{- include "kvgen.problem" (list $s "disaggregation.decodeServer" (printf "names the decode server a prefill server joins, and disaggregation.role is %s" (default "none" $d.role)) "set disaggregation.role: prefill, or leave decodeServer out") -}}
+{{- end -}}
+{{- if or (and (eq (toString $d.role) "decode") (eq $mode "gateway")) (and (eq (toString $d.role) "prefill") $d.decodeServer) -}}
+{{/* pod.labels win over kvgen's on the pod template: the pair's labels must be kvgen's (kvgen/plan/routing.py check) */}}
+{{- $podLabels := default dict (default dict $s.V.pod).labels -}}
+{{- $pairLabels := ($s.F.Get "files/runtime.yaml" | fromYaml).wiring.pairLabels -}}
+{{- range $key := list $pairLabels.pool $pairLabels.role -}}
+{{- if hasKey $podLabels $key -}}
+{{- include "kvgen.problem" (list $s (printf "pod.labels.%s" $key) (printf "%s is a label kvgen sets on the pods of a prefill/decode pair in routing.mode gateway (the pool's selector, the picker's role filters)" (include "kvgen.quoted" $key)) "remove it from pod.labels") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- range $pair := list (list "sessionAffinity" "sessionAffinity") (list "picker" "gateway") (list "gateway" "gateway") -}}
 {{- $key := index $pair 0 -}}{{- $want := index $pair 1 -}}
 {{- if and (include "kvgen.isSet" (list $r $key)) (ne $mode $want) -}}
@@ -31,14 +45,42 @@ backend_problems, route_matches), warnings and lru_capacity; its context piece, 
 {{- include "kvgen.checkGatewayBackend" (list $s $r.gateway) -}}
 {{- end -}}
 {{- $role := $s.V.disaggregation.role -}}
-{{- if ne $role "none" -}}
-{{- include "kvgen.problem" (list $s "routing.mode" (printf "routing.mode gateway picks among equal servers; a %s server of a prefill/decode pair needs a picker profile that pairs them, which kvgen does not render" $role) "set routing.mode none (or sessionAffinity) for a prefill/decode pair") -}}
+{{- if eq $role "prefill" -}}
+{{- include "kvgen.problem" (list $s "routing.mode" "a prefill server of a prefill/decode pair is picked by its decode server's picker (the prefill profile); it has no route or picker of its own" "set routing.mode none here and disaggregation.decodeServer to the decode server's name, whose spec has routing.mode gateway") -}}
+{{- else if eq $role "decode" -}}
+{{- include "kvgen.checkDecodePair" $s -}}
 {{- end -}}
 {{- range $n, $a := default list $s.V.vllm.extraArgs -}}
 {{- if eq (replace "_" "-" (splitn "." 2 (splitn "=" 2 (toString $a))._0)._0) "--no-enable-prefix-caching" -}}
 {{- include "kvgen.problem" (list $s (printf "vllm.extraArgs[%d]" $n) "--no-enable-prefix-caching turns vLLM's prefix cache off, and routing.mode gateway routes each request to the server that holds its prefix" "remove --no-enable-prefix-caching, or set routing.mode none") -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kvgen.checkDecodePair: a decode server in routing.mode gateway (kvgen/plan/routing.py pair_problems): its
+picker's prefill/decode profiles and the routing sidecar in front of vLLM need kvgen's own picker, a single-node
+pod and a free port. */}}
+{{- define "kvgen.checkDecodePair" -}}
+{{- $s := . -}}
+{{- $r := $s.V.routing -}}
+{{- if include "kvgen.isSet" (list $r "gateway") -}}
+{{- $g := $r.gateway -}}
+{{- $service := eq (default "pool" $g.backend) "service" -}}
+{{- if or $service (include "kvgen.isSet" (list $g "poolRef")) -}}
+{{- $key := ternary "backend" "poolRef" $service -}}
+{{- include "kvgen.problem" (list $s (printf "routing.gateway.%s" $key) (printf "a decode server routes through the picker kvgen renders, whose prefill/decode profiles send each request's prefill to a prefill server; %s would leave the prefill servers out" (ternary "the Service" "an existing InferencePool's picker" $service)) "set routing.gateway.backend: pool and leave poolRef out") -}}
+{{- end -}}
+{{- end -}}
+{{- if include "kvgen.isSet" (list (default dict $r.picker) "scorers") -}}
+{{- include "kvgen.problem" (list $s "routing.picker.scorers" "a decode server's picker has KServe's prefill/decode profiles, whose scorers and weights are fixed" "leave routing.picker.scorers out") -}}
+{{- end -}}
+{{- if gt (int64 $s.V.parallelism.nodes) 1 -}}
+{{- include "kvgen.problem" (list $s "parallelism.nodes" "the routing sidecar of a decode server in routing.mode gateway runs in a single-node pod; kvgen does not render it for a server spanning several nodes" "serve the decode server on one node, or set routing.mode none") -}}
+{{- end -}}
+{{- $vllmPort := int64 ($s.F.Get "files/runtime.yaml" | fromYaml).picker.sidecar.vllmPort -}}
+{{- if eq (int64 $s.V.service.port) $vllmPort -}}
+{{- include "kvgen.problem" (list $s "service.port" (printf "a decode server in routing.mode gateway moves vLLM to port %d, behind the routing sidecar that listens on service.port" $vllmPort) (printf "set service.port to another port than %d, e.g. 8000" $vllmPort)) -}}
 {{- end -}}
 {{- end -}}
 
