@@ -75,7 +75,10 @@ def test_rendered_vllm_line_passes_vllm(live, r):
     assert facts["tensor_parallel_size"] == spec.parallelism.tensor
     assert facts["pipeline_parallel_size"] == spec.parallelism.pipeline
     assert facts["data_parallel_size"] == spec.parallelism.data
-    assert facts["port"] == spec.service.port
+    # a decode server behind the picker: llm-d's routing sidecar takes service.port, vLLM its --vllm-port
+    sidecar = spec.disaggregation.role == "decode" and spec.routing.mode == "gateway"
+    port = catalog.runtime()["picker"]["sidecar"]["vllmPort"] if sidecar else spec.service.port
+    assert facts["port"] == port
     # the spec's model.maxModelLen, or the longest context that fits when the model's own does not
     assert facts["max_model_len"] == r.compiled.plan.context_length.flag
     if "--enable-prefix-caching" in r.argv:
