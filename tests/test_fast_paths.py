@@ -181,6 +181,8 @@ def test_text_with_comments_reads_as_the_round_trip_loader_reads_it(text):
         '{a: ["":]}\n',  # a quoted key ending a flow entry: libyaml reads {"": null}, ruamel refuses it
         "x: {'k':, b: 1}\n",  # the same in a flow mapping
         "{a: {c: =}, a: yes}\n",  # a duplicate key whose first value is a misfit: its words, not an address
+        "?\n  : :\n",  # a complex key holding a mapping ruamel cannot hash: a problem, not a TypeError
+        "?\n- :\n",
     ],
 )
 def test_edge_inputs_read_as_the_round_trip_loader_reads_them(text):

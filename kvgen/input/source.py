@@ -688,6 +688,22 @@ def _load_round_trip(text: str, file: str, check_yaml11: bool = True) -> list[So
         raise SpecError(file, [_reader_problem(exc, text, file)]) from None
     except YAMLError as exc:
         raise SpecError(file, [Problem((), f"malformed YAML: {exc}")]) from None
+    except TypeError as exc:  # a complex key ('? ') holding a mapping or list ruamel cannot hash ("?\n  : :", fuzzed)
+        if "unhashable" not in str(exc):
+            raise
+        line = next((i for i, x in enumerate(text.splitlines(), 1) if x.lstrip().startswith("?")), None)
+        raise SpecError(
+            file,
+            [
+                Problem(
+                    (),
+                    "malformed YAML for a spec: a mapping key is itself a mapping or a list (YAML's complex key '? '), "
+                    "which no spec field has",
+                    "write every key as a plain name",
+                    Location(file, line, 1) if line else None,
+                )
+            ],
+        ) from None
     except AssertionError:  # ruamel.yaml's own check, failed on comments it cannot place ("\n\n| #", fuzzed)
         raise SpecError(
             file,
