@@ -509,6 +509,17 @@ def test_a_server_named_vllm_starts_because_service_links_are_off(cluster):
 ROUTED = ROOT / "examples" / "routing-gateway.yaml"
 
 
+def assert_picker_reached_every_server(group: Group) -> list[Any]:
+    """The picker started and read the metrics of every vLLM pod on port 8000; the vLLM pods."""
+    (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
+    report = picker.report("epp", "epp")
+    assert report is not None and report["started"], group.describe()
+    servers = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
+    assert servers
+    assert sorted(r["endpoint"] for r in report["reached"]) == sorted(f"{p.pod.ip}:8000" for p in servers)
+    return servers
+
+
 @emulator
 def test_the_picker_reads_every_pool_pods_metrics(cluster):
     """routing.mode gateway (issue 25): the Endpoint Picker's stand-in (the Go binary needs an API
@@ -519,12 +530,7 @@ def test_the_picker_reads_every_pool_pods_metrics(cluster):
     (compiled,) = _compile(ROUTED)
     group = _start(cluster, _objects(compiled.yaml), compiled)
     assert_runs(group, compiled)
-    (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
-    report = picker.report("epp", "epp")
-    assert report is not None and report["started"], group.describe()
-    servers = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
-    assert servers
-    assert sorted(r["endpoint"] for r in report["reached"]) == sorted(f"{p.pod.ip}:8000" for p in servers)
+    assert_picker_reached_every_server(group)
 
 
 @emulator
@@ -552,12 +558,7 @@ def test_the_picker_reaches_a_decode_server_through_its_routing_sidecar(cluster)
     (compiled,) = _compile(PD_DECODE)
     group = _start(cluster, _objects(compiled.yaml), compiled)
     assert_runs(group, compiled)
-    (picker,) = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "endpoint-picker"]
-    report = picker.report("epp", "epp")
-    assert report is not None and report["started"], group.describe()
-    servers = [p for p in group.pods if p.pod.labels.get("app.kubernetes.io/name") == "vllm"]
-    assert servers
-    assert sorted(r["endpoint"] for r in report["reached"]) == sorted(f"{p.pod.ip}:8000" for p in servers)
+    servers = assert_picker_reached_every_server(group)
     sidecar = servers[0].report("llm-d-routing-sidecar", "pd-sidecar")
     assert sidecar is not None and sidecar["started"], group.describe()
     assert sidecar["checked"][0]["pool"] == "llm/qwen-pd-pool" and sidecar["checked"][0]["vllmPort"] == 8001

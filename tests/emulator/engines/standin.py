@@ -157,26 +157,40 @@ def serve_http(
     path with another method 405, anything else 404."""
     table = route_table(routes)
 
+    def answer(req: http.server.BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        path = urllib.parse.urlsplit(req.path).path
+        matches = [(template, methods) for rx, template, methods in table if rx.match(path)]
+        serving = [template for template, methods in matches if methods is None or req.command in methods]
+        if not matches:
+            status, ctype, body = 404, "application/json", json.dumps({"detail": "Not Found"})
+        elif not serving:
+            status, ctype, body = 405, "application/json", json.dumps({"detail": "Method Not Allowed"})
+        elif (req.command, serving[0]) in special:
+            status, ctype, body = special[(req.command, serving[0])]()
+        elif req.command in ("GET", "HEAD"):
+            status, ctype, body = 200, "application/json", json.dumps({"standin": ENGINE, "route": serving[0]})
+        else:
+            status, ctype, body = (
+                501,
+                "application/json",
+                json.dumps({"detail": f"the {ENGINE} stand-in runs no model"}),
+            )
+        return status, ctype, body.encode()
+
+    serve_answers(what, host, port, answer)
+
+
+def serve_answers(
+    what: str,
+    host: str | None,
+    port: int,
+    answer: Callable[[http.server.BaseHTTPRequestHandler], tuple[int, str, bytes]],
+) -> None:
+    """Serve on host:port every method with ``answer(request)``: (status, content type, body)."""
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def _answer(self) -> None:
-            path = urllib.parse.urlsplit(self.path).path
-            matches = [(template, methods) for rx, template, methods in table if rx.match(path)]
-            serving = [template for template, methods in matches if methods is None or self.command in methods]
-            if not matches:
-                status, ctype, body = 404, "application/json", json.dumps({"detail": "Not Found"})
-            elif not serving:
-                status, ctype, body = 405, "application/json", json.dumps({"detail": "Method Not Allowed"})
-            elif (self.command, serving[0]) in special:
-                status, ctype, body = special[(self.command, serving[0])]()
-            elif self.command in ("GET", "HEAD"):
-                status, ctype, body = 200, "application/json", json.dumps({"standin": ENGINE, "route": serving[0]})
-            else:
-                status, ctype, body = (
-                    501,
-                    "application/json",
-                    json.dumps({"detail": f"the {ENGINE} stand-in runs no model"}),
-                )
-            data = body.encode()
+            status, ctype, data = answer(self)
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
@@ -767,38 +781,23 @@ def pd_sidecar(argv: list[str]) -> None:
     port, upstream = int(opts.get("--port", "8000")), int(opts.get("--vllm-port", "8001"))
     record("checked", {"pool": pool, "port": port, "vllmPort": upstream})
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            if self.command == "GET" and urllib.parse.urlsplit(self.path).path == "/health":
-                status, ctype, data = 200, "text/plain", b""
-            else:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                request = urllib.request.Request(
-                    f"http://127.0.0.1:{upstream}{self.path}", data=body, method=self.command
-                )
-                try:
-                    with urllib.request.urlopen(request, timeout=10) as response:
-                        status, ctype, data = response.status, response.headers.get("Content-Type", ""), response.read()
-                except urllib.error.HTTPError as exc:
-                    status, ctype, data = exc.code, exc.headers.get("Content-Type", ""), exc.read()
-                except OSError as exc:
-                    status, ctype, data = 502, "text/plain", str(exc).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
+    def answer(req: http.server.BaseHTTPRequestHandler) -> tuple[int, str, bytes]:
+        if req.command == "GET" and urllib.parse.urlsplit(req.path).path == "/health":
+            status, ctype, data = 200, "text/plain", b""
+        else:
+            length = int(req.headers.get("Content-Length") or 0)
+            body = req.rfile.read(length) if length else None
+            request = urllib.request.Request(f"http://127.0.0.1:{upstream}{req.path}", data=body, method=req.command)
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    status, ctype, data = response.status, response.headers.get("Content-Type", ""), response.read()
+            except urllib.error.HTTPError as exc:
+                status, ctype, data = exc.code, exc.headers.get("Content-Type", ""), exc.read()
+            except OSError as exc:
+                status, ctype, data = 502, "text/plain", str(exc).encode()
+        return status, ctype, data
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = bind(None, port, Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    record("listening", {"what": "routing sidecar", "host": None, "port": port})
+    serve_answers("routing sidecar", None, port, answer)
 
 
 # ----------------------------------------------------------------------------- main
