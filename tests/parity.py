@@ -64,3 +64,12 @@ def helm_dump(values: dict[str, Any]) -> str:
     from conftest import dump
 
     return dump(values)
+
+
+def assert_same_render(values: dict[str, Any]) -> None:
+    """kvgen's context and objects equal the chart's for a native spec."""
+    (ours,) = compile_text(helm_dump(values), "spec.yaml")
+    theirs, context = helm.objects_and_context(values)
+    difference = helm.first_difference(ours.context, context)
+    assert difference is None, difference
+    assert helm.by_identity(theirs) == helm.by_identity(ours.objects)

@@ -18,6 +18,7 @@ import helm
 import pytest
 from conftest import compile_spec, problem_set, run_kvgen, spec
 from kserve_inputs import kserve_pd_config
+from parity import assert_same_render
 from ruamel.yaml import YAML
 
 from kvgen.app.compiler import InputErrors, compile_inputs
@@ -848,11 +849,7 @@ FACES = {
 @pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(FACES))
 def test_both_faces_render_kserves_routing_alike(case):
-    values = FACES[case]
-    c = compile_spec(values)
-    theirs, context = helm.objects_and_context(values)
-    assert helm.first_difference(c.context, context) is None, helm.first_difference(c.context, context)
-    assert helm.by_identity(theirs) == helm.by_identity(c.objects)
+    assert_same_render(FACES[case])
 
 
 BAD = {

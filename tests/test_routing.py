@@ -14,6 +14,7 @@ import helm
 import pytest
 from conftest import ROOT, compile_spec, problem_set, spec
 from kserve_inputs import KSERVE_DEFAULT_PROFILE, KSERVE_PD_SIDECAR_COMMAND, kserve_pd_config
+from parity import assert_same_render
 from ruamel.yaml import YAML
 
 from kvgen.data import catalog, kube
@@ -374,11 +375,7 @@ FACES = {
 @pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(FACES))
 def test_both_faces_render_routing_alike(case):
-    values = FACES[case]
-    c = compile_spec(values)
-    theirs, context = helm.objects_and_context(values)
-    assert helm.first_difference(c.context, context) is None, helm.first_difference(c.context, context)
-    assert helm.by_identity(theirs) == helm.by_identity(c.objects)
+    assert_same_render(FACES[case])
 
 
 PROBLEMS = {
